@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs the Debian packages b2nd-cpp needs to build and test, only if some are missing.
+set -euo pipefail
+pkgs=(cmake ninja-build g++ clang clang-format pkg-config
+      libboost-dev libxtensor-dev catch2 liblz4-dev libzstd-dev zlib1g-dev libbenchmark-dev)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,15 @@
+option(B2ND_BUILD_TESTS      "Unit, golden and property tests"              ${PROJECT_IS_TOP_LEVEL})
+option(B2ND_BUILD_FUZZERS    "Fuzz targets (corpus replay unless libFuzzer)" ${B2ND_BUILD_TESTS})
+option(B2ND_BUILD_EXAMPLES   "Examples and the demo"                        ${PROJECT_IS_TOP_LEVEL})
+option(B2ND_BUILD_BENCHMARKS "Benchmarks"                                   OFF)
+option(B2ND_WERROR           "Warnings are errors"                          OFF)
+set(B2ND_CORPUS_DIR "${PROJECT_SOURCE_DIR}/../shared/corpus" CACHE PATH
+    "The shared test corpus (files written by c-blosc2 and python-blosc2)")
+set(B2ND_FUZZ_ENGINE "replay" CACHE STRING "'replay' (any compiler) or 'libfuzzer' (clang)")
+
+# Warnings for our own targets only (never PUBLIC).
+add_library(b2nd_warnings INTERFACE)
+target_compile_options(b2nd_warnings INTERFACE
+  -Wall -Wextra -Wpedantic -Wconversion -Wsign-conversion -Wshadow -Wold-style-cast
+  -Wnon-virtual-dtor -Wcast-align -Wnull-dereference -Wdouble-promotion -Wformat=2
+  $<$<BOOL:${B2ND_WERROR}>:-Werror>)

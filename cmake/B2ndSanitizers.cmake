@@ -1,0 +1,8 @@
+# -DB2ND_SANITIZE=address,undefined  or  -DB2ND_SANITIZE=thread
+set(B2ND_SANITIZE "" CACHE STRING "'address,undefined', 'thread' or empty")
+add_library(b2nd_sanitize INTERFACE)
+if(B2ND_SANITIZE)
+  target_compile_options(b2nd_sanitize INTERFACE
+    -fsanitize=${B2ND_SANITIZE} -fno-sanitize-recover=all -fno-omit-frame-pointer)
+  target_link_options(b2nd_sanitize INTERFACE -fsanitize=${B2ND_SANITIZE})
+endif()

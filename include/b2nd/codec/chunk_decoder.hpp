@@ -1,0 +1,112 @@
+// Decoding Blosc/Blosc2 chunks: the whole chunk, one block, or a byte range.
+//
+// A ChunkDecoder validates the header, the block-starts table and the dictionary once, then
+// decodes straight from the caller's bytes (typically a memory map) into the caller's buffer.
+// Every offset, length and size read from the chunk is checked before use; a malformed chunk
+// raises FormatError naming what was wrong and where (offsets count from the chunk's first byte).
+//
+// Thread safety: all decode functions are const and may run concurrently on one ChunkDecoder.
+// Scratch memory and codec contexts are per thread.
+//
+// Example:
+//   b2nd::codec::ChunkDecoder dec(chunk_bytes);
+//   std::vector<std::uint8_t> out(dec.nbytes());
+//   dec.decode(out, /*nthreads=*/2);
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <b2nd/byte_span.hpp>
+#include <b2nd/codec/ids.hpp>
+#include <b2nd/format/chunk_header.hpp>
+
+namespace b2nd::codec {
+
+namespace detail {
+class StreamDict;
+}
+
+class ChunkDecoder {
+public:
+    /// Parses and validates `chunk` (which must hold at least the header's cbytes).
+    /// \throws FormatError, UnsupportedError (plugin codecs or filters, future versions)
+    explicit ChunkDecoder(ByteSpan chunk);
+    ~ChunkDecoder();
+    ChunkDecoder(ChunkDecoder&&) noexcept;
+    ChunkDecoder& operator=(ChunkDecoder&&) noexcept;
+    ChunkDecoder(const ChunkDecoder&) = delete;
+    ChunkDecoder& operator=(const ChunkDecoder&) = delete;
+
+    const format::ChunkHeader& header() const noexcept { return header_; }
+    /// The chunk's bytes (exactly cbytes of them).
+    ByteSpan bytes() const noexcept { return chunk_; }
+    /// Uncompressed size.
+    std::int64_t nbytes() const noexcept { return header_.nbytes; }
+    std::int32_t typesize() const noexcept { return header_.typesize; }
+    std::int32_t nblocks() const noexcept { return nblocks_; }
+    /// Uncompressed size of block i.
+    std::int32_t block_nbytes(std::int32_t i) const;
+    /// Offset of block i in the decoded chunk.
+    std::int64_t block_offset(std::int32_t i) const;
+    /// The nominal block size (for VL-block chunks, the largest block).
+    std::int32_t blocksize() const noexcept { return blocksize_; }
+
+    Special special() const noexcept { return static_cast<Special>(header_.special()); }
+    bool memcpyed() const noexcept { return header_.memcpyed(); }
+    /// The value of a Special::value chunk (special_value_size bytes), empty otherwise.
+    ByteSpan special_value() const noexcept;
+    /// True when decoding a block other than 0 needs decoded block 0 (DELTA in the pipeline).
+    bool needs_block0() const noexcept { return needs_block0_; }
+
+    /// Decodes the whole chunk into dest (dest.size() >= nbytes()), on up to nthreads threads.
+    /// Uninitialized special chunks read as zeros.
+    void decode(MutableByteSpan dest, int nthreads = 1) const;
+
+    /// Decodes block i into dest (dest.size() >= block_nbytes(i)). When needs_block0() and i > 0,
+    /// `block0` may point at the decoded block 0 (block_nbytes(0) bytes) to avoid decoding it
+    /// again; if null it is decoded into scratch.
+    void decode_block(std::int32_t i,
+                      MutableByteSpan dest,
+                      const std::uint8_t* block0 = nullptr) const;
+
+    /// Decodes bytes [offset, offset + dest.size()) of the chunk, touching only the blocks that
+    /// overlap the range. \throws UsageError when the range exceeds nbytes().
+    void decode_range(std::int64_t offset, MutableByteSpan dest) const;
+
+private:
+    struct BlockGeometry {
+        std::int64_t offset;
+        std::int32_t nbytes;
+    };
+    BlockGeometry geometry(std::int32_t i) const;
+    void fill_special(std::int64_t chunk_offset, std::uint8_t* dest, std::size_t n) const;
+    void decode_block_impl(std::int32_t i, std::uint8_t* dest, const std::uint8_t* block0) const;
+    void decode_streams(std::int32_t i, const BlockGeometry& g, std::uint8_t* out) const;
+    void apply_filters(std::int32_t i,
+                       std::uint8_t* data,
+                       std::size_t n,
+                       std::uint8_t* dest,
+                       const std::uint8_t* block0) const;
+    [[noreturn]] void fail(std::int32_t block, const std::string& what, std::uint64_t at) const;
+
+    ByteSpan chunk_;
+    format::ChunkHeader header_;
+    std::int32_t nblocks_ = 0;
+    std::int32_t blocksize_ = 0;
+    std::int32_t data_start_ = 0;  // first byte after header, bstarts and dictionary
+    bool needs_block0_ = false;
+    bool has_filters_ = false;  // any filter to undo (trunc_prec needs no undoing)
+    std::unique_ptr<detail::StreamDict> dict_;
+    std::vector<std::int64_t> vl_offsets_;  // VL-block chunks: nblocks + 1 decoded offsets
+};
+
+/// Decodes a whole chunk into a new buffer.
+/// \param max_nbytes refuse chunks claiming more uncompressed bytes than this (UsageError), so
+///        that a hostile header cannot make us allocate gigabytes.
+std::vector<std::uint8_t> decode_chunk(ByteSpan chunk,
+                                       int nthreads = 1,
+                                       std::int64_t max_nbytes = std::int64_t{1} << 31);
+
+}  // namespace b2nd::codec

@@ -1,0 +1,86 @@
+// Encoding Blosc2 chunks (format version 5, extended header), decodable by c-blosc2 2.x and 3.x.
+//
+// Behaviour follows c-blosc2 where it is observable in the bytes:
+//  - clevel 0, or fewer than 32 bytes, stores the chunk memcpyed;
+//  - a stream that is one repeated byte is stored as a run (csize 0 for zeros, -byte otherwise),
+//    a stream that does not compress is stored raw, and a chunk whose encoding would exceed
+//    nbytes + 32 bytes falls back to memcpyed;
+//  - a chunk made only of zero runs becomes a special "zeros" chunk (header only);
+//  - streams are split per byte of the type with c-blosc2's rule for SplitMode::automatic and
+//    SplitMode::forward_compat;
+//  - with blocksize 0, the block size is chosen by c-blosc2's rules (compressor, clevel, typesize).
+// Differences (see src/format/CONFORMANCE.md): output is byte-reproducible for any nthreads, and
+// the DELTA reference of a chunk that also uses TRUNC_PREC is the truncated block, so it reads
+// back exactly.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include <b2nd/byte_span.hpp>
+#include <b2nd/codec/ids.hpp>
+
+namespace b2nd::codec {
+
+/// One slot of the filter pipeline.
+struct FilterSlot {
+    Filter id = Filter::none;
+    std::uint8_t meta = 0;  ///< shuffle: bytes per unit (0 = typesize); trunc_prec: signed bits
+};
+
+using FilterPipeline = std::array<FilterSlot, 6>;
+
+/// A pipeline with the given filters in the last slots, in order (c-blosc2's convention).
+FilterPipeline make_pipeline(std::initializer_list<FilterSlot> filters);
+
+/// Parameters of encode_chunk().
+struct EncodeParams {
+    Compressor compressor = Compressor::zstd;
+    int clevel = 1;  ///< 0 (store) .. 9
+    FilterPipeline filters = make_pipeline({{Filter::shuffle, 0}});
+    int typesize = 1;            ///< element size in bytes (>= 1; > 255 is coded as 1)
+    std::int32_t blocksize = 0;  ///< 0: automatic
+    SplitMode splitmode = SplitMode::forward_compat;
+    int nthreads = 1;  ///< threads used to encode blocks
+};
+
+/// Upper bound of encode_chunk's output for nbytes of input.
+constexpr std::size_t max_encoded_size(std::size_t nbytes) noexcept {
+    return nbytes + 32;
+}
+
+/// Encodes `src` as one chunk into `dest` (dest.size() >= max_encoded_size(src.size()));
+/// returns the chunk size. \throws UsageError for invalid parameters, CodecError if a library
+/// fails.
+std::size_t encode_chunk(ByteSpan src, const EncodeParams& params, MutableByteSpan dest);
+/// Encodes `src` into a new buffer.
+std::vector<std::uint8_t> encode_chunk(ByteSpan src, const EncodeParams& params);
+
+/// The block size encode_chunk uses for `nbytes` of input (resolves blocksize 0).
+std::int32_t effective_blocksize(const EncodeParams& params, std::int64_t nbytes);
+/// Whether encode_chunk splits blocks of `blocksize` bytes into typesize streams.
+bool splits_streams(const EncodeParams& params, std::int32_t blocksize);
+
+// Special chunks: a header (plus the value for make_repeated_chunk) and no blocks. `blocksize`
+// is recorded in the header (0: nbytes); readers that work block by block use it.
+// \throws UsageError when nbytes is not a multiple of the typesize (or value size).
+
+/// A header-only chunk of nbytes zeros.
+std::vector<std::uint8_t> make_zeros_chunk(std::int32_t nbytes,
+                                           int typesize,
+                                           std::int32_t blocksize = 0);
+/// A header-only chunk of NaNs (typesize 4: float32, 8: float64).
+std::vector<std::uint8_t> make_nans_chunk(std::int32_t nbytes,
+                                          int typesize,
+                                          std::int32_t blocksize = 0);
+/// A header-only chunk whose content is unspecified (reads as zeros here).
+std::vector<std::uint8_t> make_uninit_chunk(std::int32_t nbytes,
+                                            int typesize,
+                                            std::int32_t blocksize = 0);
+/// A chunk repeating `value` (whose size is the typesize) nbytes / value.size() times.
+std::vector<std::uint8_t> make_repeated_chunk(std::int32_t nbytes,
+                                              ByteSpan value,
+                                              std::int32_t blocksize = 0);
+
+}  // namespace b2nd::codec

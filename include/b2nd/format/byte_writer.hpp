@@ -1,0 +1,47 @@
+// Appends bytes to a growable buffer; the writing twin of ByteReader.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <b2nd/byte_span.hpp>
+#include <b2nd/format/endian.hpp>
+
+namespace b2nd::format {
+
+class ByteWriter {
+public:
+    explicit ByteWriter(std::vector<std::uint8_t>& out) noexcept : out_(out) {}
+
+    void u8(std::uint8_t v) { out_.push_back(v); }
+
+    template <class T>
+    void write_le(T v) {
+        const std::size_t at = out_.size();
+        out_.resize(at + sizeof(T));
+        store_le(out_.data() + at, v);
+    }
+
+    template <class T>
+    void write_be(T v) {
+        const std::size_t at = out_.size();
+        out_.resize(at + sizeof(T));
+        store_be(out_.data() + at, v);
+    }
+
+    void bytes(ByteSpan b) { out_.insert(out_.end(), b.begin(), b.end()); }
+    void zeros(std::size_t n) { out_.resize(out_.size() + n, 0); }
+
+    std::size_t size() const noexcept { return out_.size(); }
+
+    /// Overwrites an already written little-endian value (for sizes known only at the end).
+    template <class T>
+    void patch_le(std::size_t at, T v) {
+        store_le(out_.data() + at, v);
+    }
+
+private:
+    std::vector<std::uint8_t>& out_;
+};
+
+}  // namespace b2nd::format

@@ -1,0 +1,48 @@
+// Overflow-checked arithmetic for sizes taken from untrusted input.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <b2nd/error.hpp>
+
+namespace b2nd::format {
+
+/// a + b, or FormatError(what) at `offset` when it overflows T.
+template <class T>
+T checked_add(T a, T b, const char* what, std::uint64_t offset = 0) {
+    T r;
+    if (__builtin_add_overflow(a, b, &r)) {
+        throw FormatError(std::string(what) + ": arithmetic overflow in addition", offset);
+    }
+    return r;
+}
+
+/// a * b, or FormatError(what) at `offset` when it overflows T.
+template <class T>
+T checked_mul(T a, T b, const char* what, std::uint64_t offset = 0) {
+    T r;
+    if (__builtin_mul_overflow(a, b, &r)) {
+        throw FormatError(std::string(what) + ": arithmetic overflow in multiplication", offset);
+    }
+    return r;
+}
+
+/// Converts between integer types, or FormatError(what) when the value does not fit.
+template <class To, class From>
+To checked_cast(From v, const char* what, std::uint64_t offset = 0) {
+    To r;
+    if (__builtin_add_overflow(v, 0, &r)) {
+        throw FormatError(std::string(what) + ": value " + std::to_string(v) + " out of range",
+                          offset);
+    }
+    return r;
+}
+
+/// Ceiling division for non-negative integers; b must be positive.
+template <class T>
+constexpr T ceil_div(T a, T b) noexcept {
+    return a / b + (a % b != 0 ? 1 : 0);
+}
+
+}  // namespace b2nd::format

@@ -1,0 +1,535 @@
+// The chunk decoder. Layout (README_CHUNK_FORMAT.rst):
+//   header (16 or 32 bytes) | bstarts (int32 x nblocks) | [dsize int32 | dict] | streams
+// Each block is 1 stream, or `typesize` streams when split; each stream is an int32 csize then
+// csize bytes; csize 0 = all zeros, csize < 0 = a run of the byte -csize (a token byte follows),
+// csize == stream length = stored raw. Filters are undone from slot 5 down to slot 0.
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include <b2nd/codec/chunk_decoder.hpp>
+#include <b2nd/codec/filters.hpp>
+#include <b2nd/error.hpp>
+#include <b2nd/format/byte_reader.hpp>
+#include <b2nd/format/checked_math.hpp>
+#include <b2nd/format/endian.hpp>
+
+#include "../detail/memory.hpp"
+#include "../detail/thread_pool.hpp"
+#include "compressors.hpp"
+
+namespace b2nd::codec {
+
+namespace {
+
+using format::load_le;
+
+constexpr std::uint8_t kLastBlosc1Version = 2;
+
+/// Per-thread scratch buffers; they grow to the largest block seen and are reused.
+struct Scratch {
+    std::vector<std::uint8_t> streams, ping, pong, bits, block0, range, range0;
+
+    static std::uint8_t* get(std::vector<std::uint8_t>& v, std::size_t n) {
+        if (v.size() < n) {
+            v.resize(n);
+        }
+        return v.data();
+    }
+};
+
+Scratch& scratch() {
+    thread_local Scratch s;
+    return s;
+}
+
+bool known_filter(std::uint8_t f) {
+    switch (static_cast<Filter>(f)) {
+        case Filter::none:
+        case Filter::shuffle:
+        case Filter::bitshuffle:
+        case Filter::delta:
+        case Filter::trunc_prec:
+        case Filter::bytedelta_legacy:
+        case Filter::bytedelta:
+            return true;
+    }
+    return false;
+}
+
+/// Fills n bytes with a periodic pattern of period p whose phase is `phase` (0 <= phase < p).
+void fill_pattern(std::uint8_t* dest,
+                  std::size_t n,
+                  const std::uint8_t* pattern,
+                  std::size_t p,
+                  std::size_t phase) {
+    std::size_t done = 0;
+    while (done < n && done < p) {
+        dest[done] = pattern[(phase + done) % p];
+        ++done;
+    }
+    // dest[0, done) holds a whole period starting at the right phase; double it.
+    while (done < n) {
+        const std::size_t k = std::min(done, n - done);
+        b2nd::detail::copy_bytes(dest + done, dest, k);
+        done += k;
+    }
+}
+
+std::string str(std::int64_t v) {
+    return std::to_string(v);
+}
+
+}  // namespace
+
+ChunkDecoder::ChunkDecoder(ByteSpan chunk) : header_(format::read_chunk_header(chunk)) {
+    const auto& h = header_;
+    chunk_ = chunk.first(static_cast<std::size_t>(h.cbytes));
+    const std::int32_t hs = h.header_size();
+    data_start_ = hs;
+
+    if (h.vl_blocks()) {
+        nblocks_ = h.blocksize;
+        blocksize_ = 0;
+    } else {
+        blocksize_ = h.blocksize;
+        nblocks_ = h.nbytes == 0 ? 0 : h.nblocks();
+    }
+
+    const auto special = static_cast<Special>(h.special());
+    if (special == Special::nan && h.typesize != 4 && h.typesize != 8) {
+        throw UnsupportedError("chunk header: NaN special chunk with typesize " + str(h.typesize) +
+                                   " (only 4 and 8 are defined)",
+                               3);
+    }
+    if (special != Special::none || h.memcpyed()) {
+        return;
+    }
+    if (h.nbytes == 0 && h.cbytes == hs) {
+        return;  // an empty chunk
+    }
+
+    const auto format = static_cast<CompFormat>(h.comp_format());
+    switch (format) {
+        case CompFormat::blosclz:
+        case CompFormat::lz4:
+        case CompFormat::zlib:
+        case CompFormat::zstd:
+            break;
+        case CompFormat::user_defined:
+            throw UnsupportedError(
+                "chunk header: plugin codec " + str(h.udcodec) + " is not supported", 22);
+        default:
+            throw UnsupportedError("chunk header: compressor format " +
+                                       comp_format_name(h.comp_format()) + " is not supported",
+                                   2);
+    }
+    for (int slot = 0; slot < format::kChunkMaxFilters; ++slot) {
+        const std::uint8_t f = h.filters[static_cast<std::size_t>(slot)];
+        if (!known_filter(f)) {
+            throw UnsupportedError("chunk header: filter " + filter_name(f) + " in slot " +
+                                       str(slot) + " is not supported",
+                                   static_cast<std::uint64_t>(16 + slot));
+        }
+        if (f == static_cast<std::uint8_t>(Filter::delta)) {
+            needs_block0_ = true;
+        }
+        if (f != 0 && f != static_cast<std::uint8_t>(Filter::trunc_prec)) {
+            has_filters_ = true;
+        }
+    }
+
+    const std::int64_t bstarts_end = std::int64_t{hs} + std::int64_t{4} * nblocks_;
+    if (bstarts_end > h.cbytes) {
+        throw FormatError("chunk: block starts table (" + str(nblocks_) +
+                              " blocks) exceeds cbytes " + str(h.cbytes),
+                          static_cast<std::uint64_t>(hs));
+    }
+    data_start_ = static_cast<std::int32_t>(bstarts_end);
+
+    if (h.use_dict()) {
+        format::ByteReader r(chunk_);
+        r.seek(static_cast<std::size_t>(bstarts_end), "chunk dictionary");
+        const auto dsize = r.read_le<std::int32_t>("chunk dictionary size");
+        if (dsize <= 0 || dsize > format::kMaxDictSize) {
+            throw FormatError(
+                "chunk: dictionary size " + str(dsize) + " outside 1.." + str(format::kMaxDictSize),
+                static_cast<std::uint64_t>(bstarts_end));
+        }
+        const ByteSpan dict = r.take(static_cast<std::size_t>(dsize), "chunk dictionary");
+        data_start_ = static_cast<std::int32_t>(r.position());
+        if (format == CompFormat::lz4 || format == CompFormat::zstd) {
+            dict_ = std::make_unique<detail::StreamDict>(dict.data(), dict.size(), format);
+        }
+    }
+
+    if (h.vl_blocks()) {
+        // Block sizes live in each block's stream header; validate them all now.
+        vl_offsets_.resize(static_cast<std::size_t>(nblocks_) + 1);
+        std::int64_t total = 0;
+        std::int32_t prev = 0;
+        for (std::int32_t i = 0; i < nblocks_; ++i) {
+            const std::uint64_t at =
+                static_cast<std::uint64_t>(hs) + 4U * static_cast<std::uint64_t>(i);
+            const auto bstart = load_le<std::int32_t>(chunk_.data() + at);
+            const std::int32_t next =
+                i + 1 < nblocks_ ? load_le<std::int32_t>(chunk_.data() + at + 4) : h.cbytes;
+            if (bstart < data_start_ || bstart <= prev || next <= bstart || next > h.cbytes ||
+                bstart > h.cbytes - 4) {
+                throw FormatError("chunk: VL block " + str(i) + " starts at " + str(bstart) +
+                                      " (next " + str(next) + "), outside the chunk's data",
+                                  at);
+            }
+            const auto bn = load_le<std::int32_t>(chunk_.data() + bstart);
+            if (bn <= 0 || total + bn > h.nbytes) {
+                throw FormatError("chunk: VL block " + str(i) + " size " + str(bn) +
+                                      " is invalid or exceeds nbytes " + str(h.nbytes),
+                                  static_cast<std::uint64_t>(bstart));
+            }
+            vl_offsets_[static_cast<std::size_t>(i)] = total;
+            total += bn;
+            blocksize_ = std::max(blocksize_, bn);
+            prev = bstart;
+        }
+        if (total != h.nbytes) {
+            throw FormatError(
+                "chunk: VL block sizes add up to " + str(total) + ", not nbytes " + str(h.nbytes),
+                static_cast<std::uint64_t>(hs));
+        }
+        vl_offsets_.back() = total;
+    }
+}
+
+ChunkDecoder::~ChunkDecoder() = default;
+ChunkDecoder::ChunkDecoder(ChunkDecoder&&) noexcept = default;
+ChunkDecoder& ChunkDecoder::operator=(ChunkDecoder&&) noexcept = default;
+
+void ChunkDecoder::fail(std::int32_t block, const std::string& what, std::uint64_t at) const {
+    throw FormatError("chunk: block " + str(block) + ": " + what, at);
+}
+
+ChunkDecoder::BlockGeometry ChunkDecoder::geometry(std::int32_t i) const {
+    if (!vl_offsets_.empty()) {
+        const auto k = static_cast<std::size_t>(i);
+        return {vl_offsets_[k], static_cast<std::int32_t>(vl_offsets_[k + 1] - vl_offsets_[k])};
+    }
+    const std::int64_t off = std::int64_t{i} * blocksize_;
+    return {off,
+            static_cast<std::int32_t>(std::min<std::int64_t>(blocksize_, header_.nbytes - off))};
+}
+
+std::int32_t ChunkDecoder::block_nbytes(std::int32_t i) const {
+    if (i < 0 || i >= nblocks_) {
+        throw UsageError("block index " + str(i) + " out of range (chunk has " + str(nblocks_) +
+                         " blocks)");
+    }
+    return geometry(i).nbytes;
+}
+
+std::int64_t ChunkDecoder::block_offset(std::int32_t i) const {
+    if (i < 0 || i >= nblocks_) {
+        throw UsageError("block index " + str(i) + " out of range (chunk has " + str(nblocks_) +
+                         " blocks)");
+    }
+    return geometry(i).offset;
+}
+
+ByteSpan ChunkDecoder::special_value() const noexcept {
+    if (special() != Special::value) {
+        return {};
+    }
+    return chunk_.subspan(format::kChunkExtendedHeaderSize,
+                          static_cast<std::size_t>(header_.special_value_size()));
+}
+
+void ChunkDecoder::fill_special(std::int64_t chunk_offset,
+                                std::uint8_t* dest,
+                                std::size_t n) const {
+    switch (special()) {
+        case Special::nan: {
+            std::uint8_t pattern[8];
+            if (header_.typesize == 4) {
+                format::store_le<std::uint32_t>(pattern, 0x7FC00000U);
+            } else {
+                format::store_le<std::uint64_t>(pattern, 0x7FF8000000000000ULL);
+            }
+            const auto p = static_cast<std::size_t>(header_.typesize);
+            fill_pattern(dest, n, pattern, p, static_cast<std::size_t>(chunk_offset) % p);
+            return;
+        }
+        case Special::value: {
+            const ByteSpan v = special_value();
+            fill_pattern(dest, n, v.data(), v.size(),
+                         static_cast<std::size_t>(chunk_offset) % v.size());
+            return;
+        }
+        default:  // zeros; uninitialized chunks read as zeros too (a defined choice)
+            b2nd::detail::fill_bytes(dest, 0, n);
+            return;
+    }
+}
+
+void ChunkDecoder::decode_streams(std::int32_t i, const BlockGeometry& g, std::uint8_t* out) const {
+    const auto& h = header_;
+    const std::uint8_t* base = chunk_.data();
+    const std::int64_t cbytes = h.cbytes;
+    const std::uint64_t table_at =
+        static_cast<std::uint64_t>(h.header_size()) + 4U * static_cast<std::uint64_t>(i);
+    const std::int64_t bstart = load_le<std::int32_t>(base + table_at);
+    if (bstart < data_start_ || bstart >= cbytes) {
+        fail(i,
+             "block start " + str(bstart) + " outside the chunk's data [" + str(data_start_) +
+                 ", " + str(cbytes) + ")",
+             table_at);
+    }
+    const auto format = static_cast<CompFormat>(h.comp_format());
+    const bool vl = h.vl_blocks();
+    const bool leftover = !vl && i == nblocks_ - 1 && h.nbytes % blocksize_ != 0;
+    const int nstreams = (!vl && h.split() && !leftover) ? h.typesize : 1;
+    if (g.nbytes % nstreams != 0) {
+        fail(i,
+             "split block of " + str(g.nbytes) + " bytes is not a multiple of typesize " +
+                 str(nstreams),
+             table_at);
+    }
+    const auto neblock = static_cast<std::size_t>(g.nbytes / nstreams);
+    std::int64_t pos = bstart;
+    for (int j = 0; j < nstreams; ++j, out += neblock) {
+        if (cbytes - pos < 4) {
+            fail(i, "stream " + str(j) + ": truncated stream size",
+                 static_cast<std::uint64_t>(pos));
+        }
+        const std::int64_t at = pos;
+        const std::int64_t csize = load_le<std::int32_t>(base + pos);
+        pos += 4;
+        std::int64_t clen = csize;
+        if (vl) {
+            // A VL block's size field holds the uncompressed size; the stream runs to the next
+            // block start (validated in the constructor).
+            const std::int64_t next =
+                i + 1 < nblocks_ ? load_le<std::int32_t>(base + table_at + 4) : cbytes;
+            clen = next - pos;
+        } else if (csize == 0) {
+            b2nd::detail::fill_bytes(out, 0, neblock);
+            continue;
+        } else if (csize < 0) {
+            if (pos >= cbytes) {
+                fail(i, "stream " + str(j) + ": truncated run token",
+                     static_cast<std::uint64_t>(pos));
+            }
+            const std::uint8_t token = base[pos++];
+            if ((token & 1U) == 0) {
+                throw UnsupportedError("chunk: block " + str(i) + ": stream " + str(j) +
+                                           ": unknown stream token " + str(token),
+                                       static_cast<std::uint64_t>(pos - 1));
+            }
+            if (csize < -255) {
+                fail(i,
+                     "stream " + str(j) + ": run length code " + str(csize) +
+                         " does not encode a byte",
+                     static_cast<std::uint64_t>(at));
+            }
+            b2nd::detail::fill_bytes(out, static_cast<int>(-csize), neblock);
+            continue;
+        }
+        if (clen > cbytes - pos) {
+            fail(i,
+                 "stream " + str(j) + ": compressed size " + str(clen) + " exceeds the chunk (" +
+                     str(cbytes - pos) + " bytes left)",
+                 static_cast<std::uint64_t>(at));
+        }
+        if (clen == static_cast<std::int64_t>(neblock)) {
+            b2nd::detail::copy_bytes(out, base + pos, neblock);
+        } else if (const char* err =
+                       detail::decompress_stream(format, base + pos, static_cast<std::size_t>(clen),
+                                                 out, neblock, dict_.get())) {
+            fail(i,
+                 "stream " + str(j) + ": " + comp_format_name(h.comp_format()) + " stream of " +
+                     str(clen) + " bytes does not decode to " +
+                     str(static_cast<std::int64_t>(neblock)) + " bytes (" + err + ")",
+                 static_cast<std::uint64_t>(at));
+        }
+        pos += clen;
+    }
+}
+
+void ChunkDecoder::apply_filters(std::int32_t i,
+                                 std::uint8_t* data,
+                                 std::size_t n,
+                                 std::uint8_t* dest,
+                                 const std::uint8_t* block0) const {
+    const auto& h = header_;
+    Scratch& s = scratch();
+    // Count the filters to undo so the last one writes straight into dest.
+    int remaining = 0;
+    for (std::uint8_t f : h.filters) {
+        remaining += (f != 0 && f != static_cast<std::uint8_t>(Filter::trunc_prec)) ? 1 : 0;
+    }
+    std::uint8_t* cur = data;
+    for (int slot = format::kChunkMaxFilters - 1; slot >= 0; --slot) {
+        const auto f = static_cast<Filter>(h.filters[static_cast<std::size_t>(slot)]);
+        const std::uint8_t meta = h.filters_meta[static_cast<std::size_t>(slot)];
+        if (f == Filter::none || f == Filter::trunc_prec) {
+            continue;  // trunc_prec is lossy and has nothing to undo
+        }
+        std::uint8_t* out =
+            --remaining == 0 ? dest : Scratch::get(cur == s.ping.data() ? s.pong : s.ping, n);
+        switch (f) {
+            case Filter::shuffle:
+                unshuffle(meta != 0 ? meta : h.typesize, n, cur, out);
+                break;
+            case Filter::bitshuffle:
+                bitunshuffle(h.typesize, n, cur, out, Scratch::get(s.bits, n),
+                             h.version <= kLastBlosc1Version);
+                break;
+            case Filter::delta:
+                delta_decode(block0, i == 0, h.typesize, n, cur, out);
+                break;
+            case Filter::bytedelta:
+            case Filter::bytedelta_legacy:
+                bytedelta_decode(meta != 0 ? meta : h.typesize, n, cur, out,
+                                 f == Filter::bytedelta_legacy);
+                break;
+            default:
+                break;  // rejected in the constructor
+        }
+        cur = out;
+    }
+}
+
+void ChunkDecoder::decode_block_impl(std::int32_t i,
+                                     std::uint8_t* dest,
+                                     const std::uint8_t* block0) const {
+    const BlockGeometry g = geometry(i);
+    const auto n = static_cast<std::size_t>(g.nbytes);
+    if (special() != Special::none) {
+        fill_special(g.offset, dest, n);
+        return;
+    }
+    if (memcpyed()) {
+        b2nd::detail::copy_bytes(dest, chunk_.data() + header_.header_size() + g.offset, n);
+        return;
+    }
+    if (!has_filters_) {
+        decode_streams(i, g, dest);
+        return;
+    }
+    if (needs_block0_ && i > 0 && block0 == nullptr) {
+        Scratch& s = scratch();
+        std::uint8_t* b0 = Scratch::get(s.block0, static_cast<std::size_t>(geometry(0).nbytes));
+        decode_block_impl(0, b0, nullptr);
+        block0 = b0;
+    }
+    std::uint8_t* streams = Scratch::get(scratch().streams, n);
+    decode_streams(i, g, streams);
+    apply_filters(i, streams, n, dest, block0);
+}
+
+void ChunkDecoder::decode_block(std::int32_t i,
+                                MutableByteSpan dest,
+                                const std::uint8_t* block0) const {
+    const std::int32_t n = block_nbytes(i);
+    if (dest.size() < static_cast<std::size_t>(n)) {
+        throw UsageError("decode_block: destination of " +
+                         str(static_cast<std::int64_t>(dest.size())) +
+                         " bytes is smaller than block " + str(i) + " (" + str(n) + " bytes)");
+    }
+    decode_block_impl(i, dest.data(), block0);
+}
+
+void ChunkDecoder::decode(MutableByteSpan dest, int nthreads) const {
+    const auto n = static_cast<std::size_t>(header_.nbytes);
+    if (dest.size() < n) {
+        throw UsageError("decode: destination of " + str(static_cast<std::int64_t>(dest.size())) +
+                         " bytes is smaller than the chunk's " + str(header_.nbytes) + " bytes");
+    }
+    if (special() != Special::none) {
+        fill_special(0, dest.data(), n);
+        return;
+    }
+    if (memcpyed()) {
+        b2nd::detail::copy_bytes(dest.data(), chunk_.data() + header_.header_size(), n);
+        return;
+    }
+    if (nblocks_ == 0) {
+        return;
+    }
+    std::uint8_t* out = dest.data();
+    std::int32_t first = 0;
+    if (needs_block0_) {
+        decode_block_impl(0, out, nullptr);  // the DELTA reference for every other block
+        first = 1;
+    }
+    const auto count = static_cast<std::size_t>(nblocks_ - first);
+    b2nd::detail::parallel_for(count, nthreads, [&](std::size_t k) {
+        const auto i = static_cast<std::int32_t>(k) + first;
+        decode_block_impl(i, out + geometry(i).offset, out);
+    });
+}
+
+void ChunkDecoder::decode_range(std::int64_t offset, MutableByteSpan dest) const {
+    const auto len = static_cast<std::int64_t>(dest.size());
+    if (offset < 0 || offset > header_.nbytes || len > header_.nbytes - offset) {
+        throw UsageError("decode_range: bytes [" + str(offset) + ", " + str(offset + len) +
+                         ") outside the chunk's " + str(header_.nbytes) + " bytes");
+    }
+    if (len == 0) {
+        return;
+    }
+    if (special() != Special::none) {
+        fill_special(offset, dest.data(), dest.size());
+        return;
+    }
+    if (memcpyed()) {
+        b2nd::detail::copy_bytes(dest.data(), chunk_.data() + header_.header_size() + offset,
+                                 dest.size());
+        return;
+    }
+    auto block_of = [this](std::int64_t pos) -> std::int32_t {
+        if (vl_offsets_.empty()) {
+            return static_cast<std::int32_t>(pos / blocksize_);
+        }
+        const auto it = std::upper_bound(vl_offsets_.begin(), vl_offsets_.end(), pos);
+        return static_cast<std::int32_t>(it - vl_offsets_.begin()) - 1;
+    };
+    const std::int32_t first = block_of(offset);
+    const std::int32_t last = block_of(offset + len - 1);
+    Scratch& s = scratch();
+    const std::uint8_t* block0 = nullptr;
+    for (std::int32_t b = first; b <= last; ++b) {
+        const BlockGeometry g = geometry(b);
+        const std::int64_t lo = std::max(offset, g.offset);
+        const std::int64_t hi = std::min(offset + len, g.offset + g.nbytes);
+        std::uint8_t* target = dest.data() + (lo - offset);
+        const bool whole = lo == g.offset && hi == g.offset + g.nbytes;
+        std::uint8_t* out =
+            whole ? target : Scratch::get(s.range, static_cast<std::size_t>(g.nbytes));
+        decode_block_impl(b, out, block0);
+        if (!whole) {
+            b2nd::detail::copy_bytes(target, out + (lo - g.offset),
+                                     static_cast<std::size_t>(hi - lo));
+        }
+        if (b == 0 && needs_block0_) {
+            if (whole) {
+                block0 = out;
+            } else {
+                std::uint8_t* keep = Scratch::get(s.range0, static_cast<std::size_t>(g.nbytes));
+                b2nd::detail::copy_bytes(keep, out, static_cast<std::size_t>(g.nbytes));
+                block0 = keep;
+            }
+        }
+    }
+}
+
+std::vector<std::uint8_t> decode_chunk(ByteSpan chunk, int nthreads, std::int64_t max_nbytes) {
+    ChunkDecoder dec(chunk);
+    if (dec.nbytes() > max_nbytes) {
+        throw UsageError("decode_chunk: chunk claims " + str(dec.nbytes()) +
+                         " uncompressed bytes, above the limit of " + str(max_nbytes));
+    }
+    std::vector<std::uint8_t> out(static_cast<std::size_t>(dec.nbytes()));
+    dec.decode(out, nthreads);
+    return out;
+}
+
+}  // namespace b2nd::codec

@@ -1,0 +1,512 @@
+// The chunk encoder: filters forward, streams, block starts, and c-blosc2's fallbacks.
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include <b2nd/codec/chunk_encoder.hpp>
+#include <b2nd/codec/filters.hpp>
+#include <b2nd/error.hpp>
+#include <b2nd/format/chunk_header.hpp>
+#include <b2nd/format/endian.hpp>
+
+#include "../detail/memory.hpp"
+#include "../detail/thread_pool.hpp"
+#include "compressors.hpp"
+
+namespace b2nd::codec {
+
+namespace {
+
+constexpr std::int32_t kL1 = 32 * 1024;
+constexpr std::size_t kNoRoom = static_cast<std::size_t>(-1);
+constexpr std::uint8_t kVersionLz = 1;  // BLOSC_*_VERSION_FORMAT of every built-in codec
+
+std::string str(std::int64_t v) {
+    return std::to_string(v);
+}
+
+/// The typesize stored in the header and used by the filters (c-blosc2 codes > 255 as 1).
+int coded_typesize(int typesize) {
+    return typesize > 255 ? 1 : typesize;
+}
+
+bool has_filter(const FilterPipeline& p, Filter f) {
+    return std::any_of(p.begin(), p.end(), [f](const FilterSlot& s) { return s.id == f; });
+}
+
+bool is_hcr(Compressor c) {
+    return c == Compressor::lz4hc || c == Compressor::zlib || c == Compressor::zstd;
+}
+
+/// c-blosc2's split rule (stune.c split_block), for a coded typesize.
+bool split_rule(const EncodeParams& p, int ts, std::int64_t blocksize) {
+    switch (p.splitmode) {
+        case SplitMode::always:
+            return true;
+        case SplitMode::never:
+            return false;
+        case SplitMode::automatic:
+        case SplitMode::forward_compat:
+            break;
+    }
+    const bool fast_codec = p.compressor == Compressor::blosclz ||
+                            p.compressor == Compressor::lz4 ||
+                            (p.compressor == Compressor::zstd && p.clevel <= 5);
+    return fast_codec && has_filter(p.filters, Filter::shuffle) && ts <= kMaxSplitStreams &&
+           blocksize / ts >= kMinBufferSize;
+}
+
+void validate(const EncodeParams& p, std::size_t nbytes) {
+    if (p.clevel < 0 || p.clevel > 9) {
+        throw UsageError("encode: clevel must be 0..9, got " + str(p.clevel));
+    }
+    if (p.typesize < 1) {
+        throw UsageError("encode: typesize must be positive, got " + str(p.typesize));
+    }
+    if (p.blocksize < 0 || p.blocksize > format::kMaxBlockSize) {
+        throw UsageError("encode: blocksize must be 0 (automatic) or 1.." +
+                         str(format::kMaxBlockSize) + ", got " + str(p.blocksize));
+    }
+    if (nbytes > static_cast<std::size_t>(format::kMaxChunkNbytes)) {
+        throw UsageError("encode: a chunk holds at most " + str(format::kMaxChunkNbytes) +
+                         " bytes, got " + str(static_cast<std::int64_t>(nbytes)));
+    }
+    if (!compressor_from_code(static_cast<std::uint8_t>(p.compressor))) {
+        throw UsageError("encode: unknown compressor code " + str(static_cast<int>(p.compressor)));
+    }
+    const auto mode = static_cast<int>(p.splitmode);
+    if (mode < 1 || mode > 4) {
+        throw UsageError("encode: unknown split mode " + str(mode));
+    }
+    bool reordered = false;  // a filter that moves bytes came before this slot
+    for (std::size_t slot = 0; slot < p.filters.size(); ++slot) {
+        const FilterSlot& f = p.filters[slot];
+        switch (f.id) {
+            case Filter::none:
+                break;
+            case Filter::trunc_prec: {
+                const int bits = static_cast<std::int8_t>(f.meta);
+                if (!trunc_prec_valid(bits, coded_typesize(p.typesize))) {
+                    throw UsageError("encode: trunc_prec precision " + str(bits) +
+                                     " is invalid for typesize " + str(p.typesize) +
+                                     " (float32 or float64; |bits| below the mantissa width)");
+                }
+                if (reordered) {
+                    throw UsageError("encode: trunc_prec in slot " + str(static_cast<int>(slot)) +
+                                     " must come before the other filters (it works on values)");
+                }
+                break;
+            }
+            case Filter::shuffle:
+            case Filter::bitshuffle:
+            case Filter::delta:
+            case Filter::bytedelta:
+                reordered = true;
+                break;
+            default:
+                throw UsageError("encode: filter " + filter_name(static_cast<std::uint8_t>(f.id)) +
+                                 " cannot be used for writing");
+        }
+    }
+}
+
+format::ChunkHeader base_header(const EncodeParams& p,
+                                std::int32_t nbytes,
+                                std::int32_t blocksize) {
+    format::ChunkHeader h;
+    h.version = format::kStableChunkVersion;
+    h.versionlz = kVersionLz;
+    h.typesize = static_cast<std::uint8_t>(coded_typesize(p.typesize));
+    h.nbytes = nbytes;
+    h.blocksize = blocksize;
+    h.extended = true;
+    for (std::size_t i = 0; i < p.filters.size(); ++i) {
+        h.filters[i] = static_cast<std::uint8_t>(p.filters[i].id);
+        h.filters_meta[i] = p.filters[i].meta;
+    }
+    h.udcodec = static_cast<std::uint8_t>(p.compressor);
+    return h;
+}
+
+bool is_run(const std::uint8_t* p, std::size_t n) {
+    const std::uint8_t b = p[0];
+    std::uint64_t pattern;
+    b2nd::detail::fill_bytes(&pattern, b, 8);
+    std::size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        std::uint64_t x;
+        b2nd::detail::copy_bytes(&x, p + i, 8);
+        if (x != pattern) {
+            return false;
+        }
+    }
+    for (; i < n; ++i) {
+        if (p[i] != b) {
+            return false;
+        }
+    }
+    return true;
+}
+
+struct Scratch {
+    std::vector<std::uint8_t> ping, pong, bits;
+    static std::uint8_t* get(std::vector<std::uint8_t>& v, std::size_t n) {
+        if (v.size() < n) {
+            v.resize(n);
+        }
+        return v.data();
+    }
+};
+
+Scratch& scratch() {
+    thread_local Scratch s;
+    return s;
+}
+
+/// Everything a block encoder needs, fixed for one chunk.
+struct ChunkPlan {
+    const EncodeParams* p;
+    int ts;
+    std::int32_t nbytes;
+    std::int32_t blocksize;
+    std::int32_t nblocks;
+    bool split;
+    bool filtered;
+    const std::uint8_t* src;
+    const std::uint8_t* delta_ref;  // block 0 as it will read back
+
+    bool leftover(std::int32_t i) const { return i == nblocks - 1 && nbytes % blocksize != 0; }
+    std::size_t block_nbytes(std::int32_t i) const {
+        return static_cast<std::size_t>(
+            std::min<std::int64_t>(blocksize, std::int64_t{nbytes} - std::int64_t{i} * blocksize));
+    }
+    /// Worst-case encoded size of block i (all streams raw, with sizes and tokens).
+    std::size_t block_bound(std::int32_t i) const {
+        const std::size_t streams = split && !leftover(i) ? static_cast<std::size_t>(ts) : 1;
+        return block_nbytes(i) + 5 * streams;
+    }
+};
+
+/// Runs the filter pipeline forward over one block; returns the filtered bytes.
+const std::uint8_t* filter_block(const ChunkPlan& c,
+                                 std::int32_t i,
+                                 const std::uint8_t* data,
+                                 std::size_t n) {
+    Scratch& s = scratch();
+    const std::uint8_t* cur = data;
+    for (const FilterSlot& f : c.p->filters) {
+        if (f.id == Filter::none) {
+            continue;
+        }
+        std::uint8_t* out = Scratch::get(cur == s.ping.data() ? s.pong : s.ping, n);
+        switch (f.id) {
+            case Filter::shuffle:
+                shuffle(f.meta != 0 ? f.meta : c.ts, n, cur, out);
+                break;
+            case Filter::bitshuffle:
+                bitshuffle(c.ts, n, cur, out, Scratch::get(s.bits, n));
+                break;
+            case Filter::delta:
+                delta_encode(c.delta_ref, i == 0, c.ts, n, cur, out);
+                break;
+            case Filter::trunc_prec:
+                trunc_prec(static_cast<std::int8_t>(f.meta), c.ts, n, cur, out);
+                break;
+            case Filter::bytedelta:
+                bytedelta_encode(f.meta != 0 ? f.meta : c.ts, n, cur, out);
+                break;
+            default:
+                break;  // rejected by validate()
+        }
+        cur = out;
+    }
+    return cur;
+}
+
+/// Encodes block i into out[0, cap). Returns its size, or kNoRoom. `all_zero_runs` is cleared
+/// unless every stream is a run of zeros.
+std::size_t encode_block(
+    const ChunkPlan& c, std::int32_t i, std::uint8_t* out, std::size_t cap, bool& all_zero_runs) {
+    const std::size_t n = c.block_nbytes(i);
+    const std::uint8_t* data = c.src + std::size_t(i) * std::size_t(c.blocksize);
+    if (c.filtered) {
+        data = filter_block(c, i, data, n);
+    }
+    const std::size_t nstreams = c.split && !c.leftover(i) ? static_cast<std::size_t>(c.ts) : 1;
+    const std::size_t neblock = n / nstreams;
+    std::size_t used = 0;
+    for (std::size_t j = 0; j < nstreams; ++j) {
+        const std::uint8_t* stream = data + j * neblock;
+        if (cap - used < 4) {
+            return kNoRoom;
+        }
+        std::uint8_t* size_at = out + used;
+        used += 4;
+        if (is_run(stream, neblock)) {
+            if (stream[0] == 0) {
+                format::store_le<std::int32_t>(size_at, 0);
+                continue;
+            }
+            if (cap - used < 1) {
+                return kNoRoom;
+            }
+            format::store_le<std::int32_t>(size_at, -static_cast<std::int32_t>(stream[0]));
+            out[used++] = 0x01;  // token: run of one byte
+            all_zero_runs = false;
+            continue;
+        }
+        all_zero_runs = false;
+        const std::size_t room = cap - used;
+        std::size_t csize = detail::compress_stream(c.p->compressor, c.p->clevel, stream, neblock,
+                                                    out + used, std::min(neblock, room));
+        if (csize == 0 || csize >= neblock) {
+            if (room < neblock) {
+                return kNoRoom;
+            }
+            b2nd::detail::copy_bytes(out + used, stream, neblock);
+            csize = neblock;
+        }
+        format::store_le<std::int32_t>(size_at, static_cast<std::int32_t>(csize));
+        used += csize;
+    }
+    return used;
+}
+
+std::vector<std::uint8_t> special_chunk(
+    std::int32_t nbytes, int typesize, std::int32_t blocksize, Special kind, ByteSpan value) {
+    if (nbytes < 0 || blocksize < 0 || typesize < 1) {
+        throw UsageError("special chunk: negative size or non-positive typesize");
+    }
+    const auto unit =
+        static_cast<std::int64_t>(kind == Special::value ? value.size() : std::size_t(typesize));
+    if (kind != Special::zeros && nbytes % unit != 0) {
+        throw UsageError("special chunk: nbytes " + str(nbytes) + " is not a multiple of " +
+                         str(unit));
+    }
+    EncodeParams p;
+    p.typesize = typesize;
+    p.filters = FilterPipeline{};
+    format::ChunkHeader h = base_header(
+        p, nbytes, blocksize > 0 ? std::min(blocksize, std::max(nbytes, 1)) : std::max(nbytes, 1));
+    h.filters = {};
+    h.udcodec = 0;
+    h.flags = format::chunk_flags::kExtended;
+    h.blosc2_flags = static_cast<std::uint8_t>(static_cast<unsigned>(kind)
+                                               << format::blosc2_flags::kSpecialShift);
+    h.cbytes = static_cast<std::int32_t>(format::kChunkExtendedHeaderSize + value.size());
+    std::vector<std::uint8_t> out(static_cast<std::size_t>(h.cbytes));
+    format::write_chunk_header(h, out.data());
+    b2nd::detail::copy_bytes(out.data() + format::kChunkExtendedHeaderSize, value.data(),
+                             value.size());
+    return out;
+}
+
+}  // namespace
+
+FilterPipeline make_pipeline(std::initializer_list<FilterSlot> filters) {
+    if (filters.size() > 6) {
+        throw UsageError("a filter pipeline has at most 6 slots");
+    }
+    FilterPipeline p{};
+    std::size_t slot = 6 - filters.size();
+    for (const FilterSlot& f : filters) {
+        p[slot++] = f;
+    }
+    return p;
+}
+
+std::int32_t effective_blocksize(const EncodeParams& p, std::int64_t nbytes) {
+    const int ts = coded_typesize(p.typesize);
+    if (nbytes < ts) {
+        return 1;
+    }
+    std::int64_t blocksize = nbytes;
+    if (p.blocksize > 0) {
+        blocksize = p.blocksize;
+    } else {
+        const bool split = split_rule(p, ts, nbytes);
+        if (nbytes >= kL1) {
+            blocksize = kL1;
+            if (is_hcr(p.compressor)) {
+                blocksize *= 2;
+            }
+            static constexpr int kFactor4[10] = {1, 2, 4, 8, 16, 16, 32, 32, 32, 32};  // x/4
+            blocksize = blocksize * kFactor4[p.clevel] / 4;
+            if (p.clevel == 9 && is_hcr(p.compressor)) {
+                blocksize *= 2;
+            }
+        }
+        if (p.clevel > 0 && split) {
+            static constexpr std::int64_t kSplitKiB[10] = {0,  32, 32,  32,  64,
+                                                           64, 64, 128, 256, 512};
+            blocksize = std::clamp<std::int64_t>(kSplitKiB[p.clevel] * 1024 * ts, 32 * 1024,
+                                                 4 * 1024 * 1024);
+        }
+    }
+    blocksize = std::min(blocksize, nbytes);
+    if (blocksize > ts) {
+        blocksize = blocksize / ts * ts;
+    }
+    return static_cast<std::int32_t>(blocksize);
+}
+
+bool splits_streams(const EncodeParams& p, std::int32_t blocksize) {
+    const int ts = coded_typesize(p.typesize);
+    return blocksize % ts == 0 && split_rule(p, ts, blocksize);
+}
+
+std::size_t encode_chunk(ByteSpan src, const EncodeParams& p, MutableByteSpan dest) {
+    validate(p, src.size());
+    const auto nbytes = static_cast<std::int32_t>(src.size());
+    const std::size_t limit = max_encoded_size(src.size());
+    if (dest.size() < limit) {
+        throw UsageError("encode: destination of " + str(static_cast<std::int64_t>(dest.size())) +
+                         " bytes is smaller than max_encoded_size (" +
+                         str(static_cast<std::int64_t>(limit)) + ")");
+    }
+    const std::int32_t blocksize = effective_blocksize(p, nbytes);
+    format::ChunkHeader h = base_header(p, nbytes, blocksize);
+    constexpr std::size_t hs = format::kChunkExtendedHeaderSize;
+    std::uint8_t* out = dest.data();
+
+    if (p.clevel > 0 && nbytes >= kMinBufferSize) {
+        ChunkPlan c{};
+        c.p = &p;
+        c.ts = h.typesize;
+        c.nbytes = nbytes;
+        c.blocksize = blocksize;
+        c.nblocks = h.nblocks();
+        c.split = splits_streams(p, blocksize);
+        c.filtered = std::any_of(p.filters.begin(), p.filters.end(),
+                                 [](const FilterSlot& f) { return f.id != Filter::none; });
+        c.src = src.data();
+        std::vector<std::uint8_t> truncated_block0;
+        c.delta_ref = src.data();
+        if (has_filter(p.filters, Filter::delta) && has_filter(p.filters, Filter::trunc_prec)) {
+            // DELTA's reference must be block 0 as it reads back, i.e. truncated.
+            truncated_block0.resize(c.block_nbytes(0));
+            b2nd::detail::copy_bytes(truncated_block0.data(), src.data(), truncated_block0.size());
+            for (const FilterSlot& f : p.filters) {
+                if (f.id == Filter::trunc_prec) {
+                    trunc_prec(static_cast<std::int8_t>(f.meta), c.ts, truncated_block0.size(),
+                               truncated_block0.data(), truncated_block0.data());
+                }
+            }
+            c.delta_ref = truncated_block0.data();
+        }
+
+        h.flags = static_cast<std::uint8_t>(
+            format::chunk_flags::kExtended |
+            (has_filter(p.filters, Filter::delta) ? format::chunk_flags::kDelta : 0) |
+            (c.split ? 0 : format::chunk_flags::kDontSplit) |
+            (static_cast<unsigned>(comp_format_of(p.compressor)) << 5));
+
+        const std::size_t table = hs + 4 * static_cast<std::size_t>(c.nblocks);
+        bool fits = table <= limit;
+        bool zero_runs = true;
+        std::size_t pos = table;
+        if (fits && (p.nthreads <= 1 || c.nblocks <= 1)) {
+            for (std::int32_t i = 0; i < c.nblocks && fits; ++i) {
+                const std::size_t n = encode_block(c, i, out + pos, limit - pos, zero_runs);
+                fits = n != kNoRoom;
+                if (fits) {
+                    format::store_le<std::int32_t>(out + hs + 4 * std::size_t(i),
+                                                   static_cast<std::int32_t>(pos));
+                    pos += n;
+                }
+            }
+        } else if (fits) {
+            // Encode blocks in parallel into private slots, then pack them in order: the
+            // output is the same for any number of threads.
+            std::vector<std::size_t> slot(static_cast<std::size_t>(c.nblocks) + 1, 0);
+            for (std::int32_t i = 0; i < c.nblocks; ++i) {
+                slot[std::size_t(i) + 1] = slot[std::size_t(i)] + c.block_bound(i);
+            }
+            std::vector<std::uint8_t> tmp(slot.back());
+            std::vector<std::size_t> sizes(static_cast<std::size_t>(c.nblocks));
+            std::vector<char> zero(static_cast<std::size_t>(c.nblocks), 1);
+            b2nd::detail::parallel_for(
+                static_cast<std::size_t>(c.nblocks), p.nthreads, [&](std::size_t i) {
+                    bool z = true;
+                    sizes[i] = encode_block(c, static_cast<std::int32_t>(i), tmp.data() + slot[i],
+                                            slot[i + 1] - slot[i], z);
+                    zero[i] = z ? 1 : 0;
+                });
+            for (std::size_t i = 0; i < sizes.size() && fits; ++i) {
+                fits = sizes[i] != kNoRoom && sizes[i] <= limit - pos;
+                if (fits) {
+                    format::store_le<std::int32_t>(out + hs + 4 * i,
+                                                   static_cast<std::int32_t>(pos));
+                    b2nd::detail::copy_bytes(out + pos, tmp.data() + slot[i], sizes[i]);
+                    pos += sizes[i];
+                    zero_runs = zero_runs && zero[i] != 0;
+                }
+            }
+        }
+        if (fits) {
+            if (zero_runs) {
+                h.blosc2_flags |= static_cast<std::uint8_t>(static_cast<unsigned>(Special::zeros)
+                                                            << format::blosc2_flags::kSpecialShift);
+                pos = hs;
+            }
+            h.cbytes = static_cast<std::int32_t>(pos);
+            format::write_chunk_header(h, out);
+            return pos;
+        }
+        h.flags |= format::chunk_flags::kMemcpyed;  // compression did not pay: store
+    } else {
+        h.flags = format::chunk_flags::kExtended | format::chunk_flags::kMemcpyed;
+    }
+    h.cbytes = static_cast<std::int32_t>(limit);
+    format::write_chunk_header(h, out);
+    b2nd::detail::copy_bytes(out + hs, src.data(), src.size());
+    // Decoders copy memcpyed chunks without filters; apply the lossy TRUNC_PREC anyway so that
+    // what reads back does not depend on whether the data compressed (CONFORMANCE.md).
+    for (const FilterSlot& f : p.filters) {
+        if (f.id == Filter::trunc_prec) {
+            trunc_prec(static_cast<std::int8_t>(f.meta), h.typesize, src.size(), out + hs,
+                       out + hs);
+        }
+    }
+    return limit;
+}
+
+std::vector<std::uint8_t> encode_chunk(ByteSpan src, const EncodeParams& params) {
+    std::vector<std::uint8_t> out(max_encoded_size(src.size()));
+    out.resize(encode_chunk(src, params, out));
+    return out;
+}
+
+std::vector<std::uint8_t> make_zeros_chunk(std::int32_t nbytes,
+                                           int typesize,
+                                           std::int32_t blocksize) {
+    return special_chunk(nbytes, typesize, blocksize, Special::zeros, {});
+}
+
+std::vector<std::uint8_t> make_nans_chunk(std::int32_t nbytes,
+                                          int typesize,
+                                          std::int32_t blocksize) {
+    if (typesize != 4 && typesize != 8) {
+        throw UsageError("NaN chunk: typesize must be 4 or 8, got " + str(typesize));
+    }
+    return special_chunk(nbytes, typesize, blocksize, Special::nan, {});
+}
+
+std::vector<std::uint8_t> make_uninit_chunk(std::int32_t nbytes,
+                                            int typesize,
+                                            std::int32_t blocksize) {
+    return special_chunk(nbytes, typesize, blocksize, Special::uninit, {});
+}
+
+std::vector<std::uint8_t> make_repeated_chunk(std::int32_t nbytes,
+                                              ByteSpan value,
+                                              std::int32_t blocksize) {
+    if (value.empty() || static_cast<std::int64_t>(value.size()) > nbytes) {
+        throw UsageError("repeated-value chunk: the value (" +
+                         str(static_cast<std::int64_t>(value.size())) +
+                         " bytes) must be non-empty and no larger than nbytes " + str(nbytes));
+    }
+    return special_chunk(nbytes, static_cast<int>(value.size()), blocksize, Special::value, value);
+}
+
+}  // namespace b2nd::codec

@@ -1,0 +1,196 @@
+// Stream codecs: BloscLZ (ours) and the Debian libraries lz4, zstd and zlib.
+#include "compressors.hpp"
+
+#include <limits>
+#include <string>
+
+#include <b2nd/error.hpp>
+
+#include <lz4.h>
+#include <lz4hc.h>
+#include <zlib.h>
+#include <zstd.h>
+#include <zstd_errors.h>
+
+namespace b2nd::codec::detail {
+
+namespace {
+
+/// Per-thread zstd contexts, created on first use and freed with the thread.
+struct ZstdContexts {
+    ZSTD_CCtx* cctx = nullptr;
+    ZSTD_DCtx* dctx = nullptr;
+    ZstdContexts() = default;
+    ZstdContexts(const ZstdContexts&) = delete;
+    ZstdContexts& operator=(const ZstdContexts&) = delete;
+    ~ZstdContexts() {
+        ZSTD_freeCCtx(cctx);
+        ZSTD_freeDCtx(dctx);
+    }
+    ZSTD_CCtx* compressor() {
+        if (cctx == nullptr) {
+            cctx = ZSTD_createCCtx();
+            if (cctx == nullptr) {
+                throw CodecError("zstd: cannot allocate a compression context");
+            }
+        }
+        return cctx;
+    }
+    ZSTD_DCtx* decompressor() {
+        if (dctx == nullptr) {
+            dctx = ZSTD_createDCtx();
+            if (dctx == nullptr) {
+                throw CodecError("zstd: cannot allocate a decompression context");
+            }
+        }
+        return dctx;
+    }
+};
+
+ZstdContexts& zstd_contexts() {
+    thread_local ZstdContexts contexts;
+    return contexts;
+}
+
+/// c-blosc2's mapping of clevel 1-9 to zstd levels.
+int zstd_level(int clevel) {
+    if (clevel >= 9) {
+        return ZSTD_maxCLevel();
+    }
+    if (clevel == 8) {
+        return ZSTD_maxCLevel() - 2;
+    }
+    return clevel * 2 - 1;
+}
+
+constexpr std::size_t kIntMax = static_cast<std::size_t>(std::numeric_limits<int>::max());
+
+}  // namespace
+
+StreamDict::StreamDict(const std::uint8_t* data, std::size_t size, CompFormat format)
+    : data_(data), size_(size) {
+    if (format == CompFormat::zstd) {
+        ddict_ = ZSTD_createDDict(data, size);
+        if (ddict_ == nullptr) {
+            throw CodecError("zstd: cannot load the chunk's dictionary");
+        }
+    }
+}
+
+StreamDict::~StreamDict() {
+    ZSTD_freeDDict(static_cast<ZSTD_DDict*>(ddict_));
+}
+
+std::size_t compress_stream(Compressor c,
+                            int clevel,
+                            const std::uint8_t* src,
+                            std::size_t n,
+                            std::uint8_t* out,
+                            std::size_t cap) {
+    if (n > kIntMax) {
+        return 0;
+    }
+    const std::size_t capped = cap > kIntMax ? kIntMax : cap;
+    switch (c) {
+        case Compressor::blosclz:
+            return blosclz_compress(clevel, src, n, out, capped);
+        case Compressor::lz4: {
+            const int r =
+                LZ4_compress_fast(reinterpret_cast<const char*>(src), reinterpret_cast<char*>(out),
+                                  static_cast<int>(n), static_cast<int>(capped), 10 - clevel);
+            return r > 0 ? static_cast<std::size_t>(r) : 0;
+        }
+        case Compressor::lz4hc: {
+            const int r =
+                LZ4_compress_HC(reinterpret_cast<const char*>(src), reinterpret_cast<char*>(out),
+                                static_cast<int>(n), static_cast<int>(capped), clevel);
+            return r > 0 ? static_cast<std::size_t>(r) : 0;
+        }
+        case Compressor::zlib: {
+            uLongf len = static_cast<uLongf>(capped);
+            const int r = compress2(out, &len, src, static_cast<uLong>(n), clevel);
+            if (r == Z_BUF_ERROR) {
+                return 0;
+            }
+            if (r != Z_OK) {
+                throw CodecError("zlib: compress2 failed with code " + std::to_string(r));
+            }
+            return static_cast<std::size_t>(len);
+        }
+        case Compressor::zstd: {
+            const std::size_t r = ZSTD_compressCCtx(zstd_contexts().compressor(), out, capped, src,
+                                                    n, zstd_level(clevel));
+            if (ZSTD_isError(r) != 0U) {
+                if (ZSTD_getErrorCode(r) == ZSTD_error_dstSize_tooSmall) {
+                    return 0;
+                }
+                throw CodecError(std::string("zstd: ") + ZSTD_getErrorName(r));
+            }
+            return r;
+        }
+    }
+    throw UsageError("unknown compressor code " + std::to_string(static_cast<int>(c)));
+}
+
+const char* decompress_stream(CompFormat f,
+                              const std::uint8_t* src,
+                              std::size_t n,
+                              std::uint8_t* out,
+                              std::size_t out_size,
+                              const StreamDict* dict) {
+    if (n > kIntMax || out_size > kIntMax) {
+        return "stream larger than 2 GiB";
+    }
+    switch (f) {
+        case CompFormat::blosclz:
+            return blosclz_decompress(src, n, out, out_size) ? nullptr : "corrupt blosclz stream";
+        case CompFormat::lz4: {
+            const char* s = reinterpret_cast<const char*>(src);
+            char* d = reinterpret_cast<char*>(out);
+            const int r =
+                dict != nullptr
+                    ? LZ4_decompress_safe_usingDict(s, d, static_cast<int>(n),
+                                                    static_cast<int>(out_size),
+                                                    reinterpret_cast<const char*>(dict->data()),
+                                                    static_cast<int>(dict->size()))
+                    : LZ4_decompress_safe(s, d, static_cast<int>(n), static_cast<int>(out_size));
+            if (r < 0) {
+                return "corrupt lz4 stream";
+            }
+            return static_cast<std::size_t>(r) == out_size ? nullptr
+                                                           : "lz4 stream decodes to a wrong size";
+        }
+        case CompFormat::zlib: {
+            uLongf len = static_cast<uLongf>(out_size);
+            const int r = uncompress(out, &len, src, static_cast<uLong>(n));
+            if (r != Z_OK) {
+                return r == Z_BUF_ERROR ? "zlib stream does not fit its block"
+                                        : "corrupt zlib stream";
+            }
+            return len == out_size ? nullptr : "zlib stream decodes to a wrong size";
+        }
+        case CompFormat::zstd: {
+            ZSTD_DCtx* dctx = zstd_contexts().decompressor();
+            std::size_t r;
+            if (dict != nullptr && dict->zstd_ddict() != nullptr) {
+                r = ZSTD_decompress_usingDDict(dctx, out, out_size, src, n,
+                                               static_cast<const ZSTD_DDict*>(dict->zstd_ddict()));
+            } else if (dict != nullptr) {
+                r = ZSTD_decompress_usingDict(dctx, out, out_size, src, n, dict->data(),
+                                              dict->size());
+            } else {
+                r = ZSTD_decompressDCtx(dctx, out, out_size, src, n);
+            }
+            if (ZSTD_isError(r) != 0U) {
+                return ZSTD_getErrorName(r);
+            }
+            return r == out_size ? nullptr : "zstd stream decodes to a wrong size";
+        }
+        case CompFormat::user_defined:
+        case CompFormat::schunk:
+            break;
+    }
+    return "unsupported compressor format";
+}
+
+}  // namespace b2nd::codec::detail

@@ -1,0 +1,58 @@
+// Internal: one-stream compression and decompression for every codec. Only compressors.cpp sees
+// <lz4.h>, <zstd.h> and <zlib.h>.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include <b2nd/codec/ids.hpp>
+
+namespace b2nd::codec::detail {
+
+/// A chunk's dictionary, prepared once for all its streams.
+class StreamDict {
+public:
+    StreamDict(const std::uint8_t* data, std::size_t size, CompFormat format);
+    ~StreamDict();
+    StreamDict(const StreamDict&) = delete;
+    StreamDict& operator=(const StreamDict&) = delete;
+
+    const std::uint8_t* data() const noexcept { return data_; }
+    std::size_t size() const noexcept { return size_; }
+    /// The digested zstd dictionary (ZSTD_DDict*), or nullptr.
+    void* zstd_ddict() const noexcept { return ddict_; }
+
+private:
+    const std::uint8_t* data_;
+    std::size_t size_;
+    void* ddict_ = nullptr;
+};
+
+/// Compresses src[0, n) into out[0, cap); returns the compressed size, or 0 when the result
+/// would not fit (the caller then stores the stream raw).
+/// \throws CodecError when the library fails for another reason.
+std::size_t compress_stream(Compressor c,
+                            int clevel,
+                            const std::uint8_t* src,
+                            std::size_t n,
+                            std::uint8_t* out,
+                            std::size_t cap);
+
+/// Decompresses a stream into exactly out_size bytes. Returns nullptr on success, otherwise a
+/// static description of the failure (corrupt data or a size mismatch).
+const char* decompress_stream(CompFormat f,
+                              const std::uint8_t* src,
+                              std::size_t n,
+                              std::uint8_t* out,
+                              std::size_t out_size,
+                              const StreamDict* dict);
+
+std::size_t blosclz_compress(
+    int clevel, const std::uint8_t* in, std::size_t n, std::uint8_t* out, std::size_t cap);
+bool blosclz_decompress(const std::uint8_t* in,
+                        std::size_t n,
+                        std::uint8_t* out,
+                        std::size_t out_size);
+
+}  // namespace b2nd::codec::detail

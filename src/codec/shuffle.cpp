@@ -1,0 +1,202 @@
+// Byte shuffle and bit shuffle with runtime dispatch to the SIMD kernels.
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+
+#include <b2nd/codec/filters.hpp>
+
+#include "../detail/memory.hpp"
+#include "simd.hpp"
+
+namespace b2nd::codec {
+
+namespace detail {
+
+namespace {
+
+const SimdKernels* choose_kernels() noexcept {
+#if defined(B2ND_HAVE_X86_KERNELS)
+    const char* force = std::getenv("B2ND_SIMD");
+    const std::string_view want = force != nullptr ? force : "";
+    if (want == "generic") {
+        return nullptr;
+    }
+    __builtin_cpu_init();
+    if (want != "sse2" && __builtin_cpu_supports("avx2")) {
+        return &avx2_kernels();
+    }
+    return &sse2_kernels();
+#else
+    return nullptr;
+#endif
+}
+
+}  // namespace
+
+const SimdKernels* best_kernels() noexcept {
+    static const SimdKernels* const kernels = choose_kernels();
+    return kernels;
+}
+
+}  // namespace detail
+
+namespace {
+
+void shuffle_generic(int t, std::size_t n, const std::uint8_t* src, std::uint8_t* dst) {
+    const auto ts = static_cast<std::size_t>(t);
+    for (std::size_t j = 0; j < ts; ++j) {
+        std::uint8_t* out = dst + j * n;
+        const std::uint8_t* in = src + j;
+        for (std::size_t i = 0; i < n; ++i) {
+            out[i] = in[i * ts];
+        }
+    }
+}
+
+void unshuffle_generic(int t, std::size_t n, const std::uint8_t* src, std::uint8_t* dst) {
+    const auto ts = static_cast<std::size_t>(t);
+    for (std::size_t j = 0; j < ts; ++j) {
+        const std::uint8_t* in = src + j * n;
+        std::uint8_t* out = dst + j;
+        for (std::size_t i = 0; i < n; ++i) {
+            out[i * ts] = in[i];
+        }
+    }
+}
+
+/// Transposes the bits of each 8-byte word (bit b of byte m <-> bit m of byte b).
+std::uint64_t bit_transpose8x8(std::uint64_t x) noexcept {
+    std::uint64_t t = (x ^ (x >> 7)) & 0x00AA00AA00AA00AAULL;
+    x = x ^ t ^ (t << 7);
+    t = (x ^ (x >> 14)) & 0x0000CCCC0000CCCCULL;
+    x = x ^ t ^ (t << 14);
+    t = (x ^ (x >> 28)) & 0x00000000F0F0F0F0ULL;
+    return x ^ t ^ (t << 28);
+}
+
+void bit_transpose_words(std::size_t nwords, const std::uint8_t* src, std::uint8_t* dst) {
+    std::size_t done = 0;
+    if (const auto* k = detail::best_kernels()) {
+        done = k->bit_transpose(nwords, src, dst);
+    }
+    for (std::size_t w = done; w < nwords; ++w) {
+        std::uint64_t x;
+        b2nd::detail::copy_bytes(&x, src + w * 8, 8);
+        if constexpr (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__) {
+            x = __builtin_bswap64(x);
+        }
+        x = bit_transpose8x8(x);
+        if constexpr (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__) {
+            x = __builtin_bswap64(x);
+        }
+        b2nd::detail::copy_bytes(dst + w * 8, &x, 8);
+    }
+}
+
+/// Shuffles nelems whole elements (no trailing bytes).
+void shuffle_elems(int t, std::size_t nelems, const std::uint8_t* src, std::uint8_t* dst) {
+    if (t == 1) {
+        b2nd::detail::copy_bytes(dst, src, nelems);
+        return;
+    }
+    if (const auto* k = detail::best_kernels(); k != nullptr && k->shuffle(t, nelems, src, dst)) {
+        return;
+    }
+    shuffle_generic(t, nelems, src, dst);
+}
+
+void unshuffle_elems(int t, std::size_t nelems, const std::uint8_t* src, std::uint8_t* dst) {
+    if (t == 1) {
+        b2nd::detail::copy_bytes(dst, src, nelems);
+        return;
+    }
+    if (const auto* k = detail::best_kernels(); k != nullptr && k->unshuffle(t, nelems, src, dst)) {
+        return;
+    }
+    unshuffle_generic(t, nelems, src, dst);
+}
+
+}  // namespace
+
+void shuffle(int unit, std::size_t nbytes, const std::uint8_t* src, std::uint8_t* dst) {
+    if (nbytes == 0) {
+        return;
+    }
+    const auto u = static_cast<std::size_t>(unit);
+    const std::size_t n = nbytes / u;
+    shuffle_elems(unit, n, src, dst);
+    b2nd::detail::copy_bytes(dst + n * u, src + n * u, nbytes - n * u);
+}
+
+void unshuffle(int unit, std::size_t nbytes, const std::uint8_t* src, std::uint8_t* dst) {
+    if (nbytes == 0) {
+        return;
+    }
+    const auto u = static_cast<std::size_t>(unit);
+    const std::size_t n = nbytes / u;
+    unshuffle_elems(unit, n, src, dst);
+    b2nd::detail::copy_bytes(dst + n * u, src + n * u, nbytes - n * u);
+}
+
+// Bit shuffle of n elements (n a multiple of 8) of t bytes, in three passes:
+//   1. byte shuffle: t streams of n bytes (stream j = byte j of every element);
+//   2. 8x8 bit transpose of every 8-byte word: word g of stream j now holds, in its byte b,
+//      bit b of byte j of elements 8g..8g+7;
+//   3. per stream, a byte shuffle with 8-byte units: row b of stream j = byte b of each word.
+// Row j*8+b therefore holds bit b of byte j of every element, 8 elements per byte, element i at
+// bit i % 8 of byte i / 8: the bitshuffle layout.
+void bitshuffle(int typesize,
+                std::size_t nbytes,
+                const std::uint8_t* src,
+                std::uint8_t* dst,
+                std::uint8_t* scratch) {
+    const auto t = static_cast<std::size_t>(typesize);
+    std::size_t n = nbytes / t;
+    n -= n % 8;
+    const std::size_t body = n * t;
+    if (n > 0) {
+        shuffle_elems(typesize, n, src, dst);
+        bit_transpose_words(body / 8, dst, scratch);
+        for (std::size_t j = 0; j < t; ++j) {
+            shuffle_elems(8, n / 8, scratch + j * n, dst + j * n);
+        }
+    }
+    b2nd::detail::copy_bytes(dst + body, src + body, nbytes - body);
+}
+
+void bitunshuffle(int typesize,
+                  std::size_t nbytes,
+                  const std::uint8_t* src,
+                  std::uint8_t* dst,
+                  std::uint8_t* scratch,
+                  bool blosc1_layout) {
+    const auto t = static_cast<std::size_t>(typesize);
+    std::size_t n = nbytes / t;
+    if (blosc1_layout && n % 8 != 0) {
+        b2nd::detail::copy_bytes(dst, src, nbytes);
+        return;
+    }
+    n -= n % 8;
+    const std::size_t body = n * t;
+    if (n > 0) {
+        for (std::size_t j = 0; j < t; ++j) {
+            unshuffle_elems(8, n / 8, src + j * n, scratch + j * n);
+        }
+        bit_transpose_words(body / 8, scratch, scratch);
+        unshuffle_elems(typesize, n, scratch, dst);
+    }
+    if (blosc1_layout) {
+        // Blosc 1.x encoders did not store the bytes past the last whole element here (and
+        // c-blosc2 does not write them); they read as zeros. See CONFORMANCE.md.
+        b2nd::detail::fill_bytes(dst + body, 0, nbytes - body);
+        return;
+    }
+    b2nd::detail::copy_bytes(dst + body, src + body, nbytes - body);
+}
+
+std::string_view simd_backend() noexcept {
+    const auto* k = detail::best_kernels();
+    return k != nullptr ? k->name : "generic";
+}
+
+}  // namespace b2nd::codec

@@ -1,0 +1,186 @@
+// Byte shuffle / unshuffle and the 8x8 bit transpose, written once over a small vector-ops
+// interface and instantiated per instruction set (shuffle_sse2.cpp, shuffle_avx2.cpp). Everything
+// here lives in an unnamed namespace so that the SSE2 and AVX2 instantiations, compiled with
+// different target flags, can never be merged by the linker.
+//
+// Layout (c-blosc2 README_CHUNK_FORMAT, "shuffle"): for n elements of T bytes,
+//   shuffled[j * n + i] = plain[i * T + j]
+// The vector kernels treat T = 2^k streams and run k rounds of a perfect-shuffle network:
+// unshuffle zips pairs of vectors at unit sizes 1, 2, 4, 8 bytes; shuffle unzips in reverse.
+// Starting from streams in bit-reversed order makes the network's output land in memory order.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace {
+
+constexpr std::size_t bit_reverse(std::size_t v, int bits) {
+    std::size_t r = 0;
+    for (int b = 0; b < bits; ++b) {
+        r |= ((v >> b) & 1U) << (bits - 1 - b);
+    }
+    return r;
+}
+
+constexpr int log2_of(std::size_t t) {
+    return t == 1 ? 0 : 1 + log2_of(t / 2);
+}
+
+/// One round of the unshuffle network per unit size U = 1, 2, ..., T/2.
+template <class Ops, std::size_t T, std::size_t U>
+inline void zip_rounds(typename Ops::V* l) {
+    if constexpr (U < T) {
+        typename Ops::V nl[T];
+        for (std::size_t m = 0; m < T / 2; ++m) {
+            Ops::template zip<U>(l[m], l[m + T / 2], nl[2 * m], nl[2 * m + 1]);
+        }
+        for (std::size_t j = 0; j < T; ++j) {
+            l[j] = nl[j];
+        }
+        zip_rounds<Ops, T, U * 2>(l);
+    }
+}
+
+/// The inverse network: unit sizes U = T/2, ..., 2, 1.
+template <class Ops, std::size_t T, std::size_t U>
+inline void unzip_rounds(typename Ops::V* l) {
+    if constexpr (U >= 1) {
+        typename Ops::V nl[T];
+        for (std::size_t m = 0; m < T / 2; ++m) {
+            Ops::template unzip<U>(l[2 * m], l[2 * m + 1], nl[m], nl[m + T / 2]);
+        }
+        for (std::size_t j = 0; j < T; ++j) {
+            l[j] = nl[j];
+        }
+        unzip_rounds<Ops, T, U / 2>(l);
+    }
+}
+
+/// Unshuffles the first (n / W) * W elements with vectors; returns how many were done.
+/// `src` holds T streams of n bytes; `dst` receives n elements of T bytes.
+template <class Ops, std::size_t T>
+std::size_t unshuffle_vec(std::size_t n, const std::uint8_t* src, std::uint8_t* dst) {
+    using V = typename Ops::V;
+    constexpr std::size_t W = Ops::kWidth;
+    constexpr int K = log2_of(T);
+    const std::size_t nv = n / W * W;
+    for (std::size_t i = 0; i < nv; i += W) {
+        V l[T];
+        for (std::size_t j = 0; j < T; ++j) {
+            l[j] = Ops::load(src + bit_reverse(j, K) * n + i);
+        }
+        zip_rounds<Ops, T, 1>(l);
+        std::uint8_t* out = dst + i * T;
+        for (std::size_t j = 0; j < T; ++j) {
+            Ops::store(out + j * W, l[j]);
+        }
+    }
+    return nv;
+}
+
+/// Shuffles the first (n / W) * W elements with vectors; returns how many were done.
+template <class Ops, std::size_t T>
+std::size_t shuffle_vec(std::size_t n, const std::uint8_t* src, std::uint8_t* dst) {
+    using V = typename Ops::V;
+    constexpr std::size_t W = Ops::kWidth;
+    constexpr int K = log2_of(T);
+    const std::size_t nv = n / W * W;
+    for (std::size_t i = 0; i < nv; i += W) {
+        V l[T];
+        const std::uint8_t* in = src + i * T;
+        for (std::size_t j = 0; j < T; ++j) {
+            l[j] = Ops::load(in + j * W);
+        }
+        unzip_rounds<Ops, T, T / 2>(l);
+        for (std::size_t j = 0; j < T; ++j) {
+            Ops::store(dst + bit_reverse(j, K) * n + i, l[j]);
+        }
+    }
+    return nv;
+}
+
+/// Scalar tail: unshuffles elements [from, n).
+inline void unshuffle_tail(
+    int t, std::size_t n, std::size_t from, const std::uint8_t* src, std::uint8_t* dst) {
+    for (std::size_t i = from; i < n; ++i) {
+        for (int j = 0; j < t; ++j) {
+            dst[i * static_cast<std::size_t>(t) + static_cast<std::size_t>(j)] =
+                src[static_cast<std::size_t>(j) * n + i];
+        }
+    }
+}
+
+/// Scalar tail: shuffles elements [from, n).
+inline void shuffle_tail(
+    int t, std::size_t n, std::size_t from, const std::uint8_t* src, std::uint8_t* dst) {
+    for (int j = 0; j < t; ++j) {
+        for (std::size_t i = from; i < n; ++i) {
+            dst[static_cast<std::size_t>(j) * n + i] =
+                src[i * static_cast<std::size_t>(t) + static_cast<std::size_t>(j)];
+        }
+    }
+}
+
+/// Vector + scalar-tail unshuffle of n elements of T bytes. Returns false for unsupported T.
+template <class Ops>
+bool unshuffle_dispatch(int t, std::size_t n, const std::uint8_t* src, std::uint8_t* dst) {
+    std::size_t done;
+    switch (t) {
+        case 2:
+            done = unshuffle_vec<Ops, 2>(n, src, dst);
+            break;
+        case 4:
+            done = unshuffle_vec<Ops, 4>(n, src, dst);
+            break;
+        case 8:
+            done = unshuffle_vec<Ops, 8>(n, src, dst);
+            break;
+        case 16:
+            done = unshuffle_vec<Ops, 16>(n, src, dst);
+            break;
+        default:
+            return false;
+    }
+    unshuffle_tail(t, n, done, src, dst);
+    return true;
+}
+
+/// Vector + scalar-tail shuffle of n elements of T bytes. Returns false for unsupported T.
+template <class Ops>
+bool shuffle_dispatch(int t, std::size_t n, const std::uint8_t* src, std::uint8_t* dst) {
+    std::size_t done;
+    switch (t) {
+        case 2:
+            done = shuffle_vec<Ops, 2>(n, src, dst);
+            break;
+        case 4:
+            done = shuffle_vec<Ops, 4>(n, src, dst);
+            break;
+        case 8:
+            done = shuffle_vec<Ops, 8>(n, src, dst);
+            break;
+        case 16:
+            done = shuffle_vec<Ops, 16>(n, src, dst);
+            break;
+        default:
+            return false;
+    }
+    shuffle_tail(t, n, done, src, dst);
+    return true;
+}
+
+/// Transposes the 8x8 bit matrix held in each 64-bit word of [src, src + 8 * nwords):
+/// bit b of byte m moves to bit m of byte b. Vector part; returns words done.
+template <class Ops>
+std::size_t bit_transpose_vec(std::size_t nwords, const std::uint8_t* src, std::uint8_t* dst) {
+    constexpr std::size_t kWords = Ops::kWidth / 8;
+    const std::size_t nv = nwords / kWords * kWords;
+    for (std::size_t w = 0; w < nv; w += kWords) {
+        Ops::store(dst + w * 8, Ops::bit_transpose8x8(Ops::load(src + w * 8)));
+    }
+    return nv;
+}
+
+}  // namespace

@@ -1,0 +1,22 @@
+// Internal: memcpy/memset that accept empty ranges with null pointers (a zero-length std::memcpy
+// with a null pointer is undefined behaviour, and empty std::vectors hand out null pointers).
+#pragma once
+
+#include <cstddef>
+#include <cstring>
+
+namespace b2nd::detail {
+
+inline void copy_bytes(void* dst, const void* src, std::size_t n) noexcept {
+    if (n != 0) {
+        std::memcpy(dst, src, n);
+    }
+}
+
+inline void fill_bytes(void* dst, int value, std::size_t n) noexcept {
+    if (n != 0) {
+        std::memset(dst, value, n);
+    }
+}
+
+}  // namespace b2nd::detail

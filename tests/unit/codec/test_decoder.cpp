@@ -1,0 +1,149 @@
+// Decoder behaviour on hand-assembled chunks: stream kinds, errors with offsets, ranges.
+#include <cstring>
+
+#include <catch2/catch.hpp>
+
+#include <b2nd/codec/chunk_decoder.hpp>
+#include <b2nd/codec/chunk_encoder.hpp>
+#include <b2nd/error.hpp>
+
+#include "support/bytes.hpp"
+#include "support/files.hpp"
+
+using namespace b2nd::codec;
+using b2nd::test::hex;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// A 2-block chunk, typesize 2, split (2 streams per full block), blosclz, no filters:
+// nbytes 12, blocksize 8 -> block 0 = 8 bytes (2 streams of 4), block 1 = 4 bytes (leftover:
+// one stream).
+//   header: 05 01 05 02 | 0c000000 | 08000000 | cbytes | filters 0 | udcodec 0 | meta 0 | 00 00
+//   bstarts: 40 (0x28), 49 (0x31)
+//   block 0: stream 0 csize 0 (zeros); stream 1 csize -7 (run of 7) + token 01
+//   block 1: csize 4, raw bytes 01 02 03 04
+std::vector<std::uint8_t> hand_chunk() {
+    return hex(
+        "05 01 05 02  0c 00 00 00  08 00 00 00  39 00 00 00"
+        "00 00 00 00 00 00  00 00  00 00 00 00 00 00  00 00"
+        "28 00 00 00  31 00 00 00"
+        "00 00 00 00  f9 ff ff ff 01"
+        "04 00 00 00  01 02 03 04");
+}
+
+}  // namespace
+
+TEST_CASE("decoder: zero streams, byte runs and raw streams", "[codec]") {
+    const auto chunk = hand_chunk();
+    REQUIRE(chunk.size() == 0x39);
+    ChunkDecoder dec(chunk);
+    CHECK(dec.nblocks() == 2);
+    CHECK(dec.block_nbytes(1) == 4);
+    const auto out = decode_chunk(chunk);
+    CHECK(out == std::vector<std::uint8_t>({0, 0, 0, 0, 7, 7, 7, 7, 1, 2, 3, 4}));
+    std::vector<std::uint8_t> part(6);
+    dec.decode_range(5, part);
+    CHECK(part == std::vector<std::uint8_t>({7, 7, 7, 1, 2, 3}));
+}
+
+TEST_CASE("decoder: a block start outside the data is reported with its offset", "[codec]") {
+    auto chunk = hand_chunk();
+    chunk[36] = 0x70;  // bstart[1] = 0x70 > cbytes
+    ChunkDecoder dec(chunk);
+    REQUIRE_THROWS_WITH(decode_chunk(chunk),
+                        Contains("block 1: block start 112 outside the chunk's data [40, 57)") &&
+                            Contains("at offset 36"));
+    // Block 0 alone still decodes.
+    std::vector<std::uint8_t> b0(8);
+    dec.decode_block(0, b0);
+    CHECK(b0[4] == 7);
+}
+
+TEST_CASE("decoder: a stream longer than the chunk is a FormatError", "[codec]") {
+    auto chunk = hand_chunk();
+    chunk[49] = 0x40;  // block 1 csize 64
+    REQUIRE_THROWS_WITH(decode_chunk(chunk),
+                        Contains("block 1: stream 0: compressed size 64 exceeds the chunk"));
+}
+
+TEST_CASE("decoder: unknown run tokens are unsupported, bad run codes malformed", "[codec]") {
+    auto chunk = hand_chunk();
+    chunk[48] = 0x02;
+    REQUIRE_THROWS_AS(decode_chunk(chunk), b2nd::UnsupportedError);
+    chunk = hand_chunk();
+    chunk[44] = 0x00;
+    chunk[45] = 0xfe;  // csize = -512: not a byte
+    REQUIRE_THROWS_WITH(decode_chunk(chunk), Contains("does not encode a byte"));
+}
+
+TEST_CASE("decoder: a corrupt compressed stream names the codec", "[codec]") {
+    std::vector<std::uint8_t> in(4000);
+    for (std::size_t i = 0; i < in.size(); ++i) {
+        in[i] = static_cast<std::uint8_t>(i % 13);
+    }
+    EncodeParams p;
+    p.compressor = Compressor::lz4;
+    p.typesize = 1;
+    p.filters = make_pipeline({});
+    auto chunk = encode_chunk(in, p);
+    ChunkDecoder dec(chunk);
+    REQUIRE(!dec.memcpyed());
+    chunk[chunk.size() - 3] ^= 0xff;
+    chunk[chunk.size() - 20] ^= 0xff;
+    REQUIRE_THROWS_WITH(decode_chunk(chunk), Contains("lz4 stream of"));
+}
+
+TEST_CASE("decoder: plugin codecs and filters are UnsupportedError", "[codec]") {
+    auto chunk = hand_chunk();
+    chunk[2] = static_cast<std::uint8_t>(0x05 | (6 << 5));  // user-defined codec
+    chunk[22] = 32;                                         // ndlz
+    REQUIRE_THROWS_MATCHES(
+        ChunkDecoder(chunk), b2nd::UnsupportedError,
+        Catch::Matchers::Message("chunk header: plugin codec 32 is not supported at offset 22"));
+    chunk = hand_chunk();
+    chunk[21] = 40;  // a plugin filter id in slot 5
+    REQUIRE_THROWS_WITH(ChunkDecoder(chunk),
+                        Contains("filter filter40 in slot 5 is not supported"));
+}
+
+TEST_CASE("decoder: dictionaries are bounds-checked", "[codec]") {
+    auto chunk = hand_chunk();
+    chunk[31] = 0x01;  // use_dict: the dict size is read where block 0's data starts
+    REQUIRE_THROWS_WITH(ChunkDecoder(chunk), Contains("dictionary size 0 outside 1..32768"));
+}
+
+TEST_CASE("decoder: decode_range and decode_block check their arguments", "[codec]") {
+    const auto chunk = hand_chunk();
+    ChunkDecoder dec(chunk);
+    std::vector<std::uint8_t> buf(4);
+    REQUIRE_THROWS_AS(dec.decode_range(10, buf), b2nd::UsageError);
+    REQUIRE_THROWS_AS(dec.decode_range(-1, buf), b2nd::UsageError);
+    REQUIRE_THROWS_AS(dec.decode_block(2, buf), b2nd::UsageError);
+    std::vector<std::uint8_t> small(3);
+    REQUIRE_THROWS_AS(dec.decode_block(0, small), b2nd::UsageError);
+}
+
+TEST_CASE("decoder: a DELTA block decodes alone and with a caller-provided block 0", "[codec]") {
+    std::vector<std::uint8_t> in(8000);  // 1000 slowly growing uint64 values
+    for (std::size_t i = 0; i < in.size(); i += 8) {
+        const std::uint64_t v = 1000000 + i / 8 * 3;
+        std::memcpy(&in[i], &v, 8);
+    }
+    EncodeParams p;
+    p.typesize = 8;
+    p.blocksize = 800;
+    p.filters = make_pipeline({{Filter::delta, 0}, {Filter::shuffle, 0}});
+    const auto chunk = encode_chunk(in, p);
+    ChunkDecoder dec(chunk);
+    REQUIRE(dec.needs_block0());
+    std::vector<std::uint8_t> b0(800), b5(800), b5again(800);
+    dec.decode_block(5, b5);
+    dec.decode_block(0, b0);
+    dec.decode_block(5, b5again, b0.data());
+    CHECK(std::equal(b5.begin(), b5.end(), in.begin() + 4000));
+    CHECK(b5again == b5);
+    std::vector<std::uint8_t> part(1000);
+    dec.decode_range(3500, part);
+    CHECK(std::equal(part.begin(), part.end(), in.begin() + 3500));
+}

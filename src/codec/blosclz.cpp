@@ -31,6 +31,8 @@ constexpr std::size_t kMinMatch = 4;
 constexpr std::size_t kMinFarMatch = 6;    // a far match costs 4+ bytes
 constexpr std::size_t kTailLiterals = 12;  // matches never reach the last bytes
 constexpr std::size_t kMinInput = 16;
+constexpr std::size_t kBoundaryOverlap = 3;
+constexpr std::size_t kLongRun = 255;
 
 inline std::uint32_t read32(const std::uint8_t* p) noexcept {
     std::uint32_t v;
@@ -179,6 +181,14 @@ std::size_t blosclz_compress(
             continue;
         }
         std::size_t len = kMinMatch + match_length(ref + kMinMatch, ip + kMinMatch, extend_limit);
+        // Stop the copy a few bytes before the mismatch: the next search then starts on the
+        // bytes that straddle the boundary, and in periodic data (bit-shuffled counters,
+        // alternating runs) that sequence recurs exactly one period earlier, so the next match
+        // gets the period as its distance and runs long. Long runs of one byte are left whole:
+        // what follows them rarely repeats.
+        if (len >= kMinMatch + kBoundaryOverlap && (dist > 1 || len < kLongRun)) {
+            len -= kBoundaryOverlap;
+        }
         if (dist > kNearMaxDistance && len < kMinFarMatch) {
             ++misses;
             ip += 1 + (misses >> lp.skip_shift);

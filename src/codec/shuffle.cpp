@@ -22,7 +22,11 @@ const SimdKernels* choose_kernels() noexcept {
         return nullptr;
     }
     __builtin_cpu_init();
-    if (want != "sse2" && __builtin_cpu_supports("avx2")) {
+    const bool avx2 = __builtin_cpu_supports("avx2") != 0;
+    if (want != "sse2" && want != "avx2" && avx2 && __builtin_cpu_supports("gfni") != 0) {
+        return &gfni_kernels();
+    }
+    if (want != "sse2" && avx2) {
         return &avx2_kernels();
     }
     return &sse2_kernels();
@@ -74,22 +78,45 @@ std::uint64_t bit_transpose8x8(std::uint64_t x) noexcept {
     return x ^ t ^ (t << 28);
 }
 
-void bit_transpose_words(std::size_t nwords, const std::uint8_t* src, std::uint8_t* dst) {
+std::uint64_t load_word(const std::uint8_t* p) noexcept {
+    std::uint64_t x;
+    b2nd::detail::copy_bytes(&x, p, 8);
+    if constexpr (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__) {
+        x = __builtin_bswap64(x);
+    }
+    return x;
+}
+
+/// Bit-transposes each of `nwords` words of one byte stream and splits the results into 8 rows
+/// of nwords bytes (row b = byte b of each transposed word).
+void words_to_rows(std::size_t nwords, const std::uint8_t* src, std::uint8_t* dst) {
     std::size_t done = 0;
     if (const auto* k = detail::best_kernels()) {
-        done = k->bit_transpose(nwords, src, dst);
+        done = k->words_to_rows(nwords, src, dst);
     }
     for (std::size_t w = done; w < nwords; ++w) {
-        std::uint64_t x;
-        b2nd::detail::copy_bytes(&x, src + w * 8, 8);
-        if constexpr (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__) {
-            x = __builtin_bswap64(x);
+        const std::uint64_t x = bit_transpose8x8(load_word(src + w * 8));
+        for (std::size_t b = 0; b < 8; ++b) {
+            dst[b * nwords + w] = static_cast<std::uint8_t>(x >> (8 * b));
+        }
+    }
+}
+
+/// The inverse of words_to_rows.
+void rows_to_words(std::size_t nwords, const std::uint8_t* src, std::uint8_t* dst) {
+    std::size_t done = 0;
+    if (const auto* k = detail::best_kernels()) {
+        done = k->rows_to_words(nwords, src, dst);
+    }
+    for (std::size_t w = done; w < nwords; ++w) {
+        std::uint64_t x = 0;
+        for (std::size_t b = 0; b < 8; ++b) {
+            x |= std::uint64_t{src[b * nwords + w]} << (8 * b);
         }
         x = bit_transpose8x8(x);
-        if constexpr (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__) {
-            x = __builtin_bswap64(x);
+        for (std::size_t b = 0; b < 8; ++b) {
+            dst[w * 8 + b] = static_cast<std::uint8_t>(x >> (8 * b));
         }
-        b2nd::detail::copy_bytes(dst + w * 8, &x, 8);
     }
 }
 
@@ -138,11 +165,10 @@ void unshuffle(int unit, std::size_t nbytes, const std::uint8_t* src, std::uint8
     b2nd::detail::copy_bytes(dst + n * u, src + n * u, nbytes - n * u);
 }
 
-// Bit shuffle of n elements (n a multiple of 8) of t bytes, in three passes:
+// Bit shuffle of n elements (n a multiple of 8) of t bytes, in two passes:
 //   1. byte shuffle: t streams of n bytes (stream j = byte j of every element);
-//   2. 8x8 bit transpose of every 8-byte word: word g of stream j now holds, in its byte b,
-//      bit b of byte j of elements 8g..8g+7;
-//   3. per stream, a byte shuffle with 8-byte units: row b of stream j = byte b of each word.
+//   2. per stream, words_to_rows: the 8x8 bit transpose of word g puts in its byte b bit b of
+//      byte j of elements 8g..8g+7, and row b collects byte b of every word.
 // Row j*8+b therefore holds bit b of byte j of every element, 8 elements per byte, element i at
 // bit i % 8 of byte i / 8: the bitshuffle layout.
 void bitshuffle(int typesize,
@@ -155,10 +181,9 @@ void bitshuffle(int typesize,
     n -= n % 8;
     const std::size_t body = n * t;
     if (n > 0) {
-        shuffle_elems(typesize, n, src, dst);
-        bit_transpose_words(body / 8, dst, scratch);
+        shuffle_elems(typesize, n, src, scratch);
         for (std::size_t j = 0; j < t; ++j) {
-            shuffle_elems(8, n / 8, scratch + j * n, dst + j * n);
+            words_to_rows(n / 8, scratch + j * n, dst + j * n);
         }
     }
     b2nd::detail::copy_bytes(dst + body, src + body, nbytes - body);
@@ -180,9 +205,8 @@ void bitunshuffle(int typesize,
     const std::size_t body = n * t;
     if (n > 0) {
         for (std::size_t j = 0; j < t; ++j) {
-            unshuffle_elems(8, n / 8, src + j * n, scratch + j * n);
+            rows_to_words(n / 8, src + j * n, scratch + j * n);
         }
-        bit_transpose_words(body / 8, scratch, scratch);
         unshuffle_elems(typesize, n, scratch, dst);
     }
     if (blosc1_layout) {

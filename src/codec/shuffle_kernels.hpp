@@ -60,7 +60,9 @@ inline void unzip_rounds(typename Ops::V* l) {
 
 /// Unshuffles the first (n / W) * W elements with vectors; returns how many were done.
 /// `src` holds T streams of n bytes; `dst` receives n elements of T bytes.
-template <class Ops, std::size_t T>
+/// With kBits, each output vector (whole 8-byte words when T == 8) is also bit-transposed before
+/// it is stored: the fused "rows to words" step of bitunshuffle.
+template <class Ops, std::size_t T, bool kBits = false>
 std::size_t unshuffle_vec(std::size_t n, const std::uint8_t* src, std::uint8_t* dst) {
     using V = typename Ops::V;
     constexpr std::size_t W = Ops::kWidth;
@@ -74,14 +76,18 @@ std::size_t unshuffle_vec(std::size_t n, const std::uint8_t* src, std::uint8_t* 
         zip_rounds<Ops, T, 1>(l);
         std::uint8_t* out = dst + i * T;
         for (std::size_t j = 0; j < T; ++j) {
+            if constexpr (kBits) {
+                l[j] = Ops::bit_transpose8x8(l[j]);
+            }
             Ops::store(out + j * W, l[j]);
         }
     }
     return nv;
 }
 
-/// Shuffles the first (n / W) * W elements with vectors; returns how many were done.
-template <class Ops, std::size_t T>
+/// Shuffles the first (n / W) * W elements with vectors; returns how many were done. With kBits,
+/// each loaded vector is bit-transposed first (the fused "words to rows" step of bitshuffle).
+template <class Ops, std::size_t T, bool kBits = false>
 std::size_t shuffle_vec(std::size_t n, const std::uint8_t* src, std::uint8_t* dst) {
     using V = typename Ops::V;
     constexpr std::size_t W = Ops::kWidth;
@@ -92,6 +98,9 @@ std::size_t shuffle_vec(std::size_t n, const std::uint8_t* src, std::uint8_t* ds
         const std::uint8_t* in = src + i * T;
         for (std::size_t j = 0; j < T; ++j) {
             l[j] = Ops::load(in + j * W);
+            if constexpr (kBits) {
+                l[j] = Ops::bit_transpose8x8(l[j]);
+            }
         }
         unzip_rounds<Ops, T, T / 2>(l);
         for (std::size_t j = 0; j < T; ++j) {
@@ -171,16 +180,17 @@ bool shuffle_dispatch(int t, std::size_t n, const std::uint8_t* src, std::uint8_
     return true;
 }
 
-/// Transposes the 8x8 bit matrix held in each 64-bit word of [src, src + 8 * nwords):
-/// bit b of byte m moves to bit m of byte b. Vector part; returns words done.
+/// Bitshuffle's inner step for one byte stream of 8 * nwords bytes: bit-transpose every 8-byte
+/// word, then split the words into 8 rows (row b = byte b of each word). Returns words done.
 template <class Ops>
-std::size_t bit_transpose_vec(std::size_t nwords, const std::uint8_t* src, std::uint8_t* dst) {
-    constexpr std::size_t kWords = Ops::kWidth / 8;
-    const std::size_t nv = nwords / kWords * kWords;
-    for (std::size_t w = 0; w < nv; w += kWords) {
-        Ops::store(dst + w * 8, Ops::bit_transpose8x8(Ops::load(src + w * 8)));
-    }
-    return nv;
+std::size_t words_to_rows_vec(std::size_t nwords, const std::uint8_t* src, std::uint8_t* dst) {
+    return shuffle_vec<Ops, 8, true>(nwords, src, dst);
+}
+
+/// The inverse: gather 8 rows of nwords bytes into words and bit-transpose each.
+template <class Ops>
+std::size_t rows_to_words_vec(std::size_t nwords, const std::uint8_t* src, std::uint8_t* dst) {
+    return unshuffle_vec<Ops, 8, true>(nwords, src, dst);
 }
 
 }  // namespace

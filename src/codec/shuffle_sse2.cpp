@@ -81,15 +81,19 @@ bool shuffle_sse2(int t, std::size_t n, const std::uint8_t* src, std::uint8_t* d
 bool unshuffle_sse2(int t, std::size_t n, const std::uint8_t* src, std::uint8_t* dst) {
     return unshuffle_dispatch<Sse2Ops>(t, n, src, dst);
 }
-std::size_t bit_transpose_sse2(std::size_t nwords, const std::uint8_t* src, std::uint8_t* dst) {
-    return bit_transpose_vec<Sse2Ops>(nwords, src, dst);
+std::size_t words_to_rows_sse2(std::size_t nwords, const std::uint8_t* src, std::uint8_t* dst) {
+    return words_to_rows_vec<Sse2Ops>(nwords, src, dst);
+}
+std::size_t rows_to_words_sse2(std::size_t nwords, const std::uint8_t* src, std::uint8_t* dst) {
+    return rows_to_words_vec<Sse2Ops>(nwords, src, dst);
 }
 
 }  // namespace
 
 namespace b2nd::codec::detail {
 const SimdKernels& sse2_kernels() noexcept {
-    static const SimdKernels k{"sse2", &shuffle_sse2, &unshuffle_sse2, &bit_transpose_sse2};
+    static const SimdKernels k{"sse2", &shuffle_sse2, &unshuffle_sse2, &words_to_rows_sse2,
+                               &rows_to_words_sse2};
     return k;
 }
 }  // namespace b2nd::codec::detail

@@ -7,22 +7,25 @@
 namespace b2nd::codec::detail {
 
 /// One instruction set's kernels. `shuffle`/`unshuffle` return false for element sizes they do
-/// not vectorize (the caller then uses the generic loops); `bit_transpose` returns how many
-/// 8-byte words it transposed (the caller finishes the rest).
+/// not vectorize (the caller then uses the generic loops). `words_to_rows` (bit-transpose each
+/// 8-byte word, then split the words into 8 byte rows) and its inverse `rows_to_words` return how
+/// many words they processed; the caller finishes the rest.
 struct SimdKernels {
     const char* name;
     bool (*shuffle)(int typesize, std::size_t nelems, const std::uint8_t* src, std::uint8_t* dst);
     bool (*unshuffle)(int typesize, std::size_t nelems, const std::uint8_t* src, std::uint8_t* dst);
-    std::size_t (*bit_transpose)(std::size_t nwords, const std::uint8_t* src, std::uint8_t* dst);
+    std::size_t (*words_to_rows)(std::size_t nwords, const std::uint8_t* src, std::uint8_t* dst);
+    std::size_t (*rows_to_words)(std::size_t nwords, const std::uint8_t* src, std::uint8_t* dst);
 };
 
 #if defined(__x86_64__) || defined(_M_X64)
 #define B2ND_HAVE_X86_KERNELS 1
 const SimdKernels& sse2_kernels() noexcept;
 const SimdKernels& avx2_kernels() noexcept;
+const SimdKernels& gfni_kernels() noexcept;  // AVX2 + GFNI
 #endif
 
-/// The best kernels for this CPU, chosen once (B2ND_SIMD=generic|sse2|avx2 overrides).
+/// The best kernels for this CPU, chosen once (B2ND_SIMD=generic|sse2|avx2|gfni overrides).
 const SimdKernels* best_kernels() noexcept;
 
 }  // namespace b2nd::codec::detail

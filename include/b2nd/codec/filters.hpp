@@ -69,7 +69,7 @@ void bytedelta_encode(int unit, std::size_t nbytes, const std::uint8_t* src, std
 void bytedelta_decode(
     int unit, std::size_t nbytes, const std::uint8_t* src, std::uint8_t* dst, bool legacy = false);
 
-/// The shuffle kernels in use: "avx2", "sse2" or "generic".
+/// The shuffle kernels in use: "avx2+gfni", "avx2", "sse2" or "generic".
 std::string_view simd_backend() noexcept;
 
 }  // namespace b2nd::codec

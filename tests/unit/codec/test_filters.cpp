@@ -82,6 +82,9 @@ TEST_CASE("each SIMD kernel set agrees with the reference", "[codec]") {
     kernels.push_back(&b2nd::codec::detail::sse2_kernels());
     if (__builtin_cpu_supports("avx2")) {
         kernels.push_back(&b2nd::codec::detail::avx2_kernels());
+        if (__builtin_cpu_supports("gfni")) {
+            kernels.push_back(&b2nd::codec::detail::gfni_kernels());
+        }
     }
 #endif
     if (kernels.empty()) {
@@ -100,6 +103,17 @@ TEST_CASE("each SIMD kernel set agrees with the reference", "[codec]") {
                 REQUIRE(k->unshuffle(t, nelem, out.data(), back.data()));
                 B2ND_REQUIRE_SAME_BYTES(back, in);
             }
+        }
+        // The fused bitshuffle steps: on one byte stream, words_to_rows is the bit shuffle of
+        // 1-byte elements (word counts that are multiples of every vector width).
+        for (std::size_t nwords : std::vector<std::size_t>{32, 64, 320}) {
+            INFO(k->name << " words " << nwords);
+            const auto in = random_bytes(nwords * 8, nwords);
+            std::vector<std::uint8_t> rows(in.size()), words(in.size());
+            REQUIRE(k->words_to_rows(nwords, in.data(), rows.data()) == nwords);
+            B2ND_REQUIRE_SAME_BYTES(rows, naive_bitshuffle(1, in));
+            REQUIRE(k->rows_to_words(nwords, rows.data(), words.data()) == nwords);
+            B2ND_REQUIRE_SAME_BYTES(words, in);
         }
         CHECK_FALSE(k->shuffle(3, 10, nullptr, nullptr));
     }
@@ -225,5 +239,5 @@ TEST_CASE("legacy bytedelta restarts the running sum at each channel's 16-byte t
 
 TEST_CASE("the SIMD backend reports its name", "[codec]") {
     const auto name = simd_backend();
-    CHECK((name == "avx2" || name == "sse2" || name == "generic"));
+    CHECK((name == "avx2+gfni" || name == "avx2" || name == "sse2" || name == "generic"));
 }

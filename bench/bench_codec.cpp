@@ -5,10 +5,6 @@
 // decoders run on the *same* chunk (the one c-blosc2 wrote).
 //
 //   build-bench/bench/bench_codec [--quick]
-#include <b2nd/codec/chunk_decoder.hpp>
-#include <b2nd/codec/chunk_encoder.hpp>
-#include <b2nd/codec/filters.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -18,6 +14,10 @@
 #include <functional>
 #include <string>
 #include <vector>
+
+#include <b2nd/codec/chunk_decoder.hpp>
+#include <b2nd/codec/chunk_encoder.hpp>
+#include <b2nd/codec/filters.hpp>
 
 #if defined(B2ND_HAVE_BLOSC2)
 #include <blosc2.h>
@@ -60,7 +60,8 @@ std::vector<std::uint8_t> f32_field(std::size_t n) {
         const auto i = static_cast<double>(flat / (512 * 512));
         const auto j = static_cast<double>((flat / 512) % 512);
         const auto k = static_cast<double>(flat % 512);
-        const double a = 20 * std::sin(tp * i / 256) * std::cos(tp * j / 300) + 0.05 * (j - 256) / 256;
+        const double a =
+            20 * std::sin(tp * i / 256) * std::cos(tp * j / 300) + 0.05 * (j - 256) / 256;
         const double u = static_cast<double>(mix(flat) >> 11) / 9007199254740992.0;
         const auto v = static_cast<float>(a + 10 * std::sin(tp * (i + k) / 200) + 0.01 * (u - 0.5));
         std::memcpy(&out[flat * 4], &v, 4);
@@ -83,7 +84,8 @@ struct Config {
 };
 
 #if defined(B2ND_HAVE_BLOSC2)
-std::vector<std::uint8_t> blosc2_encode(const std::vector<std::uint8_t>& src, const EncodeParams& p,
+std::vector<std::uint8_t> blosc2_encode(const std::vector<std::uint8_t>& src,
+                                        const EncodeParams& p,
                                         int nthreads) {
     blosc2_cparams cp = BLOSC2_CPARAMS_DEFAULTS;
     cp.compcode = static_cast<std::uint8_t>(p.compressor);
@@ -138,19 +140,22 @@ void codec_table(const char* data_name, const std::vector<std::uint8_t>& src, in
                     std::fprintf(stderr, "round trip failed\n");
                     std::exit(1);
                 }
-                const std::string name = std::string(compressor_name(cfg.c)) + " " +
-                                         std::to_string(cfg.clevel);
+                const std::string name =
+                    std::string(compressor_name(cfg.c)) + " " + std::to_string(cfg.clevel);
                 const char* fname = f == Filter::shuffle ? "shuffle" : "bitshuffle";
-                const double ratio = static_cast<double>(src.size()) / static_cast<double>(chunk.size());
+                const double ratio =
+                    static_cast<double>(src.size()) / static_cast<double>(chunk.size());
 #if defined(B2ND_HAVE_BLOSC2)
                 std::vector<std::uint8_t> c2chunk;
-                const double c2enc = best_seconds([&] { c2chunk = blosc2_encode(src, p, nthreads); });
+                const double c2enc =
+                    best_seconds([&] { c2chunk = blosc2_encode(src, p, nthreads); });
                 blosc2_dparams dp = BLOSC2_DPARAMS_DEFAULTS;
                 dp.nthreads = static_cast<std::int16_t>(nthreads);
                 blosc2_context* dctx = blosc2_create_dctx(dp);
                 const double c2dec = best_seconds([&] {
-                    blosc2_decompress_ctx(dctx, c2chunk.data(), static_cast<std::int32_t>(c2chunk.size()),
-                                          out.data(), static_cast<std::int32_t>(out.size()));
+                    blosc2_decompress_ctx(dctx, c2chunk.data(),
+                                          static_cast<std::int32_t>(c2chunk.size()), out.data(),
+                                          static_cast<std::int32_t>(out.size()));
                 });
                 blosc2_free_ctx(dctx);
                 const ChunkDecoder same(c2chunk);
@@ -159,10 +164,11 @@ void codec_table(const char* data_name, const std::vector<std::uint8_t>& src, in
                     std::fprintf(stderr, "decoding c-blosc2's chunk failed\n");
                     std::exit(1);
                 }
-                std::printf("%-10s %-10s %3d | %6.2f %8.2f %8.2f | %6.2f %8.2f %8.2f | %9.2f %8.2fx\n",
-                            name.c_str(), fname, nthreads, ratio, gb / enc, gb / d,
-                            static_cast<double>(src.size()) / static_cast<double>(c2chunk.size()),
-                            gb / c2enc, gb / c2dec, gb / ours_same, c2dec / ours_same);
+                std::printf(
+                    "%-10s %-10s %3d | %6.2f %8.2f %8.2f | %6.2f %8.2f %8.2f | %9.2f %8.2fx\n",
+                    name.c_str(), fname, nthreads, ratio, gb / enc, gb / d,
+                    static_cast<double>(src.size()) / static_cast<double>(c2chunk.size()),
+                    gb / c2enc, gb / c2dec, gb / ours_same, c2dec / ours_same);
 #else
                 std::printf("%-10s %-10s %3d | %6.2f %8.2f %8.2f\n", name.c_str(), fname, nthreads,
                             ratio, gb / enc, gb / d);
@@ -185,10 +191,12 @@ void filter_table(const std::vector<std::uint8_t>& src) {
                     gb / u);
     }
     for (int t : {4, 8}) {
-        const double s = best_seconds([&] { bitshuffle(t, src.size(), src.data(), a.data(), scratch.data()); });
-        const double u = best_seconds([&] { bitunshuffle(t, src.size(), a.data(), b.data(), scratch.data()); });
-        std::printf("bitshuffle   typesize %d %6.2f\nbitunshuffle typesize %d %6.2f\n", t, gb / s, t,
-                    gb / u);
+        const double s =
+            best_seconds([&] { bitshuffle(t, src.size(), src.data(), a.data(), scratch.data()); });
+        const double u =
+            best_seconds([&] { bitunshuffle(t, src.size(), a.data(), b.data(), scratch.data()); });
+        std::printf("bitshuffle   typesize %d %6.2f\nbitunshuffle typesize %d %6.2f\n", t, gb / s,
+                    t, gb / u);
     }
     const double m = best_seconds([&] { std::memcpy(a.data(), src.data(), src.size()); });
     std::printf("%-22s %8.2f\n", "memcpy (reference)", gb / m);
@@ -202,9 +210,12 @@ int main(int argc, char** argv) {
     }
 #if defined(B2ND_HAVE_BLOSC2)
     blosc2_init();
-    std::printf("b2nd-cpp codec benchmark; c-blosc2 %s measured in the same run\n", BLOSC2_VERSION_STRING);
-    std::printf("columns: ours (ratio, encode, decode of our chunk) | c-blosc2 (its ratio, encode, decode of "
-                "its chunk) | ours decoding c-blosc2's chunk, and c-blosc2 time / our time on it\n");
+    std::printf("b2nd-cpp codec benchmark; c-blosc2 %s measured in the same run\n",
+                BLOSC2_VERSION_STRING);
+    std::printf(
+        "columns: ours (ratio, encode, decode of our chunk) | c-blosc2 (its ratio, encode, decode "
+        "of "
+        "its chunk) | ours decoding c-blosc2's chunk, and c-blosc2 time / our time on it\n");
 #else
     std::printf("b2nd-cpp codec benchmark (built without c-blosc2)\n");
 #endif

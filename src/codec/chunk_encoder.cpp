@@ -123,6 +123,11 @@ format::ChunkHeader base_header(const EncodeParams& p,
     for (std::size_t i = 0; i < p.filters.size(); ++i) {
         h.filters[i] = static_cast<std::uint8_t>(p.filters[i].id);
         h.filters_meta[i] = p.filters[i].meta;
+        if (p.filters[i].id == Filter::bytedelta && p.filters[i].meta == 0) {
+            // c-blosc2 reads meta 0 as "the super-chunk's typesize" and fails outside one:
+            // store the unit explicitly so that a bare chunk decodes anywhere.
+            h.filters_meta[i] = static_cast<std::uint8_t>(coded_typesize(p.typesize));
+        }
     }
     h.udcodec = static_cast<std::uint8_t>(p.compressor);
     return h;
@@ -444,7 +449,9 @@ std::size_t encode_chunk(ByteSpan src, const EncodeParams& p, MutableByteSpan de
             }
         }
         if (fits) {
-            if (zero_runs) {
+            // c-blosc2 2.x rejects special chunks whose size is not a multiple of the typesize:
+            // keep the (slightly longer) all-zero-runs encoding for those.
+            if (zero_runs && nbytes % c.ts == 0) {
                 h.blosc2_flags |= static_cast<std::uint8_t>(static_cast<unsigned>(Special::zeros)
                                                             << format::blosc2_flags::kSpecialShift);
                 pos = hs;

@@ -3,6 +3,7 @@ option(B2ND_BUILD_FUZZERS    "Fuzz targets (corpus replay unless libFuzzer)" ${B
 option(B2ND_BUILD_EXAMPLES   "Examples and the demo"                        ${PROJECT_IS_TOP_LEVEL})
 option(B2ND_BUILD_BENCHMARKS "Benchmarks"                                   OFF)
 option(B2ND_WERROR           "Warnings are errors"                          OFF)
+option(B2ND_INSTALL          "Install rules and package config"             ${PROJECT_IS_TOP_LEVEL})
 set(B2ND_CORPUS_DIR "${PROJECT_SOURCE_DIR}/../shared/corpus" CACHE PATH
     "The shared test corpus (files written by c-blosc2 and python-blosc2)")
 set(B2ND_FUZZ_ENGINE "replay" CACHE STRING "'replay' (any compiler) or 'libfuzzer' (clang)")

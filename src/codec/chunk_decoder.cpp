@@ -29,13 +29,6 @@ constexpr std::uint8_t kLastBlosc1Version = 2;
 /// Per-thread scratch buffers; they grow to the largest block seen and are reused.
 struct Scratch {
     std::vector<std::uint8_t> streams, ping, pong, bits, block0, range, range0;
-
-    static std::uint8_t* get(std::vector<std::uint8_t>& v, std::size_t n) {
-        if (v.size() < n) {
-            v.resize(n);
-        }
-        return v.data();
-    }
 };
 
 Scratch& scratch() {
@@ -372,14 +365,15 @@ void ChunkDecoder::apply_filters(std::int32_t i,
         if (f == Filter::none || f == Filter::trunc_prec) {
             continue;  // trunc_prec is lossy and has nothing to undo
         }
-        std::uint8_t* out =
-            --remaining == 0 ? dest : Scratch::get(cur == s.ping.data() ? s.pong : s.ping, n);
+        std::uint8_t* out = --remaining == 0 ? dest
+                                             : b2nd::detail::scratch_bytes(
+                                                   cur == s.ping.data() ? s.pong : s.ping, n);
         switch (f) {
             case Filter::shuffle:
                 unshuffle(meta != 0 ? meta : h.typesize, n, cur, out);
                 break;
             case Filter::bitshuffle:
-                bitunshuffle(h.typesize, n, cur, out, Scratch::get(s.bits, n),
+                bitunshuffle(h.typesize, n, cur, out, b2nd::detail::scratch_bytes(s.bits, n),
                              h.version <= kLastBlosc1Version);
                 break;
             case Filter::delta:
@@ -416,11 +410,12 @@ void ChunkDecoder::decode_block_impl(std::int32_t i,
     }
     if (needs_block0_ && i > 0 && block0 == nullptr) {
         Scratch& s = scratch();
-        std::uint8_t* b0 = Scratch::get(s.block0, static_cast<std::size_t>(geometry(0).nbytes));
+        std::uint8_t* b0 =
+            b2nd::detail::scratch_bytes(s.block0, static_cast<std::size_t>(geometry(0).nbytes));
         decode_block_impl(0, b0, nullptr);
         block0 = b0;
     }
-    std::uint8_t* streams = Scratch::get(scratch().streams, n);
+    std::uint8_t* streams = b2nd::detail::scratch_bytes(scratch().streams, n);
     decode_streams(i, g, streams);
     apply_filters(i, streams, n, dest, block0);
 }
@@ -503,7 +498,8 @@ void ChunkDecoder::decode_range(std::int64_t offset, MutableByteSpan dest) const
         std::uint8_t* target = dest.data() + (lo - offset);
         const bool whole = lo == g.offset && hi == g.offset + g.nbytes;
         std::uint8_t* out =
-            whole ? target : Scratch::get(s.range, static_cast<std::size_t>(g.nbytes));
+            whole ? target
+                  : b2nd::detail::scratch_bytes(s.range, static_cast<std::size_t>(g.nbytes));
         decode_block_impl(b, out, block0);
         if (!whole) {
             b2nd::detail::copy_bytes(target, out + (lo - g.offset),
@@ -513,7 +509,8 @@ void ChunkDecoder::decode_range(std::int64_t offset, MutableByteSpan dest) const
             if (whole) {
                 block0 = out;
             } else {
-                std::uint8_t* keep = Scratch::get(s.range0, static_cast<std::size_t>(g.nbytes));
+                std::uint8_t* keep =
+                    b2nd::detail::scratch_bytes(s.range0, static_cast<std::size_t>(g.nbytes));
                 b2nd::detail::copy_bytes(keep, out, static_cast<std::size_t>(g.nbytes));
                 block0 = keep;
             }

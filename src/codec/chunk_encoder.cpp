@@ -1,6 +1,7 @@
 // The chunk encoder: filters forward, streams, block starts, and c-blosc2's fallbacks.
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include <b2nd/codec/chunk_encoder.hpp>
@@ -155,17 +156,23 @@ bool is_run(const std::uint8_t* p, std::size_t n) {
 
 struct Scratch {
     std::vector<std::uint8_t> ping, pong, bits;
-    static std::uint8_t* get(std::vector<std::uint8_t>& v, std::size_t n) {
-        if (v.size() < n) {
-            v.resize(n);
-        }
-        return v.data();
-    }
 };
 
 Scratch& scratch() {
     thread_local Scratch s;
     return s;
+}
+
+/// The calling thread's staging area for blocks encoded in parallel: reused across chunks and
+/// never zero-filled (a fresh multi-MiB buffer per chunk costs as much as encoding it).
+std::uint8_t* staging(std::size_t n) {
+    thread_local std::unique_ptr<std::uint8_t[]> buf;
+    thread_local std::size_t cap = 0;
+    if (cap < n) {
+        buf.reset(new std::uint8_t[n]);
+        cap = n;
+    }
+    return buf.get();
 }
 
 /// Everything a block encoder needs, fixed for one chunk.
@@ -203,13 +210,13 @@ const std::uint8_t* filter_block(const ChunkPlan& c,
         if (f.id == Filter::none) {
             continue;
         }
-        std::uint8_t* out = Scratch::get(cur == s.ping.data() ? s.pong : s.ping, n);
+        std::uint8_t* out = b2nd::detail::scratch_bytes(cur == s.ping.data() ? s.pong : s.ping, n);
         switch (f.id) {
             case Filter::shuffle:
                 shuffle(f.meta != 0 ? f.meta : c.ts, n, cur, out);
                 break;
             case Filter::bitshuffle:
-                bitshuffle(c.ts, n, cur, out, Scratch::get(s.bits, n));
+                bitshuffle(c.ts, n, cur, out, b2nd::detail::scratch_bytes(s.bits, n));
                 break;
             case Filter::delta:
                 delta_encode(c.delta_ref, i == 0, c.ts, n, cur, out);
@@ -427,13 +434,13 @@ std::size_t encode_chunk(ByteSpan src, const EncodeParams& p, MutableByteSpan de
             for (std::int32_t i = 0; i < c.nblocks; ++i) {
                 slot[std::size_t(i) + 1] = slot[std::size_t(i)] + c.block_bound(i);
             }
-            std::vector<std::uint8_t> tmp(slot.back());
+            std::uint8_t* const tmp = staging(slot.back());
             std::vector<std::size_t> sizes(static_cast<std::size_t>(c.nblocks));
             std::vector<char> zero(static_cast<std::size_t>(c.nblocks), 1);
             b2nd::detail::parallel_for(
                 static_cast<std::size_t>(c.nblocks), p.nthreads, [&](std::size_t i) {
                     bool z = true;
-                    sizes[i] = encode_block(c, static_cast<std::int32_t>(i), tmp.data() + slot[i],
+                    sizes[i] = encode_block(c, static_cast<std::int32_t>(i), tmp + slot[i],
                                             slot[i + 1] - slot[i], z);
                     zero[i] = z ? 1 : 0;
                 });
@@ -442,7 +449,7 @@ std::size_t encode_chunk(ByteSpan src, const EncodeParams& p, MutableByteSpan de
                 if (fits) {
                     format::store_le<std::int32_t>(out + hs + 4 * i,
                                                    static_cast<std::int32_t>(pos));
-                    b2nd::detail::copy_bytes(out + pos, tmp.data() + slot[i], sizes[i]);
+                    b2nd::detail::copy_bytes(out + pos, tmp + slot[i], sizes[i]);
                     pos += sizes[i];
                     zero_runs = zero_runs && zero[i] != 0;
                 }

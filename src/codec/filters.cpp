@@ -99,29 +99,41 @@ int delta_unit(int typesize) noexcept {
     }
 }
 
+namespace {
+
+/// Calls f with a value of the unsigned type DELTA works in for this typesize.
+template <class F>
+void with_delta_unit(int typesize, F&& f) {
+    switch (delta_unit(typesize)) {
+        case 1:
+            f(std::uint8_t{});
+            break;
+        case 2:
+            f(std::uint16_t{});
+            break;
+        case 4:
+            f(std::uint32_t{});
+            break;
+        default:
+            f(std::uint64_t{});
+            break;
+    }
+}
+
+}  // namespace
+
 void delta_encode(const std::uint8_t* ref,
                   bool first_block,
                   int typesize,
                   std::size_t nbytes,
                   const std::uint8_t* src,
                   std::uint8_t* dst) {
-    const int unit = delta_unit(typesize);
-    const std::size_t n = nbytes / static_cast<std::size_t>(unit);
-    switch (unit) {
-        case 1:
-            delta_encode_as<std::uint8_t>(ref, first_block, n, src, dst);
-            break;
-        case 2:
-            delta_encode_as<std::uint16_t>(ref, first_block, n, src, dst);
-            break;
-        case 4:
-            delta_encode_as<std::uint32_t>(ref, first_block, n, src, dst);
-            break;
-        default:
-            delta_encode_as<std::uint64_t>(ref, first_block, n, src, dst);
-            break;
-    }
-    const std::size_t done = n * static_cast<std::size_t>(unit);
+    with_delta_unit(typesize, [&](auto unit) {
+        using U = decltype(unit);
+        delta_encode_as<U>(ref, first_block, nbytes / sizeof(U), src, dst);
+    });
+    const auto unit = static_cast<std::size_t>(delta_unit(typesize));
+    const std::size_t done = nbytes / unit * unit;
     b2nd::detail::copy_bytes(dst + done, src + done, nbytes - done);
 }
 
@@ -131,23 +143,12 @@ void delta_decode(const std::uint8_t* ref,
                   std::size_t nbytes,
                   const std::uint8_t* src,
                   std::uint8_t* dst) {
-    const int unit = delta_unit(typesize);
-    const std::size_t n = nbytes / static_cast<std::size_t>(unit);
-    switch (unit) {
-        case 1:
-            delta_decode_as<std::uint8_t>(ref, first_block, n, src, dst);
-            break;
-        case 2:
-            delta_decode_as<std::uint16_t>(ref, first_block, n, src, dst);
-            break;
-        case 4:
-            delta_decode_as<std::uint32_t>(ref, first_block, n, src, dst);
-            break;
-        default:
-            delta_decode_as<std::uint64_t>(ref, first_block, n, src, dst);
-            break;
-    }
-    const std::size_t done = n * static_cast<std::size_t>(unit);
+    with_delta_unit(typesize, [&](auto unit) {
+        using U = decltype(unit);
+        delta_decode_as<U>(ref, first_block, nbytes / sizeof(U), src, dst);
+    });
+    const auto unit = static_cast<std::size_t>(delta_unit(typesize));
+    const std::size_t done = nbytes / unit * unit;
     if (dst != src) {
         b2nd::detail::copy_bytes(dst + done, src + done, nbytes - done);
     }

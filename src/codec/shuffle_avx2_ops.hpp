@@ -21,55 +21,76 @@ struct Avx2Ops {
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v);
     }
 
-    /// Interleaves U-byte units of a and b over the full 32 bytes. The AVX2 unpacks work per
-    /// 128-bit lane, so the inputs' middle quadwords are swapped first.
+    /// Interleaves U-byte units of a and b within each 128-bit lane: each lane runs the SSE2
+    /// network on its own 16 elements, and after_zip() puts the lanes in memory order once.
     template <std::size_t U>
     static void zip(V a, V b, V& lo, V& hi) noexcept {
-        const V a2 = _mm256_permute4x64_epi64(a, 0xD8);
-        const V b2 = _mm256_permute4x64_epi64(b, 0xD8);
         if constexpr (U == 1) {
-            lo = _mm256_unpacklo_epi8(a2, b2);
-            hi = _mm256_unpackhi_epi8(a2, b2);
+            lo = _mm256_unpacklo_epi8(a, b);
+            hi = _mm256_unpackhi_epi8(a, b);
         } else if constexpr (U == 2) {
-            lo = _mm256_unpacklo_epi16(a2, b2);
-            hi = _mm256_unpackhi_epi16(a2, b2);
+            lo = _mm256_unpacklo_epi16(a, b);
+            hi = _mm256_unpackhi_epi16(a, b);
         } else if constexpr (U == 4) {
-            lo = _mm256_unpacklo_epi32(a2, b2);
-            hi = _mm256_unpackhi_epi32(a2, b2);
+            lo = _mm256_unpacklo_epi32(a, b);
+            hi = _mm256_unpackhi_epi32(a, b);
         } else {
-            lo = _mm256_unpacklo_epi64(a2, b2);
-            hi = _mm256_unpackhi_epi64(a2, b2);
+            lo = _mm256_unpacklo_epi64(a, b);
+            hi = _mm256_unpackhi_epi64(a, b);
         }
     }
 
-    /// Splits the U-byte units of [lo, hi] into even and odd positions; the per-lane results
-    /// are put back in order by swapping the middle quadwords.
+    /// After the zip rounds, vector k holds in lane 0 the SSE2 result k for the first 16
+    /// elements and in lane 1 that for the next 16; output vector j is results 2j and 2j + 1.
+    template <std::size_t T>
+    static void after_zip(V* l) noexcept {
+        V r[T];
+        for (std::size_t k = 0; k < T; ++k) {
+            r[k] = l[k];
+        }
+        for (std::size_t j = 0; j < T / 2; ++j) {
+            l[j] = _mm256_permute2x128_si256(r[2 * j], r[2 * j + 1], 0x20);
+            l[j + T / 2] = _mm256_permute2x128_si256(r[2 * j], r[2 * j + 1], 0x31);
+        }
+    }
+
+    /// The inverse: lane 0 of vector k gets 16-byte chunk k of the input, lane 1 chunk k + T,
+    /// so that each lane then runs the SSE2 unzip network on its own half.
+    template <std::size_t T>
+    static void before_unzip(V* l) noexcept {
+        V in[T];
+        for (std::size_t k = 0; k < T; ++k) {
+            in[k] = l[k];
+        }
+        for (std::size_t k = 0; k < T; ++k) {
+            l[k] = _mm256_permute2x128_si256(in[k / 2], in[(k + T) / 2], k % 2 == 0 ? 0x20 : 0x31);
+        }
+    }
+
+    /// Splits the U-byte units of [lo, hi] into even and odd positions within each lane
+    /// (before_unzip() has arranged the lanes).
     template <std::size_t U>
     static void unzip(V lo, V hi, V& even, V& odd) noexcept {
-        V e;
-        V o;
         if constexpr (U == 1) {
             const V mask = _mm256_set1_epi16(0x00FF);
-            e = _mm256_packus_epi16(_mm256_and_si256(lo, mask), _mm256_and_si256(hi, mask));
-            o = _mm256_packus_epi16(_mm256_srli_epi16(lo, 8), _mm256_srli_epi16(hi, 8));
+            even = _mm256_packus_epi16(_mm256_and_si256(lo, mask), _mm256_and_si256(hi, mask));
+            odd = _mm256_packus_epi16(_mm256_srli_epi16(lo, 8), _mm256_srli_epi16(hi, 8));
         } else if constexpr (U == 2) {
             const V m = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15, 0, 1,
                                          4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
             const V a = _mm256_shuffle_epi8(lo, m);
             const V b = _mm256_shuffle_epi8(hi, m);
-            e = _mm256_unpacklo_epi64(a, b);
-            o = _mm256_unpackhi_epi64(a, b);
+            even = _mm256_unpacklo_epi64(a, b);
+            odd = _mm256_unpackhi_epi64(a, b);
         } else if constexpr (U == 4) {
             const V a = _mm256_shuffle_epi32(lo, 0xD8);
             const V b = _mm256_shuffle_epi32(hi, 0xD8);
-            e = _mm256_unpacklo_epi64(a, b);
-            o = _mm256_unpackhi_epi64(a, b);
+            even = _mm256_unpacklo_epi64(a, b);
+            odd = _mm256_unpackhi_epi64(a, b);
         } else {
-            e = _mm256_unpacklo_epi64(lo, hi);
-            o = _mm256_unpackhi_epi64(lo, hi);
+            even = _mm256_unpacklo_epi64(lo, hi);
+            odd = _mm256_unpackhi_epi64(lo, hi);
         }
-        even = _mm256_permute4x64_epi64(e, 0xD8);
-        odd = _mm256_permute4x64_epi64(o, 0xD8);
     }
 
     static V bit_transpose8x8(V x) noexcept {

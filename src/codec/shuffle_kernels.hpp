@@ -8,6 +8,8 @@
 // The vector kernels treat T = 2^k streams and run k rounds of a perfect-shuffle network:
 // unshuffle zips pairs of vectors at unit sizes 1, 2, 4, 8 bytes; shuffle unzips in reverse.
 // Starting from streams in bit-reversed order makes the network's output land in memory order.
+// The rounds work per 128-bit lane; wider vectors rearrange their lanes once, in
+// Ops::after_zip / Ops::before_unzip, rather than in every round.
 #pragma once
 
 #include <cstddef>
@@ -74,6 +76,7 @@ std::size_t unshuffle_vec(std::size_t n, const std::uint8_t* src, std::uint8_t* 
             l[j] = Ops::load(src + bit_reverse(j, K) * n + i);
         }
         zip_rounds<Ops, T, 1>(l);
+        Ops::template after_zip<T>(l);
         std::uint8_t* out = dst + i * T;
         for (std::size_t j = 0; j < T; ++j) {
             if constexpr (kBits) {
@@ -102,6 +105,7 @@ std::size_t shuffle_vec(std::size_t n, const std::uint8_t* src, std::uint8_t* ds
                 l[j] = Ops::bit_transpose8x8(l[j]);
             }
         }
+        Ops::template before_unzip<T>(l);
         unzip_rounds<Ops, T, T / 2>(l);
         for (std::size_t j = 0; j < T; ++j) {
             Ops::store(dst + bit_reverse(j, K) * n + i, l[j]);

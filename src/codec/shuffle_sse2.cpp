@@ -36,6 +36,12 @@ struct Sse2Ops {
         }
     }
 
+    /// A 128-bit vector is one lane: nothing to rearrange around the rounds.
+    template <std::size_t T>
+    static void after_zip(V* /*l*/) noexcept {}
+    template <std::size_t T>
+    static void before_unzip(V* /*l*/) noexcept {}
+
     /// Splits the U-byte units of [lo, hi] into those at even and at odd positions.
     template <std::size_t U>
     static void unzip(V lo, V hi, V& even, V& odd) noexcept {

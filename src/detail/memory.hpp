@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
+#include <vector>
 
 namespace b2nd::detail {
 
@@ -17,6 +19,14 @@ inline void fill_bytes(void* dst, int value, std::size_t n) noexcept {
     if (n != 0) {
         std::memset(dst, value, n);
     }
+}
+
+/// A scratch buffer of at least n bytes: grows `v` when needed, never shrinks it.
+inline std::uint8_t* scratch_bytes(std::vector<std::uint8_t>& v, std::size_t n) {
+    if (v.size() < n) {
+        v.resize(n);
+    }
+    return v.data();
 }
 
 }  // namespace b2nd::detail

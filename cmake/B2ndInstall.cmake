@@ -1,0 +1,26 @@
+# Install rules: the library, its headers, a CMake package (find_package(b2nd) -> b2nd::b2nd)
+# and a pkg-config file.
+include(CMakePackageConfigHelpers)
+set(B2ND_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/b2nd")
+
+install(TARGETS b2nd EXPORT b2nd-targets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY include/b2nd DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES "${PROJECT_BINARY_DIR}/include/b2nd/version.hpp"
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/b2nd)
+install(EXPORT b2nd-targets NAMESPACE b2nd:: DESTINATION ${B2ND_CMAKE_DIR})
+
+configure_package_config_file(cmake/b2nd-config.cmake.in
+  "${PROJECT_BINARY_DIR}/b2nd-config.cmake" INSTALL_DESTINATION ${B2ND_CMAKE_DIR})
+write_basic_package_version_file("${PROJECT_BINARY_DIR}/b2nd-config-version.cmake"
+  COMPATIBILITY SameMinorVersion)
+install(FILES "${PROJECT_BINARY_DIR}/b2nd-config.cmake"
+              "${PROJECT_BINARY_DIR}/b2nd-config-version.cmake"
+              cmake/FindLZ4.cmake
+        DESTINATION ${B2ND_CMAKE_DIR})
+
+configure_file(cmake/b2nd.pc.in "${PROJECT_BINARY_DIR}/b2nd.pc" @ONLY)
+install(FILES "${PROJECT_BINARY_DIR}/b2nd.pc" DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

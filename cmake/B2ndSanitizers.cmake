@@ -6,3 +6,7 @@ if(B2ND_SANITIZE)
     -fsanitize=${B2ND_SANITIZE} -fno-sanitize-recover=all -fno-omit-frame-pointer)
   target_link_options(b2nd_sanitize INTERFACE -fsanitize=${B2ND_SANITIZE})
 endif()
+if(B2ND_FUZZ_ENGINE STREQUAL "libfuzzer")
+  # Coverage instrumentation for the library itself, so that libFuzzer sees inside it.
+  target_compile_options(b2nd_sanitize INTERFACE -fsanitize=fuzzer-no-link)
+endif()

@@ -99,7 +99,8 @@ ChunkDecoder::ChunkDecoder(ByteSpan chunk) : header_(format::read_chunk_header(c
         return;
     }
     if (h.nbytes == 0 && h.cbytes == hs) {
-        return;  // an empty chunk
+        nblocks_ = 0;  // an empty chunk (whatever count a VL-block header claims)
+        return;
     }
 
     const auto format = static_cast<CompFormat>(h.comp_format());

@@ -62,8 +62,9 @@ struct Avx2Ops {
         for (std::size_t k = 0; k < T; ++k) {
             in[k] = l[k];
         }
-        for (std::size_t k = 0; k < T; ++k) {
-            l[k] = _mm256_permute2x128_si256(in[k / 2], in[(k + T) / 2], k % 2 == 0 ? 0x20 : 0x31);
+        for (std::size_t k = 0; k < T; k += 2) {  // the immediates must be constants
+            l[k] = _mm256_permute2x128_si256(in[k / 2], in[(k + T) / 2], 0x20);
+            l[k + 1] = _mm256_permute2x128_si256(in[k / 2], in[(k + T) / 2], 0x31);
         }
     }
 

@@ -147,3 +147,16 @@ TEST_CASE("decoder: a DELTA block decodes alone and with a caller-provided block
     dec.decode_range(3500, part);
     CHECK(std::equal(part.begin(), part.end(), in.begin() + 3500));
 }
+
+TEST_CASE("decoder: an empty VL-block chunk claiming blocks has none (fuzzer finding)", "[codec]") {
+    // nbytes 0, "blocksize" (the VL block count) 1, cbytes 32: nothing is stored.
+    const auto chunk =
+        hex("01 07 05 01  00 00 00 00  01 00 00 00  20 00 00 00"
+            "02 00 00 01 00 00  00 00  00 01 05 00 00 00  01 00");
+    ChunkDecoder dec(chunk);
+    CHECK(dec.nbytes() == 0);
+    CHECK(dec.nblocks() == 0);
+    std::vector<std::uint8_t> out;
+    dec.decode(out);
+    CHECK(decode_chunk(chunk).empty());
+}

@@ -12,5 +12,5 @@ set(B2ND_FUZZ_ENGINE "replay" CACHE STRING "'replay' (any compiler) or 'libfuzze
 add_library(b2nd_warnings INTERFACE)
 target_compile_options(b2nd_warnings INTERFACE
   -Wall -Wextra -Wpedantic -Wconversion -Wsign-conversion -Wshadow -Wold-style-cast
-  -Wnon-virtual-dtor -Wcast-align -Wnull-dereference -Wdouble-promotion -Wformat=2
+  -Wnon-virtual-dtor -Wcast-align -Wdouble-promotion -Wformat=2
   $<$<BOOL:${B2ND_WERROR}>:-Werror>)

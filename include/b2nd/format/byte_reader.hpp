@@ -11,6 +11,15 @@
 
 namespace b2nd::format {
 
+/// "0x" followed by two lowercase hex digits.
+inline std::string hex_byte(std::uint8_t v) {
+    static const char* digits = "0123456789abcdef";
+    std::string s = "0x";
+    s += digits[v >> 4];
+    s += digits[v & 15];
+    return s;
+}
+
 class ByteReader {
 public:
     /// Reads `bytes`; offsets in error messages are `base_offset` + position in `bytes`.
@@ -91,14 +100,9 @@ inline void ByteReader::expect_marker(std::uint8_t marker, const char* field) {
     const std::size_t at = pos_;
     const std::uint8_t got = u8(field);
     if (got != marker) {
-        static const char* hex = "0123456789abcdef";
-        std::string m = std::string(field) + ": expected marker 0x";
-        m += hex[marker >> 4];
-        m += hex[marker & 15];
-        m += ", got 0x";
-        m += hex[got >> 4];
-        m += hex[got & 15];
-        fail(m, at);
+        fail(
+            std::string(field) + ": expected marker " + hex_byte(marker) + ", got " + hex_byte(got),
+            at);
     }
 }
 

@@ -1,0 +1,142 @@
+// The Blosc2 frame header and trailer (README_CFRAME_FORMAT.rst, as c-blosc2 writes them; see
+// FORMAT-NOTES.md and src/format/CONFORMANCE.md where they differ).
+//
+//   frame   = header | chunks | offsets index chunk | trailer
+//   header  = msgpack fixarray(14):
+//     0x00 9e                      fixarray of 14
+//     0x01 a8 "b2frame\0"          magic
+//     0x0a d2 header_len           int32 BE
+//     0x0f cf frame_len            uint64 BE
+//     0x18 a4 general_flags frame_type codec_flags other_flags
+//     0x1d d3 nbytes               int64 BE: uncompressed bytes of all chunks
+//     0x26 d3 cbytes               int64 BE: bytes of the chunks section (the index follows it)
+//     0x2f d2 typesize  0x34 d2 blocksize  0x39 d2 chunksize (0: variable-size chunks)
+//     0x3e d1 tcomp     0x41 d1 tdecomp                    (int16 BE, informational)
+//     0x44 c2/c3 has_vlmetalayers
+//     0x45 d8 nfilters filters[6] udcodec compcode_meta filters_meta[6] other_flags2 reserved
+//     0x57 93 cd idx_size de nmeta {fixstr name, d2 offset}*  dc nmeta {c6 len content}*
+//   trailer = msgpack fixarray(4): version, vlmetalayers (same layout as the header's
+//             metalayers, each content a Blosc2 chunk), ce trailer_len, d8 fp_type fp[16]
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <b2nd/byte_span.hpp>
+
+namespace b2nd::format {
+
+/// Smallest header (no metalayers section) and the fixed-part size c-blosc2 requires.
+inline constexpr std::int32_t kFrameHeaderMinLen = 87;
+/// Smallest trailer c-blosc2 accepts.
+inline constexpr std::int32_t kFrameTrailerMinLen = 25;
+/// Highest frame format version we read (3: variable chunks / VL blocks).
+inline constexpr std::uint8_t kMaxFrameVersion = 3;
+/// Version c-blosc2 writes for fixed-size chunks (BLOSC2_VERSION_FRAME_FORMAT_RC1).
+inline constexpr std::uint8_t kFrameVersionFixed = 2;
+/// Longest metalayer name (msgpack fixstr).
+inline constexpr std::size_t kMaxMetalayerName = 31;
+/// c-blosc2's limits on the number of metalayers and vlmetalayers.
+inline constexpr std::size_t kMaxMetalayers = 16;
+inline constexpr std::size_t kMaxVlMetalayers = 8 * 1024;
+
+/// Byte offsets of header fields that writers patch in place.
+namespace frame_offsets {
+inline constexpr std::size_t kHeaderLen = 11;  // int32 BE
+inline constexpr std::size_t kFrameLen = 16;   // uint64 BE
+inline constexpr std::size_t kGeneralFlags = 25;
+inline constexpr std::size_t kFrameType = 26;
+inline constexpr std::size_t kNbytes = 30;  // int64 BE
+inline constexpr std::size_t kCbytes = 39;  // int64 BE
+inline constexpr std::size_t kHasVlMeta = 68;
+inline constexpr std::size_t kFilters = 71;
+inline constexpr std::size_t kMetalayers = 87;
+}  // namespace frame_offsets
+
+/// A metalayer or vlmetalayer: a name and its content. `offset` is where the content starts in
+/// the header (or trailer) it was read from, which lets a writer update it in place.
+struct Metalayer {
+    std::string name;
+    std::vector<std::uint8_t> content;
+    std::size_t offset = 0;
+};
+
+/// Kinds of frame (frame_type, low nibble).
+enum class FrameKind : std::uint8_t { contiguous = 0, sparse = 1 };
+
+/// A parsed frame header.
+struct FrameHeader {
+    std::int32_t header_len = 0;
+    std::uint64_t frame_len = 0;
+    std::uint8_t general_flags = 0;
+    std::uint8_t frame_type = 0;
+    std::uint8_t codec_flags = 0;
+    std::uint8_t other_flags = 0;
+    std::int64_t nbytes = 0;
+    std::int64_t cbytes = 0;
+    std::int32_t typesize = 0;
+    std::int32_t blocksize = 0;
+    std::int32_t chunksize = 0;
+    std::int16_t tcomp = 0;
+    std::int16_t tdecomp = 0;
+    bool has_vlmetalayers = false;
+    std::uint8_t nfilters = 6;
+    std::array<std::uint8_t, 6> filters{};
+    std::array<std::uint8_t, 6> filters_meta{};
+    std::uint8_t udcodec = 0;
+    std::uint8_t compcode_meta = 0;
+    std::uint8_t other_flags2 = 0;
+    std::vector<Metalayer> metalayers;
+
+    std::uint8_t version() const noexcept { return general_flags & 0x0f; }
+    bool variable_chunks() const noexcept { return (general_flags & 0x40) != 0; }
+    bool vl_blocks() const noexcept { return (general_flags & 0x80) != 0; }
+    FrameKind kind() const noexcept { return static_cast<FrameKind>(frame_type & 0x0f); }
+    /// c-blosc2's compressor code (codec_flags low nibble is the compcode; 6 = see udcodec).
+    std::uint8_t compcode() const noexcept {
+        return (codec_flags & 0x0f) == 6 ? udcodec : static_cast<std::uint8_t>(codec_flags & 0x0f);
+    }
+    int clevel() const noexcept { return codec_flags >> 4; }
+    /// c-blosc2 split mode (1 always .. 4 forward_compat).
+    int splitmode() const noexcept { return (other_flags & 0x03) + 1; }
+    bool use_dict() const noexcept { return (other_flags2 & 0x01) != 0; }
+    const Metalayer* metalayer(const std::string& name) const noexcept;
+};
+
+/// Parses the header at the start of `frame` (which must hold at least header_len bytes).
+/// Checks every marker, the magic, the version, and that lengths are consistent.
+/// \throws FormatError / UnsupportedError
+FrameHeader read_frame_header(ByteSpan frame);
+
+/// The header_len and frame_len fields alone (from the first 25 bytes), checked for sanity.
+struct FrameLengths {
+    std::int32_t header_len;
+    std::uint64_t frame_len;
+};
+FrameLengths read_frame_lengths(ByteSpan frame_start);
+
+/// Serializes a header (header_len is computed; frame_len, nbytes, cbytes are taken from `h`).
+std::vector<std::uint8_t> write_frame_header(const FrameHeader& h);
+
+/// A parsed trailer: vlmetalayers with their (still compressed) content chunks.
+struct FrameTrailer {
+    std::uint8_t version = 1;
+    std::vector<Metalayer> vlmetalayers;
+    std::uint32_t trailer_len = 0;
+    std::uint8_t fingerprint_type = 0;
+};
+
+/// Reads trailer_len from the last bytes of a frame (the 0xce marker sits 23 bytes before the
+/// end). \throws FormatError
+std::uint32_t read_trailer_len(ByteSpan frame_tail);
+
+/// Parses the trailer (exactly trailer_len bytes).
+FrameTrailer read_frame_trailer(ByteSpan trailer);
+
+/// Serializes a trailer with the given vlmetalayers (contents already encoded).
+std::vector<std::uint8_t> write_frame_trailer(const std::vector<Metalayer>& vlmetalayers);
+
+}  // namespace b2nd::format

@@ -1,0 +1,152 @@
+// Blosc2 frames over memory maps: contiguous frames (one file, ".b2nd"), sparse frames (a
+// directory with chunks.b2frame and one NNNNNNNN.chunk file per chunk), frames embedded at an
+// offset in a larger file, and frames in a caller's memory buffer.
+//
+// Reading maps the file once and parses the header, the offsets index and the trailer; chunk
+// bytes are never touched until asked for, and a chunk is then a span into the mapping (zero
+// copy, no system call for a contiguous frame). All const member functions may run concurrently
+// from many threads on one Frame.
+//
+// Writing never overwrites bytes the committed frame still uses: new chunks, the new offsets index
+// and the new trailer go after the live data and the header's length fields are written last, in
+// one write, so a crash leaves the old or the new frame. Sparse-frame files are written under a
+// temporary name and renamed. sync() makes writes durable; compact() reclaims the dead space
+// updates leave behind. See DESIGN.md section 5.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <b2nd/byte_span.hpp>
+#include <b2nd/codec/chunk_encoder.hpp>
+#include <b2nd/codec/ids.hpp>
+#include <b2nd/format/frame.hpp>
+
+namespace b2nd::storage {
+
+/// One chunk of a frame as stored: a span of the chunk's bytes, or, for chunks recorded only in
+/// the offsets index (zeros, NaN, uninitialized), no bytes and the special kind.
+struct StoredChunk {
+    ByteSpan bytes;  ///< the encoded chunk (empty for index-only special chunks)
+    codec::Special special = codec::Special::none;  ///< set for index-only special chunks
+    std::int32_t nbytes = 0;                        ///< uncompressed size
+    std::shared_ptr<const void> owner;              ///< keeps `bytes` mapped
+
+    bool index_only() const noexcept { return bytes.empty(); }
+};
+
+/// Options for Frame::open.
+struct OpenOptions {
+    bool writable = false;     ///< open for appending/updating (contiguous or sparse on disk)
+    std::uint64_t offset = 0;  ///< where the frame starts in the file (contiguous frames)
+    std::size_t max_mapped_chunk_files = 256;         ///< sparse frames: chunk files kept mapped
+    std::int64_t max_chunks = std::int64_t{1} << 26;  ///< refuse larger offsets indexes
+    /// Writing: fsync data before the header names it, and the header after, at every commit
+    /// (survives power loss, not only crashes of the process; slower).
+    bool durable = false;
+};
+
+/// What a new frame holds in its header (c-blosc2's super-chunk parameters).
+struct FrameParams {
+    std::int32_t typesize = 1;
+    std::int32_t chunksize = 0;  ///< uncompressed bytes per chunk; 0 = chunks of any size
+    std::int32_t blocksize = 0;
+    codec::Compressor compressor = codec::Compressor::zstd;
+    int clevel = 1;
+    codec::FilterPipeline filters = codec::make_pipeline({{codec::Filter::shuffle, 0}});
+    codec::SplitMode splitmode = codec::SplitMode::forward_compat;
+    std::int16_t nthreads = 1;  ///< recorded as tcomp/tdecomp (informational)
+};
+
+class Frame {
+public:
+    /// Opens a contiguous frame file, or a sparse frame directory.
+    /// \throws IoError, FormatError, UnsupportedError (messages name the file)
+    static Frame open(const std::string& path, const OpenOptions& options = {});
+    /// A read-only frame over a caller's buffer, which must outlive the Frame (no copy).
+    static Frame from_buffer(ByteSpan buffer, const OpenOptions& options = {});
+    /// Creates a new, empty frame on disk (a file, or with `sparse` a directory). Fails if the
+    /// path exists. The frame is open for writing.
+    static Frame create(const std::string& path,
+                        const FrameParams& params,
+                        bool sparse = false,
+                        const std::vector<format::Metalayer>& metalayers = {},
+                        bool durable = false);
+
+    Frame(Frame&&) noexcept;
+    Frame& operator=(Frame&&) noexcept;
+    ~Frame();
+
+    const format::FrameHeader& header() const noexcept;
+    /// The file or directory path; empty for a memory buffer.
+    const std::string& path() const noexcept;
+    bool sparse() const noexcept;
+    bool writable() const noexcept;
+    std::int64_t nchunks() const noexcept;
+    /// Uncompressed size of all chunks.
+    std::int64_t nbytes() const noexcept;
+
+    /// Chunk i as stored, O(1). \throws UsageError for an index out of range; FormatError when
+    /// the index entry or the chunk's header does not fit the frame; IoError for a missing
+    /// sparse chunk file.
+    StoredChunk chunk(std::int64_t i) const;
+    /// The raw offsets-index entry of chunk i: a byte offset (contiguous), a chunk file number
+    /// (sparse), or a special value with bit 63 set.
+    std::int64_t index_entry(std::int64_t i) const;
+    /// Chunk i encoded (index-only special chunks become 32-byte special chunks, as c-blosc2
+    /// returns them), decoded whole into a new buffer.
+    std::vector<std::uint8_t> decode_chunk(std::int64_t i, int nthreads = 1) const;
+
+    /// Fixed metalayers (stored in the header).
+    const std::vector<format::Metalayer>& metalayers() const noexcept;
+    const format::Metalayer* metalayer(const std::string& name) const noexcept;
+    /// Names of the variable-length metalayers (stored compressed in the trailer).
+    std::vector<std::string> vlmeta_names() const;
+    /// A vlmetalayer's content, decompressed; nullopt when absent.
+    std::optional<std::vector<std::uint8_t>> vlmeta(const std::string& name) const;
+
+    // ---- writing (Frame::create, or open with writable) ----------------------------------
+
+    /// Appends encoded chunks in one commit (one new offsets index).
+    void append_chunks(const std::vector<ByteSpan>& chunks);
+    void append_chunk(ByteSpan chunk) { append_chunks({chunk}); }
+    /// Replaces chunk i.
+    void update_chunk(std::int64_t i, ByteSpan chunk);
+    /// Inserts a chunk before position i (i == nchunks appends).
+    void insert_chunk(std::int64_t i, ByteSpan chunk);
+    /// Removes chunk i.
+    void delete_chunk(std::int64_t i);
+    /// Overwrites a metalayer's content in place; its size must not change.
+    void update_metalayer(const std::string& name, ByteSpan content);
+    /// Adds or replaces a vlmetalayer (its content is stored compressed, as c-blosc2 does).
+    void set_vlmeta(const std::string& name, ByteSpan content);
+    /// Removes a vlmetalayer; false if it did not exist.
+    bool delete_vlmeta(const std::string& name);
+
+    /// Makes everything written so far durable (fsync of the files and, for a sparse frame, the
+    /// directory).
+    void sync();
+    /// Rewrites the frame without dead space (to a temporary file, then renamed over it).
+    void compact();
+    /// Re-reads the frame if another handle has changed it; true when something changed.
+    bool refresh();
+
+    /// Bytes of the file (contiguous frames: the frame length) not used by any chunk.
+    std::int64_t dead_bytes() const;
+
+private:
+    struct Impl;
+    explicit Frame(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+/// The 32-byte special chunk c-blosc2 makes for an index-only special chunk.
+std::vector<std::uint8_t> materialize_special(codec::Special kind,
+                                              std::int32_t nbytes,
+                                              std::int32_t typesize,
+                                              std::int32_t blocksize);
+
+}  // namespace b2nd::storage

@@ -1,0 +1,414 @@
+// Frame reading: open, parse, chunk lookup, metalayers.
+#include <cstdio>
+
+#include <b2nd/codec/chunk_decoder.hpp>
+#include <b2nd/error.hpp>
+#include <b2nd/format/chunk_header.hpp>
+#include <b2nd/format/endian.hpp>
+
+#include "frame_impl.hpp"
+#include "posix_file.hpp"
+
+namespace b2nd::storage {
+
+namespace {
+
+std::string num(std::int64_t v) {
+    return std::to_string(v);
+}
+
+constexpr std::int64_t kMaxVlmetaBytes = std::int64_t{1} << 30;
+
+}  // namespace
+
+codec::Special special_of(std::int64_t entry, std::int64_t i) {
+    if (entry >= 0) {
+        return codec::Special::none;
+    }
+    switch (static_cast<std::uint64_t>(entry)) {
+        case kSpecialZeros:
+            return codec::Special::zeros;
+        case kSpecialNan:
+            return codec::Special::nan;
+        case kSpecialUninit:
+            return codec::Special::uninit;
+        default:
+            throw FormatError(
+                "offsets index: entry " + num(i) + " has an unknown special value 0x" +
+                    [&] {
+                        char buf[20];
+                        std::snprintf(buf, sizeof buf, "%016llx",
+                                      static_cast<unsigned long long>(entry));
+                        return std::string(buf);
+                    }(),
+                0);
+    }
+}
+
+std::vector<std::uint8_t> encode_index(const std::vector<std::int64_t>& index) {
+    codec::EncodeParams p;
+    p.compressor = codec::Compressor::blosclz;
+    p.clevel = 5;
+    p.typesize = 8;
+    p.blocksize = 16 * 1024;
+    p.splitmode = codec::SplitMode::never;
+    p.filters = codec::make_pipeline({{codec::Filter::shuffle, 0}});
+    return codec::encode_chunk(as_bytes(index.data(), index.size()), p);
+}
+
+std::vector<std::uint8_t> materialize_special(codec::Special kind,
+                                              std::int32_t nbytes,
+                                              std::int32_t typesize,
+                                              std::int32_t blocksize) {
+    switch (kind) {
+        case codec::Special::zeros:
+            return codec::make_zeros_chunk(nbytes, typesize, blocksize);
+        case codec::Special::nan:
+            return codec::make_nans_chunk(nbytes, typesize, blocksize);
+        case codec::Special::uninit:
+            return codec::make_uninit_chunk(nbytes, typesize, blocksize);
+        default:
+            throw UsageError("materialize_special: not an index-only special kind");
+    }
+}
+
+std::string Frame::Impl::where() const {
+    return path.empty() ? std::string("<memory>") : "\"" + path + "\"";
+}
+
+std::string Frame::Impl::chunk_file_path(std::uint32_t id) const {
+    char name[32];
+    std::snprintf(name, sizeof name, "/%08X.chunk", id);
+    return path + name;
+}
+
+void Frame::Impl::map_and_load() {
+    const std::string file = is_sparse ? index_file_path() : path;
+    const std::uint64_t ino = detail::file_identity(file).ino;
+    auto m = MappedFile::open(file);
+    if (base > m->size()) {
+        throw FormatError(where() + ": frame offset " + std::to_string(base) +
+                              " is past the end of the " + std::to_string(m->size()) + "-byte file",
+                          0);
+    }
+    const ByteSpan bytes = m->bytes().subspan(base, m->size() - base);
+    load(bytes, std::move(m));
+    mapped_ino = ino;
+}
+
+void Frame::Impl::load(ByteSpan bytes, std::shared_ptr<const MappedFile> mapping) {
+    try {
+        if (bytes.size() < static_cast<std::size_t>(format::kFrameHeaderMinLen)) {
+            throw FormatError("frame: " + num(static_cast<std::int64_t>(bytes.size())) +
+                                  " bytes cannot hold a frame header",
+                              0);
+        }
+        const format::FrameLengths lengths = format::read_frame_lengths(bytes);
+        if (lengths.frame_len > bytes.size()) {
+            throw FormatError("frame: frame_len " + std::to_string(lengths.frame_len) +
+                                  " exceeds the " + num(static_cast<std::int64_t>(bytes.size())) +
+                                  " bytes available",
+                              format::frame_offsets::kFrameLen);
+        }
+        const ByteSpan f = bytes.first(static_cast<std::size_t>(lengths.frame_len));
+        format::FrameHeader h = format::read_frame_header(f);
+        if ((h.kind() == format::FrameKind::sparse) != is_sparse) {
+            throw FormatError(is_sparse ? "frame: chunks.b2frame is not a sparse frame"
+                                        : "frame: a sparse frame's index outside its directory",
+                              format::frame_offsets::kFrameType);
+        }
+        const std::uint32_t tlen = format::read_trailer_len(f);
+        if (tlen < static_cast<std::uint32_t>(format::kFrameTrailerMinLen) ||
+            tlen > f.size() - static_cast<std::size_t>(h.header_len)) {
+            throw FormatError(
+                "frame: trailer_len " + std::to_string(tlen) + " does not fit the frame",
+                f.size() - 22);
+        }
+        const std::size_t trailer_at = f.size() - tlen;
+        format::FrameTrailer t = format::read_frame_trailer(f.subspan(trailer_at, tlen));
+
+        std::vector<std::int64_t> idx;
+        std::int64_t ipos = h.header_len;
+        if (h.nbytes > 0) {
+            ipos = h.header_len + (is_sparse ? 0 : h.cbytes);
+            if (ipos < h.header_len || static_cast<std::uint64_t>(ipos) >= trailer_at) {
+                throw FormatError("frame: the offsets index (at " + num(ipos) +
+                                      ") does not lie between the header and the trailer (at " +
+                                      num(static_cast<std::int64_t>(trailer_at)) + ")",
+                                  format::frame_offsets::kCbytes);
+            }
+            const ByteSpan ibytes = f.subspan(static_cast<std::size_t>(ipos),
+                                              trailer_at - static_cast<std::size_t>(ipos));
+            codec::ChunkDecoder dec = [&] {
+                try {
+                    return codec::ChunkDecoder(ibytes);
+                } catch (const FormatError& e) {
+                    rethrow_with_context(e, "frame: offsets index",
+                                         static_cast<std::uint64_t>(ipos));
+                }
+            }();
+            if (dec.nbytes() % 8 != 0) {
+                throw FormatError("frame: offsets index of " + num(dec.nbytes()) +
+                                      " bytes is not a list of int64",
+                                  static_cast<std::uint64_t>(ipos));
+            }
+            const std::int64_t count = dec.nbytes() / 8;
+            if (h.chunksize > 0) {
+                const std::int64_t expect =
+                    h.nbytes / h.chunksize + (h.nbytes % h.chunksize != 0 ? 1 : 0);
+                if (count != expect) {
+                    throw FormatError("frame: offsets index holds " + num(count) +
+                                          " entries, but nbytes " + num(h.nbytes) +
+                                          " and chunksize " + num(h.chunksize) + " make " +
+                                          num(expect) + " chunks",
+                                      static_cast<std::uint64_t>(ipos));
+                }
+            }
+            if (count > options.max_chunks) {
+                throw UsageError(where() + ": " + num(count) +
+                                 " chunks exceed OpenOptions::max_chunks (" +
+                                 num(options.max_chunks) + ")");
+            }
+            idx.resize(static_cast<std::size_t>(count));
+            try {
+                dec.decode(as_writable_bytes(idx.data(), idx.size()));
+            } catch (const FormatError& e) {
+                rethrow_with_context(e, "frame: offsets index", static_cast<std::uint64_t>(ipos));
+            }
+            for (auto& v : idx) {
+                v = format::load_le<std::int64_t>(&v);  // stored little-endian
+            }
+        } else if (h.cbytes < 0) {
+            throw FormatError("frame: negative cbytes", format::frame_offsets::kCbytes);
+        }
+        header = std::move(h);
+        index = std::move(idx);
+        vlmeta = std::move(t.vlmetalayers);
+        trailer_len = tlen;
+        index_pos = ipos;
+        frame = f;
+        map = std::move(mapping);
+    } catch (const FormatError& e) {
+        rethrow_with_context(e, where(), base);
+    }
+}
+
+std::int32_t Frame::Impl::special_nbytes(std::int64_t i) const {
+    const std::int32_t cs = header.chunksize;
+    if (cs <= 0) {
+        throw FormatError(
+            where() + ": chunk " + num(i) +
+                " is an index-only special chunk in a frame without a fixed chunk size",
+            0);
+    }
+    const auto n = static_cast<std::int64_t>(index.size());
+    if (i == n - 1 && header.nbytes % cs != 0) {
+        return static_cast<std::int32_t>(header.nbytes % cs);
+    }
+    return cs;
+}
+
+std::shared_ptr<const MappedFile> Frame::Impl::chunk_file(std::uint32_t id) const {
+    std::lock_guard<std::mutex> lock(cache_mutex);
+    auto it = cache.find(id);
+    if (it != cache.end()) {
+        lru.splice(lru.begin(), lru, it->second.second);
+        return it->second.first;
+    }
+    auto m = MappedFile::open(chunk_file_path(id));
+    lru.push_front(id);
+    cache.emplace(id, std::make_pair(m, lru.begin()));
+    while (cache.size() > std::max<std::size_t>(1, options.max_mapped_chunk_files)) {
+        cache.erase(lru.back());
+        lru.pop_back();
+    }
+    return m;
+}
+
+StoredChunk Frame::Impl::chunk_unlocked(std::int64_t i) const {
+    const auto n = static_cast<std::int64_t>(index.size());
+    if (i < 0 || i >= n) {
+        throw UsageError(where() + ": chunk " + num(i) + " out of range (" + num(n) + " chunks)");
+    }
+    const std::int64_t entry = index[static_cast<std::size_t>(i)];
+    StoredChunk c;
+    try {
+        c.special = special_of(entry, i);
+    } catch (const FormatError& e) {
+        rethrow_with_context(e, where(), base + static_cast<std::uint64_t>(index_pos));
+    }
+    if (c.special != codec::Special::none) {
+        c.nbytes = special_nbytes(i);
+        return c;
+    }
+    ByteSpan region;  // where the chunk must lie
+    std::uint64_t region_base = 0;
+    if (is_sparse) {
+        if (entry > 0xFFFFFFFFLL) {
+            throw FormatError(where() + ": chunk " + num(i) + " names chunk file " + num(entry) +
+                                  ", beyond the 8-hex-digit range",
+                              base + static_cast<std::uint64_t>(index_pos));
+        }
+        auto file = chunk_file(static_cast<std::uint32_t>(entry));
+        region = file->bytes();
+        c.owner = file;
+    } else {
+        // The chunk must start inside the chunks section, leaving room for a Blosc2 header.
+        if (entry > header.cbytes - format::kChunkExtendedHeaderSize) {
+            throw FormatError(where() + ": chunk " + num(i) + " offset " + num(entry) +
+                                  " is outside the chunks section (" + num(header.cbytes) +
+                                  " bytes)",
+                              base + static_cast<std::uint64_t>(index_pos));
+        }
+        const auto start = static_cast<std::size_t>(header.header_len + entry);
+        region = frame.subspan(start,
+                               static_cast<std::size_t>(header.header_len + header.cbytes) - start);
+        region_base = base + start;
+        c.owner = map;
+    }
+    if (region.size() < static_cast<std::size_t>(format::kChunkMinHeaderSize)) {
+        throw FormatError(where() + ": chunk " + num(i) + " is truncated (" +
+                              num(static_cast<std::int64_t>(region.size())) + " bytes)",
+                          region_base);
+    }
+    const std::int32_t cbytes = format::load_le<std::int32_t>(region.data() + 12);
+    const std::int32_t nbytes = format::load_le<std::int32_t>(region.data() + 4);
+    if (cbytes < format::kChunkMinHeaderSize || static_cast<std::size_t>(cbytes) > region.size() ||
+        nbytes < 0) {
+        throw FormatError(where() + ": chunk " + num(i) + " claims " + num(cbytes) +
+                              " bytes, but only " + num(static_cast<std::int64_t>(region.size())) +
+                              " remain",
+                          region_base + 12);
+    }
+    c.bytes = region.first(static_cast<std::size_t>(cbytes));
+    c.nbytes = nbytes;
+    return c;
+}
+
+Frame::Frame(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Frame::Frame(Frame&&) noexcept = default;
+Frame& Frame::operator=(Frame&&) noexcept = default;
+Frame::~Frame() = default;
+
+Frame Frame::open(const std::string& path, const OpenOptions& options) {
+    auto impl = std::make_unique<Impl>();
+    impl->path = path;
+    while (impl->path.size() > 1 && impl->path.back() == '/') {
+        impl->path.pop_back();
+    }
+    impl->options = options;
+    impl->base = options.offset;
+    impl->is_writable = options.writable;
+    impl->is_sparse = detail::is_directory(impl->path);
+    if (impl->is_sparse && options.offset != 0) {
+        throw UsageError("\"" + path + "\": a sparse frame (directory) cannot start at an offset");
+    }
+    impl->map_and_load();
+    return Frame(std::move(impl));
+}
+
+Frame Frame::from_buffer(ByteSpan buffer, const OpenOptions& options) {
+    auto impl = std::make_unique<Impl>();
+    impl->options = options;
+    impl->options.writable = false;
+    impl->load(buffer, nullptr);
+    return Frame(std::move(impl));
+}
+
+const format::FrameHeader& Frame::header() const noexcept {
+    return impl_->header;
+}
+const std::string& Frame::path() const noexcept {
+    return impl_->path;
+}
+bool Frame::sparse() const noexcept {
+    return impl_->is_sparse;
+}
+bool Frame::writable() const noexcept {
+    return impl_->is_writable;
+}
+
+std::int64_t Frame::nchunks() const noexcept {
+    std::shared_lock<std::shared_mutex> lock(impl_->mutex);
+    return static_cast<std::int64_t>(impl_->index.size());
+}
+
+std::int64_t Frame::nbytes() const noexcept {
+    std::shared_lock<std::shared_mutex> lock(impl_->mutex);
+    return impl_->header.nbytes;
+}
+
+StoredChunk Frame::chunk(std::int64_t i) const {
+    std::shared_lock<std::shared_mutex> lock(impl_->mutex);
+    return impl_->chunk_unlocked(i);
+}
+
+std::int64_t Frame::index_entry(std::int64_t i) const {
+    std::shared_lock<std::shared_mutex> lock(impl_->mutex);
+    if (i < 0 || i >= static_cast<std::int64_t>(impl_->index.size())) {
+        throw UsageError(impl_->where() + ": chunk " + num(i) + " out of range");
+    }
+    return impl_->index[static_cast<std::size_t>(i)];
+}
+
+std::vector<std::uint8_t> Frame::decode_chunk(std::int64_t i, int nthreads) const {
+    const StoredChunk c = chunk(i);
+    if (c.index_only()) {
+        const auto& h = header();
+        return codec::decode_chunk(
+            materialize_special(c.special, c.nbytes, h.typesize, h.blocksize), 1);
+    }
+    try {
+        return codec::decode_chunk(c.bytes, nthreads);
+    } catch (const FormatError& e) {
+        rethrow_with_context(e, impl_->where() + ": chunk " + num(i), 0);
+    }
+}
+
+const std::vector<format::Metalayer>& Frame::metalayers() const noexcept {
+    return impl_->header.metalayers;
+}
+
+const format::Metalayer* Frame::metalayer(const std::string& name) const noexcept {
+    return impl_->header.metalayer(name);
+}
+
+std::vector<std::string> Frame::vlmeta_names() const {
+    std::shared_lock<std::shared_mutex> lock(impl_->mutex);
+    std::vector<std::string> names;
+    for (const auto& m : impl_->vlmeta) {
+        names.push_back(m.name);
+    }
+    return names;
+}
+
+std::optional<std::vector<std::uint8_t>> Frame::vlmeta(const std::string& name) const {
+    std::shared_lock<std::shared_mutex> lock(impl_->mutex);
+    for (const auto& m : impl_->vlmeta) {
+        if (m.name == name) {
+            try {
+                return codec::decode_chunk(m.content, 1, kMaxVlmetaBytes);
+            } catch (const FormatError& e) {
+                rethrow_with_context(e, impl_->where() + ": vlmetalayer '" + name + "'", 0);
+            }
+        }
+    }
+    return std::nullopt;
+}
+
+std::int64_t Frame::dead_bytes() const {
+    std::shared_lock<std::shared_mutex> lock(impl_->mutex);
+    if (impl_->is_sparse) {
+        return 0;
+    }
+    std::int64_t live = 0;
+    for (std::size_t i = 0; i < impl_->index.size(); ++i) {
+        if (impl_->index[i] >= 0) {
+            live += static_cast<std::int64_t>(
+                impl_->chunk_unlocked(static_cast<std::int64_t>(i)).bytes.size());
+        }
+    }
+    return impl_->header.cbytes - live;
+}
+
+}  // namespace b2nd::storage

@@ -1,0 +1,178 @@
+#include "posix_file.hpp"
+
+#include <cerrno>
+#include <system_error>
+
+#include <b2nd/error.hpp>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace b2nd::storage::detail {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& what, const std::string& path) {
+    throw IoError(what + " \"" + path + "\"", std::error_code(errno, std::generic_category()));
+}
+
+}  // namespace
+
+PosixFile::PosixFile(const std::string& path, Mode mode) : path_(path) {
+    int flags = O_RDWR | O_CLOEXEC;
+    if (mode == Mode::create_new) {
+        flags |= O_CREAT | O_EXCL;
+    } else if (mode == Mode::create_truncate) {
+        flags |= O_CREAT | O_TRUNC;
+    }
+    fd_ = ::open(path.c_str(), flags, 0644);
+    if (fd_ < 0) {
+        fail(mode == Mode::read_write ? "cannot open for writing" : "cannot create", path);
+    }
+}
+
+PosixFile::PosixFile(PosixFile&& o) noexcept : path_(std::move(o.path_)), fd_(o.fd_) {
+    o.fd_ = -1;
+}
+
+PosixFile::~PosixFile() {
+    if (fd_ >= 0) {
+        ::close(fd_);
+    }
+}
+
+void PosixFile::write_at(ByteSpan data, std::uint64_t offset) {
+    const std::uint8_t* p = data.data();
+    std::size_t left = data.size();
+    while (left > 0) {
+        const ssize_t n = ::pwrite(fd_, p, left, static_cast<off_t>(offset));
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            fail("cannot write", path_);
+        }
+        p += n;
+        left -= static_cast<std::size_t>(n);
+        offset += static_cast<std::uint64_t>(n);
+    }
+}
+
+void PosixFile::read_at(MutableByteSpan out, std::uint64_t offset) {
+    std::uint8_t* p = out.data();
+    std::size_t left = out.size();
+    while (left > 0) {
+        const ssize_t n = ::pread(fd_, p, left, static_cast<off_t>(offset));
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            fail("cannot read", path_);
+        }
+        if (n == 0) {
+            errno = EIO;
+            fail("unexpected end of file reading", path_);
+        }
+        p += n;
+        left -= static_cast<std::size_t>(n);
+        offset += static_cast<std::uint64_t>(n);
+    }
+}
+
+void PosixFile::sync() {
+    if (::fsync(fd_) != 0) {
+        fail("cannot fsync", path_);
+    }
+}
+
+void PosixFile::truncate(std::uint64_t size) {
+    if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) {
+        fail("cannot truncate", path_);
+    }
+}
+
+std::uint64_t PosixFile::size() const {
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) {
+        fail("cannot stat", path_);
+    }
+    return static_cast<std::uint64_t>(st.st_size);
+}
+
+void write_file_atomically(const std::string& path, ByteSpan data, bool durable) {
+    const std::string tmp = path + ".tmp";
+    {
+        PosixFile f(tmp, PosixFile::Mode::create_truncate);
+        f.write_at(data, 0);
+        if (durable) {
+            f.sync();
+        }
+    }
+    rename_file(tmp, path);
+    if (durable) {
+        fsync_directory(directory_of(path));
+    }
+}
+
+void fsync_directory(const std::string& dir) {
+    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+        fail("cannot open directory", dir);
+    }
+    const int rc = ::fsync(fd);
+    ::close(fd);
+    if (rc != 0) {
+        fail("cannot fsync directory", dir);
+    }
+}
+
+void rename_file(const std::string& from, const std::string& to) {
+    if (::rename(from.c_str(), to.c_str()) != 0) {
+        fail("cannot rename \"" + from + "\" to", to);
+    }
+}
+
+void remove_file(const std::string& path) {
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+        fail("cannot remove", path);
+    }
+}
+
+FileIdentity file_identity(const std::string& path) {
+    FileIdentity id;
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0) {
+        id.ino = st.st_ino;
+        id.mtime_ns =
+            static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+        id.size = static_cast<std::uint64_t>(st.st_size);
+    }
+    return id;
+}
+
+bool is_directory(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool path_exists(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0;
+}
+
+void make_directory(const std::string& path) {
+    if (::mkdir(path.c_str(), 0755) != 0) {
+        fail("cannot create directory", path);
+    }
+}
+
+std::string directory_of(const std::string& path) {
+    const auto slash = path.find_last_of('/');
+    if (slash == std::string::npos) {
+        return ".";
+    }
+    return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+}  // namespace b2nd::storage::detail

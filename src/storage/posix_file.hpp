@@ -1,0 +1,55 @@
+// Internal: thin POSIX file helpers for the frame writers (pwrite loops, fsync, rename), with
+// errors turned into IoError naming the path.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <b2nd/byte_span.hpp>
+
+namespace b2nd::storage::detail {
+
+class PosixFile {
+public:
+    enum class Mode { read_write, create_new, create_truncate };
+    PosixFile(const std::string& path, Mode mode);
+    ~PosixFile();
+    PosixFile(const PosixFile&) = delete;
+    PosixFile& operator=(const PosixFile&) = delete;
+    PosixFile(PosixFile&& o) noexcept;
+
+    /// Writes all of `data` at `offset` (one pwrite when the kernel allows, looping otherwise).
+    void write_at(ByteSpan data, std::uint64_t offset);
+    void read_at(MutableByteSpan out, std::uint64_t offset);
+    void sync();
+    void truncate(std::uint64_t size);
+    std::uint64_t size() const;
+    const std::string& path() const noexcept { return path_; }
+
+private:
+    std::string path_;
+    int fd_ = -1;
+};
+
+/// What identifies a file's current version: a rename or rewrite changes it.
+struct FileIdentity {
+    std::uint64_t ino = 0;
+    std::int64_t mtime_ns = 0;
+    std::uint64_t size = 0;
+    bool operator==(const FileIdentity& o) const noexcept {
+        return ino == o.ino && mtime_ns == o.mtime_ns && size == o.size;
+    }
+};
+FileIdentity file_identity(const std::string& path);
+
+/// Whole-file helpers.
+void write_file_atomically(const std::string& path, ByteSpan data, bool durable);
+void fsync_directory(const std::string& dir);
+void rename_file(const std::string& from, const std::string& to);
+void remove_file(const std::string& path);
+bool is_directory(const std::string& path);
+bool path_exists(const std::string& path);
+void make_directory(const std::string& path);
+std::string directory_of(const std::string& path);
+
+}  // namespace b2nd::storage::detail

@@ -299,8 +299,14 @@ void Frame::append_chunks(const std::vector<ByteSpan>& chunks) {
     std::int64_t stored = 0;
     std::vector<ByteSpan> writes;
     std::vector<std::size_t> slots;
+    const std::int32_t cs = m.header.chunksize;
     for (ByteSpan chunk : chunks) {
         const Impl::NewChunk c = m.classify(chunk);
+        if (cs > 0 && nbytes % cs != 0) {
+            throw UsageError(m.where() +
+                             ": cannot append after a chunk smaller than the chunk size (" +
+                             num(cs) + " bytes): only the last chunk may be short");
+        }
         if (c.bytes.empty()) {
             idx.push_back(c.entry);
         } else {
@@ -321,6 +327,11 @@ void Frame::update_chunk(std::int64_t i, ByteSpan chunk) {
     m.refresh_unlocked();
     const auto [old_nbytes, old_stored] = m.entry_sizes(i);
     const Impl::NewChunk c = m.classify(chunk);
+    const bool last = i == static_cast<std::int64_t>(m.index.size()) - 1;
+    if (m.header.chunksize > 0 && !last && c.nbytes != m.header.chunksize) {
+        throw UsageError(m.where() + ": chunk " + num(i) + " must hold " + num(m.header.chunksize) +
+                         " bytes (only the last chunk may be short)");
+    }
     std::vector<std::int64_t> idx = m.index;
     std::vector<ByteSpan> writes;
     std::vector<std::size_t> slots;
@@ -345,6 +356,12 @@ void Frame::insert_chunk(std::int64_t i, ByteSpan chunk) {
                          " chunks)");
     }
     const Impl::NewChunk c = m.classify(chunk);
+    const std::int32_t cs = m.header.chunksize;
+    if (cs > 0 && ((i < n && c.nbytes != cs) || (i == n && m.header.nbytes % cs != 0))) {
+        throw UsageError(m.where() +
+                         ": only the last chunk of the frame may be smaller than the chunk size (" +
+                         num(cs) + " bytes)");
+    }
     std::vector<std::int64_t> idx = m.index;
     idx.insert(idx.begin() + i, c.bytes.empty() ? c.entry : 0);
     std::vector<ByteSpan> writes;

@@ -2,6 +2,7 @@
 // cmake/B2ndFindBlosc2.cmake): chunks we encode decode in c-blosc2, and chunks c-blosc2 encodes
 // (including dictionaries and VL blocks) decode here, across the parameter grid.
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include <catch2/catch.hpp>
@@ -9,8 +10,10 @@
 #include <b2nd/codec/chunk_decoder.hpp>
 #include <b2nd/codec/chunk_encoder.hpp>
 #include <b2nd/error.hpp>
+#include <b2nd/storage/frame.hpp>
 
 #include "support/files.hpp"
+#include "support/temp_dir.hpp"
 #include <blosc2.h>
 
 using namespace b2nd::codec;
@@ -331,4 +334,85 @@ TEST_CASE("interop: c-blosc2 getitem reads ranges of our chunks", "[interop]") {
                                  out.data(), static_cast<std::int32_t>(out.size()));
     REQUIRE(n == 8 * 700);
     CHECK(std::equal(out.begin(), out.end(), in.begin() + 8 * 1234));
+}
+
+// ---- frames ------------------------------------------------------------------------------
+
+namespace {
+
+/// Opens `path` with c-blosc2 and checks it holds what our reader sees.
+void check_frame_in_blosc2(const std::string& path) {
+    ensure_init();
+    const b2nd::storage::Frame ours = b2nd::storage::Frame::open(path);
+    blosc2_schunk* sc = blosc2_schunk_open(path.c_str());
+    REQUIRE(sc != nullptr);
+    CHECK(sc->nchunks == ours.nchunks());
+    CHECK(sc->nbytes == ours.nbytes());
+    CHECK(sc->typesize == ours.header().typesize);
+    for (std::int64_t i = 0; i < ours.nchunks(); ++i) {
+        const auto want = ours.decode_chunk(i);
+        std::vector<std::uint8_t> got(want.size() + 1);
+        const int n = blosc2_schunk_decompress_chunk(sc, i, got.data(),
+                                                     static_cast<std::int32_t>(got.size()));
+        INFO("chunk " << i);
+        REQUIRE(n == static_cast<int>(want.size()));
+        got.resize(want.size());
+        if (ours.chunk(i).special != Special::uninit) {
+            CHECK(got == want);
+        }
+    }
+    for (const auto& m : ours.metalayers()) {
+        std::uint8_t* content = nullptr;
+        std::int32_t len = 0;
+        REQUIRE(blosc2_meta_get(sc, m.name.c_str(), &content, &len) >= 0);
+        CHECK(std::vector<std::uint8_t>(content, content + len) == m.content);
+        std::free(content);
+    }
+    for (const auto& name : ours.vlmeta_names()) {
+        std::uint8_t* content = nullptr;
+        std::int32_t len = 0;
+        REQUIRE(blosc2_vlmeta_get(sc, name.c_str(), &content, &len) >= 0);
+        CHECK(std::vector<std::uint8_t>(content, content + len) == *ours.vlmeta(name));
+        std::free(content);
+    }
+    blosc2_schunk_free(sc);
+}
+
+}  // namespace
+
+TEST_CASE("interop: frames we write open in c-blosc2, through every operation", "[interop]") {
+    for (bool sparse : {false, true}) {
+        INFO((sparse ? "sparse" : "contiguous"));
+        b2nd::test::TempDir dir;
+        const std::string path = dir / (sparse ? "f.b2frame" : "f.b2nd");
+        b2nd::storage::FrameParams fp;
+        fp.typesize = 4;
+        fp.chunksize = 4 * 3000;
+        fp.blocksize = 4 * 500;
+        b2nd::storage::Frame f = b2nd::storage::Frame::create(
+            path, fp, sparse, {{"b2nd", {0x90}, 0}, {"user", {1, 2, 3}, 0}});
+        check_frame_in_blosc2(path);  // empty
+        EncodeParams p;
+        p.typesize = 4;
+        p.blocksize = 4 * 500;
+        std::vector<std::vector<std::uint8_t>> chunks;
+        for (int k = 0; k < 6; ++k) {
+            chunks.push_back(encode_chunk(sample(4 * 3000, 4, static_cast<std::uint64_t>(k)), p));
+        }
+        f.append_chunks({chunks[0], chunks[1], chunks[2]});
+        f.append_chunk(make_zeros_chunk(4 * 3000, 4, 4 * 500));
+        f.append_chunk(make_nans_chunk(4 * 3000, 4, 4 * 500));
+        const auto v = std::vector<std::uint8_t>{1, 0, 0, 0};
+        f.append_chunk(make_repeated_chunk(4 * 3000, v, 4 * 500));
+        check_frame_in_blosc2(path);
+        f.update_chunk(1, chunks[4]);
+        f.insert_chunk(0, chunks[5]);
+        f.delete_chunk(3);
+        f.set_vlmeta("attrs", std::vector<std::uint8_t>{0x81, 0xa1, 0x61, 0x01});
+        f.update_metalayer("user", std::vector<std::uint8_t>{7, 7, 7});
+        f.append_chunk(encode_chunk(sample(400, 4, 9), p));  // a short last chunk
+        check_frame_in_blosc2(path);
+        f.compact();
+        check_frame_in_blosc2(path);
+    }
 }

@@ -32,8 +32,9 @@ int main(int argc, char** argv) {
         const std::filesystem::path arg(argv[i]);
         if (std::filesystem::is_directory(arg)) {
             for (const auto& e : std::filesystem::recursive_directory_iterator(arg)) {
-                if (e.is_regular_file() && e.path().extension() != ".bin" &&
-                    e.path().filename() != "index.jsonl" && e.path().extension() != ".md") {
+                const auto ext = e.path().extension();
+                if (e.is_regular_file() && ext != ".bin" && ext != ".npy" && ext != ".json" &&
+                    ext != ".jsonl" && ext != ".md") {
                     errors += run_file(e.path());
                     ++files;
                 }

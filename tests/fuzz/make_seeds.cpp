@@ -1,21 +1,84 @@
-// Writes the seed corpus of fuzz_chunk_decode: small chunks from our own encoder covering every
-// codec, filter, split mode, run streams, memcpy and special chunks.
-//   build/tests/fuzz/fuzz_make_seeds tests/fuzz/corpus/fuzz_chunk_decode
+// Writes the seed corpora of the fuzz targets from our own encoder and frame writer:
+//   fuzz_chunk_decode: small chunks covering every codec, filter, split mode, run streams, memcpy
+//                      and special chunks;
+//   fuzz_frame_open:   small contiguous frames (metalayers, vlmetalayers, index-only specials,
+//                      dead space from updates, a short last chunk, variable-size chunks).
+//   build/tests/fuzz/fuzz_make_seeds tests/fuzz/corpus
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
 #include <b2nd/codec/chunk_encoder.hpp>
+#include <b2nd/storage/frame.hpp>
 
 using namespace b2nd::codec;
+
+namespace {
+
+void write_frame_seeds(const std::string& dir) {
+    namespace fs = std::filesystem;
+    const std::string tmp = (fs::temp_directory_path() / "b2nd-seed.b2nd").string();
+    int count = 0;
+    auto emit = [&](const std::string& name) {
+        fs::copy_file(tmp, dir + "/" + name, fs::copy_options::overwrite_existing);
+        fs::remove(tmp);
+        ++count;
+    };
+    std::vector<std::uint8_t> data(800);
+    for (std::size_t i = 0; i < data.size(); ++i) {
+        data[i] = static_cast<std::uint8_t>(i / 8);
+    }
+    EncodeParams p;
+    p.typesize = 4;
+    p.blocksize = 200;
+    const auto chunk = encode_chunk(data, p);
+    b2nd::storage::FrameParams fp;
+    fp.typesize = 4;
+    fp.chunksize = 800;
+    fp.blocksize = 200;
+    {
+        auto f = b2nd::storage::Frame::create(tmp, fp, false, {{"b2nd", {0x97, 0, 1}, 0}});
+        f.append_chunks(
+            {chunk, chunk, make_zeros_chunk(800, 4, 200), make_nans_chunk(800, 4, 200)});
+        f.set_vlmeta("attrs", std::vector<std::uint8_t>{0x81, 0xa1, 0x61, 0x01});
+    }
+    emit("specials-and-vlmeta.b2nd");
+    {
+        auto f = b2nd::storage::Frame::create(tmp, fp);
+        f.append_chunks({chunk, chunk, chunk});
+        f.update_chunk(1, chunk);
+        f.delete_chunk(0);
+        f.append_chunk(
+            encode_chunk(std::vector<std::uint8_t>(data.begin(), data.begin() + 100), p));
+    }
+    emit("dead-space-short-last.b2nd");
+    {
+        fp.chunksize = 0;
+        auto f = b2nd::storage::Frame::create(tmp, fp);
+        f.append_chunks(
+            {chunk, encode_chunk(std::vector<std::uint8_t>(data.begin(), data.begin() + 300), p)});
+    }
+    emit("variable-chunks.b2nd");
+    {
+        auto f = b2nd::storage::Frame::create(tmp, fp);
+        (void)f;
+    }
+    emit("empty.b2nd");
+    std::printf("wrote %d frame seeds to %s\n", count, dir.c_str());
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
     if (argc != 2) {
         std::fprintf(stderr, "usage: %s OUTDIR\n", argv[0]);
         return 2;
     }
-    const std::string dir = argv[1];
+    const std::string root = argv[1];
+    const std::string dir = root + "/fuzz_chunk_decode";
     int count = 0;
     auto save = [&](const std::string& name, const std::vector<std::uint8_t>& bytes) {
         std::ofstream(dir + "/" + name, std::ios::binary)
@@ -65,6 +128,7 @@ int main(int argc, char** argv) {
     save("uninit.chunk", make_uninit_chunk(4096, 2));
     save("repeated.chunk",
          make_repeated_chunk(4096, std::vector<std::uint8_t>{1, 2, 3, 4, 5, 6, 7, 8}, 1024));
-    std::printf("wrote %d seeds to %s\n", count, dir.c_str());
+    std::printf("wrote %d chunk seeds to %s\n", count, dir.c_str());
+    write_frame_seeds(root + "/fuzz_frame_open");
     return 0;
 }

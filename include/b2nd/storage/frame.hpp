@@ -43,7 +43,7 @@ struct OpenOptions {
     bool writable = false;     ///< open for appending/updating (contiguous or sparse on disk)
     std::uint64_t offset = 0;  ///< where the frame starts in the file (contiguous frames)
     std::size_t max_mapped_chunk_files = 256;         ///< sparse frames: chunk files kept mapped
-    std::int64_t max_chunks = std::int64_t{1} << 26;  ///< refuse larger offsets indexes
+    std::int64_t max_chunks = std::int64_t{1} << 24;  ///< refuse larger offsets indexes
     /// Writing: fsync data before the header names it, and the header after, at every commit
     /// (survives power loss, not only crashes of the process; slower).
     bool durable = false;

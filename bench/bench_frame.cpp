@@ -1,0 +1,136 @@
+// Frame benchmark: time to open a contiguous frame (header + offsets index + trailer) with 10,
+// 10^4 and 10^6 chunks, the page faults opening takes (chunk bytes must not be touched), and the
+// cost of looking up one chunk's span afterwards (O(1)). With c-blosc2 available
+// (B2ND_HAVE_BLOSC2), blosc2_schunk_open is timed on the same files.
+//
+//   build-bench/bench/bench_frame [DIR]     (default DIR: /tmp)
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <b2nd/codec/chunk_encoder.hpp>
+#include <b2nd/storage/frame.hpp>
+
+#include <sys/resource.h>
+
+#if defined(B2ND_HAVE_BLOSC2)
+#include <blosc2.h>
+#endif
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+long minor_faults() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_minflt + u.ru_majflt;
+}
+
+std::uint64_t mix(std::uint64_t x) {
+    x += 0x9E3779B97F4A7C15ULL;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+}
+
+/// A contiguous frame with n stored chunks of 1 KiB (a few hundred bytes each once encoded).
+void make_frame(const std::string& path, std::int64_t n) {
+    std::filesystem::remove(path);
+    b2nd::storage::FrameParams fp;
+    fp.typesize = 4;
+    fp.chunksize = 1024;
+    fp.blocksize = 1024;
+    auto f = b2nd::storage::Frame::create(path, fp);
+    b2nd::codec::EncodeParams p;
+    p.typesize = 4;
+    p.clevel = 5;
+    std::vector<std::uint32_t> data(256);
+    std::vector<std::vector<std::uint8_t>> batch;
+    for (std::int64_t i = 0; i < n; ++i) {
+        for (std::size_t k = 0; k < data.size(); ++k) {
+            data[k] =
+                static_cast<std::uint32_t>(i) * 256U + static_cast<std::uint32_t>(mix(k) & 15);
+        }
+        batch.push_back(b2nd::codec::encode_chunk(b2nd::as_bytes(data.data(), data.size()), p));
+        if (batch.size() == 100000 || i == n - 1) {
+            std::vector<b2nd::ByteSpan> spans(batch.begin(), batch.end());
+            f.append_chunks(spans);
+            batch.clear();
+        }
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const std::string dir = argc > 1 ? argv[1] : "/tmp";
+#if defined(B2ND_HAVE_BLOSC2)
+    blosc2_init();
+    std::printf("b2nd-cpp frame benchmark; c-blosc2 %s measured on the same files\n",
+                BLOSC2_VERSION_STRING);
+#else
+    std::printf("b2nd-cpp frame benchmark (built without c-blosc2)\n");
+#endif
+    std::printf("%10s %12s %12s %14s %16s %14s\n", "chunks", "file MiB", "open ms", "open faults",
+                "file pages", "lookup ns");
+    for (std::int64_t n : {10LL, 10000LL, 1000000LL}) {
+        const std::string path = dir + "/b2nd-bench-" + std::to_string(n) + ".b2nd";
+        make_frame(path, n);
+        const auto size = std::filesystem::file_size(path);
+        double best = 1e9;
+        long faults = 0;
+        for (int rep = 0; rep < 5; ++rep) {
+            const long f0 = minor_faults();
+            const auto t0 = Clock::now();
+            const auto f = b2nd::storage::Frame::open(path);
+            best = std::min(best, seconds(t0));
+            faults = minor_faults() - f0;
+            if (f.nchunks() != n) {
+                std::fprintf(stderr, "wrong chunk count\n");
+                return 1;
+            }
+        }
+        // Lookups: random chunk spans, touching one byte of each so the work is real.
+        const auto f = b2nd::storage::Frame::open(path);
+        const int lookups = 2000000;
+        std::uint64_t sink = 0;
+        const auto t0 = Clock::now();
+        for (int k = 0; k < lookups; ++k) {
+            const auto c = f.chunk(static_cast<std::int64_t>(mix(static_cast<std::uint64_t>(k)) %
+                                                             static_cast<std::uint64_t>(n)));
+            sink += c.bytes.size();
+        }
+        const double lookup_ns = seconds(t0) / lookups * 1e9;
+        std::printf("%10lld %12.1f %12.3f %14ld %16llu %14.1f\n", static_cast<long long>(n),
+                    static_cast<double>(size) / (1 << 20), best * 1e3, faults,
+                    static_cast<unsigned long long>(size / 4096), lookup_ns);
+#if defined(B2ND_HAVE_BLOSC2)
+        double c2 = 1e9;
+        for (int rep = 0; rep < 5; ++rep) {
+            const auto t1 = Clock::now();
+            blosc2_schunk* sc = blosc2_schunk_open(path.c_str());
+            c2 = std::min(c2, seconds(t1));
+            blosc2_schunk_free(sc);
+        }
+        std::printf("%10s c-blosc2 blosc2_schunk_open: %.3f ms (ours %.2fx faster)\n", "", c2 * 1e3,
+                    c2 / best);
+#endif
+        std::filesystem::remove(path);
+        if (sink == 0) {
+            std::printf("(no bytes)\n");
+        }
+    }
+#if defined(B2ND_HAVE_BLOSC2)
+    blosc2_destroy();
+#endif
+    return 0;
+}

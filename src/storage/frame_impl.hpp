@@ -59,33 +59,39 @@ struct Frame::Impl {
     std::string index_file_path() const { return path + "/chunks.b2frame"; }
 
     // ---- writing (frame_writer.cpp) ----
+    /// A chunk given to a writer, classified: stored bytes, or an index-only special.
     struct NewChunk {
         ByteSpan bytes;      // encoded chunk to store (empty: index-only special)
         std::int64_t entry;  // the index entry for index-only specials
         std::int32_t nbytes;
     };
-    /// A chunk given to a writer, classified: stored bytes, or an index-only special.
     NewChunk classify(ByteSpan chunk) const;
     /// Uncompressed and stored size of the chunk an index entry points at.
     std::pair<std::int32_t, std::int64_t> entry_sizes(std::int64_t i) const;
-    /// Writes `writes` (each into index slot `slots[k]`), then the index, trailer and header.
+    /// Frame::apply, with the lock held.
+    void apply(const FrameEdit& edit);
+    /// Writes the stored chunks (`writes`, into index slots `slots`), then the index, trailer
+    /// and header, and adopts the result.
     void commit(std::vector<std::int64_t> new_index,
                 std::int64_t new_nbytes,
                 const std::vector<ByteSpan>& writes,
                 const std::vector<std::size_t>& slots,
                 std::vector<format::Metalayer> new_vlmeta,
-                std::int64_t stored_delta);
+                std::int64_t stored_delta,
+                const std::vector<format::Metalayer>& new_metalayers);
     void commit_contiguous(std::vector<std::int64_t>& new_index,
                            std::int64_t new_nbytes,
                            const std::vector<ByteSpan>& writes,
                            const std::vector<std::size_t>& slots,
-                           const std::vector<format::Metalayer>& new_vlmeta);
+                           const std::vector<format::Metalayer>& new_vlmeta,
+                           const std::vector<format::Metalayer>& new_metalayers);
     void commit_sparse(std::vector<std::int64_t>& new_index,
                        std::int64_t new_nbytes,
                        const std::vector<ByteSpan>& writes,
                        const std::vector<std::size_t>& slots,
                        const std::vector<format::Metalayer>& new_vlmeta,
-                       std::int64_t stored_delta);
+                       std::int64_t stored_delta,
+                       const std::vector<format::Metalayer>& new_metalayers);
     /// A whole new frame image (header, chunks in order, index, trailer) written to `out`.
     void write_compacted(const std::string& out) const;
     void require_writable(const char* op) const;

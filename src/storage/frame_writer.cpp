@@ -2,8 +2,8 @@
 //
 // Crash safety (DESIGN.md section 5). A contiguous frame is only ever extended: new chunk bytes,
 // then the new offsets index, then the new trailer are written after the current end of the
-// frame, and the header's frame_len/nbytes/cbytes/has_vlmetalayers fields (bytes 16-68) are
-// rewritten last with a single pwrite. Until that write the header still describes the old
+// frame, and the header from byte 16 on (frame_len, nbytes, cbytes, has_vlmetalayers and the
+// metalayers) is rewritten last with a single pwrite. Until then the header describes the old
 // frame, whose bytes are untouched; after it, the new one. The old index and trailer become dead
 // space inside the chunks section (the header's cbytes covers it, which c-blosc2 accepts: it only
 // needs every chunk inside [0, cbytes) and the index at header_len + cbytes). compact() rewrites
@@ -32,8 +32,7 @@ std::string num(std::int64_t v) {
     return std::to_string(v);
 }
 
-constexpr std::size_t kPatchBegin = format::frame_offsets::kFrameLen;     // 16
-constexpr std::size_t kPatchEnd = format::frame_offsets::kHasVlMeta + 1;  // 69
+constexpr std::size_t kPatchBegin = format::frame_offsets::kFrameLen;  // 16
 
 std::uint8_t general_flags_for(std::int32_t chunksize) {
     // 64-bit offsets; version 2 for fixed-size chunks, 3 (+ bit 6) for variable-size chunks.
@@ -90,26 +89,103 @@ std::pair<std::int32_t, std::int64_t> Frame::Impl::entry_sizes(std::int64_t i) c
     return {c.nbytes, static_cast<std::int64_t>(c.bytes.size())};
 }
 
+void Frame::Impl::apply(const FrameEdit& edit) {
+    const auto n_old = static_cast<std::int64_t>(index.size());
+    std::vector<NewChunk> fresh;
+    fresh.reserve(edit.new_chunks.size());
+    for (ByteSpan c : edit.new_chunks) {
+        fresh.push_back(classify(c));
+    }
+    // Metalayer updates keep their size, so the header keeps its length.
+    std::vector<format::Metalayer> metas = header.metalayers;
+    for (const auto& [name, content] : edit.metalayers) {
+        auto it = std::find_if(metas.begin(), metas.end(),
+                               [&](const format::Metalayer& m) { return m.name == name; });
+        if (it == metas.end()) {
+            throw UsageError(where() + ": no metalayer named '" + name + "'");
+        }
+        if (it->content.size() != content.size()) {
+            throw UsageError(where() + ": metalayer '" + name + "' holds " +
+                             num(static_cast<std::int64_t>(it->content.size())) +
+                             " bytes; a new content of " +
+                             num(static_cast<std::int64_t>(content.size())) +
+                             " bytes would need the frame rewritten");
+        }
+        it->content = content;
+    }
+
+    const std::int32_t cs = header.chunksize;
+    const std::int64_t old_last_nbytes =
+        n_old == 0 ? 0
+                   : (cs > 0 && header.nbytes % cs != 0 ? header.nbytes % cs : (cs > 0 ? cs : -1));
+    std::vector<std::int64_t> idx(edit.order.size());
+    std::vector<ByteSpan> writes;
+    std::vector<std::size_t> slots;
+    std::vector<char> kept(static_cast<std::size_t>(n_old), 0);
+    std::int64_t nbytes = 0;
+    std::int64_t stored_delta = 0;
+    for (std::size_t p = 0; p < edit.order.size(); ++p) {
+        const std::int64_t o = edit.order[p];
+        const bool last = p + 1 == edit.order.size();
+        std::int64_t chunk_nbytes;
+        if (o >= 0) {
+            if (o >= n_old) {
+                throw UsageError(where() + ": chunk " + num(o) + " out of range (" + num(n_old) +
+                                 " chunks)");
+            }
+            idx[p] = index[static_cast<std::size_t>(o)];
+            kept[static_cast<std::size_t>(o)] = 1;
+            if (cs > 0) {
+                chunk_nbytes = o == n_old - 1 ? old_last_nbytes : cs;
+            } else {
+                chunk_nbytes = entry_sizes(o).first;
+            }
+        } else {
+            const std::int64_t j = -1 - o;
+            if (j >= static_cast<std::int64_t>(fresh.size())) {
+                throw UsageError(where() + ": edit refers to new chunk " + num(j) + " of " +
+                                 num(static_cast<std::int64_t>(fresh.size())));
+            }
+            const NewChunk& c = fresh[static_cast<std::size_t>(j)];
+            if (c.bytes.empty()) {
+                idx[p] = c.entry;
+            } else {
+                writes.push_back(c.bytes);
+                slots.push_back(p);
+                stored_delta += static_cast<std::int64_t>(c.bytes.size());
+            }
+            chunk_nbytes = c.nbytes;
+        }
+        if (cs > 0 && !last && chunk_nbytes != cs) {
+            throw UsageError(where() + ": chunk " + num(static_cast<std::int64_t>(p)) +
+                             " would hold " + num(chunk_nbytes) +
+                             " bytes; only the last chunk may be smaller than the chunk size (" +
+                             num(cs) + " bytes)");
+        }
+        nbytes += chunk_nbytes;
+    }
+    if (is_sparse) {
+        for (std::int64_t i = 0; i < n_old; ++i) {
+            if (kept[static_cast<std::size_t>(i)] == 0 && index[static_cast<std::size_t>(i)] >= 0) {
+                stored_delta -= entry_sizes(i).second;
+            }
+        }
+    }
+    commit(std::move(idx), nbytes, writes, slots, vlmeta, stored_delta, metas);
+}
+
 void Frame::Impl::commit(std::vector<std::int64_t> new_index,
                          std::int64_t new_nbytes,
                          const std::vector<ByteSpan>& writes,
                          const std::vector<std::size_t>& slots,
                          std::vector<format::Metalayer> new_vlmeta,
-                         std::int64_t stored_delta) {
-    if (header.chunksize > 0 && !new_index.empty()) {
-        // c-blosc2 derives the chunk count from nbytes / chunksize: every chunk but the last
-        // must be full.
-        const std::int64_t n = static_cast<std::int64_t>(new_index.size());
-        if (new_nbytes <= (n - 1) * header.chunksize || new_nbytes > n * header.chunksize) {
-            throw UsageError(
-                where() + ": only the last chunk of a frame may be smaller than the chunk size (" +
-                num(header.chunksize) + " bytes)");
-        }
-    }
+                         std::int64_t stored_delta,
+                         const std::vector<format::Metalayer>& new_metalayers) {
     if (is_sparse) {
-        commit_sparse(new_index, new_nbytes, writes, slots, new_vlmeta, stored_delta);
+        commit_sparse(new_index, new_nbytes, writes, slots, new_vlmeta, stored_delta,
+                      new_metalayers);
     } else {
-        commit_contiguous(new_index, new_nbytes, writes, slots, new_vlmeta);
+        commit_contiguous(new_index, new_nbytes, writes, slots, new_vlmeta, new_metalayers);
     }
     index = std::move(new_index);
     vlmeta = std::move(new_vlmeta);
@@ -119,19 +195,20 @@ void Frame::Impl::commit_contiguous(std::vector<std::int64_t>& new_index,
                                     std::int64_t new_nbytes,
                                     const std::vector<ByteSpan>& writes,
                                     const std::vector<std::size_t>& slots,
-                                    const std::vector<format::Metalayer>& new_vlmeta) {
+                                    const std::vector<format::Metalayer>& new_vlmeta,
+                                    const std::vector<format::Metalayer>& new_metalayers) {
     const std::vector<std::uint8_t> trailer = format::write_frame_trailer(new_vlmeta);
+    format::FrameHeader h = header;
+    h.metalayers = new_metalayers;
+    h.has_vlmetalayers = !new_vlmeta.empty();
     if (new_nbytes == 0) {
         // c-blosc2 looks for the trailer of an empty frame right after the header: rebuild the
         // file (atomically) rather than overwrite live bytes.
         if (base != 0) {
             throw UsageError(where() + ": an embedded frame cannot become empty");
         }
-        format::FrameHeader h = header;
         h.nbytes = 0;
         h.cbytes = 0;
-        h.has_vlmetalayers = !new_vlmeta.empty();
-        h.frame_len = 0;
         std::vector<std::uint8_t> image = format::write_frame_header(h);
         format::store_be<std::uint64_t>(image.data() + format::frame_offsets::kFrameLen,
                                         image.size() + trailer.size());
@@ -156,29 +233,25 @@ void Frame::Impl::commit_contiguous(std::vector<std::int64_t>& new_index,
     if (options.durable) {
         f.sync();
     }
-    // The commit: one write of header bytes 16..68.
-    std::uint8_t patch[kPatchEnd - kPatchBegin];
-    std::memcpy(patch, frame.data() + kPatchBegin, sizeof patch);
-    const auto frame_len = static_cast<std::uint64_t>(pos - base);
-    const std::int64_t cbytes = index_at - header.header_len;
-    format::store_be<std::uint64_t>(patch + (format::frame_offsets::kFrameLen - kPatchBegin),
-                                    frame_len);
-    format::store_be<std::int64_t>(patch + (format::frame_offsets::kNbytes - kPatchBegin),
-                                   new_nbytes);
-    format::store_be<std::int64_t>(patch + (format::frame_offsets::kCbytes - kPatchBegin), cbytes);
-    patch[format::frame_offsets::kHasVlMeta - kPatchBegin] = new_vlmeta.empty() ? 0xc2 : 0xc3;
-    f.write_at({patch, sizeof patch}, base + kPatchBegin);
+    // The commit: one write of the header from byte 16 on (lengths, sizes, metalayers).
+    h.frame_len = static_cast<std::uint64_t>(pos - base);
+    h.nbytes = new_nbytes;
+    h.cbytes = index_at - header.header_len;
+    const std::vector<std::uint8_t> image = format::write_frame_header(h);
+    if (image.size() != static_cast<std::size_t>(header.header_len)) {
+        throw UsageError(where() + ": the header would change length (" + num(header.header_len) +
+                         " -> " + num(static_cast<std::int64_t>(image.size())) + " bytes)");
+    }
+    f.write_at(ByteSpan(image.data() + kPatchBegin, image.size() - kPatchBegin),
+               base + kPatchBegin);
     if (options.durable) {
         f.sync();
     }
-    header.frame_len = frame_len;
-    header.nbytes = new_nbytes;
-    header.cbytes = cbytes;
-    header.has_vlmetalayers = !new_vlmeta.empty();
+    header = format::read_frame_header(image);  // picks up the metalayer content offsets too
     trailer_len = static_cast<std::uint32_t>(trailer.size());
     index_pos = index_at;
     map = MappedFile::open(path);
-    frame = map->bytes().subspan(base, frame_len);
+    frame = map->bytes().subspan(base, h.frame_len);
 }
 
 void Frame::Impl::commit_sparse(std::vector<std::int64_t>& new_index,
@@ -186,7 +259,8 @@ void Frame::Impl::commit_sparse(std::vector<std::int64_t>& new_index,
                                 const std::vector<ByteSpan>& writes,
                                 const std::vector<std::size_t>& slots,
                                 const std::vector<format::Metalayer>& new_vlmeta,
-                                std::int64_t stored_delta) {
+                                std::int64_t stored_delta,
+                                const std::vector<format::Metalayer>& new_metalayers) {
     std::int64_t next_id = 0;
     for (std::int64_t e : index) {
         next_id = std::max(next_id, e + 1);
@@ -203,6 +277,7 @@ void Frame::Impl::commit_sparse(std::vector<std::int64_t>& new_index,
     h.nbytes = new_nbytes;
     h.cbytes = header.cbytes + stored_delta;
     h.has_vlmetalayers = !new_vlmeta.empty();
+    h.metalayers = new_metalayers;
     std::vector<std::uint8_t> image = format::write_frame_header(h);
     const auto index_at = static_cast<std::int64_t>(image.size());
     if (new_nbytes > 0) {
@@ -227,10 +302,7 @@ void Frame::Impl::commit_sparse(std::vector<std::int64_t>& new_index,
             }
         }
     }
-    header.frame_len = image.size();
-    header.nbytes = new_nbytes;
-    header.cbytes = h.cbytes;
-    header.has_vlmetalayers = h.has_vlmetalayers;
+    header = format::read_frame_header(image);
     trailer_len = static_cast<std::uint32_t>(trailer.size());
     index_pos = index_at;
     mapped_ino = detail::file_identity(index_file_path()).ino;
@@ -289,136 +361,68 @@ Frame Frame::create(const std::string& path,
     return open(p, o);
 }
 
-void Frame::append_chunks(const std::vector<ByteSpan>& chunks) {
+void Frame::apply(const FrameEdit& edit) {
     std::unique_lock<std::shared_mutex> lock(impl_->mutex);
-    Impl& m = *impl_;
-    m.require_writable("append");
-    m.refresh_unlocked();
-    std::vector<std::int64_t> idx = m.index;
-    std::int64_t nbytes = m.header.nbytes;
-    std::int64_t stored = 0;
-    std::vector<ByteSpan> writes;
-    std::vector<std::size_t> slots;
-    const std::int32_t cs = m.header.chunksize;
-    for (ByteSpan chunk : chunks) {
-        const Impl::NewChunk c = m.classify(chunk);
-        if (cs > 0 && nbytes % cs != 0) {
-            throw UsageError(m.where() +
-                             ": cannot append after a chunk smaller than the chunk size (" +
-                             num(cs) + " bytes): only the last chunk may be short");
-        }
-        if (c.bytes.empty()) {
-            idx.push_back(c.entry);
-        } else {
-            slots.push_back(idx.size());
-            writes.push_back(c.bytes);
-            idx.push_back(0);
-            stored += static_cast<std::int64_t>(c.bytes.size());
-        }
-        nbytes += c.nbytes;
+    impl_->require_writable("apply");
+    impl_->refresh_unlocked();
+    impl_->apply(edit);
+}
+
+FrameEdit Frame::keep_all() const {
+    std::shared_lock<std::shared_mutex> lock(impl_->mutex);
+    FrameEdit e;
+    e.order.resize(impl_->index.size());
+    for (std::size_t i = 0; i < e.order.size(); ++i) {
+        e.order[i] = static_cast<std::int64_t>(i);
     }
-    m.commit(std::move(idx), nbytes, writes, slots, m.vlmeta, stored);
+    return e;
+}
+
+void Frame::append_chunks(const std::vector<ByteSpan>& chunks) {
+    FrameEdit e = keep_all();
+    for (std::size_t j = 0; j < chunks.size(); ++j) {
+        e.order.push_back(-1 - static_cast<std::int64_t>(j));
+    }
+    e.new_chunks = chunks;
+    apply(e);
 }
 
 void Frame::update_chunk(std::int64_t i, ByteSpan chunk) {
-    std::unique_lock<std::shared_mutex> lock(impl_->mutex);
-    Impl& m = *impl_;
-    m.require_writable("update");
-    m.refresh_unlocked();
-    const auto [old_nbytes, old_stored] = m.entry_sizes(i);
-    const Impl::NewChunk c = m.classify(chunk);
-    const bool last = i == static_cast<std::int64_t>(m.index.size()) - 1;
-    if (m.header.chunksize > 0 && !last && c.nbytes != m.header.chunksize) {
-        throw UsageError(m.where() + ": chunk " + num(i) + " must hold " + num(m.header.chunksize) +
-                         " bytes (only the last chunk may be short)");
+    FrameEdit e = keep_all();
+    if (i < 0 || i >= static_cast<std::int64_t>(e.order.size())) {
+        throw UsageError(impl_->where() + ": chunk " + num(i) + " out of range (" +
+                         num(static_cast<std::int64_t>(e.order.size())) + " chunks)");
     }
-    std::vector<std::int64_t> idx = m.index;
-    std::vector<ByteSpan> writes;
-    std::vector<std::size_t> slots;
-    if (c.bytes.empty()) {
-        idx[static_cast<std::size_t>(i)] = c.entry;
-    } else {
-        writes.push_back(c.bytes);
-        slots.push_back(static_cast<std::size_t>(i));
-    }
-    m.commit(std::move(idx), m.header.nbytes - old_nbytes + c.nbytes, writes, slots, m.vlmeta,
-             static_cast<std::int64_t>(c.bytes.size()) - old_stored);
+    e.order[static_cast<std::size_t>(i)] = -1;
+    e.new_chunks = {chunk};
+    apply(e);
 }
 
 void Frame::insert_chunk(std::int64_t i, ByteSpan chunk) {
-    std::unique_lock<std::shared_mutex> lock(impl_->mutex);
-    Impl& m = *impl_;
-    m.require_writable("insert");
-    m.refresh_unlocked();
-    const auto n = static_cast<std::int64_t>(m.index.size());
-    if (i < 0 || i > n) {
-        throw UsageError(m.where() + ": insert position " + num(i) + " out of range (" + num(n) +
-                         " chunks)");
+    FrameEdit e = keep_all();
+    if (i < 0 || i > static_cast<std::int64_t>(e.order.size())) {
+        throw UsageError(impl_->where() + ": insert position " + num(i) + " out of range (" +
+                         num(static_cast<std::int64_t>(e.order.size())) + " chunks)");
     }
-    const Impl::NewChunk c = m.classify(chunk);
-    const std::int32_t cs = m.header.chunksize;
-    if (cs > 0 && ((i < n && c.nbytes != cs) || (i == n && m.header.nbytes % cs != 0))) {
-        throw UsageError(m.where() +
-                         ": only the last chunk of the frame may be smaller than the chunk size (" +
-                         num(cs) + " bytes)");
-    }
-    std::vector<std::int64_t> idx = m.index;
-    idx.insert(idx.begin() + i, c.bytes.empty() ? c.entry : 0);
-    std::vector<ByteSpan> writes;
-    std::vector<std::size_t> slots;
-    if (!c.bytes.empty()) {
-        writes.push_back(c.bytes);
-        slots.push_back(static_cast<std::size_t>(i));
-    }
-    m.commit(std::move(idx), m.header.nbytes + c.nbytes, writes, slots, m.vlmeta,
-             static_cast<std::int64_t>(c.bytes.size()));
+    e.order.insert(e.order.begin() + i, -1);
+    e.new_chunks = {chunk};
+    apply(e);
 }
 
 void Frame::delete_chunk(std::int64_t i) {
-    std::unique_lock<std::shared_mutex> lock(impl_->mutex);
-    Impl& m = *impl_;
-    m.require_writable("delete");
-    m.refresh_unlocked();
-    const auto [old_nbytes, old_stored] = m.entry_sizes(i);
-    std::vector<std::int64_t> idx = m.index;
-    idx.erase(idx.begin() + i);
-    m.commit(std::move(idx), m.header.nbytes - old_nbytes, {}, {}, m.vlmeta, -old_stored);
+    FrameEdit e = keep_all();
+    if (i < 0 || i >= static_cast<std::int64_t>(e.order.size())) {
+        throw UsageError(impl_->where() + ": chunk " + num(i) + " out of range (" +
+                         num(static_cast<std::int64_t>(e.order.size())) + " chunks)");
+    }
+    e.order.erase(e.order.begin() + i);
+    apply(e);
 }
 
 void Frame::update_metalayer(const std::string& name, ByteSpan content) {
-    std::unique_lock<std::shared_mutex> lock(impl_->mutex);
-    Impl& m = *impl_;
-    m.require_writable("update_metalayer");
-    format::Metalayer* ml = nullptr;
-    for (auto& x : m.header.metalayers) {
-        if (x.name == name) {
-            ml = &x;
-        }
-    }
-    if (ml == nullptr) {
-        throw UsageError(m.where() + ": no metalayer named '" + name + "'");
-    }
-    if (ml->content.size() != content.size()) {
-        throw UsageError(m.where() + ": metalayer '" + name + "' holds " +
-                         num(static_cast<std::int64_t>(ml->content.size())) +
-                         " bytes; a new content of " +
-                         num(static_cast<std::int64_t>(content.size())) +
-                         " bytes would need the frame rewritten");
-    }
-    const std::string file = m.is_sparse ? m.index_file_path() : m.path;
-    if (m.is_sparse) {
-        std::vector<std::uint8_t> image(m.frame.begin(), m.frame.end());
-        std::memcpy(image.data() + ml->offset, content.data(), content.size());
-        detail::write_file_atomically(file, image, m.options.durable);
-    } else {
-        detail::PosixFile f(file, detail::PosixFile::Mode::read_write);
-        f.write_at(content, m.base + ml->offset);
-        if (m.options.durable) {
-            f.sync();
-        }
-    }
-    ml->content.assign(content.begin(), content.end());
-    m.map_and_load();
+    FrameEdit e = keep_all();
+    e.metalayers.emplace_back(name, std::vector<std::uint8_t>(content.begin(), content.end()));
+    apply(e);
 }
 
 void Frame::set_vlmeta(const std::string& name, ByteSpan content) {
@@ -443,7 +447,7 @@ void Frame::set_vlmeta(const std::string& name, ByteSpan content) {
     } else {
         v.push_back(std::move(ml));
     }
-    m.commit(m.index, m.header.nbytes, {}, {}, std::move(v), 0);
+    m.commit(m.index, m.header.nbytes, {}, {}, std::move(v), 0, m.header.metalayers);
 }
 
 bool Frame::delete_vlmeta(const std::string& name) {
@@ -458,7 +462,7 @@ bool Frame::delete_vlmeta(const std::string& name) {
         return false;
     }
     v.erase(it);
-    m.commit(m.index, m.header.nbytes, {}, {}, std::move(v), 0);
+    m.commit(m.index, m.header.nbytes, {}, {}, std::move(v), 0, m.header.metalayers);
     return true;
 }
 

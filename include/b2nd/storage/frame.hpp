@@ -61,6 +61,17 @@ struct FrameParams {
     std::int16_t nthreads = 1;  ///< recorded as tcomp/tdecomp (informational)
 };
 
+/// One atomic change of a frame (Frame::apply): the chunks it holds afterwards, in order, and
+/// metalayers to overwrite. A crash leaves the frame as it was before or after, never between.
+struct FrameEdit {
+    /// For each chunk after the edit: k >= 0 keeps the current chunk k; -1 - j stores
+    /// new_chunks[j] (a new chunk may be used at several positions).
+    std::vector<std::int64_t> order;
+    std::vector<ByteSpan> new_chunks;
+    /// Metalayers to overwrite; each keeps its size.
+    std::vector<std::pair<std::string, std::vector<std::uint8_t>>> metalayers;
+};
+
 class Frame {
 public:
     /// Opens a contiguous frame file, or a sparse frame directory.
@@ -109,6 +120,12 @@ public:
     std::optional<std::vector<std::uint8_t>> vlmeta(const std::string& name) const;
 
     // ---- writing (Frame::create, or open with writable) ----------------------------------
+
+    /// Applies an edit in one commit (every other writer below is a special case of it).
+    /// \throws UsageError for invalid positions, chunks, sizes; IoError
+    void apply(const FrameEdit& edit);
+    /// An edit that keeps every chunk as it is (order 0..n-1), to be modified.
+    FrameEdit keep_all() const;
 
     /// Appends encoded chunks in one commit (one new offsets index).
     void append_chunks(const std::vector<ByteSpan>& chunks);

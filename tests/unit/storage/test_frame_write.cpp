@@ -309,3 +309,31 @@ TEST_CASE("frame write: invalid writes are usage errors", "[storage]") {
     REQUIRE_THROWS_AS(Frame::open(dir / "missing"), IoError);
     CHECK(ro.nchunks() == 1);
 }
+
+TEST_CASE("frame write: apply() reorders, reuses a new chunk and updates metalayers in one commit",
+          "[storage]") {
+    for (bool sparse : {false, true}) {
+        test::TempDir dir;
+        const std::string path = dir / "e";
+        Frame f = Frame::create(path, params(), sparse, metas());
+        f.append_chunks({encoded(0), encoded(1000), encoded(2000)});
+        storage::FrameEdit e;
+        const auto zeros = codec::make_zeros_chunk(kChunk, 4, 1000);
+        const auto fresh = encoded(5000);
+        e.order = {2, -1, 0, -2, -1, -2};  // chunk 1 dropped
+        e.new_chunks = {zeros, fresh};
+        e.metalayers = {{"units", {4, 4, 4, 4}}};
+        f.apply(e);
+        const Frame g = Frame::open(path);
+        CHECK(firsts(path) == std::vector<std::int32_t>{2000, 0, 0, 5000, 0, 5000});
+        CHECK(g.chunk(1).index_only());
+        CHECK(g.metalayer("units")->content == std::vector<std::uint8_t>({4, 4, 4, 4}));
+        storage::FrameEdit bad = f.keep_all();
+        bad.order.push_back(17);
+        REQUIRE_THROWS_AS(f.apply(bad), UsageError);
+        bad = f.keep_all();
+        bad.metalayers = {{"units", {1}}};
+        REQUIRE_THROWS_AS(f.apply(bad), UsageError);
+        CHECK(Frame::open(path).nchunks() == 6);  // failed edits changed nothing
+    }
+}

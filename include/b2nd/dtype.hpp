@@ -1,0 +1,124 @@
+// NumPy data types as b2nd stores them: the dtype string of the b2nd metalayer ("<f4", "|S7",
+// "<M8[ms]", "[('a', '<i4'), ('b', '<f8')]", ...), parsed, printed back, and checked against C++
+// element types.
+#pragma once
+
+#include <complex>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+namespace b2nd {
+
+struct DTypeAccess;
+
+class DType {
+public:
+    /// NumPy kind characters.
+    enum class Kind : char {
+        boolean = 'b',
+        int_ = 'i',
+        uint = 'u',
+        float_ = 'f',
+        complex_ = 'c',
+        bytes = 'S',
+        unicode = 'U',
+        datetime = 'M',
+        timedelta = 'm',
+        void_ = 'V',
+        structured = 'T',
+    };
+
+    /// One field of a structured dtype.
+    struct Field {
+        std::string name;
+        std::shared_ptr<const DType> type;
+        std::vector<std::int64_t> shape;  ///< sub-array shape (empty for a scalar field)
+        std::int64_t offset = 0;
+    };
+
+    /// Parses a NumPy dtype string (dtype.str, or str(dtype) for structured dtypes, list or
+    /// dict form). \throws FormatError (malformed; offset = character position) or
+    /// UnsupportedError (object, long double, ...).
+    static DType parse(std::string_view s);
+    /// Untyped bytes of the given size ("|V<n>").
+    static DType raw(std::int64_t itemsize);
+    /// A plain dtype from its parts (kind, itemsize, byte order '<', '>' or '|').
+    static DType make(Kind kind, std::int64_t itemsize, char byteorder = '<');
+
+    DType() = default;
+
+    Kind kind() const noexcept { return kind_; }
+    std::int64_t itemsize() const noexcept { return itemsize_; }
+    /// '<', '>' or '|' (not applicable).
+    char byteorder() const noexcept { return byteorder_; }
+    /// Datetime/timedelta unit ("ms", "s", ...).
+    const std::string& unit() const noexcept { return unit_; }
+    const std::vector<Field>& fields() const noexcept;
+    bool is_structured() const noexcept { return kind_ == Kind::structured; }
+
+    /// The NumPy dtype string (round-trips what parse() accepted, in NumPy's spelling).
+    std::string str() const;
+    /// True when reading requires swapping bytes to this machine's order.
+    bool needs_byteswap() const noexcept;
+    /// The same dtype in this machine's byte order.
+    DType native() const;
+    /// Swaps `n` elements in place from this dtype's byte order to the other one.
+    void byteswap(std::uint8_t* data, std::int64_t n) const noexcept;
+
+    bool operator==(const DType& o) const noexcept { return str() == o.str(); }
+    bool operator!=(const DType& o) const noexcept { return !(*this == o); }
+
+private:
+    friend struct DTypeAccess;
+    Kind kind_ = Kind::void_;
+    std::int64_t itemsize_ = 0;
+    char byteorder_ = '|';
+    std::string unit_;
+    std::shared_ptr<const std::vector<Field>> fields_;
+};
+
+/// The dtype of a C++ element type (this machine's byte order). Specialize dtype_traits for
+/// your own trivially copyable types (e.g. a struct matching a structured dtype).
+template <class T, class = void>
+struct dtype_traits;  // no definition: NDArray<T> does not compile for unknown T
+
+namespace detail {
+DType native_dtype(DType::Kind kind, std::int64_t itemsize);
+}
+
+/// Built-in arithmetic types: bool, the integers, float and double.
+template <class T>
+struct dtype_traits<T, std::enable_if_t<std::is_arithmetic_v<T>>> {
+    static_assert(!std::is_same_v<T, long double>, "long double has no portable dtype");
+    static DType get() {
+        if constexpr (std::is_same_v<T, bool>) {
+            return detail::native_dtype(DType::Kind::boolean, 1);
+        } else if constexpr (std::is_floating_point_v<T>) {
+            return detail::native_dtype(DType::Kind::float_, sizeof(T));
+        } else if constexpr (std::is_signed_v<T>) {
+            return detail::native_dtype(DType::Kind::int_, sizeof(T));
+        } else {
+            return detail::native_dtype(DType::Kind::uint, sizeof(T));
+        }
+    }
+};
+
+/// std::complex<float> and std::complex<double>.
+template <class T>
+struct dtype_traits<std::complex<T>, std::enable_if_t<std::is_floating_point_v<T>>> {
+    static_assert(!std::is_same_v<T, long double>, "long double has no portable dtype");
+    static DType get() { return detail::native_dtype(DType::Kind::complex_, sizeof(std::complex<T>)); }
+};
+
+/// dtype_traits<T>::get().
+template <class T>
+DType dtype_of() {
+    static_assert(std::is_trivially_copyable_v<T>, "b2nd elements must be trivially copyable");
+    return dtype_traits<T>::get();
+}
+
+}  // namespace b2nd

@@ -1,0 +1,529 @@
+// NumPy dtype strings: a small recursive-descent parser for dtype.str and the Python literal
+// forms NumPy prints for structured dtypes (a list of (name, format[, shape]) tuples, or a dict
+// of names/formats/offsets/itemsize).
+#include <b2nd/dtype.hpp>
+#include <b2nd/error.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <numeric>
+
+namespace b2nd {
+
+namespace {
+
+constexpr char kNative = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? '<' : '>';
+
+std::string num(std::int64_t v) { return std::to_string(v); }
+
+class Parser {
+public:
+    explicit Parser(std::string_view s) : s_(s) {}
+
+    DType parse_top() {
+        DType d = parse_any();
+        skip_ws();
+        if (pos_ != s_.size()) {
+            fail("unexpected characters after the dtype");
+        }
+        return d;
+    }
+
+    DType parse_any() {
+        skip_ws();
+        if (peek() == '[') {
+            return parse_list();
+        }
+        if (peek() == '{') {
+            return parse_dict();
+        }
+        return parse_simple(s_.substr(pos_, s_.size() - pos_), true);
+    }
+
+    [[noreturn]] void fail(const std::string& what) const {
+        throw FormatError("dtype \"" + std::string(s_) + "\": " + what, pos_);
+    }
+
+    /// A simple dtype spelled by `text` (all of it when `consume_rest`).
+    DType parse_simple(std::string_view text, bool consume_rest) {
+        std::size_t i = 0;
+        char order = 0;
+        if (i < text.size() && (text[i] == '<' || text[i] == '>' || text[i] == '|' || text[i] == '=')) {
+            order = text[i] == '=' ? kNative : text[i];
+            ++i;
+        }
+        if (i >= text.size()) {
+            fail("missing type code");
+        }
+        const char code = text[i++];
+        std::size_t digits = i;
+        while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits])) != 0) {
+            ++digits;
+        }
+        std::int64_t n = -1;
+        if (digits > i) {
+            if (digits - i > 12) {
+                fail("size too large");
+            }
+            n = std::stoll(std::string(text.substr(i, digits - i)));
+        }
+        i = digits;
+        std::string unit;
+        if (i < text.size() && text[i] == '[') {
+            const std::size_t close = text.find(']', i);
+            if (close == std::string_view::npos) {
+                fail("unterminated datetime unit");
+            }
+            unit = std::string(text.substr(i + 1, close - i - 1));
+            i = close + 1;
+        }
+        if (consume_rest) {
+            pos_ += i;
+        }
+        auto need = [&](std::initializer_list<std::int64_t> sizes, std::int64_t dflt) {
+            if (n < 0) {
+                n = dflt;
+            }
+            if (std::find(sizes.begin(), sizes.end(), n) == sizes.end()) {
+                throw UnsupportedError("dtype \"" + std::string(text) + "\": size " + num(n) +
+                                           " is not supported for type code '" + std::string(1, code) + "'",
+                                       pos_);
+            }
+        };
+        DType::Kind kind;
+        std::int64_t itemsize = 0;
+        switch (code) {
+            case '?':
+            case 'b':
+                if (code == 'b' && n != 1) {
+                    // NumPy's 'b' alone means int8; "b1" means bool.
+                    kind = DType::Kind::int_;
+                    need({1}, 1);
+                } else {
+                    kind = DType::Kind::boolean;
+                    need({1}, 1);
+                }
+                itemsize = 1;
+                break;
+            case 'i':
+            case 'u':
+                need({1, 2, 4, 8}, 4);
+                kind = code == 'i' ? DType::Kind::int_ : DType::Kind::uint;
+                itemsize = n;
+                break;
+            case 'f':
+                need({2, 4, 8}, 8);
+                kind = DType::Kind::float_;
+                itemsize = n;
+                break;
+            case 'c':
+                need({8, 16}, 16);
+                kind = DType::Kind::complex_;
+                itemsize = n;
+                break;
+            case 'S':
+            case 'a':
+                kind = DType::Kind::bytes;
+                itemsize = std::max<std::int64_t>(n, 0);
+                break;
+            case 'U':
+                kind = DType::Kind::unicode;
+                itemsize = 4 * std::max<std::int64_t>(n, 0);
+                break;
+            case 'V':
+                kind = DType::Kind::void_;
+                itemsize = std::max<std::int64_t>(n, 0);
+                break;
+            case 'M':
+            case 'm':
+                need({8}, 8);
+                kind = code == 'M' ? DType::Kind::datetime : DType::Kind::timedelta;
+                itemsize = 8;
+                break;
+            case 'O':
+                throw UnsupportedError("dtype \"" + std::string(text) + "\": Python objects cannot be stored", pos_);
+            default:
+                fail(std::string("unknown type code '") + code + "'");
+        }
+        if (!consume_rest && i != text.size()) {
+            fail("unexpected characters in \"" + std::string(text) + "\"");
+        }
+        const bool ordered = itemsize > 1 && kind != DType::Kind::bytes && kind != DType::Kind::void_ &&
+                             kind != DType::Kind::boolean;
+        if (!ordered) {
+            order = '|';
+        } else if (order == 0 || order == '|') {
+            order = kNative;
+        }
+        DType d = DType::make(kind, itemsize, order);
+        if (!unit.empty()) {
+            if (kind != DType::Kind::datetime && kind != DType::Kind::timedelta) {
+                fail("a unit is only valid for datetime64/timedelta64");
+            }
+            return with_unit(d, unit);
+        }
+        return d;
+    }
+
+    static DType with_unit(DType d, const std::string& unit);
+    static DType structured(std::vector<DType::Field> fields, std::int64_t itemsize);
+
+private:
+    char peek() {
+        skip_ws();
+        return pos_ < s_.size() ? s_[pos_] : '\0';
+    }
+    void skip_ws() {
+        while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_])) != 0) {
+            ++pos_;
+        }
+    }
+    void expect(char c) {
+        if (peek() != c) {
+            fail(std::string("expected '") + c + "'");
+        }
+        ++pos_;
+    }
+    bool accept(char c) {
+        if (peek() == c) {
+            ++pos_;
+            return true;
+        }
+        return false;
+    }
+    std::string parse_string() {
+        const char q = peek();
+        if (q != '\'' && q != '"') {
+            fail("expected a quoted string");
+        }
+        ++pos_;
+        std::string out;
+        while (pos_ < s_.size() && s_[pos_] != q) {
+            if (s_[pos_] == '\\' && pos_ + 1 < s_.size()) {
+                ++pos_;
+            }
+            out += s_[pos_++];
+        }
+        if (pos_ >= s_.size()) {
+            fail("unterminated string");
+        }
+        ++pos_;
+        return out;
+    }
+    std::int64_t parse_int() {
+        skip_ws();
+        const std::size_t start = pos_;
+        while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_])) != 0) {
+            ++pos_;
+        }
+        if (pos_ == start || pos_ - start > 12) {
+            fail("expected a non-negative integer");
+        }
+        return std::stoll(std::string(s_.substr(start, pos_ - start)));
+    }
+    std::vector<std::int64_t> parse_shape() {
+        if (!accept('(')) {
+            return {parse_int()};
+        }
+        std::vector<std::int64_t> shape;
+        while (!accept(')')) {
+            shape.push_back(parse_int());
+            if (!accept(',')) {
+                expect(')');
+                break;
+            }
+        }
+        return shape;
+    }
+    /// A format inside a structured dtype: a quoted simple dtype, or a nested list/dict.
+    DType parse_format() {
+        if (peek() == '[' || peek() == '{') {
+            return parse_any();
+        }
+        const std::size_t at = pos_;
+        const std::string f = parse_string();
+        Parser sub(f);
+        try {
+            return sub.parse_top();
+        } catch (const FormatError& e) {
+            throw FormatError("dtype \"" + std::string(s_) + "\": field format: " + e.detail(), at);
+        }
+    }
+
+    DType parse_list() {
+        expect('[');
+        std::vector<DType::Field> fields;
+        std::int64_t offset = 0;
+        while (!accept(']')) {
+            expect('(');
+            DType::Field f;
+            f.name = parse_string();
+            expect(',');
+            f.type = std::make_shared<const DType>(parse_format());
+            if (accept(',')) {
+                if (peek() != ')') {
+                    f.shape = parse_shape();
+                }
+            }
+            expect(')');
+            f.offset = offset;
+            std::int64_t count = 1;
+            for (std::int64_t d : f.shape) {
+                count *= d;
+            }
+            offset += f.type->itemsize() * count;
+            fields.push_back(std::move(f));
+            if (!accept(',')) {
+                expect(']');
+                break;
+            }
+        }
+        if (fields.empty()) {
+            fail("a structured dtype needs fields");
+        }
+        return structured(std::move(fields), offset);
+    }
+
+    DType parse_dict() {
+        expect('{');
+        std::vector<std::string> names;
+        std::vector<DType> formats;
+        std::vector<std::int64_t> offsets;
+        std::int64_t itemsize = -1;
+        while (!accept('}')) {
+            const std::string key = parse_string();
+            expect(':');
+            if (key == "names") {
+                expect('[');
+                while (!accept(']')) {
+                    names.push_back(parse_string());
+                    if (!accept(',')) {
+                        expect(']');
+                        break;
+                    }
+                }
+            } else if (key == "formats") {
+                expect('[');
+                while (!accept(']')) {
+                    formats.push_back(parse_format());
+                    if (!accept(',')) {
+                        expect(']');
+                        break;
+                    }
+                }
+            } else if (key == "offsets") {
+                expect('[');
+                while (!accept(']')) {
+                    offsets.push_back(parse_int());
+                    if (!accept(',')) {
+                        expect(']');
+                        break;
+                    }
+                }
+            } else if (key == "itemsize") {
+                itemsize = parse_int();
+            } else {
+                fail("unsupported structured dtype key '" + key + "'");
+            }
+            if (!accept(',')) {
+                expect('}');
+                break;
+            }
+        }
+        if (names.empty() || names.size() != formats.size() ||
+            (!offsets.empty() && offsets.size() != names.size())) {
+            fail("names, formats and offsets must have the same length");
+        }
+        std::vector<DType::Field> fields;
+        std::int64_t packed = 0;
+        for (std::size_t i = 0; i < names.size(); ++i) {
+            DType::Field f;
+            f.name = names[i];
+            f.type = std::make_shared<const DType>(formats[i]);
+            f.offset = offsets.empty() ? packed : offsets[i];
+            packed = std::max(packed, f.offset + formats[i].itemsize());
+            fields.push_back(std::move(f));
+        }
+        if (itemsize < 0) {
+            itemsize = packed;
+        }
+        if (itemsize < packed) {
+            fail("itemsize " + num(itemsize) + " is smaller than the fields (" + num(packed) + ")");
+        }
+        return structured(std::move(fields), itemsize);
+    }
+
+    std::string_view s_;
+    std::size_t pos_ = 0;
+};
+
+std::string shape_repr(const std::vector<std::int64_t>& shape) {
+    std::string s = "(";
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        s += (i > 0 ? ", " : "") + num(shape[i]);
+    }
+    return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+std::int64_t field_count(const DType::Field& f) {
+    return std::accumulate(f.shape.begin(), f.shape.end(), std::int64_t{1}, std::multiplies<>());
+}
+
+void reverse_units(std::uint8_t* p, std::int64_t n, std::int64_t unit) {
+    for (std::int64_t k = 0; k < n; ++k) {
+        std::reverse(p + k * unit, p + (k + 1) * unit);
+    }
+}
+
+}  // namespace
+
+// Helpers that need access to DType's private members are members of a befriended scope; we
+// build dtypes through make() and adjust copies here.
+struct DTypeAccess {
+    static void set_unit(DType& d, const std::string& u);
+    static void set_fields(DType& d, std::vector<DType::Field> f);
+};
+
+DType Parser::with_unit(DType d, const std::string& unit) {
+    DTypeAccess::set_unit(d, unit);
+    return d;
+}
+
+DType Parser::structured(std::vector<DType::Field> fields, std::int64_t itemsize) {
+    DType d = DType::make(DType::Kind::structured, itemsize, '|');
+    DTypeAccess::set_fields(d, std::move(fields));
+    return d;
+}
+
+DType DType::parse(std::string_view s) {
+    Parser p(s);
+    return p.parse_top();
+}
+
+DType DType::raw(std::int64_t itemsize) { return make(Kind::void_, itemsize, '|'); }
+
+DType DType::make(Kind kind, std::int64_t itemsize, char byteorder) {
+    DType d;
+    d.kind_ = kind;
+    d.itemsize_ = itemsize;
+    d.byteorder_ = byteorder;
+    return d;
+}
+
+const std::vector<DType::Field>& DType::fields() const noexcept {
+    static const std::vector<Field> kNone;
+    return fields_ ? *fields_ : kNone;
+}
+
+std::string DType::str() const {
+    if (kind_ == Kind::structured) {
+        const auto& fs = fields();
+        bool packed = true;
+        std::int64_t offset = 0;
+        for (const Field& f : fs) {
+            packed = packed && f.offset == offset;
+            offset += f.type->itemsize() * field_count(f);
+        }
+        packed = packed && offset == itemsize_;
+        std::string s;
+        if (packed) {
+            s = "[";
+            for (std::size_t i = 0; i < fs.size(); ++i) {
+                s += (i > 0 ? ", " : "") + std::string("('") + fs[i].name + "', ";
+                const std::string t = fs[i].type->str();
+                s += fs[i].type->is_structured() ? t : "'" + t + "'";
+                if (!fs[i].shape.empty()) {
+                    s += ", " + shape_repr(fs[i].shape);
+                }
+                s += ")";
+            }
+            return s + "]";
+        }
+        s = "{'names': [";
+        for (std::size_t i = 0; i < fs.size(); ++i) {
+            s += (i > 0 ? ", '" : "'") + fs[i].name + "'";
+        }
+        s += "], 'formats': [";
+        for (std::size_t i = 0; i < fs.size(); ++i) {
+            s += (i > 0 ? ", '" : "'") + fs[i].type->str() + "'";
+        }
+        s += "], 'offsets': [";
+        for (std::size_t i = 0; i < fs.size(); ++i) {
+            s += (i > 0 ? ", " : "") + num(fs[i].offset);
+        }
+        return s + "], 'itemsize': " + num(itemsize_) + "}";
+    }
+    std::string s(1, byteorder_);
+    s += static_cast<char>(kind_);
+    s += num(kind_ == Kind::unicode ? itemsize_ / 4 : itemsize_);
+    if (!unit_.empty()) {
+        s += "[" + unit_ + "]";
+    }
+    return s;
+}
+
+bool DType::needs_byteswap() const noexcept {
+    if (kind_ == Kind::structured) {
+        return std::any_of(fields().begin(), fields().end(),
+                           [](const Field& f) { return f.type->needs_byteswap(); });
+    }
+    return byteorder_ != '|' && byteorder_ != kNative;
+}
+
+DType DType::native() const {
+    DType d = *this;
+    if (kind_ == Kind::structured) {
+        std::vector<Field> fs = fields();
+        for (Field& f : fs) {
+            f.type = std::make_shared<const DType>(f.type->native());
+        }
+        d.fields_ = std::make_shared<const std::vector<Field>>(std::move(fs));
+    } else if (byteorder_ != '|') {
+        d.byteorder_ = kNative;
+    }
+    return d;
+}
+
+void DType::byteswap(std::uint8_t* data, std::int64_t n) const noexcept {
+    switch (kind_) {
+        case Kind::int_:
+        case Kind::uint:
+        case Kind::float_:
+        case Kind::datetime:
+        case Kind::timedelta:
+            if (itemsize_ > 1) {
+                reverse_units(data, n, itemsize_);
+            }
+            return;
+        case Kind::complex_:
+            reverse_units(data, 2 * n, itemsize_ / 2);
+            return;
+        case Kind::unicode:
+            reverse_units(data, n * (itemsize_ / 4), 4);
+            return;
+        case Kind::structured:
+            for (std::int64_t e = 0; e < n; ++e) {
+                for (const Field& f : fields()) {
+                    f.type->byteswap(data + e * itemsize_ + f.offset, field_count(f));
+                }
+            }
+            return;
+        default:
+            return;
+    }
+}
+
+void DTypeAccess::set_unit(DType& d, const std::string& u) { d.unit_ = u; }
+
+void DTypeAccess::set_fields(DType& d, std::vector<DType::Field> f) {
+    d.fields_ = std::make_shared<const std::vector<DType::Field>>(std::move(f));
+}
+
+namespace detail {
+DType native_dtype(DType::Kind kind, std::int64_t itemsize) {
+    const bool ordered = itemsize > 1 && kind != DType::Kind::boolean;
+    return DType::make(kind, itemsize, ordered ? kNative : '|');
+}
+}  // namespace detail
+
+}  // namespace b2nd

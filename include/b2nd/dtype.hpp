@@ -111,7 +111,9 @@ struct dtype_traits<T, std::enable_if_t<std::is_arithmetic_v<T>>> {
 template <class T>
 struct dtype_traits<std::complex<T>, std::enable_if_t<std::is_floating_point_v<T>>> {
     static_assert(!std::is_same_v<T, long double>, "long double has no portable dtype");
-    static DType get() { return detail::native_dtype(DType::Kind::complex_, sizeof(std::complex<T>)); }
+    static DType get() {
+        return detail::native_dtype(DType::Kind::complex_, sizeof(std::complex<T>));
+    }
 };
 
 /// dtype_traits<T>::get().

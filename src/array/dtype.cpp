@@ -1,20 +1,23 @@
 // NumPy dtype strings: a small recursive-descent parser for dtype.str and the Python literal
 // forms NumPy prints for structured dtypes (a list of (name, format[, shape]) tuples, or a dict
 // of names/formats/offsets/itemsize).
-#include <b2nd/dtype.hpp>
-#include <b2nd/error.hpp>
-
 #include <algorithm>
 #include <cctype>
 #include <numeric>
+
+#include <b2nd/dtype.hpp>
+#include <b2nd/error.hpp>
 
 namespace b2nd {
 
 namespace {
 
+constexpr std::int64_t kMaxItemsize = 0x7fffffff;
 constexpr char kNative = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? '<' : '>';
 
-std::string num(std::int64_t v) { return std::to_string(v); }
+std::string num(std::int64_t v) {
+    return std::to_string(v);
+}
 
 class Parser {
 public:
@@ -48,7 +51,8 @@ public:
     DType parse_simple(std::string_view text, bool consume_rest) {
         std::size_t i = 0;
         char order = 0;
-        if (i < text.size() && (text[i] == '<' || text[i] == '>' || text[i] == '|' || text[i] == '=')) {
+        if (i < text.size() &&
+            (text[i] == '<' || text[i] == '>' || text[i] == '|' || text[i] == '=')) {
             order = text[i] == '=' ? kNative : text[i];
             ++i;
         }
@@ -57,7 +61,8 @@ public:
         }
         const char code = text[i++];
         std::size_t digits = i;
-        while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits])) != 0) {
+        while (digits < text.size() &&
+               std::isdigit(static_cast<unsigned char>(text[digits])) != 0) {
             ++digits;
         }
         std::int64_t n = -1;
@@ -86,7 +91,8 @@ public:
             }
             if (std::find(sizes.begin(), sizes.end(), n) == sizes.end()) {
                 throw UnsupportedError("dtype \"" + std::string(text) + "\": size " + num(n) +
-                                           " is not supported for type code '" + std::string(1, code) + "'",
+                                           " is not supported for type code '" +
+                                           std::string(1, code) + "'",
                                        pos_);
             }
         };
@@ -124,15 +130,15 @@ public:
             case 'S':
             case 'a':
                 kind = DType::Kind::bytes;
-                itemsize = std::max<std::int64_t>(n, 0);
+                itemsize = bounded(std::max<std::int64_t>(n, 0));
                 break;
             case 'U':
                 kind = DType::Kind::unicode;
-                itemsize = 4 * std::max<std::int64_t>(n, 0);
+                itemsize = bounded(4 * std::max<std::int64_t>(n, 0));
                 break;
             case 'V':
                 kind = DType::Kind::void_;
-                itemsize = std::max<std::int64_t>(n, 0);
+                itemsize = bounded(std::max<std::int64_t>(n, 0));
                 break;
             case 'M':
             case 'm':
@@ -141,15 +147,16 @@ public:
                 itemsize = 8;
                 break;
             case 'O':
-                throw UnsupportedError("dtype \"" + std::string(text) + "\": Python objects cannot be stored", pos_);
+                throw UnsupportedError(
+                    "dtype \"" + std::string(text) + "\": Python objects cannot be stored", pos_);
             default:
                 fail(std::string("unknown type code '") + code + "'");
         }
         if (!consume_rest && i != text.size()) {
             fail("unexpected characters in \"" + std::string(text) + "\"");
         }
-        const bool ordered = itemsize > 1 && kind != DType::Kind::bytes && kind != DType::Kind::void_ &&
-                             kind != DType::Kind::boolean;
+        const bool ordered = itemsize > 1 && kind != DType::Kind::bytes &&
+                             kind != DType::Kind::void_ && kind != DType::Kind::boolean;
         if (!ordered) {
             order = '|';
         } else if (order == 0 || order == '|') {
@@ -166,6 +173,13 @@ public:
     }
 
     static DType with_unit(DType d, const std::string& unit);
+    /// NumPy itself caps an itemsize at 2^31 - 1; larger sizes in a file are hostile.
+    std::int64_t bounded(std::int64_t v) const {
+        if (v < 0 || v > kMaxItemsize) {
+            fail("itemsize exceeds " + num(kMaxItemsize) + " bytes");
+        }
+        return v;
+    }
     static DType structured(std::vector<DType::Field> fields, std::int64_t itemsize);
 
 private:
@@ -269,9 +283,14 @@ private:
             f.offset = offset;
             std::int64_t count = 1;
             for (std::int64_t d : f.shape) {
-                count *= d;
+                std::int64_t c = 0;
+                if (__builtin_mul_overflow(count, d, &c)) {
+                    c = -1;
+                }
+                count = bounded(c);
             }
-            offset += f.type->itemsize() * count;
+            // itemsize and count are both below 2^31: neither product nor sum overflows int64.
+            offset = bounded(offset + bounded(f.type->itemsize() * count));
             fields.push_back(std::move(f));
             if (!accept(',')) {
                 expect(']');
@@ -340,13 +359,14 @@ private:
             DType::Field f;
             f.name = names[i];
             f.type = std::make_shared<const DType>(formats[i]);
-            f.offset = offsets.empty() ? packed : offsets[i];
-            packed = std::max(packed, f.offset + formats[i].itemsize());
+            f.offset = offsets.empty() ? packed : bounded(offsets[i]);
+            packed = std::max(packed, bounded(f.offset + formats[i].itemsize()));
             fields.push_back(std::move(f));
         }
         if (itemsize < 0) {
             itemsize = packed;
         }
+        itemsize = bounded(itemsize);
         if (itemsize < packed) {
             fail("itemsize " + num(itemsize) + " is smaller than the fields (" + num(packed) + ")");
         }
@@ -400,7 +420,9 @@ DType DType::parse(std::string_view s) {
     return p.parse_top();
 }
 
-DType DType::raw(std::int64_t itemsize) { return make(Kind::void_, itemsize, '|'); }
+DType DType::raw(std::int64_t itemsize) {
+    return make(Kind::void_, itemsize, '|');
+}
 
 DType DType::make(Kind kind, std::int64_t itemsize, char byteorder) {
     DType d;
@@ -513,7 +535,9 @@ void DType::byteswap(std::uint8_t* data, std::int64_t n) const noexcept {
     }
 }
 
-void DTypeAccess::set_unit(DType& d, const std::string& u) { d.unit_ = u; }
+void DTypeAccess::set_unit(DType& d, const std::string& u) {
+    d.unit_ = u;
+}
 
 void DTypeAccess::set_fields(DType& d, std::vector<DType::Field> f) {
     d.fields_ = std::make_shared<const std::vector<DType::Field>>(std::move(f));

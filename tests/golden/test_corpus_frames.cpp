@@ -17,12 +17,6 @@ using b2nd::test::Json;
 
 namespace {
 
-Json load_manifest(const std::string& path) {
-    std::ifstream in(path);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    return Json::parse(text);
-}
-
 bool file_exists(const std::string& p) {
     return std::ifstream(p).good();
 }
@@ -109,7 +103,7 @@ TEST_CASE("corpus frames: every c-blosc2 3.3 array frame opens and matches its m
         B2ND_SKIP("corpus not found at " B2ND_CORPUS_DIR);
     }
     const std::string dir = b2nd::test::corpus_dir();
-    const Json m = load_manifest(dir + "/manifest.json");
+    const Json m = b2nd::test::load_json_file(dir + "/manifest.json");
     REQUIRE(m["cases"].as_array().size() > 100);
     for (const Json& c : m["cases"].as_array()) {
         check_array_case(dir, c, "from-frames", c["name"].as_string());
@@ -122,7 +116,7 @@ TEST_CASE("corpus frames: every c-blosc2 2.x array frame opens and matches its m
         B2ND_SKIP("corpus not found at " B2ND_CORPUS_DIR);
     }
     const std::string dir = b2nd::test::corpus_dir() + "/legacy-2x";
-    const Json m = load_manifest(dir + "/manifest.json");
+    const Json m = b2nd::test::load_json_file(dir + "/manifest.json");
     REQUIRE(m["cases"].as_array().size() > 100);
     for (const Json& c : m["cases"].as_array()) {
         std::string prefix = c["name"].as_string();
@@ -137,7 +131,7 @@ TEST_CASE("corpus frames: upstream frames (plain, varchunks, VL blocks, python-b
         B2ND_SKIP("corpus not found at " B2ND_CORPUS_DIR);
     }
     const std::string dir = b2nd::test::corpus_dir() + "/upstream";
-    const Json m = load_manifest(dir + "/manifest.json");
+    const Json m = b2nd::test::load_json_file(dir + "/manifest.json");
     for (const Json& c : m["cases"].as_array()) {
         const std::string path = dir + "/" + c["file"].as_string();
         INFO(path);

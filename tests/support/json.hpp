@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -205,5 +207,15 @@ private:
     std::vector<Json> arr_;
     std::map<std::string, Json> obj_;
 };
+
+/// Parses a JSON file (a corpus manifest).
+inline Json load_json_file(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) {
+        throw std::runtime_error("cannot open " + path);
+    }
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return Json::parse(text);
+}
 
 }  // namespace b2nd::test

@@ -57,6 +57,12 @@ public:
     bool memcpyed() const noexcept { return header_.memcpyed(); }
     /// The value of a Special::value chunk (special_value_size bytes), empty otherwise.
     ByteSpan special_value() const noexcept;
+    /// A memcpyed chunk's data (nbytes() bytes, zero copy); empty for other chunks.
+    ByteSpan memcpyed_data() const noexcept {
+        return memcpyed() ? chunk_.subspan(static_cast<std::size_t>(header_.header_size()),
+                                           static_cast<std::size_t>(header_.nbytes))
+                          : ByteSpan{};
+    }
     /// True when decoding a block other than 0 needs decoded block 0 (DELTA in the pipeline).
     bool needs_block0() const noexcept { return needs_block0_; }
 

@@ -1,0 +1,154 @@
+// AnyArray: a b2nd array with its dtype known at run time (any dtype, including ones with no C++
+// type). Copies are handles to the same open array (its mapping, cache and lock).
+//
+//   auto a = b2nd::AnyArray::open("data.b2nd");
+//   std::vector<std::uint8_t> bytes = a.read(b2nd::resolve(a.shape(), b2nd::parse_selection("0:10,
+//   3")).box);
+//
+// Data crosses this interface as raw bytes in the stored byte order (NDArray<T> converts).
+// All const member functions may run concurrently from many threads; writes (write, resize,
+// insert, remove, metadata) are serialized against them. shape() and friends return references
+// that a concurrent resize invalidates: do not resize while other threads use the array.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <b2nd/byte_span.hpp>
+#include <b2nd/dtype.hpp>
+#include <b2nd/grid.hpp>
+#include <b2nd/params.hpp>
+#include <b2nd/selection.hpp>
+
+namespace b2nd {
+
+namespace detail {
+class ArrayCore;
+}
+namespace storage {
+class Frame;
+}
+
+template <class T>
+class NDArray;
+
+/// Counters of an array's decoded-block cache.
+struct CacheStats {
+    std::size_t budget_bytes = 0;
+    std::size_t used_bytes = 0;
+    std::uint64_t hits = 0;
+    std::uint64_t misses = 0;
+};
+
+class AnyArray {
+public:
+    AnyArray() = default;
+
+    /// Opens a contiguous (.b2nd file) or sparse (.b2frame directory) array.
+    /// \throws IoError, FormatError, UnsupportedError naming the file; UsageError for a dtype
+    ///         override of the wrong size
+    static AnyArray open(const std::string& path, const OpenOptions& options = {});
+    /// Creates an array filled as options.fill says. \throws UsageError, IoError
+    static AnyArray create(const std::string& path,
+                           const DType& dtype,
+                           const Shape& shape,
+                           const CreateOptions& options = {});
+    /// Creates an array holding `data` (C order, shape's elements, stored byte order).
+    static AnyArray create_from(const std::string& path,
+                                const DType& dtype,
+                                const Shape& shape,
+                                ByteSpan data,
+                                const CreateOptions& options = {});
+
+    bool valid() const noexcept { return core_ != nullptr; }
+    explicit operator bool() const noexcept { return valid(); }
+
+    /// The file or directory.
+    const std::string& path() const;
+    /// The dtype items are read as: the stored one, or the OpenOptions override, or raw bytes
+    /// when the stored one cannot be trusted (dtype_note() says why).
+    const DType& dtype() const;
+    /// Why dtype() differs from what the file states ("" when it does not).
+    const std::string& dtype_note() const;
+    const Grid& grid() const;
+    const Shape& shape() const { return grid().shape(); }
+    const Shape& chunk_shape() const { return grid().chunkshape(); }
+    const Shape& block_shape() const { return grid().blockshape(); }
+    int ndim() const { return grid().ndim(); }
+    std::int64_t size() const { return grid().size(); }
+    std::int64_t itemsize() const { return grid().itemsize(); }
+    /// Uncompressed bytes of the array's elements.
+    std::int64_t nbytes() const { return grid().nbytes(); }
+    /// Bytes the chunks take on disk.
+    std::int64_t cbytes() const;
+    bool sparse() const;
+    bool writable() const;
+    /// True for legacy arrays with the 'caterva' metalayer.
+    bool legacy_caterva() const;
+    CompressionParams compression() const;
+    /// The underlying frame (chunks, header, metalayers) for tooling.
+    const storage::Frame& frame() const;
+
+    int nthreads() const;
+    void set_nthreads(int n);
+
+    // ---- reading ----
+    /// Reads `box` into out (C order of box.count; out_bytes must be box.size() * itemsize()).
+    /// \throws UsageError for a box out of range or a buffer of the wrong size; FormatError for
+    ///         corrupt chunks (naming file and chunk)
+    void read(const Box& box, void* out, std::size_t out_bytes) const;
+    std::vector<std::uint8_t> read(const Box& box) const;
+    /// Reads `box` into a strided buffer (strides in bytes per dimension, may be negative).
+    void read_strided(const Box& box, void* out, const std::int64_t* strides) const;
+    /// The whole array.
+    std::vector<std::uint8_t> read() const { return read(Box::whole(shape())); }
+    /// One element (ndim coordinates). \throws UsageError when out of range
+    void read_element(const std::int64_t* idx, void* out) const;
+
+    // ---- writing (open with writable, or create) ----
+    /// Writes `data` (C order of box.count) into box; steps are allowed.
+    void write(const Box& box, ByteSpan data);
+    /// Changes the shape; new elements are zero.
+    void resize(const Shape& shape);
+    /// Appends `data` along `axis` (its shape: the array's, with any extent along axis).
+    void append(int axis, ByteSpan data);
+    /// Inserts `data` before index `pos` along `axis`.
+    void insert(int axis, std::int64_t pos, ByteSpan data);
+    /// Removes `count` slices from `pos` along `axis`.
+    void remove(int axis, std::int64_t pos, std::int64_t count);
+
+    // ---- metadata ----
+    std::vector<std::string> metalayer_names() const;
+    std::optional<std::vector<std::uint8_t>> metalayer(const std::string& name) const;
+    /// Overwrites a user metalayer (its size cannot change).
+    void update_metalayer(const std::string& name, ByteSpan content);
+    std::vector<std::string> vlmeta_names() const;
+    std::optional<std::vector<std::uint8_t>> vlmeta(const std::string& name) const;
+    void set_vlmeta(const std::string& name, ByteSpan content);
+    bool delete_vlmeta(const std::string& name);
+
+    // ---- cache and storage ----
+    CacheStats cache_stats() const;
+    void set_cache_bytes(std::size_t bytes);
+    void clear_cache();
+    /// Makes every write so far durable.
+    void sync();
+    /// Rewrites the file without the space updates left behind.
+    void compact();
+
+    /// The typed view. \throws UsageError when T does not match dtype()
+    template <class T>
+    NDArray<T> as() const;
+
+private:
+    explicit AnyArray(std::shared_ptr<detail::ArrayCore> core) : core_(std::move(core)) {}
+    detail::ArrayCore& core() const;
+    std::int64_t extent_of(int axis, std::size_t nbytes, const char* op) const;
+    std::shared_ptr<detail::ArrayCore> core_;
+};
+
+}  // namespace b2nd

@@ -1,0 +1,94 @@
+// The geometry of a b2nd array: shape, chunk shape and block shape, and the arithmetic that maps
+// an element to its chunk, its block inside the chunk and its place in that block.
+//
+// Layout (c-blosc2's b2nd): chunks tile the array in C order; a chunk is padded up to whole
+// blocks ("extended chunk shape", extchunkshape[d] = ceil(chunkshape[d] / blockshape[d]) *
+// blockshape[d]); a chunk's bytes are its blocks in C order, each block's elements in C order.
+// Edge chunks and edge blocks are stored at full size; the padding holds no data.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace b2nd {
+
+/// Sizes or coordinates, one per dimension (ndim 0 to 16).
+using Shape = std::vector<std::int64_t>;
+
+/// "(3, 4, 5)", "(7,)" or "()".
+std::string to_string(const Shape& s);
+
+inline constexpr int kMaxNdim = 16;
+
+class Grid {
+public:
+    Grid() = default;
+    /// \throws UsageError naming what is inconsistent (see check()).
+    Grid(Shape shape, Shape chunkshape, Shape blockshape, std::int64_t itemsize);
+
+    /// Why these parameters do not form a valid grid, or "" when they do: ndim above 16 or
+    /// unequal, negative sizes, a block larger than its chunk, zero chunk or block sizes in a
+    /// non-empty dimension, a chunk of more than 2^31 - 64 bytes, or overflow anywhere.
+    static std::string check(const Shape& shape,
+                             const Shape& chunkshape,
+                             const Shape& blockshape,
+                             std::int64_t itemsize);
+
+    int ndim() const noexcept { return static_cast<int>(shape_.size()); }
+    const Shape& shape() const noexcept { return shape_; }
+    const Shape& chunkshape() const noexcept { return chunkshape_; }
+    const Shape& blockshape() const noexcept { return blockshape_; }
+    /// The chunk shape padded to whole blocks.
+    const Shape& extchunkshape() const noexcept { return extchunkshape_; }
+    std::int64_t itemsize() const noexcept { return itemsize_; }
+
+    /// Elements in the array (1 for ndim 0; 0 when a dimension is 0).
+    std::int64_t size() const noexcept { return size_; }
+    std::int64_t nbytes() const noexcept { return size_ * itemsize_; }
+
+    /// Chunks along dimension d, and in all.
+    std::int64_t chunks_in(int d) const noexcept { return chunks_in_[static_cast<std::size_t>(d)]; }
+    std::int64_t nchunks() const noexcept { return nchunks_; }
+    /// Blocks along dimension d of a chunk, and per chunk.
+    std::int64_t blocks_in(int d) const noexcept { return blocks_in_[static_cast<std::size_t>(d)]; }
+    std::int64_t nblocks() const noexcept { return nblocks_; }
+
+    /// Elements and bytes of one stored chunk (extended shape) and of one block.
+    std::int64_t chunk_items() const noexcept { return chunk_items_; }
+    std::int64_t chunk_nbytes() const noexcept { return chunk_items_ * itemsize_; }
+    std::int64_t block_items() const noexcept { return block_items_; }
+    std::int64_t block_nbytes() const noexcept { return block_items_ * itemsize_; }
+
+    /// Linear (C order) index of the chunk with grid coordinates `coords` (ndim values).
+    std::int64_t chunk_index(const std::int64_t* coords) const noexcept;
+    /// Grid coordinates of chunk `index` into `coords` (ndim values).
+    void chunk_coords(std::int64_t index, std::int64_t* coords) const noexcept;
+    /// The valid (unpadded) extent of chunk `coords` along dimension d.
+    std::int64_t chunk_extent(int d, std::int64_t coord) const noexcept;
+
+    /// Where element `idx` (ndim in-range coordinates) lives.
+    struct Location {
+        std::int64_t chunk;   ///< linear chunk index
+        std::int64_t block;   ///< linear block index inside the chunk
+        std::int64_t offset;  ///< element offset inside the block
+    };
+    Location locate(const std::int64_t* idx) const noexcept;
+
+    bool operator==(const Grid& o) const noexcept {
+        return shape_ == o.shape_ && chunkshape_ == o.chunkshape_ && blockshape_ == o.blockshape_ &&
+               itemsize_ == o.itemsize_;
+    }
+
+private:
+    Shape shape_, chunkshape_, blockshape_, extchunkshape_;
+    Shape chunks_in_, blocks_in_;
+    std::int64_t itemsize_ = 1;
+    std::int64_t size_ = 1;
+    std::int64_t nchunks_ = 1;
+    std::int64_t nblocks_ = 1;
+    std::int64_t chunk_items_ = 1;
+    std::int64_t block_items_ = 1;
+};
+
+}  // namespace b2nd

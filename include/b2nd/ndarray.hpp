@@ -1,0 +1,216 @@
+// NDArray<T>: a b2nd array of elements of type T, checked against the stored dtype, with values
+// converted from the stored byte order. A thin template over AnyArray.
+//
+//   auto t = b2nd::NDArray<float>::open("temperature.b2nd");
+//   float x = t(120, 40, 7);                         // one block decoded, then cached
+//   std::vector<float> day = t.read({7, b2nd::Slice::all(), b2nd::Slice::all()});
+#pragma once
+
+#include <cstring>
+#include <initializer_list>
+#include <type_traits>
+#include <vector>
+
+#include <b2nd/any_array.hpp>
+#include <b2nd/error.hpp>
+
+namespace b2nd {
+
+template <class T>
+class NDArray {
+    static_assert(std::is_trivially_copyable_v<T>, "b2nd elements must be trivially copyable");
+
+public:
+    using value_type = T;
+    using shape_type = Shape;
+    using size_type = std::size_t;
+
+    NDArray() = default;
+    /// Views `a` as T. \throws UsageError when T's dtype is not a's dtype (byte order aside)
+    explicit NDArray(AnyArray a) : a_(std::move(a)) {
+        const DType want = dtype_of<T>();
+        if (a_.dtype().native() != want.native()) {
+            std::string msg = "\"" + a_.path() + "\": NDArray of dtype '" + want.str() +
+                              "' cannot view an array of dtype '" + a_.dtype().str() + "'";
+            if (!a_.dtype_note().empty()) {
+                msg += " (" + a_.dtype_note() + ")";
+            }
+            throw UsageError(msg);
+        }
+        swap_ = a_.dtype().needs_byteswap();
+    }
+
+    static NDArray open(const std::string& path, const OpenOptions& o = {}) {
+        return NDArray(AnyArray::open(path, o));
+    }
+    static NDArray create(const std::string& path,
+                          const Shape& shape,
+                          const CreateOptions& o = {}) {
+        return NDArray(AnyArray::create(path, dtype_of<T>(), shape, o));
+    }
+    /// A new array of `shape` filled with `value`.
+    static NDArray full(const std::string& path,
+                        const Shape& shape,
+                        const T& value,
+                        CreateOptions o = {}) {
+        o.fill = Fill::value;
+        o.fill_value.resize(sizeof(T));
+        std::memcpy(o.fill_value.data(), &value, sizeof(T));
+        return create(path, shape, o);
+    }
+    /// A new array holding `data` (C order).
+    static NDArray create_from(const std::string& path,
+                               const Shape& shape,
+                               const T* data,
+                               std::size_t n,
+                               const CreateOptions& o = {}) {
+        return NDArray(
+            AnyArray::create_from(path, dtype_of<T>(), shape,
+                                  {reinterpret_cast<const std::uint8_t*>(data), n * sizeof(T)}, o));
+    }
+    static NDArray create_from(const std::string& path,
+                               const Shape& shape,
+                               const std::vector<T>& data,
+                               const CreateOptions& o = {}) {
+        return create_from(path, shape, data.data(), data.size(), o);
+    }
+
+    const Shape& shape() const { return a_.shape(); }
+    std::size_t dimension() const { return static_cast<std::size_t>(a_.ndim()); }
+    std::size_t size() const { return static_cast<std::size_t>(a_.size()); }
+    const Shape& chunk_shape() const { return a_.chunk_shape(); }
+    const Shape& block_shape() const { return a_.block_shape(); }
+    const DType& dtype() const { return a_.dtype(); }
+    const std::string& path() const { return a_.path(); }
+    AnyArray& any() noexcept { return a_; }
+    const AnyArray& any() const noexcept { return a_; }
+
+    /// One element; negative indices are not wrapped. \throws UsageError when out of range
+    template <class... I>
+    T operator()(I... idx) const {
+        static_assert((std::is_integral_v<I> && ...), "indices must be integers");
+        const std::int64_t i[sizeof...(I) == 0 ? 1 : sizeof...(I)] = {
+            static_cast<std::int64_t>(idx)...};
+        if (static_cast<int>(sizeof...(I)) != a_.ndim()) {
+            throw UsageError("\"" + a_.path() + "\": " + std::to_string(sizeof...(I)) +
+                             " indices for an array of " + std::to_string(a_.ndim()) +
+                             " dimensions");
+        }
+        return element(i);
+    }
+    /// One element at coordinates `idx`.
+    T at(const Shape& idx) const {
+        if (static_cast<int>(idx.size()) != a_.ndim()) {
+            throw UsageError("\"" + a_.path() + "\": " + std::to_string(idx.size()) +
+                             " indices for an array of " + std::to_string(a_.ndim()) +
+                             " dimensions");
+        }
+        return element(idx.data());
+    }
+
+    /// Reads a box into out (box.size() elements, C order).
+    void read(const Box& box, T* out) const {
+        a_.read(box, out, static_cast<std::size_t>(box.size()) * sizeof(T));
+        fix(out, box.size());
+    }
+    std::vector<T> read(const Box& box) const {
+        const std::string why = check_box(shape(), box);
+        if (!why.empty()) {
+            throw UsageError("\"" + a_.path() + "\": cannot read " + box.str() + ": " + why);
+        }
+        if constexpr (std::is_same_v<T, bool>) {
+            // std::vector<bool> packs bits: read bytes, then convert.
+            std::vector<std::uint8_t> bytes(static_cast<std::size_t>(box.size()));
+            a_.read(box, bytes.data(), bytes.size());
+            return std::vector<bool>(bytes.begin(), bytes.end());
+        } else {
+            std::vector<T> out(static_cast<std::size_t>(box.size()));
+            read(box, out.data());
+            return out;
+        }
+    }
+    /// Reads a selection (its result shape is resolve(shape(), sel).shape).
+    std::vector<T> read(const Selection& sel) const { return read(resolve(shape(), sel).box); }
+    std::vector<T> read(std::initializer_list<DimIndex> sel) const { return read(Selection(sel)); }
+    std::vector<T> read() const { return read(Box::whole(shape())); }
+
+    /// Writes n = box.size() elements (C order) into box.
+    void write(const Box& box, const T* data, std::size_t n) {
+        const ByteSpan bytes(reinterpret_cast<const std::uint8_t*>(data), n * sizeof(T));
+        if (!swap_) {
+            a_.write(box, bytes);
+            return;
+        }
+        std::vector<std::uint8_t> tmp(bytes.begin(), bytes.end());
+        a_.dtype().byteswap(tmp.data(), static_cast<std::int64_t>(n));
+        a_.write(box, {tmp.data(), tmp.size()});
+    }
+    void write(const Box& box, const std::vector<T>& data) {
+        if constexpr (std::is_same_v<T, bool>) {
+            const std::vector<std::uint8_t> bytes(data.begin(), data.end());
+            a_.write(box, {bytes.data(), bytes.size()});
+        } else {
+            write(box, data.data(), data.size());
+        }
+    }
+    void write(const Selection& sel, const std::vector<T>& data) {
+        write(resolve(shape(), sel).box, data);
+    }
+    /// Sets one element.
+    void set(const Shape& idx, const T& value) {
+        write(Box::region(idx, Shape(idx.size(), 1)), &value, 1);
+    }
+
+    void resize(const Shape& s) { a_.resize(s); }
+    void append(int axis, const std::vector<T>& data) {
+        const std::vector<std::uint8_t> b = stored(data);
+        a_.append(axis, {b.data(), b.size()});
+    }
+    void insert(int axis, std::int64_t pos, const std::vector<T>& data) {
+        const std::vector<std::uint8_t> b = stored(data);
+        a_.insert(axis, pos, {b.data(), b.size()});
+    }
+    void remove(int axis, std::int64_t pos, std::int64_t count) { a_.remove(axis, pos, count); }
+
+private:
+    T element(const std::int64_t* idx) const {
+        T v;
+        a_.read_element(idx, &v);
+        fix(&v, 1);
+        return v;
+    }
+    /// Stored order to native, and bools normalized to 0/1 (any other byte would be UB as bool).
+    void fix(T* p, std::int64_t n) const {
+        if (swap_) {
+            a_.dtype().byteswap(reinterpret_cast<std::uint8_t*>(p), n);
+        }
+        if constexpr (std::is_same_v<T, bool>) {
+            auto* b = reinterpret_cast<unsigned char*>(p);
+            for (std::int64_t i = 0; i < n; ++i) {
+                b[i] = b[i] != 0 ? 1 : 0;
+            }
+        }
+    }
+    /// The bytes of `data` in the stored byte order.
+    std::vector<std::uint8_t> stored(const std::vector<T>& data) const {
+        if constexpr (std::is_same_v<T, bool>) {
+            return std::vector<std::uint8_t>(data.begin(), data.end());
+        }
+        const auto* p = reinterpret_cast<const std::uint8_t*>(data.data());
+        std::vector<std::uint8_t> b(p, p + data.size() * sizeof(T));
+        if (swap_) {
+            a_.dtype().byteswap(b.data(), static_cast<std::int64_t>(data.size()));
+        }
+        return b;
+    }
+
+    AnyArray a_;
+    bool swap_ = false;
+};
+
+template <class T>
+NDArray<T> AnyArray::as() const {
+    return NDArray<T>(*this);
+}
+
+}  // namespace b2nd

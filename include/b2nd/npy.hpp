@@ -1,0 +1,67 @@
+// NumPy .npy files: reading (memory-mapped), writing, and conversion to and from b2nd arrays.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <b2nd/any_array.hpp>
+#include <b2nd/byte_span.hpp>
+#include <b2nd/dtype.hpp>
+#include <b2nd/grid.hpp>
+
+namespace b2nd {
+
+namespace storage {
+class MappedFile;
+}
+
+struct NpyHeader {
+    DType dtype;
+    Shape shape;
+    bool fortran_order = false;
+    std::size_t data_offset = 0;  ///< where the data starts in the file
+    /// Bytes of data (checked against overflow when parsed).
+    std::int64_t nbytes = 0;
+};
+
+/// Parses the header at the start of `bytes` (versions 1.0, 2.0 and 3.0).
+/// \throws FormatError (offsets within the file), UnsupportedError for object dtypes
+NpyHeader parse_npy_header(ByteSpan bytes);
+
+/// The header bytes of a C-order .npy file (version 1.0, or 2.0 when it needs more than 64 KiB),
+/// padded so that the data starts at a multiple of 64 bytes.
+std::vector<std::uint8_t> npy_header(const DType& dtype, const Shape& shape);
+
+/// A .npy file mapped read-only.
+class NpyFile {
+public:
+    /// \throws IoError, FormatError naming the file (also when the data is shorter than the
+    ///         header says)
+    static NpyFile open(const std::string& path);
+    const NpyHeader& header() const noexcept { return header_; }
+    /// The array's bytes (header().nbytes of them).
+    ByteSpan data() const noexcept { return data_; }
+
+private:
+    NpyHeader header_;
+    ByteSpan data_;
+    std::shared_ptr<const storage::MappedFile> map_;
+};
+
+/// Writes a .npy file (atomically: a temporary file renamed into place).
+void write_npy(const std::string& path, const DType& dtype, const Shape& shape, ByteSpan data);
+
+/// Writes `box` of an array to a .npy file of the same dtype, streaming slab by slab so that
+/// arrays larger than memory can be exported. The result has shape `out_shape` (box.count with
+/// any dimensions dropped; its element count must equal box.size()).
+void export_npy(const AnyArray& a, const Box& box, const Shape& out_shape, const std::string& path);
+
+/// Creates a b2nd array from a .npy file (C order only). \throws UnsupportedError for Fortran
+/// order
+AnyArray import_npy(const std::string& npy_path,
+                    const std::string& path,
+                    const CreateOptions& options = {});
+
+}  // namespace b2nd

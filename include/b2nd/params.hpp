@@ -1,0 +1,83 @@
+// Options for opening and creating arrays.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <b2nd/codec/ids.hpp>
+#include <b2nd/dtype.hpp>
+#include <b2nd/grid.hpp>
+
+namespace b2nd {
+
+using Codec = codec::Compressor;
+using Filter = codec::Filter;
+using SplitMode = codec::SplitMode;
+
+/// One filter of the pipeline with its meta byte (TRUNC_PREC: the precision bits to keep).
+struct FilterSpec {
+    Filter id = Filter::none;
+    std::uint8_t meta = 0;
+};
+
+/// How chunks are compressed. The defaults are python-blosc2's: Zstd level 1 with SHUFFLE.
+struct CompressionParams {
+    Codec codec = Codec::zstd;
+    int clevel = 1;
+    /// Applied in order (at most 6).
+    std::vector<FilterSpec> filters = {{Filter::shuffle, 0}};
+    SplitMode splitmode = SplitMode::forward_compat;
+};
+
+/// Default byte budget of an array's decoded-block cache.
+inline constexpr std::size_t kDefaultCacheBytes = std::size_t{256} << 20;
+
+/// Options for open().
+struct OpenOptions {
+    bool writable = false;
+    /// Where the frame starts in the file (contiguous frames embedded in a larger file).
+    std::uint64_t offset = 0;
+    /// Use this dtype instead of the stored one (its itemsize must equal the stored typesize):
+    /// for legacy caterva arrays, which store none, and for files whose dtype is wrong.
+    std::optional<DType> dtype;
+    /// Threads used to decode and encode (0: all cores).
+    int nthreads = 0;
+    /// Byte budget of the decoded-block cache (0 disables it).
+    std::size_t cache_bytes = kDefaultCacheBytes;
+    /// Writing: fsync before each commit names new data, and after it.
+    bool durable = false;
+};
+
+/// What a new array holds before anything is written.
+enum class Fill {
+    zeros,   ///< every element 0 (special chunks: nothing stored)
+    uninit,  ///< unspecified content (special chunks, reads as 0 here)
+    nan,     ///< NaN (float dtypes only)
+    value,   ///< CreateOptions::fill_value repeated
+};
+
+/// Options for create().
+struct CreateOptions {
+    /// Chunk and block shapes; empty = chosen automatically (blocks near a quarter of the L2
+    /// cache, chunks near 4 MiB, shaped as close to cubes as the array allows).
+    Shape chunkshape;
+    Shape blockshape;
+    CompressionParams compression;
+    bool sparse = false;     ///< a directory (sframe) instead of one file (cframe)
+    bool overwrite = false;  ///< replace an existing file or directory
+    Fill fill = Fill::zeros;
+    std::vector<std::uint8_t> fill_value;  ///< one element, in the stored byte order (Fill::value)
+    /// User metalayers (fixed size once written; vlmeta can be changed later).
+    std::vector<std::pair<std::string, std::vector<std::uint8_t>>> metalayers;
+    int nthreads = 0;
+    std::size_t cache_bytes = kDefaultCacheBytes;
+    bool durable = false;
+};
+
+/// The automatic chunk and block shapes for an array (what create() picks when none is given).
+std::pair<Shape, Shape> auto_chunk_block_shapes(const Shape& shape, std::int64_t itemsize);
+
+}  // namespace b2nd

@@ -1,0 +1,241 @@
+#include <b2nd/any_array.hpp>
+#include <b2nd/error.hpp>
+#include <b2nd/storage/frame.hpp>
+
+#include "array_core.hpp"
+
+namespace b2nd {
+
+namespace {
+
+std::string num(std::int64_t v) {
+    return std::to_string(v);
+}
+
+}  // namespace
+
+AnyArray AnyArray::open(const std::string& path, const OpenOptions& options) {
+    return AnyArray(detail::ArrayCore::open(path, options));
+}
+
+AnyArray AnyArray::create(const std::string& path,
+                          const DType& dtype,
+                          const Shape& shape,
+                          const CreateOptions& options) {
+    return AnyArray(detail::ArrayCore::create(path, dtype, shape, options));
+}
+
+AnyArray AnyArray::create_from(const std::string& path,
+                               const DType& dtype,
+                               const Shape& shape,
+                               ByteSpan data,
+                               const CreateOptions& options) {
+    std::int64_t items = 1;
+    for (std::int64_t v : shape) {
+        if (v < 0 || __builtin_mul_overflow(items, v, &items)) {
+            throw UsageError("\"" + path + "\": invalid shape " + to_string(shape));
+        }
+    }
+    if (static_cast<std::int64_t>(data.size()) / std::max<std::int64_t>(dtype.itemsize(), 1) !=
+            items ||
+        data.size() % static_cast<std::size_t>(std::max<std::int64_t>(dtype.itemsize(), 1)) != 0) {
+        throw UsageError("\"" + path + "\": " + num(static_cast<std::int64_t>(data.size())) +
+                         " bytes of data for " + num(items) + " items of '" + dtype.str() + "'");
+    }
+    CreateOptions o = options;
+    o.fill = Fill::uninit;  // every chunk is written below
+    AnyArray a = create(path, dtype, shape, o);
+    try {
+        a.write(Box::whole(shape), data);
+    } catch (...) {
+        a = AnyArray();
+        throw;
+    }
+    return a;
+}
+
+detail::ArrayCore& AnyArray::core() const {
+    if (!core_) {
+        throw UsageError("use of an empty AnyArray");
+    }
+    return *core_;
+}
+
+const std::string& AnyArray::path() const {
+    return core().frame().path();
+}
+const DType& AnyArray::dtype() const {
+    return core().dtype();
+}
+const std::string& AnyArray::dtype_note() const {
+    return core().dtype_note();
+}
+const Grid& AnyArray::grid() const {
+    return core().grid();
+}
+std::int64_t AnyArray::cbytes() const {
+    return core().frame().header().cbytes;
+}
+bool AnyArray::sparse() const {
+    return core().frame().sparse();
+}
+bool AnyArray::writable() const {
+    return core().frame().writable() && !core().plain();
+}
+bool AnyArray::legacy_caterva() const {
+    return core().legacy_caterva();
+}
+CompressionParams AnyArray::compression() const {
+    return core().compression();
+}
+const storage::Frame& AnyArray::frame() const {
+    return core().frame();
+}
+int AnyArray::nthreads() const {
+    return core().nthreads();
+}
+void AnyArray::set_nthreads(int n) {
+    core().set_nthreads(n);
+}
+
+void AnyArray::read(const Box& box, void* out, std::size_t out_bytes) const {
+    detail::ArrayCore& c = core();
+    const std::string why = check_box(c.grid().shape(), box);
+    if (!why.empty()) {
+        throw UsageError(c.where() + ": cannot read " + box.str() + " of an array of shape " +
+                         to_string(c.grid().shape()) + ": " + why);
+    }
+    const auto need =
+        static_cast<std::uint64_t>(box.size()) * static_cast<std::uint64_t>(c.grid().itemsize());
+    if (out_bytes != need) {
+        throw UsageError(c.where() + ": reading " + box.str() + " needs a buffer of " +
+                         std::to_string(need) + " bytes, not " + std::to_string(out_bytes));
+    }
+    c.read(box, static_cast<std::uint8_t*>(out));
+}
+
+std::vector<std::uint8_t> AnyArray::read(const Box& box) const {
+    detail::ArrayCore& c = core();
+    const std::string why = check_box(c.grid().shape(), box);
+    if (!why.empty()) {
+        throw UsageError(c.where() + ": cannot read " + box.str() + " of an array of shape " +
+                         to_string(c.grid().shape()) + ": " + why);
+    }
+    std::vector<std::uint8_t> out(static_cast<std::size_t>(box.size() * c.grid().itemsize()));
+    c.read(box, out.data());
+    return out;
+}
+
+void AnyArray::read_strided(const Box& box, void* out, const std::int64_t* strides) const {
+    core().read(box, static_cast<std::uint8_t*>(out), strides);
+}
+
+void AnyArray::read_element(const std::int64_t* idx, void* out) const {
+    core().read_element(idx, static_cast<std::uint8_t*>(out));
+}
+
+void AnyArray::write(const Box& box, ByteSpan data) {
+    detail::ArrayCore& c = core();
+    const std::string why = check_box(c.grid().shape(), box);
+    if (!why.empty()) {
+        throw UsageError(c.where() + ": cannot write " + box.str() + " of an array of shape " +
+                         to_string(c.grid().shape()) + ": " + why);
+    }
+    const auto need =
+        static_cast<std::uint64_t>(box.size()) * static_cast<std::uint64_t>(c.grid().itemsize());
+    if (data.size() != need) {
+        throw UsageError(c.where() + ": writing " + box.str() + " needs " + std::to_string(need) +
+                         " bytes of data, not " + std::to_string(data.size()));
+    }
+    c.write(box, data.data());
+}
+
+void AnyArray::resize(const Shape& shape) {
+    core().resize(shape);
+}
+
+std::int64_t AnyArray::extent_of(int axis, std::size_t nbytes, const char* op) const {
+    detail::ArrayCore& c = core();
+    const Shape& s = c.grid().shape();
+    if (axis < 0 || axis >= static_cast<int>(s.size())) {
+        throw UsageError(c.where() + ": " + op + ": axis " + num(axis) +
+                         " out of range for shape " + to_string(s));
+    }
+    std::int64_t slice = c.grid().itemsize();
+    for (std::size_t d = 0; d < s.size(); ++d) {
+        if (static_cast<int>(d) != axis) {
+            slice *= s[d];
+        }
+    }
+    if (slice == 0 || nbytes % static_cast<std::size_t>(slice) != 0) {
+        throw UsageError(c.where() + ": " + op + ": " + num(static_cast<std::int64_t>(nbytes)) +
+                         " bytes are not a whole number of slices of " + num(slice) +
+                         " bytes along axis " + num(axis));
+    }
+    return static_cast<std::int64_t>(nbytes) / slice;
+}
+
+void AnyArray::append(int axis, ByteSpan data) {
+    const std::int64_t n = extent_of(axis, data.size(), "append");
+    core().insert(axis, shape()[static_cast<std::size_t>(axis)], n, data.data());
+}
+
+void AnyArray::insert(int axis, std::int64_t pos, ByteSpan data) {
+    const std::int64_t n = extent_of(axis, data.size(), "insert");
+    core().insert(axis, pos, n, data.data());
+}
+
+void AnyArray::remove(int axis, std::int64_t pos, std::int64_t count) {
+    core().remove(axis, pos, count);
+}
+
+std::vector<std::string> AnyArray::metalayer_names() const {
+    std::vector<std::string> names;
+    for (const auto& m : core().frame().metalayers()) {
+        names.push_back(m.name);
+    }
+    return names;
+}
+
+std::optional<std::vector<std::uint8_t>> AnyArray::metalayer(const std::string& name) const {
+    const auto* m = core().frame().metalayer(name);
+    if (m == nullptr) {
+        return std::nullopt;
+    }
+    return m->content;
+}
+
+void AnyArray::update_metalayer(const std::string& name, ByteSpan content) {
+    core().update_metalayer(name, content);
+}
+std::vector<std::string> AnyArray::vlmeta_names() const {
+    return core().frame().vlmeta_names();
+}
+std::optional<std::vector<std::uint8_t>> AnyArray::vlmeta(const std::string& name) const {
+    return core().frame().vlmeta(name);
+}
+void AnyArray::set_vlmeta(const std::string& name, ByteSpan content) {
+    core().set_vlmeta(name, content);
+}
+bool AnyArray::delete_vlmeta(const std::string& name) {
+    return core().delete_vlmeta(name);
+}
+
+CacheStats AnyArray::cache_stats() const {
+    const auto& cache = core().cache();
+    return {cache.budget(), cache.size_bytes(), cache.hits(), cache.misses()};
+}
+void AnyArray::set_cache_bytes(std::size_t bytes) {
+    core().cache().set_budget(bytes);
+}
+void AnyArray::clear_cache() {
+    core().cache().clear();
+}
+void AnyArray::sync() {
+    core().sync();
+}
+void AnyArray::compact() {
+    core().compact();
+}
+
+}  // namespace b2nd

@@ -1,0 +1,64 @@
+// Internal: the decoded-block cache of an array, shared by every handle and view of it.
+//
+// A byte-budgeted LRU split into shards (each with its own mutex) so that concurrent readers
+// rarely contend. Keys are chunk * blocks_per_chunk + block. Entries are immutable buffers held
+// by shared_ptr: a reader copying out of one is never disturbed by its eviction.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+namespace b2nd::detail {
+
+class BlockCache {
+public:
+    using Buffer = std::shared_ptr<const std::vector<std::uint8_t>>;
+
+    explicit BlockCache(std::size_t budget_bytes) { set_budget(budget_bytes); }
+
+    /// The block, or null.
+    Buffer find(std::uint64_t key) const;
+    /// Copies n bytes at `offset` of the block into dest; false when the block is not cached.
+    bool copy_from(std::uint64_t key, std::size_t offset, std::size_t n, void* dest) const;
+    /// Adds a block (replacing any entry with the same key); blocks larger than a shard's share
+    /// of the budget are not kept.
+    void insert(std::uint64_t key, Buffer block);
+    /// Drops keys [first, first + count).
+    void erase_range(std::uint64_t first, std::uint64_t count);
+    void clear();
+
+    void set_budget(std::size_t bytes);
+    std::size_t budget() const noexcept { return budget_.load(std::memory_order_relaxed); }
+    /// Bytes currently held.
+    std::size_t size_bytes() const;
+    std::uint64_t hits() const noexcept { return hits_.load(std::memory_order_relaxed); }
+    std::uint64_t misses() const noexcept { return misses_.load(std::memory_order_relaxed); }
+
+private:
+    static constexpr std::size_t kShards = 16;
+    struct Shard {
+        mutable std::mutex mutex;
+        mutable std::list<std::uint64_t> lru;  // most recent first
+        std::unordered_map<std::uint64_t, std::pair<Buffer, std::list<std::uint64_t>::iterator>>
+            map;
+        std::size_t bytes = 0;
+    };
+    Shard& shard(std::uint64_t key) const noexcept {
+        return shards_[static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ULL) >> 60)];
+    }
+    void evict(Shard& s, std::size_t limit);
+
+    mutable std::array<Shard, kShards> shards_;
+    std::atomic<std::size_t> budget_{0};
+    mutable std::atomic<std::uint64_t> hits_{0};
+    mutable std::atomic<std::uint64_t> misses_{0};
+};
+
+}  // namespace b2nd::detail

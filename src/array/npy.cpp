@@ -1,0 +1,309 @@
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include <b2nd/error.hpp>
+#include <b2nd/format/endian.hpp>
+#include <b2nd/npy.hpp>
+#include <b2nd/storage/mapped_file.hpp>
+
+#include <unistd.h>
+
+namespace b2nd {
+
+namespace {
+
+constexpr char kMagic[] = "\x93NUMPY";
+
+std::string num(std::int64_t v) {
+    return std::to_string(v);
+}
+
+[[noreturn]] void bad(const std::string& what, std::size_t at) {
+    throw FormatError(".npy header: " + what, at);
+}
+
+/// The text of the value after `'key':` in the header dict (up to the matching close for
+/// brackets and parentheses, or the end of a quoted string), with its offset.
+std::pair<std::string, std::size_t> value_of(const std::string& h,
+                                             const std::string& key,
+                                             std::size_t base) {
+    const std::string k1 = "'" + key + "'", k2 = "\"" + key + "\"";
+    std::size_t p = h.find(k1);
+    if (p == std::string::npos) {
+        p = h.find(k2);
+    }
+    if (p == std::string::npos) {
+        bad("no '" + key + "' entry", base);
+    }
+    p += k1.size();
+    while (p < h.size() && (std::isspace(static_cast<unsigned char>(h[p])) != 0 || h[p] == ':')) {
+        ++p;
+    }
+    const std::size_t start = p;
+    if (p >= h.size()) {
+        bad("'" + key + "' has no value", base + p);
+    }
+    const char c = h[p];
+    if (c == '\'' || c == '"') {
+        const std::size_t q = h.find(c, p + 1);
+        if (q == std::string::npos) {
+            bad("unterminated string for '" + key + "'", base + p);
+        }
+        return {h.substr(p + 1, q - p - 1), base + start};
+    }
+    if (c == '[' || c == '(' || c == '{') {
+        int depth = 0;
+        char quote = 0;
+        for (; p < h.size(); ++p) {
+            const char x = h[p];
+            if (quote != 0) {
+                quote = x == quote ? 0 : quote;
+            } else if (x == '\'' || x == '"') {
+                quote = x;
+            } else if (x == '[' || x == '(' || x == '{') {
+                ++depth;
+            } else if (x == ']' || x == ')' || x == '}') {
+                if (--depth == 0) {
+                    return {h.substr(start, p + 1 - start), base + start};
+                }
+            }
+        }
+        bad("unbalanced value for '" + key + "'", base + start);
+    }
+    while (p < h.size() && h[p] != ',' && h[p] != '}') {
+        ++p;
+    }
+    std::string v = h.substr(start, p - start);
+    while (!v.empty() && std::isspace(static_cast<unsigned char>(v.back())) != 0) {
+        v.pop_back();
+    }
+    return {v, base + start};
+}
+
+}  // namespace
+
+NpyHeader parse_npy_header(ByteSpan bytes) {
+    if (bytes.size() < 10 || std::memcmp(bytes.data(), kMagic, 6) != 0) {
+        bad("not a .npy file (no \\x93NUMPY magic)", 0);
+    }
+    const int major = bytes[6];
+    std::size_t len = 0, base = 0;
+    if (major == 1) {
+        len = format::load_le<std::uint16_t>(bytes.data() + 8);
+        base = 10;
+    } else if (major == 2 || major == 3) {
+        if (bytes.size() < 12) {
+            bad("truncated", bytes.size());
+        }
+        len = format::load_le<std::uint32_t>(bytes.data() + 8);
+        base = 12;
+    } else {
+        throw UnsupportedError(".npy header: format version " + num(major) + " is not supported",
+                               6);
+    }
+    if (len > bytes.size() - base) {
+        bad("header of " + num(static_cast<std::int64_t>(len)) +
+                " bytes runs past the end of the file",
+            8);
+    }
+    const std::string h(reinterpret_cast<const char*>(bytes.data() + base), len);
+    NpyHeader out;
+    out.data_offset = base + len;
+    const auto [descr, descr_at] = value_of(h, "descr", base);
+    try {
+        out.dtype = DType::parse(descr);
+    } catch (const FormatError& e) {
+        rethrow_with_context(e, ".npy header: descr", descr_at);
+    }
+    const auto [fortran, fortran_at] = value_of(h, "fortran_order", base);
+    if (fortran != "True" && fortran != "False") {
+        bad("fortran_order is \"" + fortran + "\"", fortran_at);
+    }
+    out.fortran_order = fortran == "True";
+    const auto [shape, shape_at] = value_of(h, "shape", base);
+    if (shape.size() < 2 || shape.front() != '(' || shape.back() != ')') {
+        bad("shape \"" + shape + "\" is not a tuple", shape_at);
+    }
+    std::int64_t items = 1;
+    std::size_t p = 1;
+    while (p < shape.size() - 1) {
+        while (p < shape.size() - 1 &&
+               (std::isspace(static_cast<unsigned char>(shape[p])) != 0 || shape[p] == ',')) {
+            ++p;
+        }
+        if (p >= shape.size() - 1) {
+            break;
+        }
+        std::int64_t v = 0;
+        const std::size_t s0 = p;
+        while (p < shape.size() - 1 && std::isdigit(static_cast<unsigned char>(shape[p])) != 0) {
+            if (__builtin_mul_overflow(v, 10, &v) ||
+                __builtin_add_overflow(v, shape[p] - '0', &v)) {
+                bad("shape entry too large", shape_at + p);
+            }
+            ++p;
+        }
+        if (p == s0) {
+            bad("shape \"" + shape + "\" holds a non-integer", shape_at + p);
+        }
+        out.shape.push_back(v);
+        if (out.shape.size() > static_cast<std::size_t>(kMaxNdim) * 4 ||
+            __builtin_mul_overflow(items, v, &items)) {
+            bad("shape \"" + shape + "\" is too large", shape_at);
+        }
+    }
+    if (__builtin_mul_overflow(items, out.dtype.itemsize(), &out.nbytes)) {
+        bad("shape \"" + shape + "\" is too large", shape_at);
+    }
+    return out;
+}
+
+std::vector<std::uint8_t> npy_header(const DType& dtype, const Shape& shape) {
+    const std::string descr = dtype.is_structured() ? dtype.str() : "'" + dtype.str() + "'";
+    std::string dict =
+        "{'descr': " + descr + ", 'fortran_order': False, 'shape': " + to_string(shape) + ", }";
+    const bool v2 = dict.size() + 11 > 65535;
+    const std::size_t prefix = v2 ? 12 : 10;
+    const std::size_t total = (prefix + dict.size() + 1 + 63) / 64 * 64;
+    dict.append(total - prefix - dict.size() - 1, ' ');
+    dict += '\n';
+    std::vector<std::uint8_t> out(prefix);
+    std::memcpy(out.data(), kMagic, 6);
+    out[6] = v2 ? 2 : 1;
+    out[7] = 0;
+    if (v2) {
+        format::store_le<std::uint32_t>(out.data() + 8, static_cast<std::uint32_t>(dict.size()));
+    } else {
+        format::store_le<std::uint16_t>(out.data() + 8, static_cast<std::uint16_t>(dict.size()));
+    }
+    out.insert(out.end(), dict.begin(), dict.end());
+    return out;
+}
+
+NpyFile NpyFile::open(const std::string& path) {
+    NpyFile f;
+    f.map_ = storage::MappedFile::open(path);
+    const ByteSpan bytes = f.map_->bytes();
+    try {
+        f.header_ = parse_npy_header(bytes);
+    } catch (const FormatError& e) {
+        rethrow_with_context(e, "\"" + path + "\"", 0);
+    }
+    const auto avail = bytes.size() - f.header_.data_offset;
+    if (static_cast<std::uint64_t>(f.header_.nbytes) > avail) {
+        throw FormatError("\"" + path + "\": .npy data of shape " + to_string(f.header_.shape) +
+                              " needs " + num(f.header_.nbytes) + " bytes; the file holds " +
+                              num(static_cast<std::int64_t>(avail)),
+                          f.header_.data_offset);
+    }
+    f.data_ = bytes.subspan(f.header_.data_offset, static_cast<std::size_t>(f.header_.nbytes));
+    return f;
+}
+
+namespace {
+
+/// A file written under a temporary name and renamed into place on commit().
+class AtomicFile {
+public:
+    explicit AtomicFile(std::string path)
+        : path_(std::move(path)), tmp_(path_ + ".tmp-" + std::to_string(::getpid())) {
+        f_ = std::fopen(tmp_.c_str(), "wb");
+        if (f_ == nullptr) {
+            throw IoError("\"" + tmp_ + "\": cannot create",
+                          std::error_code(errno, std::generic_category()));
+        }
+    }
+    ~AtomicFile() {
+        if (f_ != nullptr) {
+            std::fclose(f_);
+            std::remove(tmp_.c_str());
+        }
+    }
+    AtomicFile(const AtomicFile&) = delete;
+    AtomicFile& operator=(const AtomicFile&) = delete;
+    void write(const void* p, std::size_t n) {
+        if (n != 0 && std::fwrite(p, 1, n, f_) != n) {
+            throw IoError("\"" + tmp_ + "\": write failed",
+                          std::error_code(errno, std::generic_category()));
+        }
+    }
+    void commit() {
+        const int rc = std::fclose(f_);
+        f_ = nullptr;
+        if (rc != 0 || std::rename(tmp_.c_str(), path_.c_str()) != 0) {
+            const int err = errno;
+            std::remove(tmp_.c_str());
+            throw IoError("\"" + path_ + "\": cannot write",
+                          std::error_code(err, std::generic_category()));
+        }
+    }
+
+private:
+    std::string path_, tmp_;
+    std::FILE* f_ = nullptr;
+};
+
+}  // namespace
+
+void write_npy(const std::string& path, const DType& dtype, const Shape& shape, ByteSpan data) {
+    AtomicFile f(path);
+    const auto h = npy_header(dtype, shape);
+    f.write(h.data(), h.size());
+    f.write(data.data(), data.size());
+    f.commit();
+}
+
+void export_npy(const AnyArray& a,
+                const Box& box,
+                const Shape& out_shape,
+                const std::string& path) {
+    std::int64_t items = 1;
+    for (std::int64_t v : out_shape) {
+        items *= v;
+    }
+    if (items != box.size()) {
+        throw UsageError("export_npy: result shape " + to_string(out_shape) +
+                         " does not hold the " + num(box.size()) + " elements of " + box.str());
+    }
+    AtomicFile f(path);
+    const auto h = npy_header(a.dtype(), out_shape);
+    f.write(h.data(), h.size());
+    if (box.size() > 0) {
+        // Slabs along the first dimension, each about 64 MiB (at least one row).
+        std::int64_t row = a.itemsize();
+        for (int d = 1; d < box.ndim(); ++d) {
+            row *= box.count[static_cast<std::size_t>(d)];
+        }
+        const std::int64_t rows = box.ndim() == 0 ? 1 : box.count[0];
+        const std::int64_t per =
+            std::max<std::int64_t>(1, (std::int64_t{64} << 20) / std::max<std::int64_t>(row, 1));
+        std::vector<std::uint8_t> buf;
+        for (std::int64_t r = 0; r < rows; r += per) {
+            Box slab = box;
+            if (box.ndim() > 0) {
+                slab.start[0] = box.start[0] + r * box.step[0];
+                slab.count[0] = std::min(per, rows - r);
+            }
+            buf.resize(static_cast<std::size_t>(slab.size() * a.itemsize()));
+            a.read(slab, buf.data(), buf.size());
+            f.write(buf.data(), buf.size());
+        }
+    }
+    f.commit();
+}
+
+AnyArray import_npy(const std::string& npy_path,
+                    const std::string& path,
+                    const CreateOptions& options) {
+    const NpyFile f = NpyFile::open(npy_path);
+    if (f.header().fortran_order && f.header().shape.size() > 1) {
+        throw UnsupportedError("\"" + npy_path + "\": Fortran-order .npy files are not supported",
+                               0);
+    }
+    return AnyArray::create_from(path, f.header().dtype, f.header().shape, f.data(), options);
+}
+
+}  // namespace b2nd

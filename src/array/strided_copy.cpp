@@ -1,0 +1,177 @@
+#include "strided_copy.hpp"
+
+#include <cstring>
+
+namespace b2nd::detail {
+
+namespace {
+
+/// Drops unit dimensions and merges dimensions contiguous in both buffers. Returns false when
+/// the box is empty.
+bool simplify(const StridedBox& in, StridedBox& out, bool use_src) noexcept {
+    out.ndim = 0;
+    for (int d = 0; d < in.ndim; ++d) {
+        if (in.extent[d] == 0) {
+            return false;
+        }
+        if (in.extent[d] == 1) {
+            continue;
+        }
+        if (out.ndim > 0) {
+            const int p = out.ndim - 1;
+            // Merge the previous (outer) dimension into this one when stepping it equals stepping
+            // over all of this one, in both buffers.
+            const bool dst_ok = out.dst_stride[p] == in.dst_stride[d] * in.extent[d];
+            const bool src_ok = !use_src || out.src_stride[p] == in.src_stride[d] * in.extent[d];
+            if (dst_ok && src_ok) {
+                out.extent[p] *= in.extent[d];
+                out.dst_stride[p] = in.dst_stride[d];
+                out.src_stride[p] = in.src_stride[d];
+                continue;
+            }
+        }
+        out.extent[out.ndim] = in.extent[d];
+        out.src_stride[out.ndim] = in.src_stride[d];
+        out.dst_stride[out.ndim] = in.dst_stride[d];
+        ++out.ndim;
+    }
+    return true;
+}
+
+template <std::int64_t N>
+void copy_elements(const std::uint8_t* src,
+                   std::int64_t ss,
+                   std::uint8_t* dst,
+                   std::int64_t ds,
+                   std::int64_t n) noexcept {
+    for (std::int64_t i = 0; i < n; ++i) {
+        std::memcpy(dst + i * ds, src + i * ss, N);
+    }
+}
+
+void copy_row(const std::uint8_t* src,
+              std::int64_t ss,
+              std::uint8_t* dst,
+              std::int64_t ds,
+              std::int64_t n,
+              std::int64_t itemsize) noexcept {
+    if (ss == itemsize && ds == itemsize) {
+        std::memcpy(dst, src, static_cast<std::size_t>(n * itemsize));
+        return;
+    }
+    switch (itemsize) {
+        case 1:
+            copy_elements<1>(src, ss, dst, ds, n);
+            return;
+        case 2:
+            copy_elements<2>(src, ss, dst, ds, n);
+            return;
+        case 4:
+            copy_elements<4>(src, ss, dst, ds, n);
+            return;
+        case 8:
+            copy_elements<8>(src, ss, dst, ds, n);
+            return;
+        case 16:
+            copy_elements<16>(src, ss, dst, ds, n);
+            return;
+        default:
+            for (std::int64_t i = 0; i < n; ++i) {
+                std::memcpy(dst + i * ds, src + i * ss, static_cast<std::size_t>(itemsize));
+            }
+    }
+}
+
+void fill_row(std::uint8_t* dst,
+              std::int64_t ds,
+              std::int64_t n,
+              const std::uint8_t* pattern,
+              std::int64_t itemsize,
+              bool zero) noexcept {
+    const auto isz = static_cast<std::size_t>(itemsize);
+    if (ds == itemsize) {
+        if (zero) {
+            std::memset(dst, 0, static_cast<std::size_t>(n) * isz);
+            return;
+        }
+        // Doubling copies: log2(n) memcpy calls.
+        std::memcpy(dst, pattern, isz);
+        std::size_t done = isz;
+        const std::size_t total = static_cast<std::size_t>(n) * isz;
+        while (done < total) {
+            const std::size_t k = done < total - done ? done : total - done;
+            std::memcpy(dst + done, dst, k);
+            done += k;
+        }
+        return;
+    }
+    for (std::int64_t i = 0; i < n; ++i) {
+        std::memcpy(dst + i * ds, pattern, isz);
+    }
+}
+
+template <class Row>
+void walk(const StridedBox& b, const std::uint8_t* src, std::uint8_t* dst, Row&& row) noexcept {
+    if (b.ndim == 0) {
+        row(src, 0, dst, 0, 1);
+        return;
+    }
+    const int inner = b.ndim - 1;
+    std::int64_t idx[16] = {};
+    for (;;) {
+        row(src, b.src_stride[inner], dst, b.dst_stride[inner], b.extent[inner]);
+        int d = inner - 1;
+        for (; d >= 0; --d) {
+            src += b.src_stride[d];
+            dst += b.dst_stride[d];
+            if (++idx[d] < b.extent[d]) {
+                break;
+            }
+            src -= b.src_stride[d] * b.extent[d];
+            dst -= b.dst_stride[d] * b.extent[d];
+            idx[d] = 0;
+        }
+        if (d < 0) {
+            return;
+        }
+    }
+}
+
+}  // namespace
+
+void copy_strided(const StridedBox& box,
+                  const std::uint8_t* src,
+                  std::uint8_t* dst,
+                  std::int64_t itemsize) noexcept {
+    StridedBox b;
+    if (!simplify(box, b, true)) {
+        return;
+    }
+    walk(b, src, dst,
+         [itemsize](const std::uint8_t* s, std::int64_t ss, std::uint8_t* d, std::int64_t ds,
+                    std::int64_t n) { copy_row(s, ss, d, ds, n, itemsize); });
+}
+
+void fill_strided(const StridedBox& box,
+                  std::uint8_t* dst,
+                  const std::uint8_t* pattern,
+                  std::int64_t itemsize) noexcept {
+    StridedBox in = box;
+    for (int d = 0; d < in.ndim; ++d) {
+        in.src_stride[d] = 0;
+    }
+    StridedBox b;
+    if (!simplify(in, b, false)) {
+        return;
+    }
+    bool zero = true;
+    for (std::int64_t i = 0; i < itemsize; ++i) {
+        zero = zero && pattern[i] == 0;
+    }
+    walk(b, dst, dst,
+         [&](const std::uint8_t*, std::int64_t, std::uint8_t* d, std::int64_t ds, std::int64_t n) {
+             fill_row(d, ds, n, pattern, itemsize, zero);
+         });
+}
+
+}  // namespace b2nd::detail

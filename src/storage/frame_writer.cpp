@@ -98,7 +98,9 @@ void Frame::Impl::apply(const FrameEdit& edit) {
     }
     // Metalayer updates keep their size, so the header keeps its length.
     std::vector<format::Metalayer> metas = header.metalayers;
-    for (const auto& [name, content] : edit.metalayers) {
+    for (const auto& update : edit.metalayers) {
+        const std::string& name = update.first;
+        const std::vector<std::uint8_t>& content = update.second;
         auto it = std::find_if(metas.begin(), metas.end(),
                                [&](const format::Metalayer& m) { return m.name == name; });
         if (it == metas.end()) {

@@ -60,7 +60,7 @@ void check_typed(const AnyArray& a, const std::vector<std::uint8_t>& want, bool 
     std::vector<std::uint8_t> bytes(want.size());
     if constexpr (std::is_same_v<T, bool>) {
         std::copy(got.begin(), got.end(), bytes.begin());
-    } else {
+    } else if (!bytes.empty()) {
         std::memcpy(bytes.data(), got.data(), bytes.size());
     }
     if (swap) {

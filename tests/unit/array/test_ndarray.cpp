@@ -1,0 +1,467 @@
+// Arrays we write read back exactly: a model (a plain C-order byte array updated element by
+// element) follows random writes with steps, fills, resizes, appends, inserts and removes, for
+// many dtypes, ndim 0 to 8, ragged chunks and blocks, contiguous and sparse frames; the array
+// must equal the model after every operation and after reopening.
+#include <algorithm>
+#include <cstring>
+
+#include <catch2/catch.hpp>
+
+#include <b2nd/b2nd.hpp>
+#include <b2nd/storage/frame.hpp>
+
+#include "../../support/files.hpp"
+#include "../../support/reference.hpp"
+#include "../../support/temp_dir.hpp"
+
+using b2nd::AnyArray;
+using b2nd::Box;
+using b2nd::DType;
+using b2nd::Shape;
+using b2nd::test::SplitMix;
+using Catch::Matchers::Contains;
+
+namespace {
+
+std::int64_t count_of(const Shape& s) {
+    std::int64_t n = 1;
+    for (std::int64_t v : s) {
+        n *= v;
+    }
+    return n;
+}
+
+/// The expected content of an array, updated one element at a time.
+struct Model {
+    Shape shape;
+    std::int64_t isz;
+    std::vector<std::uint8_t> data;
+
+    Model(Shape s, std::int64_t itemsize)
+        : shape(std::move(s)),
+          isz(itemsize),
+          data(static_cast<std::size_t>(count_of(shape) * itemsize), 0) {}
+
+    std::int64_t flat(const Shape& idx, const Shape& of) const {
+        std::int64_t f = 0;
+        for (std::size_t d = 0; d < of.size(); ++d) {
+            f = f * of[d] + idx[d];
+        }
+        return f;
+    }
+    template <class F>
+    static void each(const Shape& extent, F&& f) {
+        const std::int64_t n = count_of(extent);
+        Shape k(extent.size(), 0);
+        for (std::int64_t e = 0; e < n; ++e) {
+            f(k, e);
+            for (std::size_t d = extent.size(); d-- > 0;) {
+                if (++k[d] < extent[d]) {
+                    break;
+                }
+                k[d] = 0;
+            }
+        }
+    }
+    void write(const Box& b, const std::vector<std::uint8_t>& src) {
+        each(b.count, [&](const Shape& k, std::int64_t e) {
+            Shape idx(k.size());
+            for (std::size_t d = 0; d < k.size(); ++d) {
+                idx[d] = b.start[d] + k[d] * b.step[d];
+            }
+            std::memcpy(&data[static_cast<std::size_t>(flat(idx, shape) * isz)],
+                        &src[static_cast<std::size_t>(e * isz)], static_cast<std::size_t>(isz));
+        });
+    }
+    /// New content from old: element idx of the new shape comes from `from(idx)` (old
+    /// coordinates, or -1 in the axis entry for the `extra` data, or nothing for zero).
+    template <class F>
+    void remap(const Shape& ns, F&& from) {
+        std::vector<std::uint8_t> out(static_cast<std::size_t>(count_of(ns) * isz), 0);
+        each(ns, [&](const Shape& idx, std::int64_t e) {
+            const std::uint8_t* src = from(idx);
+            if (src != nullptr) {
+                std::memcpy(&out[static_cast<std::size_t>(e * isz)], src,
+                            static_cast<std::size_t>(isz));
+            }
+        });
+        shape = ns;
+        data = std::move(out);
+    }
+    void resize(const Shape& ns) {
+        const Shape old = shape;
+        remap(ns, [&](const Shape& idx) -> const std::uint8_t* {
+            for (std::size_t d = 0; d < idx.size(); ++d) {
+                if (idx[d] >= old[d]) {
+                    return nullptr;
+                }
+            }
+            return &data[static_cast<std::size_t>(flat(idx, old) * isz)];
+        });
+    }
+    void insert(std::size_t axis,
+                std::int64_t pos,
+                const std::vector<std::uint8_t>& extra,
+                std::int64_t n) {
+        const Shape old = shape;
+        Shape ns = shape, es = shape;
+        ns[axis] += n;
+        es[axis] = n;
+        remap(ns, [&](const Shape& idx) -> const std::uint8_t* {
+            Shape o = idx;
+            if (idx[axis] < pos) {
+                return &data[static_cast<std::size_t>(flat(o, old) * isz)];
+            }
+            if (idx[axis] < pos + n) {
+                o[axis] -= pos;
+                return &extra[static_cast<std::size_t>(flat(o, es) * isz)];
+            }
+            o[axis] -= n;
+            return &data[static_cast<std::size_t>(flat(o, old) * isz)];
+        });
+    }
+    void remove(std::size_t axis, std::int64_t pos, std::int64_t n) {
+        const Shape old = shape;
+        Shape ns = shape;
+        ns[axis] -= n;
+        remap(ns, [&](const Shape& idx) -> const std::uint8_t* {
+            Shape o = idx;
+            if (idx[axis] >= pos) {
+                o[axis] += n;
+            }
+            return &data[static_cast<std::size_t>(flat(o, old) * isz)];
+        });
+    }
+};
+
+std::vector<std::uint8_t> random_items(SplitMix& rng, const DType& dt, std::int64_t n) {
+    std::vector<std::uint8_t> v(static_cast<std::size_t>(n * dt.itemsize()));
+    for (auto& b : v) {
+        b = static_cast<std::uint8_t>(rng.next());
+    }
+    if (dt.kind() == DType::Kind::boolean) {
+        for (auto& b : v) {
+            b &= 1;
+        }
+    }
+    return v;
+}
+
+Box random_box(const Shape& shape, SplitMix& rng) {
+    static const std::int64_t steps[] = {1, 1, 1, 1, 2, 3, -1, -2};
+    Box b;
+    for (std::int64_t n : shape) {
+        const std::int64_t step = steps[rng.below(8)];
+        if (n == 0) {
+            b.start.push_back(0);
+            b.count.push_back(0);
+            b.step.push_back(1);
+            continue;
+        }
+        const auto start = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(n)));
+        const std::int64_t room = step > 0 ? (n - 1 - start) / step + 1 : start / -step + 1;
+        b.start.push_back(start);
+        b.count.push_back(1 +
+                          static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(room))));
+        b.step.push_back(step);
+    }
+    return b;
+}
+
+const char* const kDtypes[] = {
+    "|b1",   "|i1",  "<u2", ">i4", "<f4",     "<f8",
+    ">f8",   "<c16", "|S5", "<U3", "<M8[ms]", "[('a', '<i4'), ('b', '>f8')]",
+    "|V300",
+};
+
+void check_equal(const AnyArray& a, const Model& m) {
+    REQUIRE(a.shape() == m.shape);
+    B2ND_REQUIRE_SAME_BYTES(a.read(), m.data);
+}
+
+}  // namespace
+
+TEST_CASE("ndarray: random operations agree with an element-by-element model",
+          "[array][roundtrip]") {
+    b2nd::test::TempDir tmp;
+    SplitMix rng(20261122);
+    for (int config = 0; config < 72; ++config) {
+        const int ndim = config % 9;
+        const DType dt = DType::parse(kDtypes[rng.below(std::size(kDtypes))]);
+        const bool sparse = rng.below(2) == 0;
+        Shape shape, chunks, blocks;
+        const std::int64_t max_extent = ndim <= 2 ? 40 : (ndim <= 4 ? 9 : 4);
+        for (int d = 0; d < ndim; ++d) {
+            const auto n = static_cast<std::int64_t>(
+                rng.below(10) == 0 ? 0 : 1 + rng.below(static_cast<std::uint64_t>(max_extent)));
+            const auto c = static_cast<std::int64_t>(
+                1 + rng.below(static_cast<std::uint64_t>(std::max<std::int64_t>(n, 1) + 2)));
+            shape.push_back(n);
+            chunks.push_back(c);
+            blocks.push_back(
+                static_cast<std::int64_t>(1 + rng.below(static_cast<std::uint64_t>(c))));
+        }
+        b2nd::CreateOptions o;
+        o.chunkshape = chunks;
+        o.blockshape = blocks;
+        o.sparse = sparse;
+        o.nthreads = 1 + static_cast<int>(rng.below(2));
+        static const b2nd::Codec codecs[] = {b2nd::Codec::zstd, b2nd::Codec::lz4,
+                                             b2nd::Codec::blosclz, b2nd::Codec::zlib,
+                                             b2nd::Codec::lz4hc};
+        o.compression.codec = codecs[rng.below(5)];
+        o.compression.clevel = static_cast<int>(rng.below(6));  // zstd 8-9 (levels 20-22) are slow
+        static const b2nd::Filter filters[] = {b2nd::Filter::shuffle, b2nd::Filter::bitshuffle,
+                                               b2nd::Filter::delta, b2nd::Filter::none};
+        o.compression.filters = {{filters[rng.below(4)], 0}};
+        if (rng.below(4) == 0) {
+            o.compression.filters.push_back({b2nd::Filter::delta, 0});
+        }
+        const std::string path =
+            tmp / ("a" + std::to_string(config) + (sparse ? ".b2frame" : ".b2nd"));
+        INFO("config " << config << ": " << dt.str() << " shape " << b2nd::to_string(shape)
+                       << " chunks " << b2nd::to_string(chunks) << " blocks "
+                       << b2nd::to_string(blocks) << (sparse ? " sparse" : " contiguous"));
+        AnyArray a = AnyArray::create(path, dt, shape, o);
+        Model m(shape, dt.itemsize());
+        check_equal(a, m);
+        for (int op = 0; op < 14; ++op) {
+            const std::uint64_t kind = rng.below(ndim == 0 ? 2 : 7);
+            if (kind == 0) {  // write random data into a strided box
+                const Box b = random_box(a.shape(), rng);
+                const auto data = random_items(rng, dt, b.size());
+                a.write(b, {data.data(), data.size()});
+                m.write(b, data);
+            } else if (kind == 1) {  // fill a box with one value (uniform chunks become special)
+                const Box b = Box::region(Shape(a.shape().size(), 0), a.shape());
+                const auto one = random_items(rng, dt, 1);
+                const bool zero = rng.below(2) == 0;
+                std::vector<std::uint8_t> data;
+                for (std::int64_t i = 0; i < b.size(); ++i) {
+                    for (std::uint8_t byte : one) {
+                        data.push_back(zero ? 0 : byte);
+                    }
+                }
+                a.write(b, {data.data(), data.size()});
+                m.write(b, data);
+            } else if (kind == 2) {  // resize every dimension
+                Shape ns;
+                for (std::int64_t v : a.shape()) {
+                    ns.push_back(
+                        std::max<std::int64_t>(0, v + static_cast<std::int64_t>(rng.below(7)) - 3));
+                }
+                INFO("resize to " << b2nd::to_string(ns));
+                a.resize(ns);
+                m.resize(ns);
+            } else if (kind == 3 || kind == 4) {  // insert (or append) slices
+                const auto axis = static_cast<int>(rng.below(static_cast<std::uint64_t>(ndim)));
+                const auto ax = static_cast<std::size_t>(axis);
+                const auto len = a.shape()[ax];
+                // Sometimes chunk-aligned, to take the fast path that moves whole chunks.
+                const std::int64_t c = a.chunk_shape()[ax];
+                const bool aligned = rng.below(2) == 0;
+                const std::int64_t pos =
+                    kind == 4 ? len
+                    : aligned
+                        ? c * static_cast<std::int64_t>(
+                                  rng.below(static_cast<std::uint64_t>(len / c + 1)))
+                        : static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(len + 1)));
+                const std::int64_t n = aligned ? c * static_cast<std::int64_t>(1 + rng.below(2))
+                                               : static_cast<std::int64_t>(1 + rng.below(5));
+                Shape es = a.shape();
+                es[ax] = n;
+                if (count_of(es) == 0) {
+                    continue;
+                }
+                const auto data = random_items(rng, dt, count_of(es));
+                INFO("insert " << n << " at " << pos << " along " << axis);
+                if (kind == 4) {
+                    a.append(axis, {data.data(), data.size()});
+                } else {
+                    a.insert(axis, pos, {data.data(), data.size()});
+                }
+                m.insert(ax, pos, data, n);
+            } else if (kind == 5) {  // remove slices
+                const auto axis = static_cast<int>(rng.below(static_cast<std::uint64_t>(ndim)));
+                const auto ax = static_cast<std::size_t>(axis);
+                const auto len = a.shape()[ax];
+                if (len == 0) {
+                    continue;
+                }
+                const std::int64_t c = a.chunk_shape()[ax];
+                std::int64_t pos, n;
+                if (rng.below(2) == 0 && len >= c) {
+                    pos = c *
+                          static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(len / c)));
+                    n = std::min(c, len - pos);
+                } else {
+                    pos = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(len)));
+                    n = 1 + static_cast<std::int64_t>(rng.below(
+                                static_cast<std::uint64_t>(std::min<std::int64_t>(len - pos, 4))));
+                }
+                INFO("remove " << n << " at " << pos << " along " << axis);
+                a.remove(axis, pos, n);
+                m.remove(ax, pos, n);
+            } else {  // read a random strided box
+                const Box b = random_box(a.shape(), rng);
+                INFO("read " << b.str());
+                B2ND_REQUIRE_SAME_BYTES(
+                    a.read(b),
+                    b2nd::test::reference_slice(m.data, m.shape, m.isz, b.start, b.count, b.step));
+                continue;
+            }
+            check_equal(a, m);
+        }
+        a = AnyArray();
+        const AnyArray back = AnyArray::open(path);
+        CHECK(back.dtype() == dt);
+        CHECK(back.sparse() == sparse);
+        check_equal(back, m);
+    }
+}
+
+TEST_CASE("ndarray: typed access, byte order, fills", "[array]") {
+    b2nd::test::TempDir tmp;
+    {
+        auto t = b2nd::create<double>(tmp / "d.b2nd", {30, 20}, [] {
+            b2nd::CreateOptions o;
+            o.chunkshape = {7, 8};
+            o.blockshape = {3, 5};
+            return o;
+        }());
+        CHECK(t(29, 19) == 0.0);
+        std::vector<double> v(600);
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            v[i] = static_cast<double>(i) * 0.5;
+        }
+        t.write(Box::whole(t.shape()), v);
+        CHECK(t(3, 4) == 64 * 0.5);
+        t.set({3, 4}, -1.0);
+        CHECK(t.at({3, 4}) == -1.0);
+        const std::vector<double> col = t.read({b2nd::Slice::all(), 7});
+        REQUIRE(col.size() == 30);
+        CHECK(col[5] == (5 * 20 + 7) * 0.5);
+        CHECK_THROWS_WITH(t(30, 0), Contains("out of range"));
+        CHECK_THROWS_WITH(t(1), Contains("1 indices for an array of 2 dimensions"));
+        CHECK_THROWS_AS(t.read(Box::region({25, 0}, {10, 1})), b2nd::UsageError);
+        CHECK_THROWS_AS(t.read(Box::region({0, 0}, {-1, 1})), b2nd::UsageError);
+    }
+    // NDArray<double> over float data: a clear error naming both dtypes.
+    b2nd::create<float>(tmp / "f.b2nd", {4});
+    CHECK_THROWS_WITH(b2nd::open<double>(tmp / "f.b2nd"),
+                      Contains("'<f8'") && Contains("'<f4'") && Contains("f.b2nd"));
+    CHECK_THROWS_AS(b2nd::open<std::int32_t>(tmp / "f.b2nd"), b2nd::UsageError);
+
+    // Big-endian storage: values come out native, bytes on disk stay big-endian.
+    {
+        b2nd::CreateOptions o;
+        AnyArray be = AnyArray::create(tmp / "be.b2nd", DType::parse(">i4"), {5}, o);
+        const std::uint8_t raw[] = {0, 0, 0, 1, 0, 0, 1,    0,    0,    1,
+                                    0, 0, 1, 0, 0, 0, 0xff, 0xff, 0xff, 0xfe};
+        be.write(Box::whole({5}), {raw, sizeof raw});
+        const auto t = be.as<std::int32_t>();
+        CHECK(t.read() == std::vector<std::int32_t>{1, 256, 65536, 16777216, -2});
+        auto tw = be.as<std::int32_t>();
+        tw.set({0}, 7);
+        CHECK(be.read(Box::region({0}, {1})) == std::vector<std::uint8_t>{0, 0, 0, 7});
+    }
+    // Fills.
+    {
+        b2nd::CreateOptions o;
+        o.fill = b2nd::Fill::nan;
+        auto n = b2nd::create<float>(tmp / "nan.b2nd", {10, 10}, o);
+        CHECK(std::isnan(n(9, 9)));
+        const auto full = b2nd::NDArray<std::int16_t>::full(tmp / "full.b2frame", {50}, -3, [] {
+            b2nd::CreateOptions s;
+            s.sparse = true;
+            s.chunkshape = {16};
+            return s;
+        }());
+        CHECK(full.read() == std::vector<std::int16_t>(50, -3));
+        o.fill = b2nd::Fill::nan;
+        CHECK_THROWS_WITH(b2nd::create<std::int32_t>(tmp / "bad.b2nd", {3}, o), Contains("float"));
+        o.fill = b2nd::Fill::uninit;
+        CHECK(b2nd::create<std::uint8_t>(tmp / "u.b2nd", {7}, o).read() ==
+              std::vector<std::uint8_t>(7, 0));
+    }
+    // bool: any non-zero stored byte reads as true.
+    {
+        AnyArray b = AnyArray::create(tmp / "b.b2nd", DType::parse("|b1"), {3});
+        const std::uint8_t raw[] = {0, 2, 255};
+        b.write(Box::whole({3}), {raw, 3});
+        CHECK(b.as<bool>().read() == std::vector<bool>{false, true, true});
+    }
+}
+
+TEST_CASE("ndarray: creating, opening and writing fail clearly", "[array]") {
+    b2nd::test::TempDir tmp;
+    b2nd::create<float>(tmp / "x.b2nd", {10});
+    CHECK_THROWS_WITH(b2nd::create<float>(tmp / "x.b2nd", {10}), Contains("already exists"));
+    b2nd::CreateOptions o;
+    o.overwrite = true;
+    CHECK(b2nd::create<float>(tmp / "x.b2nd", {12}, o).shape() == Shape{12});
+    o.chunkshape = {4};
+    o.blockshape = {8};
+    CHECK_THROWS_WITH(b2nd::create<float>(tmp / "y.b2nd", {10}, o),
+                      Contains("exceeds chunk shape"));
+    CHECK_FALSE(std::filesystem::exists(tmp / "y.b2nd"));
+
+    auto ro = b2nd::open<float>(tmp / "x.b2nd");
+    CHECK_THROWS_WITH(ro.set({0}, 1.0f), Contains("writable"));
+    b2nd::OpenOptions w;
+    w.writable = true;
+    auto rw = b2nd::open<float>(tmp / "x.b2nd", w);
+    CHECK_THROWS_WITH(rw.write(Box::region({0}, {3}), std::vector<float>(2)),
+                      Contains("needs 12 bytes"));
+    CHECK_THROWS_AS(rw.resize({3, 4}), b2nd::UsageError);
+    CHECK_THROWS_AS(rw.remove(0, 5, 8), b2nd::UsageError);
+    CHECK_THROWS_AS(rw.insert(1, 0, {1.0f}), b2nd::UsageError);
+    CHECK_THROWS_AS(rw.any().append(0, {nullptr, 3}), b2nd::UsageError);
+    b2nd::OpenOptions wrong;
+    wrong.dtype = DType::parse("<f8");
+    CHECK_THROWS_WITH(AnyArray::open(tmp / "x.b2nd", wrong), Contains("8-byte items"));
+    CHECK_THROWS_AS(AnyArray::open(tmp / "missing.b2nd"), b2nd::IoError);
+}
+
+TEST_CASE("ndarray: metalayers and vlmeta", "[array]") {
+    b2nd::test::TempDir tmp;
+    b2nd::CreateOptions o;
+    o.metalayers = {{"units", {0xa1, 'K'}}};
+    AnyArray a = AnyArray::create(tmp / "m.b2nd", DType::parse("<f4"), {8}, o);
+    CHECK(a.metalayer_names() == std::vector<std::string>{"b2nd", "units"});
+    const std::uint8_t c[] = {0xa1, 'C'};
+    a.update_metalayer("units", {c, 2});
+    CHECK_THROWS_AS(a.update_metalayer("b2nd", {c, 2}), b2nd::UsageError);
+    const std::uint8_t note[] = {0xa3, 'h', 'i', '!'};
+    a.set_vlmeta("note", {note, 4});
+    a.resize({20});  // metadata survives structural changes
+    a = AnyArray();
+    const AnyArray back = AnyArray::open(tmp / "m.b2nd");
+    CHECK(back.shape() == Shape{20});
+    CHECK(*back.metalayer("units") == std::vector<std::uint8_t>{0xa1, 'C'});
+    CHECK(*back.vlmeta("note") == std::vector<std::uint8_t>(note, note + 4));
+}
+
+TEST_CASE("ndarray: the block cache serves repeated reads and scans bypass it", "[array]") {
+    b2nd::test::TempDir tmp;
+    b2nd::CreateOptions o;
+    o.chunkshape = {64, 64};
+    o.blockshape = {16, 16};
+    std::vector<std::int32_t> v(256 * 256);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        v[i] = static_cast<std::int32_t>(i * 7919 % 1000);
+    }
+    auto t = b2nd::NDArray<std::int32_t>::create_from(tmp / "c.b2nd", {256, 256}, v, o);
+    t.any().set_cache_bytes(512 << 10);  // a full read (256 KiB) is a scan: more than a quarter
+    t.any().clear_cache();
+    CHECK(t.read() == v);
+    CHECK(t.any().cache_stats().used_bytes == 0);
+    CHECK(t(100, 100) == v[100 * 256 + 100]);
+    const auto s1 = t.any().cache_stats();
+    CHECK(s1.used_bytes == 16 * 16 * 4);
+    CHECK(t(101, 99) == v[101 * 256 + 99]);  // same block: a hit
+    CHECK(t.any().cache_stats().hits == s1.hits + 1);
+    t.any().set_cache_bytes(0);
+    CHECK(t.any().cache_stats().used_bytes == 0);
+    CHECK(t(255, 0) == v[255 * 256]);
+}

@@ -412,7 +412,7 @@ ChunkState ArrayCore::load_chunk(std::int64_t ci, bool need_block0, bool cache_i
 }
 
 void ArrayCore::read(const Box& box, std::uint8_t* out, const std::int64_t* out_strides) const {
-    std::shared_lock<std::shared_mutex> lock(mutex_);
+    std::shared_lock<FairSharedMutex> lock(mutex_);
     const std::string why = check_box(grid_.shape(), box);
     if (!why.empty()) {
         throw UsageError(where() + ": cannot read " + box.str() + " of an array of shape " +
@@ -529,7 +529,7 @@ void ArrayCore::read_unlocked(const Box& box,
 }
 
 void ArrayCore::read_element(const std::int64_t* idx, std::uint8_t* out) const {
-    std::shared_lock<std::shared_mutex> lock(mutex_);
+    std::shared_lock<FairSharedMutex> lock(mutex_);
     const int nd = grid_.ndim();
     for (int d = 0; d < nd; ++d) {
         if (idx[d] < 0 || idx[d] >= grid_.shape()[static_cast<std::size_t>(d)]) {
@@ -619,7 +619,7 @@ std::vector<std::uint8_t> ArrayCore::encode(const std::uint8_t* buf, int threads
 }
 
 void ArrayCore::write(const Box& box, const std::uint8_t* src, const std::int64_t* src_strides) {
-    std::unique_lock<std::shared_mutex> lock(mutex_);
+    std::unique_lock<FairSharedMutex> lock(mutex_);
     require_writable("write");
     const std::string why = check_box(grid_.shape(), box);
     if (!why.empty()) {
@@ -837,7 +837,7 @@ void ArrayCore::rebuild(const Grid& ng,
 }
 
 void ArrayCore::resize(const Shape& shape) {
-    std::unique_lock<std::shared_mutex> lock(mutex_);
+    std::unique_lock<FairSharedMutex> lock(mutex_);
     require_writable("resize");
     if (shape.size() != grid_.shape().size()) {
         throw UsageError(where() + ": resize to " + to_string(shape) +
@@ -917,7 +917,7 @@ void ArrayCore::splice(int axis,
                        std::int64_t removed,
                        std::int64_t inserted,
                        const std::uint8_t* data) {
-    std::unique_lock<std::shared_mutex> lock(mutex_);
+    std::unique_lock<FairSharedMutex> lock(mutex_);
     const char* op = inserted > 0 ? "insert" : "remove";
     require_writable(op);
     const int nd = grid_.ndim();
@@ -986,7 +986,7 @@ void ArrayCore::splice(int axis,
 // ---- metadata, durability ----------------------------------------------------------------------
 
 void ArrayCore::update_metalayer(const std::string& name, ByteSpan content) {
-    std::unique_lock<std::shared_mutex> lock(mutex_);
+    std::unique_lock<FairSharedMutex> lock(mutex_);
     if (name == "b2nd" || name == "caterva") {
         throw UsageError(where() + ": the '" + name + "' metalayer is managed by the array");
     }
@@ -994,22 +994,22 @@ void ArrayCore::update_metalayer(const std::string& name, ByteSpan content) {
 }
 
 void ArrayCore::set_vlmeta(const std::string& name, ByteSpan content) {
-    std::unique_lock<std::shared_mutex> lock(mutex_);
+    std::unique_lock<FairSharedMutex> lock(mutex_);
     frame_.set_vlmeta(name, content);
 }
 
 bool ArrayCore::delete_vlmeta(const std::string& name) {
-    std::unique_lock<std::shared_mutex> lock(mutex_);
+    std::unique_lock<FairSharedMutex> lock(mutex_);
     return frame_.delete_vlmeta(name);
 }
 
 void ArrayCore::sync() {
-    std::unique_lock<std::shared_mutex> lock(mutex_);
+    std::unique_lock<FairSharedMutex> lock(mutex_);
     frame_.sync();
 }
 
 void ArrayCore::compact() {
-    std::unique_lock<std::shared_mutex> lock(mutex_);
+    std::unique_lock<FairSharedMutex> lock(mutex_);
     frame_.compact();
     cache_.clear();
 }

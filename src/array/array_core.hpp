@@ -17,6 +17,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <shared_mutex>
 #include <string>
@@ -35,7 +36,27 @@
 namespace b2nd::detail {
 
 struct ChunkState;
-struct ReadPlan;
+
+/// A shared mutex that does not starve writers: a waiting writer holds the gate, so new readers
+/// queue behind it (glibc's rwlock prefers readers, and a stream of readers would block writes
+/// forever).
+class FairSharedMutex {
+public:
+    void lock() {
+        std::lock_guard<std::mutex> g(gate_);
+        m_.lock();
+    }
+    void unlock() { m_.unlock(); }
+    void lock_shared() {
+        std::lock_guard<std::mutex> g(gate_);
+        m_.lock_shared();
+    }
+    void unlock_shared() { m_.unlock_shared(); }
+
+private:
+    std::mutex gate_;
+    std::shared_mutex m_;
+};
 
 class ArrayCore {
 public:
@@ -117,7 +138,7 @@ private:
     codec::EncodeParams encode_params_;
     int nthreads_ = 1;
     mutable BlockCache cache_;
-    mutable std::shared_mutex mutex_;
+    mutable FairSharedMutex mutex_;
 };
 
 }  // namespace b2nd::detail

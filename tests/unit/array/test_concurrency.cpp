@@ -1,0 +1,124 @@
+// Many threads on one array: readers of random boxes and elements agree with a single-threaded
+// read while the cache churns, and a writer updating one region does not disturb readers of
+// another. Built again with ThreadSanitizer in CI.
+#include <atomic>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include <b2nd/b2nd.hpp>
+
+#include "../../support/files.hpp"
+#include "../../support/reference.hpp"
+#include "../../support/temp_dir.hpp"
+
+using b2nd::Box;
+using b2nd::Shape;
+using b2nd::test::SplitMix;
+
+namespace {
+
+Box random_box(const Shape& shape, SplitMix& rng) {
+    Box b;
+    for (std::int64_t n : shape) {
+        const std::int64_t step =
+            rng.below(4) == 0 ? -2 : 1 + static_cast<std::int64_t>(rng.below(2));
+        const auto start = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(n)));
+        const std::int64_t room = step > 0 ? (n - 1 - start) / step + 1 : start / -step + 1;
+        b.start.push_back(start);
+        b.count.push_back(1 + static_cast<std::int64_t>(rng.below(
+                                  static_cast<std::uint64_t>(std::min<std::int64_t>(room, 24)))));
+        b.step.push_back(step);
+    }
+    return b;
+}
+
+}  // namespace
+
+TEST_CASE("concurrency: 8 readers of one array agree with a single-threaded read",
+          "[array][concurrency]") {
+    b2nd::test::TempDir tmp;
+    const Shape shape{48, 40, 36};
+    std::vector<float> v(48 * 40 * 36);
+    SplitMix fill(7);
+    for (float& x : v) {
+        x = static_cast<float>(fill.below(1000)) * 0.25f;
+    }
+    b2nd::CreateOptions o;
+    o.chunkshape = {16, 16, 12};
+    o.blockshape = {8, 5, 6};
+    o.compression.filters = {{b2nd::Filter::shuffle, 0}, {b2nd::Filter::delta, 0}};
+    auto t = b2nd::NDArray<float>::create_from(tmp / "c.b2nd", shape, v, o);
+    t.any().set_cache_bytes(64 << 10);  // small: blocks are evicted while others read them
+    t.any().set_nthreads(2);            // each read also fans out on the pool
+    std::vector<std::uint8_t> bytes(v.size() * sizeof(float));
+    std::memcpy(bytes.data(), v.data(), bytes.size());
+
+    std::atomic<int> failures{0};
+    std::vector<std::thread> threads;
+    for (int th = 0; th < 8; ++th) {
+        threads.emplace_back([&, th] {
+            SplitMix rng(100 + static_cast<std::uint64_t>(th));
+            for (int i = 0; i < 150; ++i) {
+                if (rng.below(3) == 0) {
+                    const std::int64_t a = static_cast<std::int64_t>(rng.below(48)),
+                                       b = static_cast<std::int64_t>(rng.below(40)),
+                                       c = static_cast<std::int64_t>(rng.below(36));
+                    if (t(a, b, c) != v[static_cast<std::size_t>((a * 40 + b) * 36 + c)]) {
+                        ++failures;
+                    }
+                    continue;
+                }
+                const Box box = random_box(shape, rng);
+                const auto want =
+                    b2nd::test::reference_slice(bytes, shape, 4, box.start, box.count, box.step);
+                if (t.any().read(box) != want) {
+                    ++failures;
+                }
+            }
+        });
+    }
+    for (auto& th : threads) {
+        th.join();
+    }
+    CHECK(failures.load() == 0);
+}
+
+TEST_CASE("concurrency: a writer and readers of other regions", "[array][concurrency]") {
+    b2nd::test::TempDir tmp;
+    b2nd::CreateOptions o;
+    o.chunkshape = {8, 32};
+    o.blockshape = {4, 8};
+    std::vector<std::int32_t> v(64 * 32);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        v[i] = static_cast<std::int32_t>(i);
+    }
+    auto t = b2nd::NDArray<std::int32_t>::create_from(tmp / "w.b2nd", {64, 32}, v, o);
+    std::atomic<bool> stop{false};
+    std::atomic<int> failures{0};
+    std::vector<std::thread> readers;
+    for (int th = 0; th < 4; ++th) {
+        readers.emplace_back([&, th] {
+            SplitMix rng(static_cast<std::uint64_t>(th));
+            while (!stop.load()) {
+                const auto row =
+                    static_cast<std::int64_t>(32 + rng.below(32));  // rows the writer never touches
+                const std::vector<std::int32_t> got = t.read({row, b2nd::Slice::all()});
+                for (std::size_t j = 0; j < got.size(); ++j) {
+                    if (got[j] != v[static_cast<std::size_t>(row) * 32 + j]) {
+                        ++failures;
+                    }
+                }
+            }
+        });
+    }
+    for (int k = 0; k < 40; ++k) {
+        t.write(Box::region({k % 32, 0}, {1, 32}), std::vector<std::int32_t>(32, -k));
+    }
+    stop = true;
+    for (auto& th : readers) {
+        th.join();
+    }
+    CHECK(failures.load() == 0);
+    CHECK(t(7, 3) == -39);
+}

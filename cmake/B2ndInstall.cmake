@@ -24,3 +24,6 @@ install(FILES "${PROJECT_BINARY_DIR}/b2nd-config.cmake"
 
 configure_file(cmake/b2nd.pc.in "${PROJECT_BINARY_DIR}/b2nd.pc" @ONLY)
 install(FILES "${PROJECT_BINARY_DIR}/b2nd.pc" DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+if(TARGET b2nd_cli)
+  install(TARGETS b2nd_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()

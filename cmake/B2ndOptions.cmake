@@ -1,6 +1,7 @@
 option(B2ND_BUILD_TESTS      "Unit, golden and property tests"              ${PROJECT_IS_TOP_LEVEL})
 option(B2ND_BUILD_FUZZERS    "Fuzz targets (corpus replay unless libFuzzer)" ${B2ND_BUILD_TESTS})
 option(B2ND_BUILD_EXAMPLES   "Examples and the demo"                        ${PROJECT_IS_TOP_LEVEL})
+option(B2ND_BUILD_TOOLS       "The b2nd command-line tool"                   ON)
 option(B2ND_BUILD_BENCHMARKS "Benchmarks"                                   OFF)
 option(B2ND_WERROR           "Warnings are errors"                          OFF)
 option(B2ND_INSTALL          "Install rules and package config"             ${PROJECT_IS_TOP_LEVEL})

@@ -1,0 +1,48 @@
+// The `b2nd` command-line tool: shared argument handling.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <b2nd/grid.hpp>
+
+namespace b2nd::cli {
+
+/// Bad command-line arguments (exit code 2).
+struct ArgError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+/// Positional arguments and --options of one command.
+struct Args {
+    std::vector<std::string> positional;
+    std::map<std::string, std::string> options;  // "--flag" -> "" for flags
+
+    /// Splits argv: options in `with_value` take the next argument (or "=value").
+    static Args parse(const std::vector<std::string>& argv,
+                      const std::vector<std::string>& with_value,
+                      const std::vector<std::string>& flags);
+    bool has(const std::string& name) const { return options.count(name) != 0; }
+    std::string get(const std::string& name, const std::string& dflt = "") const;
+    std::int64_t get_int(const std::string& name,
+                         std::int64_t dflt,
+                         std::int64_t lo,
+                         std::int64_t hi) const;
+    /// "4,5,6" -> {4, 5, 6}
+    Shape get_shape(const std::string& name) const;
+};
+
+int cmd_info(const std::vector<std::string>& argv);
+int cmd_export(const std::vector<std::string>& argv);
+int cmd_import(const std::vector<std::string>& argv);
+int cmd_verify(const std::vector<std::string>& argv);
+
+/// "512.0 MiB"
+std::string human_bytes(std::int64_t n);
+/// JSON string literal.
+std::string json_string(const std::string& s);
+
+}  // namespace b2nd::cli

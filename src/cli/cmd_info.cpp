@@ -1,0 +1,219 @@
+// b2nd info PATH [--json]
+#include <iostream>
+#include <sstream>
+
+#include <b2nd/any_array.hpp>
+#include <b2nd/codec/ids.hpp>
+#include <b2nd/error.hpp>
+#include <b2nd/format/chunk_header.hpp>
+#include <b2nd/storage/frame.hpp>
+
+#include "cli.hpp"
+
+namespace b2nd::cli {
+
+namespace {
+
+const char* const kHelp =
+    "usage: b2nd info PATH [--json]\n"
+    "\n"
+    "Prints what a b2nd array (.b2nd file or .b2frame directory) holds: shape, dtype, chunk and\n"
+    "block shapes, codec and filters, uncompressed and stored sizes, the kinds of its chunks,\n"
+    "metalayers and vlmetalayers. Plain Blosc2 frames are described as frames.\n"
+    "\n"
+    "  --json   one JSON object instead of text\n";
+
+struct ChunkKinds {
+    std::int64_t zeros = 0, nan = 0, uninit = 0, value = 0, memcpyed = 0, compressed = 0;
+};
+
+ChunkKinds count_kinds(const storage::Frame& f) {
+    ChunkKinds k;
+    for (std::int64_t i = 0; i < f.nchunks(); ++i) {
+        const storage::StoredChunk c = f.chunk(i);
+        codec::Special s = c.special;
+        bool memcpyed = false;
+        if (!c.index_only()) {
+            const format::ChunkHeader h = format::read_chunk_header(c.bytes);
+            s = static_cast<codec::Special>(h.special());
+            memcpyed = h.memcpyed();
+        }
+        switch (s) {
+            case codec::Special::zeros:
+                ++k.zeros;
+                break;
+            case codec::Special::nan:
+                ++k.nan;
+                break;
+            case codec::Special::uninit:
+                ++k.uninit;
+                break;
+            case codec::Special::value:
+                ++k.value;
+                break;
+            case codec::Special::none:
+                ++(memcpyed ? k.memcpyed : k.compressed);
+                break;
+        }
+    }
+    return k;
+}
+
+std::string filters_text(const format::FrameHeader& h) {
+    std::string s;
+    for (std::size_t i = 0; i < 6; ++i) {
+        if (h.filters[i] != 0) {
+            s += (s.empty() ? "" : ",") + codec::filter_name(h.filters[i]);
+            if (h.filters[i] == static_cast<std::uint8_t>(codec::Filter::trunc_prec) ||
+                (h.filters_meta[i] != 0 &&
+                 h.filters[i] != static_cast<std::uint8_t>(codec::Filter::bytedelta))) {
+                s += ":" +
+                     std::to_string(static_cast<int>(static_cast<std::int8_t>(h.filters_meta[i])));
+            }
+        }
+    }
+    return s.empty() ? "none" : s;
+}
+
+std::string codec_text(const format::FrameHeader& h) {
+    const auto c = codec::compressor_from_code(h.compcode());
+    return c ? std::string(codec::compressor_name(*c)) : "codec" + std::to_string(h.compcode());
+}
+
+std::string shape_json(const Shape& s) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        out += (i > 0 ? ", " : "") + std::to_string(s[i]);
+    }
+    return out + "]";
+}
+
+std::string hex(const std::vector<std::uint8_t>& b, std::size_t max) {
+    static const char* digits = "0123456789abcdef";
+    std::string s;
+    for (std::size_t i = 0; i < b.size() && i < max; ++i) {
+        s += digits[b[i] >> 4];
+        s += digits[b[i] & 15];
+    }
+    return b.size() > max ? s + "..." : s;
+}
+
+}  // namespace
+
+int cmd_info(const std::vector<std::string>& argv) {
+    const Args a = Args::parse(argv, {}, {"--json", "--help"});
+    if (a.has("--help")) {
+        std::cout << kHelp;
+        return 0;
+    }
+    if (a.positional.size() != 1) {
+        throw ArgError("expected one PATH");
+    }
+    const std::string path = a.positional[0];
+    const bool json = a.has("--json");
+
+    // The frame always; the array view when the frame is one.
+    const storage::Frame frame = storage::Frame::open(path);
+    AnyArray arr;
+    std::string not_array;
+    try {
+        arr = AnyArray::open(path);
+    } catch (const UnsupportedError& e) {
+        not_array = e.what();
+    }
+    const format::FrameHeader& h = frame.header();
+    const ChunkKinds k = count_kinds(frame);
+    const double ratio =
+        h.cbytes > 0 ? static_cast<double>(h.nbytes) / static_cast<double>(h.cbytes) : 0.0;
+    std::ostringstream o;
+    if (json) {
+        o << "{\n  \"path\": " << json_string(path) << ",\n  \"storage\": \""
+          << (frame.sparse() ? "sframe" : "cframe") << "\",\n";
+        if (arr) {
+            o << "  \"shape\": " << shape_json(arr.shape())
+              << ",\n  \"dtype\": " << json_string(arr.dtype().str()) << ",\n";
+            if (!arr.dtype_note().empty()) {
+                o << "  \"dtype_note\": " << json_string(arr.dtype_note()) << ",\n";
+            }
+            o << "  \"chunkshape\": " << shape_json(arr.chunk_shape())
+              << ",\n  \"blockshape\": " << shape_json(arr.block_shape())
+              << ",\n  \"legacy_caterva\": " << (arr.legacy_caterva() ? "true" : "false") << ",\n";
+        } else {
+            o << "  \"array\": null,\n  \"not_an_array\": " << json_string(not_array) << ",\n";
+        }
+        o << "  \"typesize\": " << h.typesize << ",\n  \"codec\": " << json_string(codec_text(h))
+          << ",\n  \"clevel\": " << h.clevel()
+          << ",\n  \"filters\": " << json_string(filters_text(h)) << ",\n  \"splitmode\": "
+          << json_string(
+                 std::string(codec::split_mode_name(static_cast<codec::SplitMode>(h.splitmode()))))
+          << ",\n  \"nchunks\": " << frame.nchunks() << ",\n  \"chunksize\": " << h.chunksize
+          << ",\n  \"blocksize\": " << h.blocksize << ",\n  \"nbytes\": " << h.nbytes
+          << ",\n  \"cbytes\": " << h.cbytes << ",\n  \"ratio\": " << ratio
+          << ",\n  \"chunks\": {\"compressed\": " << k.compressed
+          << ", \"memcpyed\": " << k.memcpyed << ", \"zeros\": " << k.zeros
+          << ", \"nan\": " << k.nan << ", \"uninit\": " << k.uninit << ", \"value\": " << k.value
+          << "},\n  \"metalayers\": [";
+        bool first = true;
+        for (const auto& m : frame.metalayers()) {
+            o << (first ? "" : ", ") << "{\"name\": " << json_string(m.name)
+              << ", \"bytes\": " << m.content.size()
+              << ", \"hex\": " << json_string(hex(m.content, 256)) << "}";
+            first = false;
+        }
+        o << "],\n  \"vlmeta\": [";
+        first = true;
+        for (const auto& name : frame.vlmeta_names()) {
+            const auto v = frame.vlmeta(name);
+            o << (first ? "" : ", ") << "{\"name\": " << json_string(name)
+              << ", \"bytes\": " << (v ? v->size() : 0)
+              << ", \"hex\": " << json_string(v ? hex(*v, 256) : "") << "}";
+            first = false;
+        }
+        o << "]\n}\n";
+    } else {
+        o << "path        " << path << " ("
+          << (frame.sparse() ? "sparse frame, a directory" : "contiguous frame") << ")\n";
+        if (arr) {
+            const Grid& g = arr.grid();
+            o << "shape       " << to_string(arr.shape()) << "\n";
+            o << "dtype       " << arr.dtype().str()
+              << (arr.legacy_caterva() ? "  (legacy caterva metalayer)" : "") << "\n";
+            if (!arr.dtype_note().empty()) {
+                o << "            " << arr.dtype_note() << "\n";
+            }
+            o << "chunks      " << to_string(arr.chunk_shape()) << ", " << g.nchunks()
+              << " in all\n";
+            o << "blocks      " << to_string(arr.block_shape()) << ", " << g.nblocks()
+              << " per chunk (" << human_bytes(g.block_nbytes()) << " each)\n";
+        } else {
+            o << "array       none: " << not_array << "\n";
+            o << "chunks      " << frame.nchunks() << " of "
+              << (h.chunksize > 0 ? human_bytes(h.chunksize) : "varying size") << ", typesize "
+              << h.typesize << "\n";
+        }
+        o << "codec       " << codec_text(h) << " clevel " << h.clevel() << ", filters "
+          << filters_text(h) << ", split "
+          << codec::split_mode_name(static_cast<codec::SplitMode>(h.splitmode())) << "\n";
+        o << "size        " << h.nbytes << " bytes (" << human_bytes(h.nbytes) << ") stored in "
+          << h.cbytes << " (" << human_bytes(h.cbytes) << "), ratio ";
+        char r[32];
+        std::snprintf(r, sizeof r, "%.2f", ratio);
+        o << r << "\n";
+        o << "chunk kinds " << k.compressed << " compressed, " << k.memcpyed << " memcpyed, "
+          << k.zeros << " zeros, " << k.nan << " NaN, " << k.uninit << " uninitialized, " << k.value
+          << " repeated value\n";
+        for (const auto& m : frame.metalayers()) {
+            o << "metalayer   " << m.name << " (" << m.content.size() << " bytes) "
+              << hex(m.content, 48) << "\n";
+        }
+        for (const auto& name : frame.vlmeta_names()) {
+            const auto v = frame.vlmeta(name);
+            o << "vlmeta      " << name << " (" << (v ? v->size() : 0) << " bytes) "
+              << (v ? hex(*v, 48) : "") << "\n";
+        }
+    }
+    std::cout << o.str();
+    return 0;
+}
+
+}  // namespace b2nd::cli

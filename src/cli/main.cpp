@@ -1,0 +1,208 @@
+// b2nd: look at, check and convert b2nd arrays.
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+
+#include <b2nd/error.hpp>
+#include <b2nd/version.hpp>
+
+#include "cli.hpp"
+
+namespace b2nd::cli {
+
+Args Args::parse(const std::vector<std::string>& argv,
+                 const std::vector<std::string>& with_value,
+                 const std::vector<std::string>& flags) {
+    Args a;
+    auto known = [](const std::vector<std::string>& v, const std::string& s) {
+        for (const auto& x : v) {
+            if (x == s) {
+                return true;
+            }
+        }
+        return false;
+    };
+    for (std::size_t i = 0; i < argv.size(); ++i) {
+        const std::string& s = argv[i];
+        if (s.size() > 2 && s.compare(0, 2, "--") == 0) {
+            std::string name = s, value;
+            const std::size_t eq = s.find('=');
+            if (eq != std::string::npos) {
+                name = s.substr(0, eq);
+                value = s.substr(eq + 1);
+            }
+            if (known(with_value, name)) {
+                if (eq == std::string::npos) {
+                    if (i + 1 >= argv.size()) {
+                        throw ArgError(name + " needs a value");
+                    }
+                    value = argv[++i];
+                }
+            } else if (known(flags, name)) {
+                if (eq != std::string::npos) {
+                    throw ArgError(name + " takes no value");
+                }
+            } else {
+                throw ArgError("unknown option " + name);
+            }
+            a.options[name] = value;
+        } else {
+            a.positional.push_back(s);
+        }
+    }
+    return a;
+}
+
+std::string Args::get(const std::string& name, const std::string& dflt) const {
+    const auto it = options.find(name);
+    return it == options.end() ? dflt : it->second;
+}
+
+namespace {
+
+std::int64_t parse_int(const std::string& s, const std::string& what) {
+    std::size_t used = 0;
+    long long v = 0;
+    try {
+        v = std::stoll(s, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (s.empty() || used != s.size()) {
+        throw ArgError(what + ": \"" + s + "\" is not an integer");
+    }
+    return v;
+}
+
+}  // namespace
+
+std::int64_t Args::get_int(const std::string& name,
+                           std::int64_t dflt,
+                           std::int64_t lo,
+                           std::int64_t hi) const {
+    if (!has(name)) {
+        return dflt;
+    }
+    const std::int64_t v = parse_int(get(name), name);
+    if (v < lo || v > hi) {
+        throw ArgError(name + " must be in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                       "]");
+    }
+    return v;
+}
+
+Shape Args::get_shape(const std::string& name) const {
+    Shape s;
+    const std::string text = get(name);
+    std::size_t pos = 0;
+    while (pos <= text.size() && !text.empty()) {
+        std::size_t comma = text.find(',', pos);
+        if (comma == std::string::npos) {
+            comma = text.size();
+        }
+        const std::int64_t v = parse_int(text.substr(pos, comma - pos), name);
+        if (v <= 0) {
+            throw ArgError(name + ": sizes must be positive");
+        }
+        s.push_back(v);
+        pos = comma + 1;
+    }
+    return s;
+}
+
+std::string human_bytes(std::int64_t n) {
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    double v = static_cast<double>(n);
+    int u = 0;
+    while (v >= 1024 && u < 5) {
+        v /= 1024;
+        ++u;
+    }
+    char buf[64];
+    std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+    return buf;
+}
+
+std::string json_string(const std::string& s) {
+    std::string out = "\"";
+    for (const char c : s) {
+        const auto u = static_cast<unsigned char>(c);
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (u < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", u);
+            out += buf;
+        } else {
+            out += c;
+        }
+    }
+    return out + "\"";
+}
+
+}  // namespace b2nd::cli
+
+namespace {
+
+const char* const kUsage =
+    "usage: b2nd COMMAND [ARGS]\n"
+    "\n"
+    "Look at, check and convert b2nd arrays (Blosc2 frames with the b2nd metalayer).\n"
+    "\n"
+    "commands:\n"
+    "  info PATH [--json]              shape, dtype, chunks, codec, sizes, metadata\n"
+    "  export PATH OUT.npy [--slice S] the array, or a NumPy-style slice, as .npy\n"
+    "  import IN.npy PATH [options]    a .npy file as a new b2nd array\n"
+    "  verify PATH                     decode every chunk; non-zero exit if corrupt\n"
+    "\n"
+    "Run 'b2nd COMMAND --help' for the options of a command. Exit codes: 0 success,\n"
+    "1 bad or unreadable file, 2 bad arguments.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::vector<std::string> args(argv + 1, argv + argc);
+    if (args.empty()) {
+        std::cerr << kUsage;
+        return 2;
+    }
+    const std::string cmd = args.front();
+    args.erase(args.begin());
+    if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+        std::cout << kUsage;
+        return 0;
+    }
+    if (cmd == "--version") {
+        std::cout << "b2nd " << B2ND_VERSION_STRING << "\n";
+        return 0;
+    }
+    try {
+        if (cmd == "info") {
+            return b2nd::cli::cmd_info(args);
+        }
+        if (cmd == "export") {
+            return b2nd::cli::cmd_export(args);
+        }
+        if (cmd == "import") {
+            return b2nd::cli::cmd_import(args);
+        }
+        if (cmd == "verify") {
+            return b2nd::cli::cmd_verify(args);
+        }
+        std::cerr << "b2nd: unknown command '" << cmd << "'\n\n" << kUsage;
+        return 2;
+    } catch (const b2nd::cli::ArgError& e) {
+        std::cerr << "b2nd " << cmd << ": " << e.what() << " (see 'b2nd " << cmd << " --help')\n";
+        return 2;
+    } catch (const b2nd::UsageError& e) {
+        std::cerr << "b2nd " << cmd << ": " << e.what() << "\n";
+        return 2;
+    } catch (const b2nd::Error& e) {
+        std::cerr << "b2nd " << cmd << ": " << e.what() << "\n";
+        return 1;
+    } catch (const std::exception& e) {
+        std::cerr << "b2nd " << cmd << ": " << e.what() << "\n";
+        return 1;
+    }
+}

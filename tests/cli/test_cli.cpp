@@ -1,0 +1,204 @@
+// The b2nd tool, run as a program: export gives the corpus .npy files byte for byte, slices
+// match an element-by-element slicer, import/export round trips, verify catches corruption, and
+// bad arguments get exit code 2 with a message.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <catch2/catch.hpp>
+
+#include "../support/files.hpp"
+#include "../support/json.hpp"
+#include "../support/reference.hpp"
+#include "../support/temp_dir.hpp"
+#include <sys/wait.h>
+
+using Catch::Matchers::Contains;
+
+namespace {
+
+struct Run {
+    int status;  // exit code; -1 when killed by a signal
+    std::string output;
+};
+
+Run run(const std::string& args) {
+    const std::string cmd = std::string("'") + B2ND_CLI_PATH + "' " + args + " 2>&1";
+    FILE* p = ::popen(cmd.c_str(), "r");
+    REQUIRE(p != nullptr);
+    Run r{0, {}};
+    char buf[4096];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) {
+        r.output.append(buf, n);
+    }
+    const int st = ::pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
+}
+
+std::string q(const std::string& s) {
+    return "'" + s + "'";
+}
+
+/// A .npy file written by hand (not by the library under test).
+void write_test_npy(const std::string& path,
+                    const std::string& descr,
+                    const std::string& shape,
+                    const std::vector<std::uint8_t>& data) {
+    std::string dict =
+        "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+    while ((10 + dict.size() + 1) % 64 != 0) {
+        dict += ' ';
+    }
+    dict += '\n';
+    std::ofstream out(path, std::ios::binary);
+    out.write("\x93NUMPY\x01\x00", 8);
+    const char len[2] = {static_cast<char>(dict.size() & 0xff),
+                         static_cast<char>(dict.size() >> 8)};
+    out.write(len, 2);
+    out << dict;
+    out.write(reinterpret_cast<const char*>(data.data()),
+              static_cast<std::streamsize>(data.size()));
+}
+
+}  // namespace
+
+TEST_CASE("cli: export gives every corpus .npy byte for byte", "[cli][golden]") {
+    if (b2nd::test::corpus_dir().empty()) {
+        B2ND_SKIP("corpus not found at " B2ND_CORPUS_DIR);
+    }
+    b2nd::test::TempDir tmp;
+    for (const std::string sub : {"", "/legacy-2x"}) {
+        const std::string dir = b2nd::test::corpus_dir() + sub;
+        const auto m = b2nd::test::load_json_file(dir + "/manifest.json");
+        for (const auto& c : m["cases"].as_array()) {
+            const std::string file = dir + "/" + c["file"].as_string();
+            INFO(file);
+            const Run r = run("export " + q(file) + " " + q(tmp / "out.npy"));
+            REQUIRE(r.status == 0);
+            B2ND_REQUIRE_SAME_BYTES(b2nd::test::read_file(tmp / "out.npy"),
+                                    b2nd::test::read_file(dir + "/" + c["npy"].as_string()));
+        }
+    }
+    const std::string up = b2nd::test::corpus_dir() + "/upstream/example_item_prices";
+    CHECK(run("export " + q(up + ".b2nd") + " " + q(tmp / "x.npy") + " --dtype '<f4'").status == 0);
+    B2ND_REQUIRE_SAME_BYTES(b2nd::test::read_file(tmp / "x.npy"),
+                            b2nd::test::read_file(up + ".npy"));
+}
+
+TEST_CASE("cli: import, info, slices, export and verify", "[cli]") {
+    b2nd::test::TempDir tmp;
+    // 30 x 20 x 10 int16 counting up.
+    std::vector<std::uint8_t> data;
+    for (int i = 0; i < 6000; ++i) {
+        data.push_back(static_cast<std::uint8_t>(i & 0xff));
+        data.push_back(static_cast<std::uint8_t>(i >> 8));
+    }
+    write_test_npy(tmp / "in.npy", "<i2", "(30, 20, 10)", data);
+    Run r = run(
+        "import " + q(tmp / "in.npy") + " " + q(tmp / "a.b2frame") +
+        " --codec lz4 --clevel 5 --filters shuffle,delta --chunks 8,8,8 --blocks 4,4,8 --sframe");
+    REQUIRE(r.status == 0);
+    CHECK(std::filesystem::is_directory(tmp / "a.b2frame"));
+
+    r = run("info --json " + q(tmp / "a.b2frame"));
+    REQUIRE(r.status == 0);
+    const auto info = b2nd::test::Json::parse(r.output);
+    CHECK(info["dtype"].as_string() == "<i2");
+    CHECK(info["storage"].as_string() == "sframe");
+    CHECK(info["codec"].as_string() == "lz4");
+    CHECK(info["clevel"].as_int() == 5);
+    CHECK(info["filters"].as_string() == "shuffle,delta");
+    CHECK(info["chunkshape"].as_array()[2].as_int() == 8);
+    CHECK(info["nbytes"].as_int() ==
+          (4 * 3 * 2) * (8 * 8 * 8) * 2);  // 24 padded chunks of 8^3 int16
+    r = run("info " + q(tmp / "a.b2frame"));
+    CHECK_THAT(r.output, Contains("shape       (30, 20, 10)"));
+
+    REQUIRE(run("export " + q(tmp / "a.b2frame") + " " + q(tmp / "all.npy")).status == 0);
+    B2ND_REQUIRE_SAME_BYTES(b2nd::test::read_file(tmp / "all.npy"),
+                            b2nd::test::read_file(tmp / "in.npy"));
+
+    REQUIRE(run("export " + q(tmp / "a.b2frame") + " " + q(tmp / "s.npy") +
+                " --slice '3:25:4, -1, ::-3'")
+                .status == 0);
+    const auto got = b2nd::test::read_npy_payload(tmp / "s.npy");
+    CHECK_THAT(got.header, Contains("'shape': (6, 4)"));
+    CHECK_THAT(got.header, Contains("'descr': '<i2'"));
+    B2ND_REQUIRE_SAME_BYTES(got.data, b2nd::test::reference_slice(data, {30, 20, 10}, 2, {3, 19, 9},
+                                                                  {6, 1, 4}, {4, 1, -3}));
+
+    r = run("verify " + q(tmp / "a.b2frame"));
+    CHECK(r.status == 0);
+    CHECK_THAT(r.output, Contains("ok"));
+}
+
+TEST_CASE("cli: verify names what is corrupt", "[cli]") {
+    b2nd::test::TempDir tmp;
+    std::vector<std::uint8_t> data(64 * 64 * 8);
+    b2nd::test::SplitMix rng(3);
+    for (auto& b : data) {
+        b = static_cast<std::uint8_t>(rng.below(16));
+    }
+    write_test_npy(tmp / "in.npy", "<f8", "(64, 64)", data);
+    REQUIRE(run("import " + q(tmp / "in.npy") + " " + q(tmp / "a.b2nd") +
+                " --chunks 32,32 --blocks 16,16")
+                .status == 0);
+    const auto good = b2nd::test::read_file(tmp / "a.b2nd");
+    REQUIRE(run("verify " + q(tmp / "a.b2nd")).status == 0);
+
+    // Truncated: the index and trailer are gone.
+    std::filesystem::resize_file(tmp / "a.b2nd", good.size() / 2);
+    Run r = run("verify " + q(tmp / "a.b2nd"));
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Contains("a.b2nd"));
+
+    // Chunk headers overwritten: every chunk region filled with 0xff.
+    auto bad = good;
+    const std::size_t header = 200;
+    for (std::size_t i = header; i < bad.size() * 3 / 4; ++i) {
+        bad[i] = 0xff;
+    }
+    std::ofstream(tmp / "b.b2nd", std::ios::binary)
+        .write(reinterpret_cast<const char*>(bad.data()), static_cast<std::streamsize>(bad.size()));
+    r = run("verify " + q(tmp / "b.b2nd"));
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Contains("b.b2nd"));
+}
+
+TEST_CASE("cli: bad arguments exit with 2 and say why", "[cli]") {
+    b2nd::test::TempDir tmp;
+    CHECK(run("").status == 2);
+    CHECK(run("frobnicate").status == 2);
+    for (const char* cmd : {"info", "export", "import", "verify"}) {
+        const Run h = run(std::string(cmd) + " --help");
+        CHECK(h.status == 0);
+        CHECK_THAT(h.output, Contains("usage: b2nd"));
+        CHECK(run(cmd).status == 2);
+    }
+    CHECK(run("--help").status == 0);
+    write_test_npy(tmp / "in.npy", "|u1", "(4,)", {1, 2, 3, 4});
+    Run r = run("import " + q(tmp / "in.npy") + " " + q(tmp / "a.b2nd") + " --clevel 12");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.output, Contains("--clevel"));
+    CHECK(run("import " + q(tmp / "in.npy") + " " + q(tmp / "a.b2nd") + " --codec snappy").status ==
+          2);
+    CHECK(run("import " + q(tmp / "in.npy") + " " + q(tmp / "a.b2nd") + " --filters shuffle,zip")
+              .status == 2);
+    CHECK(run("import " + q(tmp / "in.npy") + " " + q(tmp / "a.b2nd") + " --chunks 0").status == 2);
+    CHECK(run("import " + q(tmp / "in.npy") + " " + q(tmp / "a.b2nd") + " --bogus").status == 2);
+    REQUIRE(run("import " + q(tmp / "in.npy") + " " + q(tmp / "a.b2nd")).status == 0);
+    r = run("import " + q(tmp / "in.npy") + " " + q(tmp / "a.b2nd"));
+    CHECK(r.status == 2);
+    CHECK_THAT(r.output, Contains("already exists"));
+    r = run("export " + q(tmp / "a.b2nd") + " " + q(tmp / "o.npy") + " --slice 7");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.output, Contains("out of range"));
+    CHECK(run("export " + q(tmp / "a.b2nd") + " " + q(tmp / "o.npy") + " --slice 'x'").status == 2);
+    r = run("info " + q(tmp / "missing.b2nd"));
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Contains("missing.b2nd"));
+    r = run("info " + q(tmp / "in.npy"));  // not a frame
+    CHECK(r.status == 1);
+}

@@ -148,6 +148,13 @@ void block_strides(const Grid& g, std::int64_t* out) {
 
 thread_local std::vector<std::uint8_t> tl_scratch;
 
+/// Thread-local buffers are kept for reuse, unless they grew beyond 64 MiB.
+void release_if_large(std::vector<std::uint8_t>& v) {
+    if (v.capacity() > (std::size_t{64} << 20)) {
+        std::vector<std::uint8_t>().swap(v);
+    }
+}
+
 int hardware_threads() {
     const unsigned n = std::thread::hardware_concurrency();
     return n == 0 ? 1 : static_cast<int>(n);
@@ -553,6 +560,17 @@ void ArrayCore::read_element(const std::int64_t* idx, std::uint8_t* out) const {
 
 // ---- writing ----------------------------------------------------------------------------------
 
+void ArrayCore::trim_pool() {
+    std::size_t held = 0;
+    for (const auto& v : encoded_pool_) {
+        held += v.capacity();
+    }
+    if (held > (std::size_t{64} << 20)) {
+        encoded_pool_.clear();
+        encoded_pool_.shrink_to_fit();
+    }
+}
+
 void ArrayCore::require_writable(const char* op) const {
     if (plain_) {
         throw UsageError(where() + ": " + op +
@@ -595,7 +613,9 @@ void ArrayCore::decode_chunk_into(std::int64_t ci, std::uint8_t* buf, int thread
     }
 }
 
-std::vector<std::uint8_t> ArrayCore::encode(const std::uint8_t* buf, int threads) const {
+void ArrayCore::encode(const std::uint8_t* buf,
+                       int threads,
+                       std::vector<std::uint8_t>& result) const {
     const std::int64_t n = grid_.chunk_nbytes();
     const std::int64_t isz = grid_.itemsize();
     if (isz <= 255 && n >= isz) {
@@ -608,14 +628,22 @@ std::vector<std::uint8_t> ArrayCore::encode(const std::uint8_t* buf, int threads
             zero = zero && buf[i] == 0;
         }
         if (uniform && !zero) {
-            return codec::make_repeated_chunk(static_cast<std::int32_t>(n),
-                                              {buf, static_cast<std::size_t>(isz)},
-                                              static_cast<std::int32_t>(grid_.block_nbytes()));
+            result = codec::make_repeated_chunk(static_cast<std::int32_t>(n),
+                                                {buf, static_cast<std::size_t>(isz)},
+                                                static_cast<std::int32_t>(grid_.block_nbytes()));
+            return;
         }
     }
     codec::EncodeParams p = encode_params_;
     p.nthreads = threads;
-    return codec::encode_chunk({buf, static_cast<std::size_t>(n)}, p);
+    // Encode into reused scratch, then copy into `result` (whose capacity the caller reuses):
+    // fresh chunk-sized buffers would cost page faults on every chunk.
+    thread_local std::vector<std::uint8_t> out;
+    const auto cap = codec::max_encoded_size(static_cast<std::size_t>(n));
+    const std::size_t used =
+        codec::encode_chunk({buf, static_cast<std::size_t>(n)}, p, {scratch_bytes(out, cap), cap});
+    result.assign(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(used));
+    release_if_large(out);
 }
 
 void ArrayCore::write(const Box& box, const std::uint8_t* src, const std::int64_t* src_strides) {
@@ -646,7 +674,10 @@ void ArrayCore::write(const Box& box, const std::uint8_t* src, const std::int64_
     for (std::size_t first = 0; first < plan.chunks.size(); first += per_batch) {
         const std::size_t count = std::min(per_batch, plan.chunks.size() - first);
         const int inner = count == 1 ? nthreads_ : 1;
-        std::vector<std::vector<std::uint8_t>> encoded(count);
+        std::vector<std::vector<std::uint8_t>>& encoded = encoded_pool_;
+        if (encoded.size() < count) {
+            encoded.resize(count);
+        }
         parallel_for(count, nthreads_, [&](std::size_t k) {
             const ChunkTask& ct = plan.chunks[first + k];
             bool full = true;
@@ -658,8 +689,11 @@ void ArrayCore::write(const Box& box, const std::uint8_t* src, const std::int64_
                 }
                 full = full && p.step == 1 && covered == grid_.chunk_extent(d, ct.coords[d]);
             }
-            std::vector<std::uint8_t> buf(static_cast<std::size_t>(cn));
-            if (!full) {
+            thread_local std::vector<std::uint8_t> buf;
+            buf.resize(static_cast<std::size_t>(cn));
+            if (full) {
+                fill_bytes(buf.data(), 0, buf.size());  // the padding of edge chunks
+            } else {
                 decode_chunk_into(ct.ci, buf.data(), inner);
             }
             const Seg* seg[kMaxNdim];
@@ -680,7 +714,8 @@ void ArrayCore::write(const Box& box, const std::uint8_t* src, const std::int64_
                 }
                 copy_strided(sb, s, buf.data() + block * bn + dst_off * isz, isz);
             }
-            encoded[k] = encode(buf.data(), inner);
+            encode(buf.data(), inner, encoded[k]);
+            release_if_large(buf);
         });
         storage::FrameEdit e = frame_.keep_all();
         for (std::size_t k = 0; k < count; ++k) {
@@ -689,6 +724,7 @@ void ArrayCore::write(const Box& box, const std::uint8_t* src, const std::int64_
             e.new_chunks.emplace_back(encoded[k].data(), encoded[k].size());
         }
         frame_.apply(e);
+        trim_pool();
         for (std::size_t k = 0; k < count; ++k) {
             cache_.erase_range(
                 static_cast<std::uint64_t>(plan.chunks[first + k].ci * grid_.nblocks()),
@@ -749,7 +785,8 @@ void ArrayCore::rebuild(const Grid& ng,
         const auto& [k, nc] = computed[i];
         std::int64_t coords[kMaxNdim];
         ng.chunk_coords(k, coords);
-        std::vector<std::uint8_t> buf(static_cast<std::size_t>(ng.chunk_nbytes()));
+        thread_local std::vector<std::uint8_t> buf;
+        buf.assign(static_cast<std::size_t>(ng.chunk_nbytes()), 0);
         std::vector<std::uint8_t> tmp;
         for (const Piece& p : nc.pieces) {
             const std::uint8_t* src;
@@ -814,7 +851,8 @@ void ArrayCore::rebuild(const Grid& ng,
                 }
             }
         }
-        encoded[i] = encode(buf.data(), 1);  // same chunk and block shapes as grid_
+        encode(buf.data(), 1, encoded[i]);  // same chunk and block shapes as grid_
+        release_if_large(buf);
     });
     std::vector<std::uint8_t> zero_chunk;
     if (uses_zero) {

@@ -119,7 +119,9 @@ private:
                        bool force_cache) const;
     ChunkState load_chunk(std::int64_t ci, bool need_block0, bool cache_inserts) const;
     void decode_chunk_into(std::int64_t ci, std::uint8_t* buf, int threads) const;
-    std::vector<std::uint8_t> encode(const std::uint8_t* buf, int threads) const;
+    void encode(const std::uint8_t* buf, int threads, std::vector<std::uint8_t>& result) const;
+    /// Frees the encoded-chunk buffers kept for the next write when they hold over 64 MiB.
+    void trim_pool();
     void require_writable(const char* op) const;
     [[noreturn]] void corrupt(std::int64_t ci, const std::string& what) const;
     void rebuild(const Grid& ng,
@@ -138,6 +140,7 @@ private:
     codec::EncodeParams encode_params_;
     int nthreads_ = 1;
     mutable BlockCache cache_;
+    std::vector<std::vector<std::uint8_t>> encoded_pool_;  // reused by writes (exclusive lock)
     mutable FairSharedMutex mutex_;
 };
 

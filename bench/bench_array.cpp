@@ -1,0 +1,501 @@
+// Array benchmark: the arrays and workloads of ../shared/BENCHMARKS.md (f32cube with zstd 1, lz4 5
+// and blosclz 5 + SHUFFLE; i64grid with zstd 5 + BITSHUFFLE), with 1 and 2 threads: whole-array
+// read, hyperplane slices along every axis, random single elements (cold and warm block cache),
+// random 16-edge boxes, and writing the whole array. Throughput is GB/s of uncompressed data.
+//
+// When built against c-blosc2 (B2ND_HAVE_BLOSC2), c-blosc2 writes each array too (timed), and both
+// libraries then read the file c-blosc2 wrote; the last column is c-blosc2's time over ours.
+//
+//   build-bench/bench/bench_array [--quick] [--dir DIR] [--array NAME]
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <b2nd/b2nd.hpp>
+
+#if defined(B2ND_HAVE_BLOSC2)
+#include <b2nd.h>
+#include <blosc2.h>
+#endif
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using b2nd::Box;
+using b2nd::Shape;
+
+double g_min_seconds = 0.5;
+
+/// Best time of one call over at least 3 repetitions lasting g_min_seconds in all.
+double best_seconds(const std::function<void()>& fn) {
+    double best = 1e30, total = 0;
+    for (int reps = 0; reps < 3 || total < g_min_seconds; ++reps) {
+        const auto t0 = Clock::now();
+        fn();
+        const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+        best = std::min(best, s);
+        total += s;
+    }
+    return best;
+}
+
+std::uint64_t mix(std::uint64_t x) {
+    x += 0x9E3779B97F4A7C15ULL;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+}
+
+constexpr double kTp = 2 * M_PI;
+
+void parallel_fill(std::size_t n, const std::function<void(std::size_t, std::size_t)>& fill) {
+    std::thread t([&] { fill(0, n / 2); });
+    fill(n / 2, n);
+    t.join();
+}
+
+std::vector<std::uint8_t> f32cube(std::int64_t edge) {
+    const auto n = static_cast<std::size_t>(edge * edge * edge);
+    std::vector<std::uint8_t> out(n * 4);
+    parallel_fill(n, [&](std::size_t lo, std::size_t hi) {
+        for (std::size_t flat = lo; flat < hi; ++flat) {
+            const auto e = static_cast<std::size_t>(edge);
+            const auto i = static_cast<double>(flat / (e * e));
+            const auto j = static_cast<double>((flat / e) % e);
+            const auto k = static_cast<double>(flat % e);
+            const double a =
+                20 * std::sin(kTp * i / 256) * std::cos(kTp * j / 300) + 0.05 * (j - 256) / 256;
+            const double u = static_cast<double>(mix(flat) >> 11) / 9007199254740992.0;
+            const auto v =
+                static_cast<float>(a + 10 * std::sin(kTp * (i + k) / 200) + 0.01 * (u - 0.5));
+            std::memcpy(&out[flat * 4], &v, 4);
+        }
+    });
+    return out;
+}
+
+std::vector<std::uint8_t> i64grid(std::int64_t rows, std::int64_t cols) {
+    const auto n = static_cast<std::size_t>(rows * cols);
+    std::vector<std::uint8_t> out(n * 8);
+    parallel_fill(n, [&](std::size_t lo, std::size_t hi) {
+        for (std::size_t flat = lo; flat < hi; ++flat) {
+            const auto i = static_cast<double>(flat / static_cast<std::size_t>(cols));
+            const auto j = static_cast<double>(flat % static_cast<std::size_t>(cols));
+            const std::int64_t v = std::llround(1e6 * std::sin(i / 1000) * std::cos(j / 500)) +
+                                   37 * static_cast<std::int64_t>(i) -
+                                   11 * static_cast<std::int64_t>(j) +
+                                   static_cast<std::int64_t>(mix(flat) & 255);
+            std::memcpy(&out[flat * 8], &v, 8);
+        }
+    });
+    return out;
+}
+
+struct Spec {
+    std::string name;
+    std::string dtype;
+    Shape shape, chunks, blocks;
+    b2nd::Codec codec;
+    int clevel;
+    b2nd::Filter filter;
+};
+
+/// The workloads' requests, fixed per array (seeded).
+struct Requests {
+    std::vector<std::vector<Box>> planes;  // per axis, 8 hyperplanes
+    std::vector<Shape> points;
+    std::vector<Box> boxes;
+};
+
+Requests make_requests(const Shape& shape, int npoints) {
+    Requests r;
+    const std::size_t nd = shape.size();
+    for (std::size_t ax = 0; ax < nd; ++ax) {
+        std::vector<Box> planes;
+        for (int p = 0; p < 8; ++p) {
+            Box b = Box::whole(shape);
+            b.start[ax] = (2 * p + 1) * shape[ax] / 16;
+            b.count[ax] = 1;
+            planes.push_back(b);
+        }
+        r.planes.push_back(planes);
+    }
+    std::uint64_t s = 12345;
+    for (int i = 0; i < npoints; ++i) {
+        Shape idx;
+        for (std::int64_t n : shape) {
+            idx.push_back(static_cast<std::int64_t>(mix(s++) % static_cast<std::uint64_t>(n)));
+        }
+        r.points.push_back(idx);
+    }
+    for (int i = 0; i < 200; ++i) {
+        Box b;
+        for (std::int64_t n : shape) {
+            const auto st = static_cast<std::int64_t>(mix(s++) % static_cast<std::uint64_t>(n));
+            b.start.push_back(st);
+            b.count.push_back(std::min<std::int64_t>(16, n - st));
+            b.step.push_back(1);
+        }
+        r.boxes.push_back(b);
+    }
+    return r;
+}
+
+std::string fmt_time(double s) {
+    char buf[32];
+    if (s >= 1) {
+        std::snprintf(buf, sizeof buf, "%8.3f s ", s);
+    } else if (s >= 1e-3) {
+        std::snprintf(buf, sizeof buf, "%8.3f ms", s * 1e3);
+    } else {
+        std::snprintf(buf, sizeof buf, "%8.3f us", s * 1e6);
+    }
+    return buf;
+}
+
+/// One measured row: seconds per operation and bytes per operation, for us and c-blosc2.
+void row(const std::string& array,
+         const std::string& workload,
+         int threads,
+         double ours,
+         double bytes,
+         double theirs) {
+    std::printf("%-16s %-20s %2d  %s %7.2f GB/s", array.c_str(), workload.c_str(), threads,
+                fmt_time(ours).c_str(), bytes / ours / 1e9);
+    if (theirs > 0) {
+        std::printf("  | %s %7.2f GB/s  %7.2fx", fmt_time(theirs).c_str(), bytes / theirs / 1e9,
+                    theirs / ours);
+    }
+    std::printf("\n");
+    std::fflush(stdout);
+}
+
+#if defined(B2ND_HAVE_BLOSC2)
+struct Blosc2Array {
+    b2nd_array_t* arr = nullptr;
+    explicit Blosc2Array(const std::string& path, int threads) {
+        if (b2nd_open(path.c_str(), &arr) < 0) {
+            std::fprintf(stderr, "c-blosc2 cannot open %s\n", path.c_str());
+            std::exit(1);
+        }
+        blosc2_dparams dp = BLOSC2_DPARAMS_DEFAULTS;
+        dp.nthreads = static_cast<std::int16_t>(threads);
+        dp.schunk = arr->sc;  // lazy chunks are read through the super-chunk
+        blosc2_free_ctx(arr->sc->dctx);
+        arr->sc->dctx = blosc2_create_dctx(dp);
+    }
+    ~Blosc2Array() { b2nd_free(arr); }
+    void slice(const Box& b, void* out, std::int64_t nbytes) const {
+        std::int64_t start[B2ND_MAX_DIM], stop[B2ND_MAX_DIM], shape[B2ND_MAX_DIM];
+        for (int d = 0; d < b.ndim(); ++d) {
+            const auto u = static_cast<std::size_t>(d);
+            start[d] = b.start[u];
+            stop[d] = b.start[u] + b.count[u];
+            shape[d] = b.count[u];
+        }
+        if (b2nd_get_slice_cbuffer(arr, start, stop, out, shape, nbytes) < 0) {
+            std::fprintf(stderr, "c-blosc2 slice %s failed\n", b.str().c_str());
+            std::exit(1);
+        }
+    }
+};
+
+double blosc2_write(const Spec& s,
+                    const std::vector<std::uint8_t>& data,
+                    const std::string& path,
+                    int threads,
+                    std::int64_t itemsize) {
+    return best_seconds([&] {
+        std::filesystem::remove_all(path);
+        blosc2_cparams cp = BLOSC2_CPARAMS_DEFAULTS;
+        cp.compcode = static_cast<std::uint8_t>(s.codec);
+        cp.clevel = static_cast<std::uint8_t>(s.clevel);
+        cp.typesize = static_cast<std::int32_t>(itemsize);
+        cp.nthreads = static_cast<std::int16_t>(threads);
+        for (int i = 0; i < 5; ++i) {
+            cp.filters[i] = 0;
+        }
+        cp.filters[5] = static_cast<std::uint8_t>(s.filter);
+        blosc2_dparams dp = BLOSC2_DPARAMS_DEFAULTS;
+        dp.nthreads = static_cast<std::int16_t>(threads);
+        blosc2_storage st = BLOSC2_STORAGE_DEFAULTS;
+        st.contiguous = true;
+        st.urlpath = const_cast<char*>(path.c_str());
+        st.cparams = &cp;
+        st.dparams = &dp;
+        std::int64_t shape[B2ND_MAX_DIM];
+        std::int32_t chunks[B2ND_MAX_DIM], blocks[B2ND_MAX_DIM];
+        for (std::size_t d = 0; d < s.shape.size(); ++d) {
+            shape[d] = s.shape[d];
+            chunks[d] = static_cast<std::int32_t>(s.chunks[d]);
+            blocks[d] = static_cast<std::int32_t>(s.blocks[d]);
+        }
+        b2nd_context_t* ctx = b2nd_create_ctx(&st, static_cast<std::int8_t>(s.shape.size()), shape,
+                                              chunks, blocks, s.dtype.c_str(), 0, nullptr, 0);
+        b2nd_array_t* arr = nullptr;
+        if (ctx == nullptr ||
+            b2nd_from_cbuffer(ctx, &arr, data.data(), static_cast<std::int64_t>(data.size())) < 0) {
+            std::fprintf(stderr, "c-blosc2 write failed\n");
+            std::exit(1);
+        }
+        b2nd_free(arr);
+        b2nd_free_ctx(ctx);
+    });
+}
+#endif
+
+void bench_array(const Spec& s,
+                 const std::vector<std::uint8_t>& data,
+                 const std::string& dir,
+                 int npoints) {
+    const b2nd::DType dt = b2nd::DType::parse(s.dtype);
+    const double nbytes = static_cast<double>(data.size());
+    const std::string ours_path = dir + "/" + s.name + ".ours.b2nd";
+    std::string read_path = ours_path;
+    std::printf("\n%s: %s %s, chunks %s, blocks %s, %s %d + %s\n", s.name.c_str(), s.dtype.c_str(),
+                b2nd::to_string(s.shape).c_str(), b2nd::to_string(s.chunks).c_str(),
+                b2nd::to_string(s.blocks).c_str(),
+                std::string(b2nd::codec::compressor_name(s.codec)).c_str(), s.clevel,
+                b2nd::codec::filter_name(static_cast<std::uint8_t>(s.filter)).c_str());
+
+    // write
+    for (int threads : {1, 2}) {
+        b2nd::CreateOptions o;
+        o.chunkshape = s.chunks;
+        o.blockshape = s.blocks;
+        o.compression.codec = s.codec;
+        o.compression.clevel = s.clevel;
+        o.compression.filters = {{s.filter, 0}};
+        o.nthreads = threads;
+        o.overwrite = true;
+        o.cache_bytes = 0;
+        const double ours = best_seconds([&] {
+            b2nd::AnyArray::create_from(ours_path, dt, s.shape, {data.data(), data.size()}, o);
+        });
+        double theirs = 0;
+#if defined(B2ND_HAVE_BLOSC2)
+        read_path = dir + "/" + s.name + ".c-blosc2.b2nd";
+        theirs = blosc2_write(s, data, read_path, threads, dt.itemsize());
+#endif
+        row(s.name, "write", threads, ours, nbytes, theirs);
+    }
+    {
+        const b2nd::AnyArray a = b2nd::AnyArray::open(ours_path);
+        std::printf("%-16s ratio %.2f (ours)", s.name.c_str(),
+                    nbytes / static_cast<double>(a.cbytes()));
+#if defined(B2ND_HAVE_BLOSC2)
+        const b2nd::AnyArray c = b2nd::AnyArray::open(read_path);
+        std::printf(", %.2f (c-blosc2); reads below use the file c-blosc2 wrote",
+                    nbytes / static_cast<double>(c.cbytes()));
+#endif
+        std::printf("\n");
+    }
+
+    const Requests req = make_requests(s.shape, npoints);
+    std::vector<std::uint8_t> out(data.size());
+    for (int threads : {1, 2}) {
+        b2nd::OpenOptions oo;
+        oo.nthreads = threads;
+        oo.cache_bytes = 0;
+        b2nd::AnyArray a = b2nd::AnyArray::open(read_path, oo);
+#if defined(B2ND_HAVE_BLOSC2)
+        const Blosc2Array c(read_path, threads);
+#endif
+        // full
+        const double full =
+            best_seconds([&] { a.read(Box::whole(s.shape), out.data(), out.size()); });
+        if (std::memcmp(out.data(), data.data(), data.size()) != 0) {
+            std::fprintf(stderr, "%s: full read differs from the data\n", s.name.c_str());
+            std::exit(1);
+        }
+        double full_c = 0;
+#if defined(B2ND_HAVE_BLOSC2)
+        full_c = best_seconds(
+            [&] { b2nd_to_cbuffer(c.arr, out.data(), static_cast<std::int64_t>(out.size())); });
+#endif
+        row(s.name, "full", threads, full, nbytes, full_c);
+
+        // slices, per axis
+        for (std::size_t ax = 0; ax < s.shape.size(); ++ax) {
+            const auto& planes = req.planes[ax];
+            const double pbytes = static_cast<double>(planes[0].size() * dt.itemsize());
+            const double t =
+                best_seconds([&] {
+                    for (const Box& b : planes) {
+                        a.read(b, out.data(), static_cast<std::size_t>(b.size() * dt.itemsize()));
+                    }
+                }) /
+                static_cast<double>(planes.size());
+            double tc = 0;
+#if defined(B2ND_HAVE_BLOSC2)
+            tc = best_seconds([&] {
+                     for (const Box& b : planes) {
+                         c.slice(b, out.data(), b.size() * dt.itemsize());
+                     }
+                 }) /
+                 static_cast<double>(planes.size());
+#endif
+            row(s.name, "slice axis " + std::to_string(ax), threads, t, pbytes, tc);
+        }
+
+        // points: no block cache (each decodes its block), a cold cache (cleared: the pass fills
+        // it), then warm (the same points again)
+        const double isz = static_cast<double>(dt.itemsize());
+        const auto np = static_cast<double>(req.points.size());
+        const double nocache = best_seconds([&] {
+            for (const Shape& p : req.points) {
+                a.read_element(p.data(), out.data());
+            }
+        });
+        a.set_cache_bytes(std::size_t{2} << 30);
+        double cold = 1e30;
+        for (int rep = 0; rep < 3; ++rep) {
+            a.clear_cache();
+            const auto t0 = Clock::now();
+            for (const Shape& p : req.points) {
+                a.read_element(p.data(), out.data());
+            }
+            cold = std::min(cold, std::chrono::duration<double>(Clock::now() - t0).count());
+        }
+        const double warm = best_seconds([&] {
+            for (const Shape& p : req.points) {
+                a.read_element(p.data(), out.data());
+            }
+        });
+        double pc = 0;
+#if defined(B2ND_HAVE_BLOSC2)
+        pc = best_seconds([&] {
+                 for (const Shape& p : req.points) {
+                     c.slice(Box::region(p, Shape(p.size(), 1)), out.data(), dt.itemsize());
+                 }
+             }) /
+             np;
+#endif
+        row(s.name, "point (no cache)", threads, nocache / np, isz, pc);
+        row(s.name, "point (cold cache)", threads, cold / np, isz, pc);
+        row(s.name, "point (warm cache)", threads, warm / np, isz, pc);
+        a.set_cache_bytes(0);
+
+        // boxes
+        double box_bytes = 0;
+        for (const Box& b : req.boxes) {
+            box_bytes += static_cast<double>(b.size()) * isz;
+        }
+        const auto nb = static_cast<double>(req.boxes.size());
+        const double tb =
+            best_seconds([&] {
+                for (const Box& b : req.boxes) {
+                    a.read(b, out.data(), static_cast<std::size_t>(b.size() * dt.itemsize()));
+                }
+            }) /
+            nb;
+        double tbc = 0;
+#if defined(B2ND_HAVE_BLOSC2)
+        tbc = best_seconds([&] {
+                  for (const Box& b : req.boxes) {
+                      c.slice(b, out.data(), b.size() * dt.itemsize());
+                  }
+              }) /
+              nb;
+#endif
+        row(s.name, "box 16-edge", threads, tb, box_bytes / nb, tbc);
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::string dir = (std::filesystem::temp_directory_path() / "b2nd-bench").string();
+    std::string only;
+    bool quick = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--quick") {
+            quick = true;
+        } else if (a == "--dir" && i + 1 < argc) {
+            dir = argv[++i];
+        } else if (a == "--array" && i + 1 < argc) {
+            only = argv[++i];
+        } else {
+            std::fprintf(stderr, "usage: bench_array [--quick] [--dir DIR] [--array NAME]\n");
+            return 2;
+        }
+    }
+    std::filesystem::create_directories(dir);
+#if defined(B2ND_HAVE_BLOSC2)
+    blosc2_init();
+    std::printf("c-blosc2 %s in the same run (last columns: c-blosc2; ratio = its time / ours)\n",
+                BLOSC2_VERSION_STRING);
+#endif
+    if (quick) {
+        g_min_seconds = 0.1;
+    }
+    const std::int64_t edge = quick ? 256 : 512;
+    std::printf("%-16s %-20s %2s  %-24s  | %-24s %s\n", "array", "workload", "th", "b2nd-cpp",
+                "c-blosc2", "c-blosc2 time / ours");
+    const std::vector<Spec> cube = {
+        {"f32cube_zstd1",
+         "<f4",
+         {edge, edge, edge},
+         {128, 128, 128},
+         {32, 32, 32},
+         b2nd::Codec::zstd,
+         1,
+         b2nd::Filter::shuffle},
+        {"f32cube_lz4",
+         "<f4",
+         {edge, edge, edge},
+         {128, 128, 128},
+         {32, 32, 32},
+         b2nd::Codec::lz4,
+         5,
+         b2nd::Filter::shuffle},
+        {"f32cube_blosclz",
+         "<f4",
+         {edge, edge, edge},
+         {128, 128, 128},
+         {32, 32, 32},
+         b2nd::Codec::blosclz,
+         5,
+         b2nd::Filter::shuffle},
+    };
+    const int npoints = 10000;
+    bool cube_made = false;
+    std::vector<std::uint8_t> data;
+    for (const Spec& s : cube) {
+        if (!only.empty() && only != s.name) {
+            continue;
+        }
+        if (!cube_made) {
+            data = f32cube(edge);
+            cube_made = true;
+        }
+        bench_array(s, data, dir, npoints);
+    }
+    if (only.empty() || only == "i64grid") {
+        const std::int64_t rows = quick ? 5000 : 20000;
+        data = i64grid(rows, 5000);
+        bench_array({"i64grid",
+                     "<i8",
+                     {rows, 5000},
+                     {1000, 1000},
+                     {100, 250},
+                     b2nd::Codec::zstd,
+                     5,
+                     b2nd::Filter::bitshuffle},
+                    data, dir, npoints);
+    }
+    std::filesystem::remove_all(dir);
+#if defined(B2ND_HAVE_BLOSC2)
+    blosc2_destroy();
+#endif
+    return 0;
+}

@@ -52,6 +52,9 @@ public:
     /// \throws IoError, FormatError, UnsupportedError naming the file; UsageError for a dtype
     ///         override of the wrong size
     static AnyArray open(const std::string& path, const OpenOptions& options = {});
+    /// A read-only array over a contiguous frame in the caller's memory, which must outlive it
+    /// (no copy). options.writable must be false.
+    static AnyArray open_buffer(ByteSpan frame, const OpenOptions& options = {});
     /// Creates an array filled as options.fill says. \throws UsageError, IoError
     static AnyArray create(const std::string& path,
                            const DType& dtype,

@@ -18,6 +18,17 @@ AnyArray AnyArray::open(const std::string& path, const OpenOptions& options) {
     return AnyArray(detail::ArrayCore::open(path, options));
 }
 
+AnyArray AnyArray::open_buffer(ByteSpan frame, const OpenOptions& options) {
+    if (options.writable) {
+        throw UsageError("an array in a memory buffer is read-only");
+    }
+    storage::OpenOptions so;
+    so.offset = options.offset;
+    return AnyArray(std::make_shared<detail::ArrayCore>(storage::Frame::from_buffer(frame, so),
+                                                        options.dtype, options.nthreads,
+                                                        options.cache_bytes));
+}
+
 AnyArray AnyArray::create(const std::string& path,
                           const DType& dtype,
                           const Shape& shape,

@@ -40,7 +40,6 @@ std::string Grid::check(const Shape& shape,
     if (itemsize <= 0 || itemsize > 0x7fffffff) {
         return "item size " + num(itemsize) + " out of range";
     }
-    bool empty = false;
     std::int64_t size = 1, chunk_items = 1;
     for (std::size_t d = 0; d < n; ++d) {
         const std::string dim = " in dimension " + num(static_cast<std::int64_t>(d));
@@ -48,7 +47,10 @@ std::string Grid::check(const Shape& shape,
             return "negative size" + dim + " (shape " + to_string(shape) + ", chunks " +
                    to_string(chunkshape) + ", blocks " + to_string(blockshape) + ")";
         }
-        empty = empty || shape[d] == 0;
+        if ((chunkshape[d] == 0 && shape[d] != 0) || (blockshape[d] == 0 && chunkshape[d] != 0)) {
+            return "zero chunk or block size" + dim + " (shape " + to_string(shape) + ", chunks " +
+                   to_string(chunkshape) + ", blocks " + to_string(blockshape) + ")";
+        }
         if (blockshape[d] > chunkshape[d]) {
             return "block shape " + to_string(blockshape) + " exceeds chunk shape " +
                    to_string(chunkshape) + dim;
@@ -61,12 +63,6 @@ std::string Grid::check(const Shape& shape,
                                                           blockshape[d] * blockshape[d];
         if (!mul(chunk_items, ext, chunk_items) || chunk_items > kMaxChunkBytes) {
             return "chunk shape " + to_string(chunkshape) + " is too large";
-        }
-    }
-    for (std::size_t d = 0; d < n; ++d) {
-        if (!empty && (chunkshape[d] == 0 || blockshape[d] == 0)) {
-            return "zero chunk or block size in dimension " + num(static_cast<std::int64_t>(d)) +
-                   " of a non-empty array";
         }
     }
     std::int64_t bytes = 0;

@@ -2,7 +2,9 @@
 //   fuzz_chunk_decode: small chunks covering every codec, filter, split mode, run streams, memcpy
 //                      and special chunks;
 //   fuzz_frame_open:   small contiguous frames (metalayers, vlmetalayers, index-only specials,
-//                      dead space from updates, a short last chunk, variable-size chunks).
+//                      dead space from updates, a short last chunk, variable-size chunks);
+//   fuzz_array_read:   small b2nd arrays (dtypes, ndim 0-4, ragged chunks and blocks, DELTA,
+//                      special and repeated-value chunks, after resize and insert).
 //   build/tests/fuzz/fuzz_make_seeds tests/fuzz/corpus
 #include <cstdio>
 #include <filesystem>
@@ -11,12 +13,91 @@
 #include <string>
 #include <vector>
 
+#include <b2nd/b2nd.hpp>
 #include <b2nd/codec/chunk_encoder.hpp>
 #include <b2nd/storage/frame.hpp>
 
 using namespace b2nd::codec;
 
 namespace {
+
+void write_array_seeds(const std::string& dir) {
+    namespace fs = std::filesystem;
+    fs::create_directories(dir);
+    const std::string tmp = (fs::temp_directory_path() / "b2nd-array-seed.b2nd").string();
+    int count = 0;
+    struct Seed {
+        const char* name;
+        const char* dtype;
+        b2nd::Shape shape, chunks, blocks;
+        b2nd::Codec codec;
+        std::vector<b2nd::FilterSpec> filters;
+    };
+    const Seed seeds[] = {
+        {"f4-3d-zstd-shuffle",
+         "<f4",
+         {9, 7, 5},
+         {4, 4, 3},
+         {2, 3, 2},
+         b2nd::Codec::zstd,
+         {{b2nd::Filter::shuffle, 0}}},
+        {"i2-2d-lz4-delta",
+         "<i2",
+         {20, 11},
+         {8, 6},
+         {3, 4},
+         b2nd::Codec::lz4,
+         {{b2nd::Filter::delta, 0}}},
+        {"u1-1d-blosclz",
+         "|u1",
+         {300},
+         {64},
+         {16},
+         b2nd::Codec::blosclz,
+         {{b2nd::Filter::bitshuffle, 0}}},
+        {"f8be-4d-zlib", ">f8", {3, 4, 2, 5}, {2, 3, 2, 4}, {1, 2, 1, 3}, b2nd::Codec::zlib, {}},
+        {"c16-scalar", "<c16", {}, {}, {}, b2nd::Codec::zstd, {{b2nd::Filter::shuffle, 0}}},
+        {"struct-2d",
+         "[('a', '<i4'), ('b', '<f8')]",
+         {6, 6},
+         {4, 4},
+         {2, 2},
+         b2nd::Codec::lz4hc,
+         {}},
+    };
+    for (const Seed& s : seeds) {
+        b2nd::CreateOptions o;
+        o.chunkshape = s.chunks;
+        o.blockshape = s.blocks;
+        o.compression.codec = s.codec;
+        o.compression.filters = s.filters;
+        o.overwrite = true;
+        const b2nd::DType dt = b2nd::DType::parse(s.dtype);
+        std::int64_t n = 1;
+        for (std::int64_t v : s.shape) {
+            n *= v;
+        }
+        std::vector<std::uint8_t> data(static_cast<std::size_t>(n * dt.itemsize()));
+        for (std::size_t i = 0; i < data.size(); ++i) {
+            data[i] = static_cast<std::uint8_t>((i * 7) / 5);
+        }
+        {
+            auto a = b2nd::AnyArray::create_from(tmp, dt, s.shape, {data.data(), data.size()}, o);
+            if (a.ndim() > 0) {
+                b2nd::Shape grown = a.shape();
+                grown[0] += 2;  // zero chunks and an exposed edge
+                a.resize(grown);
+                std::vector<std::uint8_t> slab(static_cast<std::size_t>(a.nbytes() / a.shape()[0]),
+                                               0x11);
+                a.insert(0, 1, {slab.data(), slab.size()});  // uniform slab: repeated-value chunks
+            }
+        }
+        fs::copy_file(tmp, dir + "/" + s.name + ".b2nd", fs::copy_options::overwrite_existing);
+        fs::remove(tmp);
+        ++count;
+    }
+    std::printf("wrote %d array seeds to %s\n", count, dir.c_str());
+}
 
 void write_frame_seeds(const std::string& dir) {
     namespace fs = std::filesystem;
@@ -130,5 +211,6 @@ int main(int argc, char** argv) {
          make_repeated_chunk(4096, std::vector<std::uint8_t>{1, 2, 3, 4, 5, 6, 7, 8}, 1024));
     std::printf("wrote %d chunk seeds to %s\n", count, dir.c_str());
     write_frame_seeds(root + "/fuzz_frame_open");
+    write_array_seeds(root + "/fuzz_array_read");
     return 0;
 }

@@ -79,6 +79,9 @@ TEST_CASE("grid: invalid geometries are refused with a reason", "[array]") {
     CHECK_THAT(Grid::check({1000}, {1000}, {10}, 0), Contains("item size"));
     CHECK_THAT(Grid::check(Shape(17, 1), Shape(17, 1), Shape(17, 1), 1), Contains("ndim 17"));
     CHECK(Grid::check({0}, {0}, {0}, 1).empty());  // empty dimensions may have empty chunks
+    CHECK_THAT(Grid::check({5, 0}, {0, 1}, {0, 1}, 1),
+               Contains("zero chunk or block size in dimension 0"));
+    CHECK_THAT(Grid::check({0}, {3}, {0}, 1), Contains("zero chunk or block size"));
     CHECK_THROWS_AS(Grid({8}, {2}, {4}, 1), b2nd::UsageError);
 }
 

@@ -381,6 +381,12 @@ ChunkState ArrayCore::load_chunk(std::int64_t ci, bool need_block0, bool cache_i
             corrupt(ci, "holds " + num(dec.nbytes()) + " bytes; this array's chunks hold " +
                             num(expected));
         }
+        // Memcpyed data is laid out in blocks too: its block size must be the grid's.
+        if (dec.special() == codec::Special::none && !plain_ &&
+            (dec.header().vl_blocks() || dec.blocksize() != grid_.block_nbytes())) {
+            corrupt(ci, "has blocks of " + num(dec.blocksize()) + " bytes; blocks of shape " +
+                            to_string(grid_.blockshape()) + " hold " + num(grid_.block_nbytes()));
+        }
         if (dec.special() != codec::Special::none) {
             s.kind = ChunkState::Kind::fill;
             s.pattern.resize(static_cast<std::size_t>(isz));
@@ -390,11 +396,6 @@ ChunkState ArrayCore::load_chunk(std::int64_t ci, bool need_block0, bool cache_i
             s.raw = dec.memcpyed_data().data();
         } else {
             s.kind = ChunkState::Kind::encoded;
-            if (!plain_ && (dec.header().vl_blocks() || dec.blocksize() != grid_.block_nbytes())) {
-                corrupt(ci, "has blocks of " + num(dec.blocksize()) + " bytes; blocks of shape " +
-                                to_string(grid_.blockshape()) + " hold " +
-                                num(grid_.block_nbytes()));
-            }
             if (need_block0 && !plain_ && dec.needs_block0() && dec.nblocks() > 1) {
                 const auto key = static_cast<std::uint64_t>(ci * grid_.nblocks());
                 s.block0 = cache_.budget() > 0 ? cache_.find(key) : nullptr;

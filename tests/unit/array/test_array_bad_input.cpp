@@ -1,0 +1,187 @@
+// Hostile and damaged array files: every truncation, bit flips, metalayers that contradict the
+// frame, bad .npy headers. Only b2nd::Error may come out, naming the file; never a crash.
+#include <filesystem>
+#include <fstream>
+
+#include <catch2/catch.hpp>
+
+#include <b2nd/b2nd.hpp>
+#include <b2nd/format/b2nd_meta.hpp>
+#include <b2nd/storage/frame.hpp>
+
+#include "../../support/files.hpp"
+#include "../../support/temp_dir.hpp"
+
+using b2nd::AnyArray;
+using Catch::Matchers::Contains;
+
+namespace {
+
+void write_bytes(const std::string& path, const std::vector<std::uint8_t>& b, std::size_t n) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc)
+        .write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(n));
+}
+
+std::string small_array(const b2nd::test::TempDir& tmp) {
+    b2nd::CreateOptions o;
+    o.chunkshape = {4, 6};
+    o.blockshape = {2, 3};
+    o.compression.filters = {{b2nd::Filter::shuffle, 0}, {b2nd::Filter::delta, 0}};
+    std::vector<std::int32_t> v(10 * 11);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        v[i] = static_cast<std::int32_t>(i * i);
+    }
+    auto a = b2nd::NDArray<std::int32_t>::create_from(tmp / "s.b2nd", {10, 11}, v, o);
+    a.any().set_vlmeta("note", std::vector<std::uint8_t>{0xa2, 'o', 'k'});
+    return tmp / "s.b2nd";
+}
+
+/// Opens and reads everything; returns normally or throws b2nd::Error.
+void open_and_read(const std::string& path) {
+    const AnyArray a = AnyArray::open(path);
+    (void)a.read();
+    std::vector<std::uint8_t> one(static_cast<std::size_t>(a.itemsize()));
+    if (a.size() > 0) {
+        const b2nd::Shape last = [&] {
+            b2nd::Shape s = a.shape();
+            for (auto& x : s) {
+                --x;
+            }
+            return s;
+        }();
+        a.read_element(last.data(), one.data());
+    }
+}
+
+}  // namespace
+
+TEST_CASE("bad arrays: every truncation raises b2nd::Error", "[array]") {
+    b2nd::test::TempDir tmp;
+    const auto good = b2nd::test::read_file(small_array(tmp));
+    const std::string cut = tmp / "cut.b2nd";
+    for (std::size_t n = 0; n < good.size(); ++n) {
+        INFO("truncated to " << n << " of " << good.size() << " bytes");
+        write_bytes(cut, good, n);
+        CHECK_THROWS_AS(open_and_read(cut), b2nd::Error);
+    }
+    write_bytes(cut, good, good.size());
+    CHECK_NOTHROW(open_and_read(cut));
+}
+
+TEST_CASE("bad arrays: bit flips never crash", "[array]") {
+    b2nd::test::TempDir tmp;
+    const auto good = b2nd::test::read_file(small_array(tmp));
+    const std::string bad = tmp / "bad.b2nd";
+    b2nd::test::SplitMix rng(99);
+    int errors = 0;
+    for (int k = 0; k < 600; ++k) {
+        auto b = good;
+        const int flips = 1 + static_cast<int>(rng.below(3));
+        for (int f = 0; f < flips; ++f) {
+            b[rng.below(b.size())] ^= static_cast<std::uint8_t>(1u << rng.below(8));
+        }
+        write_bytes(bad, b, b.size());
+        try {
+            open_and_read(bad);
+        } catch (const b2nd::Error& e) {
+            ++errors;
+            CHECK_THAT(e.what(), Contains("bad.b2nd"));
+        }
+    }
+    CHECK(errors > 0);  // most flips in headers, indexes and streams are caught
+}
+
+TEST_CASE("bad arrays: a metalayer that contradicts the frame", "[array]") {
+    b2nd::test::TempDir tmp;
+    const std::string path = small_array(tmp);
+    const auto meta_of = [&](b2nd::Shape shape, b2nd::Shape chunks, b2nd::Shape blocks) {
+        b2nd::format::B2ndMeta m;
+        m.shape = std::move(shape);
+        m.chunkshape.assign(chunks.begin(), chunks.end());
+        m.blockshape.assign(blocks.begin(), blocks.end());
+        m.dtype = "<i4";
+        return b2nd::format::write_b2nd_meta(m);
+    };
+    auto rewrite = [&](const std::vector<std::uint8_t>& meta) {
+        b2nd::storage::OpenOptions w;
+        w.writable = true;
+        b2nd::storage::Frame f = b2nd::storage::Frame::open(path, w);
+        f.update_metalayer("b2nd", meta);
+    };
+    rewrite(meta_of({100, 11}, {4, 6}, {2, 3}));  // more chunks than the frame holds
+    CHECK_THROWS_WITH(AnyArray::open(path), Contains("s.b2nd") && Contains("needs 50 chunks"));
+    rewrite(meta_of({10, 11}, {4, 6}, {4, 3}));  // different blocks: the chunk size still matches
+    CHECK_THROWS_WITH(open_and_read(path), Contains("chunk 0") && Contains("blocks of"));
+    rewrite(meta_of({10, 11}, {5, 4}, {2, 3}));  // as many chunks (2 x 3), of another size
+    CHECK_THROWS_WITH(AnyArray::open(path), Contains("chunk size"));
+    rewrite(meta_of({10, 11}, {4, 6}, {8, 3}));  // blocks larger than chunks
+    CHECK_THROWS_WITH(AnyArray::open(path), Contains("invalid array"));
+    rewrite(meta_of({10, 11}, {4, 6}, {2, 3}));
+    CHECK_NOTHROW(open_and_read(path));
+}
+
+TEST_CASE("bad arrays: .npy headers", "[array]") {
+    using b2nd::parse_npy_header;
+    auto npy = [](const std::string& dict) {
+        const std::string text =
+            std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(dict.size()) + '\0' + dict;
+        return std::vector<std::uint8_t>(text.begin(), text.end());
+    };
+    const auto good = npy("{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }");
+    const b2nd::NpyHeader h = parse_npy_header(good);
+    CHECK(h.dtype.str() == "<f4");
+    CHECK(h.shape == b2nd::Shape{3, 4});
+    CHECK(h.nbytes == 48);
+    CHECK(h.data_offset == good.size());
+    CHECK(parse_npy_header(
+              npy("{'descr': [('a', '<i4'), ('b', '|S2')], 'fortran_order': True, 'shape': (), }"))
+              .dtype.itemsize() == 6);
+    CHECK_THROWS_WITH(parse_npy_header(npy("{'descr': '<f4', 'shape': (3,), }")),
+                      Contains("fortran_order"));
+    CHECK_THROWS_AS(
+        parse_npy_header(npy("{'descr': '<q4', 'fortran_order': False, 'shape': (3,), }")),
+        b2nd::FormatError);
+    CHECK_THROWS_WITH(
+        parse_npy_header(
+            npy("{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296), }")),
+        Contains("too large"));
+    CHECK_THROWS_AS(
+        parse_npy_header(npy("{'descr': '<f8', 'fortran_order': False, 'shape': (3, x), }")),
+        b2nd::FormatError);
+    auto bad_magic = good;
+    bad_magic[1] = 'X';
+    CHECK_THROWS_WITH(parse_npy_header(bad_magic), Contains("magic"));
+    for (std::size_t n = 0; n < good.size(); ++n) {
+        CHECK_THROWS_AS(parse_npy_header({good.data(), n}), b2nd::FormatError);
+    }
+    // The data shorter than the header says.
+    b2nd::test::TempDir tmp;
+    auto file = good;
+    file.resize(file.size() + 40);
+    write_bytes(tmp / "short.npy", file, file.size());
+    CHECK_THROWS_WITH(b2nd::NpyFile::open(tmp / "short.npy"),
+                      Contains("short.npy") && Contains("needs 48 bytes"));
+}
+
+TEST_CASE("arrays embedded at an offset in a larger file", "[array]") {
+    b2nd::test::TempDir tmp;
+    const auto frame = b2nd::test::read_file(small_array(tmp));
+    {
+        std::ofstream out(tmp / "big.bin", std::ios::binary);
+        out << std::string(1000, '\xee');
+        out.write(reinterpret_cast<const char*>(frame.data()),
+                  static_cast<std::streamsize>(frame.size()));
+        out << std::string(77, '\xdd');
+    }
+    b2nd::OpenOptions o;
+    o.offset = 1000;
+    const auto a = AnyArray::open(tmp / "big.bin", o);
+    const auto b = AnyArray::open(tmp / "s.b2nd");
+    CHECK(a.shape() == b.shape());
+    CHECK(a.read() == b.read());
+    CHECK(*a.vlmeta("note") == std::vector<std::uint8_t>{0xa2, 'o', 'k'});
+    // And from memory.
+    const auto m = AnyArray::open_buffer({frame.data(), frame.size()});
+    CHECK(m.read() == b.read());
+    CHECK_FALSE(m.writable());
+}

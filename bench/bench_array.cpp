@@ -168,7 +168,7 @@ void row(const std::string& array,
          double ours,
          double bytes,
          double theirs) {
-    std::printf("%-16s %-20s %2d  %s %7.2f GB/s", array.c_str(), workload.c_str(), threads,
+    std::printf("%-16s %-24s %2d  %s %7.2f GB/s", array.c_str(), workload.c_str(), threads,
                 fmt_time(ours).c_str(), bytes / ours / 1e9);
     if (theirs > 0) {
         std::printf("  | %s %7.2f GB/s  %7.2fx", fmt_time(theirs).c_str(), bytes / theirs / 1e9,
@@ -379,6 +379,15 @@ void bench_array(const Spec& s,
              }) /
              np;
 #endif
+        std::vector<std::int64_t> flat;
+        for (const Shape& p : req.points) {
+            flat.insert(flat.end(), p.begin(), p.end());
+        }
+        a.set_cache_bytes(0);
+        const double batch =
+            best_seconds([&] { a.read_points(flat.data(), req.points.size(), out.data()); });
+        a.set_cache_bytes(std::size_t{2} << 30);
+        row(s.name, "points batch (no cache)", threads, batch / np, isz, pc);
         row(s.name, "point (no cache)", threads, nocache / np, isz, pc);
         row(s.name, "point (cold cache)", threads, cold / np, isz, pc);
         row(s.name, "point (warm cache)", threads, warm / np, isz, pc);
@@ -439,7 +448,7 @@ int main(int argc, char** argv) {
         g_min_seconds = 0.1;
     }
     const std::int64_t edge = quick ? 256 : 512;
-    std::printf("%-16s %-20s %2s  %-24s  | %-24s %s\n", "array", "workload", "th", "b2nd-cpp",
+    std::printf("%-16s %-24s %2s  %-24s  | %-24s %s\n", "array", "workload", "th", "b2nd-cpp",
                 "c-blosc2", "c-blosc2 time / ours");
     const std::vector<Spec> cube = {
         {"f32cube_zstd1",

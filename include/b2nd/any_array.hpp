@@ -111,6 +111,9 @@ public:
     std::vector<std::uint8_t> read() const { return read(Box::whole(shape())); }
     /// One element (ndim coordinates). \throws UsageError when out of range
     void read_element(const std::int64_t* idx, void* out) const;
+    /// `n` elements: point i has coordinates coords[i * ndim() ...] and goes to out at byte
+    /// i * itemsize(). Each touched block is decoded once, blocks in parallel.
+    void read_points(const std::int64_t* coords, std::size_t n, void* out) const;
 
     // ---- writing (open with writable, or create) ----
     /// Writes `data` (C order of box.count) into box; steps are allowed.

@@ -108,6 +108,34 @@ public:
         return element(idx.data());
     }
 
+    /// The elements at `points` (each of ndim coordinates), each touched block decoded once.
+    std::vector<T> read_points(const std::vector<Shape>& points) const {
+        std::vector<std::int64_t> flat;
+        flat.reserve(points.size() * dimension());
+        for (const Shape& p : points) {
+            if (p.size() != dimension()) {
+                throw UsageError("\"" + a_.path() + "\": a point of " + std::to_string(p.size()) +
+                                 " coordinates for an array of " + std::to_string(dimension()) +
+                                 " dimensions");
+            }
+            flat.insert(flat.end(), p.begin(), p.end());
+        }
+        std::vector<std::uint8_t> bytes(points.size() * sizeof(T));
+        a_.read_points(flat.data(), points.size(), bytes.data());
+        std::vector<T> out(points.size());
+        if constexpr (std::is_same_v<T, bool>) {
+            for (std::size_t i = 0; i < out.size(); ++i) {
+                out[i] = bytes[i] != 0;
+            }
+        } else {
+            if (!bytes.empty()) {
+                std::memcpy(out.data(), bytes.data(), bytes.size());
+            }
+            fix(out.data(), static_cast<std::int64_t>(out.size()));
+        }
+        return out;
+    }
+
     /// Reads a box into out (box.size() elements, C order).
     void read(const Box& box, T* out) const {
         a_.read(box, out, static_cast<std::size_t>(box.size()) * sizeof(T));

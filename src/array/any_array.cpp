@@ -145,6 +145,10 @@ void AnyArray::read_element(const std::int64_t* idx, void* out) const {
     core().read_element(idx, static_cast<std::uint8_t*>(out));
 }
 
+void AnyArray::read_points(const std::int64_t* coords, std::size_t n, void* out) const {
+    core().read_points(coords, n, static_cast<std::uint8_t*>(out));
+}
+
 void AnyArray::write(const Box& box, ByteSpan data) {
     detail::ArrayCore& c = core();
     const std::string why = check_box(c.grid().shape(), box);

@@ -499,40 +499,131 @@ void ArrayCore::read_unlocked(const Box& box,
             case ChunkState::Kind::encoded:
                 break;
         }
-        const codec::ChunkDecoder& dec = *cs.decoder;
-        const std::uint8_t* b0 = cs.block0 ? cs.block0->data() : nullptr;
         const auto key = static_cast<std::uint64_t>(ct.ci * grid_.nblocks() + block);
-        const auto size = static_cast<std::size_t>(plain_ ? dec.nbytes() : bn);
-        auto decode = [&](std::uint8_t* into) {
-            try {
-                if (plain_) {
-                    dec.decode({into, size}, 1);
-                } else {
-                    dec.decode_block(static_cast<std::int32_t>(block), {into, size}, b0);
-                }
-            } catch (const FormatError& e) {
-                rethrow_with_context(e, where() + ": chunk " + num(ct.ci), 0);
-            }
-        };
         BlockCache::Buffer hold =
             block == 0 && cs.block0 ? cs.block0 : (lookups ? cache_.find(key) : nullptr);
-        const std::uint8_t* src = nullptr;
-        if (hold) {
-            src = hold->data();
-        } else if (inserts) {
-            auto buf = std::make_shared<std::vector<std::uint8_t>>(size);
-            decode(buf->data());
-            hold = buf;
-            src = buf->data();
-            cache_.insert(key, std::move(buf));
-        } else if (whole && !plain_) {
-            decode(dst);
+        if (!hold && !inserts && whole && !plain_) {
+            decode_block_into(cs, ct.ci, block, dst);  // the block lands contiguously
             return;
-        } else {
-            decode(scratch_bytes(tl_scratch, size));
-            src = tl_scratch.data();
         }
+        const std::uint8_t* src = block_data(cs, ct.ci, block, inserts, hold);
         copy_strided(sb, src + src_off * isz, dst, isz);
+    });
+}
+
+void ArrayCore::decode_block_into(const ChunkState& cs,
+                                  std::int64_t ci,
+                                  std::int64_t block,
+                                  std::uint8_t* into) const {
+    const codec::ChunkDecoder& dec = *cs.decoder;
+    try {
+        if (plain_) {
+            dec.decode({into, static_cast<std::size_t>(dec.nbytes())}, 1);
+        } else {
+            dec.decode_block(static_cast<std::int32_t>(block),
+                             {into, static_cast<std::size_t>(grid_.block_nbytes())},
+                             cs.block0 ? cs.block0->data() : nullptr);
+        }
+    } catch (const FormatError& e) {
+        rethrow_with_context(e, where() + ": chunk " + num(ci), 0);
+    }
+}
+
+const std::uint8_t* ArrayCore::block_data(const ChunkState& cs,
+                                          std::int64_t ci,
+                                          std::int64_t block,
+                                          bool inserts,
+                                          BlockCache::Buffer& hold) const {
+    if (hold) {
+        return hold->data();
+    }
+    const auto size =
+        static_cast<std::size_t>(plain_ ? cs.decoder->nbytes() : grid_.block_nbytes());
+    if (inserts) {
+        auto buf = std::make_shared<std::vector<std::uint8_t>>(size);
+        decode_block_into(cs, ci, block, buf->data());
+        hold = buf;
+        cache_.insert(static_cast<std::uint64_t>(ci * grid_.nblocks() + block), std::move(buf));
+        return hold->data();
+    }
+    std::uint8_t* scratch = scratch_bytes(tl_scratch, size);
+    decode_block_into(cs, ci, block, scratch);
+    return scratch;
+}
+
+void ArrayCore::read_points(const std::int64_t* coords, std::size_t n, std::uint8_t* out) const {
+    std::shared_lock<FairSharedMutex> lock(mutex_);
+    const int nd = grid_.ndim();
+    const auto und = static_cast<std::size_t>(nd);
+    const std::int64_t isz = grid_.itemsize();
+    struct Point {
+        std::int64_t chunk, block, offset;
+        std::size_t index;
+    };
+    std::vector<Point> pts(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::int64_t* idx = coords + i * und;
+        for (int d = 0; d < nd; ++d) {
+            if (idx[d] < 0 || idx[d] >= grid_.shape()[static_cast<std::size_t>(d)]) {
+                throw UsageError(where() + ": point " + std::to_string(i) + " " +
+                                 to_string(Shape(idx, idx + nd)) + " is out of range for shape " +
+                                 to_string(grid_.shape()));
+            }
+        }
+        const Grid::Location l = grid_.locate(idx);
+        pts[i] = {l.chunk, l.block, l.offset, i};
+    }
+    // Points grouped by block: each block is decoded once, blocks in parallel.
+    std::sort(pts.begin(), pts.end(), [](const Point& a, const Point& b) {
+        return a.chunk != b.chunk ? a.chunk < b.chunk : a.block < b.block;
+    });
+    std::vector<std::size_t> groups;  // first point of each block
+    std::vector<std::size_t> chunk_of_group;
+    std::vector<std::int64_t> chunks;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (i == 0 || pts[i].chunk != pts[i - 1].chunk || pts[i].block != pts[i - 1].block) {
+            if (chunks.empty() || chunks.back() != pts[i].chunk) {
+                chunks.push_back(pts[i].chunk);
+            }
+            groups.push_back(i);
+            chunk_of_group.push_back(chunks.size() - 1);
+        }
+    }
+    groups.push_back(n);
+    const bool lookups = cache_.budget() > 0;
+    const bool inserts = lookups && static_cast<std::uint64_t>(groups.size() - 1) *
+                                            static_cast<std::uint64_t>(grid_.block_nbytes()) <=
+                                        cache_.budget() / 4;
+    std::vector<ChunkState> states(chunks.size());
+    parallel_for(chunks.size(), nthreads_,
+                 [&](std::size_t c) { states[c] = load_chunk(chunks[c], true, inserts); });
+    parallel_for(groups.size() - 1, nthreads_, [&](std::size_t g) {
+        const ChunkState& cs = states[chunk_of_group[g]];
+        const std::int64_t ci = pts[groups[g]].chunk;
+        const std::int64_t block = pts[groups[g]].block;
+        const std::uint8_t* base = nullptr;
+        BlockCache::Buffer hold;
+        switch (cs.kind) {
+            case ChunkState::Kind::fill:
+                for (std::size_t i = groups[g]; i < groups[g + 1]; ++i) {
+                    std::memcpy(out + static_cast<std::int64_t>(pts[i].index) * isz,
+                                cs.pattern.data(), static_cast<std::size_t>(isz));
+                }
+                return;
+            case ChunkState::Kind::raw:
+                base = cs.raw + block * grid_.block_nbytes();
+                break;
+            case ChunkState::Kind::encoded: {
+                const auto key = static_cast<std::uint64_t>(ci * grid_.nblocks() + block);
+                hold = block == 0 && cs.block0 ? cs.block0 : (lookups ? cache_.find(key) : nullptr);
+                base = block_data(cs, ci, block, inserts, hold);
+                break;
+            }
+        }
+        for (std::size_t i = groups[g]; i < groups[g + 1]; ++i) {
+            std::memcpy(out + static_cast<std::int64_t>(pts[i].index) * isz,
+                        base + pts[i].offset * isz, static_cast<std::size_t>(isz));
+        }
     });
 }
 

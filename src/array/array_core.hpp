@@ -89,6 +89,9 @@ public:
     void read(const Box& box, std::uint8_t* out, const std::int64_t* out_strides = nullptr) const;
     /// One element (in-range coordinates are checked).
     void read_element(const std::int64_t* idx, std::uint8_t* out) const;
+    /// `n` elements at coordinates coords[i * ndim ...] into out[i] (each block decoded once,
+    /// blocks in parallel).
+    void read_points(const std::int64_t* coords, std::size_t n, std::uint8_t* out) const;
     /// Writes `box` from src (C order of box.count when src_strides is null).
     void write(const Box& box, const std::uint8_t* src, const std::int64_t* src_strides = nullptr);
     void resize(const Shape& shape);
@@ -118,6 +121,17 @@ private:
                        const std::int64_t* out_strides,
                        bool force_cache) const;
     ChunkState load_chunk(std::int64_t ci, bool need_block0, bool cache_inserts) const;
+    void decode_block_into(const ChunkState& cs,
+                           std::int64_t ci,
+                           std::int64_t block,
+                           std::uint8_t* into) const;
+    /// The decoded bytes of a block of an encoded chunk: `hold` (a cache hit, if set), a new
+    /// cache entry (inserts), or this thread's scratch buffer.
+    const std::uint8_t* block_data(const ChunkState& cs,
+                                   std::int64_t ci,
+                                   std::int64_t block,
+                                   bool inserts,
+                                   BlockCache::Buffer& hold) const;
     void decode_chunk_into(std::int64_t ci, std::uint8_t* buf, int threads) const;
     void encode(const std::uint8_t* buf, int threads, std::vector<std::uint8_t>& result) const;
     /// Frees the encoded-chunk buffers kept for the next write when they hold over 64 MiB.

@@ -139,6 +139,27 @@ void check_array(const std::string& path,
         }
     }
 
+    // A batch of points (grouped by block internally), in random order with repeats.
+    if (a.size() > 0) {
+        b2nd::test::SplitMix prng(seed + 2);
+        std::vector<std::int64_t> coords;
+        std::vector<std::uint8_t> want;
+        const int n = 64;
+        for (int i = 0; i < n; ++i) {
+            std::int64_t flat = 0;
+            for (std::int64_t ext : a.shape()) {
+                coords.push_back(
+                    static_cast<std::int64_t>(prng.below(static_cast<std::uint64_t>(ext))));
+                flat = flat * ext + coords.back();
+            }
+            const auto* p = expected.data.data() + flat * a.itemsize();
+            want.insert(want.end(), p, p + a.itemsize());
+        }
+        std::vector<std::uint8_t> got(want.size());
+        a.read_points(coords.data(), n, got.data());
+        B2ND_REQUIRE_SAME_BYTES(got, want);
+    }
+
     // Typed access where a C++ type exists.
     const std::string d = a.dtype().native().str();
     const bool swap = a.dtype().needs_byteswap();

@@ -652,17 +652,6 @@ void ArrayCore::read_element(const std::int64_t* idx, std::uint8_t* out) const {
 
 // ---- writing ----------------------------------------------------------------------------------
 
-void ArrayCore::trim_pool() {
-    std::size_t held = 0;
-    for (const auto& v : encoded_pool_) {
-        held += v.capacity();
-    }
-    if (held > (std::size_t{64} << 20)) {
-        encoded_pool_.clear();
-        encoded_pool_.shrink_to_fit();
-    }
-}
-
 void ArrayCore::require_writable(const char* op) const {
     if (plain_) {
         throw UsageError(where() + ": " + op +
@@ -705,9 +694,7 @@ void ArrayCore::decode_chunk_into(std::int64_t ci, std::uint8_t* buf, int thread
     }
 }
 
-void ArrayCore::encode(const std::uint8_t* buf,
-                       int threads,
-                       std::vector<std::uint8_t>& result) const {
+storage::StagedChunk ArrayCore::encode_and_stage(const std::uint8_t* buf, int threads) {
     const std::int64_t n = grid_.chunk_nbytes();
     const std::int64_t isz = grid_.itemsize();
     if (isz <= 255 && n >= isz) {
@@ -720,22 +707,22 @@ void ArrayCore::encode(const std::uint8_t* buf,
             zero = zero && buf[i] == 0;
         }
         if (uniform && !zero) {
-            result = codec::make_repeated_chunk(static_cast<std::int32_t>(n),
-                                                {buf, static_cast<std::size_t>(isz)},
-                                                static_cast<std::int32_t>(grid_.block_nbytes()));
-            return;
+            const auto chunk = codec::make_repeated_chunk(
+                static_cast<std::int32_t>(n), {buf, static_cast<std::size_t>(isz)},
+                static_cast<std::int32_t>(grid_.block_nbytes()));
+            return frame_.stage(chunk);
         }
     }
     codec::EncodeParams p = encode_params_;
     p.nthreads = threads;
-    // Encode into reused scratch, then copy into `result` (whose capacity the caller reuses):
-    // fresh chunk-sized buffers would cost page faults on every chunk.
+    // Encoded into reused scratch: fresh chunk-sized buffers would cost page faults per chunk.
     thread_local std::vector<std::uint8_t> out;
     const auto cap = codec::max_encoded_size(static_cast<std::size_t>(n));
     const std::size_t used =
         codec::encode_chunk({buf, static_cast<std::size_t>(n)}, p, {scratch_bytes(out, cap), cap});
-    result.assign(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(used));
+    const storage::StagedChunk staged = frame_.stage({out.data(), used});
     release_if_large(out);
+    return staged;
 }
 
 void ArrayCore::write(const Box& box, const std::uint8_t* src, const std::int64_t* src_strides) {
@@ -758,70 +745,58 @@ void ArrayCore::write(const Box& box, const std::uint8_t* src, const std::int64_
     std::int64_t bstride[kMaxNdim];
     block_strides(grid_, bstride);
 
-    // Chunks are rebuilt and committed in batches that bound the memory held.
+    // Each chunk is rebuilt, encoded and staged (written after the live data) by the thread
+    // that built it, so memory stays at a chunk or two per thread; one commit at the end.
     const std::int64_t cn = grid_.chunk_nbytes();
-    const std::size_t per_batch =
-        std::max<std::size_t>(static_cast<std::size_t>(nthreads_),
-                              static_cast<std::size_t>((std::int64_t{256} << 20) / cn));
-    for (std::size_t first = 0; first < plan.chunks.size(); first += per_batch) {
-        const std::size_t count = std::min(per_batch, plan.chunks.size() - first);
-        const int inner = count == 1 ? nthreads_ : 1;
-        std::vector<std::vector<std::uint8_t>>& encoded = encoded_pool_;
-        if (encoded.size() < count) {
-            encoded.resize(count);
+    const int inner = plan.chunks.size() == 1 ? nthreads_ : 1;
+    std::vector<storage::StagedChunk> staged(plan.chunks.size());
+    parallel_for(plan.chunks.size(), nthreads_, [&](std::size_t k) {
+        const ChunkTask& ct = plan.chunks[k];
+        bool full = true;
+        for (int d = 0; d < nd; ++d) {
+            const DimPlan& p = plan.dims[static_cast<std::size_t>(d)];
+            std::int64_t covered = 0;
+            for (std::size_t s = p.runs[ct.run[d]]; s < p.runs[ct.run[d] + 1]; ++s) {
+                covered += p.segs[s].n;
+            }
+            full = full && p.step == 1 && covered == grid_.chunk_extent(d, ct.coords[d]);
         }
-        parallel_for(count, nthreads_, [&](std::size_t k) {
-            const ChunkTask& ct = plan.chunks[first + k];
-            bool full = true;
+        thread_local std::vector<std::uint8_t> buf;
+        buf.resize(static_cast<std::size_t>(cn));
+        if (full) {
+            fill_bytes(buf.data(), 0, buf.size());  // the padding of edge chunks
+        } else {
+            decode_chunk_into(ct.ci, buf.data(), inner);
+        }
+        const Seg* seg[kMaxNdim];
+        for (std::int64_t l = 0; l < ct.nblocks; ++l) {
+            plan.segs_of(ct, l, seg);
+            StridedBox sb;
+            sb.ndim = nd;
+            std::int64_t block = 0, dst_off = 0;
+            const std::uint8_t* s = src0;
             for (int d = 0; d < nd; ++d) {
-                const DimPlan& p = plan.dims[static_cast<std::size_t>(d)];
-                std::int64_t covered = 0;
-                for (std::size_t s = p.runs[ct.run[d]]; s < p.runs[ct.run[d] + 1]; ++s) {
-                    covered += p.segs[s].n;
-                }
-                full = full && p.step == 1 && covered == grid_.chunk_extent(d, ct.coords[d]);
+                block = block * grid_.blocks_in(d) + seg[d]->block;
+                dst_off += seg[d]->pos * bstride[d];
+                s += seg[d]->j0 * jstride[d];
+                sb.extent[d] = seg[d]->n;
+                sb.src_stride[d] = jstride[d];
+                sb.dst_stride[d] = plan.dims[static_cast<std::size_t>(d)].step * bstride[d] * isz;
             }
-            thread_local std::vector<std::uint8_t> buf;
-            buf.resize(static_cast<std::size_t>(cn));
-            if (full) {
-                fill_bytes(buf.data(), 0, buf.size());  // the padding of edge chunks
-            } else {
-                decode_chunk_into(ct.ci, buf.data(), inner);
-            }
-            const Seg* seg[kMaxNdim];
-            for (std::int64_t l = 0; l < ct.nblocks; ++l) {
-                plan.segs_of(ct, l, seg);
-                StridedBox sb;
-                sb.ndim = nd;
-                std::int64_t block = 0, dst_off = 0;
-                const std::uint8_t* s = src0;
-                for (int d = 0; d < nd; ++d) {
-                    block = block * grid_.blocks_in(d) + seg[d]->block;
-                    dst_off += seg[d]->pos * bstride[d];
-                    s += seg[d]->j0 * jstride[d];
-                    sb.extent[d] = seg[d]->n;
-                    sb.src_stride[d] = jstride[d];
-                    sb.dst_stride[d] =
-                        plan.dims[static_cast<std::size_t>(d)].step * bstride[d] * isz;
-                }
-                copy_strided(sb, s, buf.data() + block * bn + dst_off * isz, isz);
-            }
-            encode(buf.data(), inner, encoded[k]);
-            release_if_large(buf);
-        });
-        storage::FrameEdit e = frame_.keep_all();
-        for (std::size_t k = 0; k < count; ++k) {
-            e.order[static_cast<std::size_t>(plan.chunks[first + k].ci)] =
-                -1 - static_cast<std::int64_t>(k);
-            e.new_chunks.emplace_back(encoded[k].data(), encoded[k].size());
+            copy_strided(sb, s, buf.data() + block * bn + dst_off * isz, isz);
         }
-        frame_.apply(e);
-        trim_pool();
-        for (std::size_t k = 0; k < count; ++k) {
-            cache_.erase_range(
-                static_cast<std::uint64_t>(plan.chunks[first + k].ci * grid_.nblocks()),
-                static_cast<std::uint64_t>(grid_.nblocks()));
-        }
+        staged[k] = encode_and_stage(buf.data(), inner);
+        release_if_large(buf);
+    });
+    storage::FrameEdit e = frame_.keep_all();
+    e.staged = std::move(staged);
+    for (std::size_t k = 0; k < plan.chunks.size(); ++k) {
+        e.order[static_cast<std::size_t>(plan.chunks[k].ci)] = -1 - static_cast<std::int64_t>(k);
+    }
+    frame_.apply(e);
+    for (const ChunkTask& ct : plan.chunks) {
+        cache_.erase_range(static_cast<std::uint64_t>(ct.ci * grid_.nblocks()),
+                           static_cast<std::uint64_t>(grid_.nblocks()));
     }
 }
 
@@ -872,7 +847,7 @@ void ArrayCore::rebuild(const Grid& ng,
     std::int64_t bstride[kMaxNdim];
     block_strides(ng, bstride);
 
-    std::vector<std::vector<std::uint8_t>> encoded(computed.size());
+    std::vector<storage::StagedChunk> staged(computed.size());
     parallel_for(computed.size(), nthreads_, [&](std::size_t i) {
         const auto& [k, nc] = computed[i];
         std::int64_t coords[kMaxNdim];
@@ -943,7 +918,7 @@ void ArrayCore::rebuild(const Grid& ng,
                 }
             }
         }
-        encode(buf.data(), 1, encoded[i]);  // same chunk and block shapes as grid_
+        staged[i] = encode_and_stage(buf.data(), 1);  // same chunk and block shapes as grid_
         release_if_large(buf);
     });
     std::vector<std::uint8_t> zero_chunk;
@@ -956,9 +931,9 @@ void ArrayCore::rebuild(const Grid& ng,
     const std::int64_t base = uses_zero ? 1 : 0;
     for (std::size_t i = 0; i < computed.size(); ++i) {
         e.order[static_cast<std::size_t>(computed[i].first)] =
-            -1 - (base + static_cast<std::int64_t>(i));
-        e.new_chunks.emplace_back(encoded[i].data(), encoded[i].size());
+            -1 - (base + static_cast<std::int64_t>(i));  // staged chunks follow new_chunks
     }
+    e.staged = std::move(staged);
     e.metalayers.emplace_back(meta_.has_dtype ? "b2nd" : "caterva", meta_bytes(ng.shape()));
     frame_.apply(e);
     grid_ = ng;

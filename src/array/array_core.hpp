@@ -8,9 +8,10 @@
 // move innermost runs with memcpy.
 //
 // Writing: touched chunks are rebuilt in parallel (fresh when fully covered, else decoded and
-// patched) and committed in batches through storage::Frame::apply. resize/insert/remove map each
-// chunk of the new grid to an old chunk kept as is, a zero chunk, or content rebuilt from the
-// old array and the caller's data, and commit everything, with the new shape, in one apply.
+// patched), encoded and staged in the frame by the thread that built them (memory: a chunk or two
+// per thread), then committed in one storage::Frame::apply. resize/insert/remove map each chunk
+// of the new grid to an old chunk kept as is, a zero chunk, or content rebuilt from the old array
+// and the caller's data, and commit everything, with the new shape, in one apply.
 //
 // Locking: reads hold the array's mutex shared, writes hold it exclusively.
 #pragma once
@@ -133,9 +134,8 @@ private:
                                    bool inserts,
                                    BlockCache::Buffer& hold) const;
     void decode_chunk_into(std::int64_t ci, std::uint8_t* buf, int threads) const;
-    void encode(const std::uint8_t* buf, int threads, std::vector<std::uint8_t>& result) const;
-    /// Frees the encoded-chunk buffers kept for the next write when they hold over 64 MiB.
-    void trim_pool();
+    /// Encodes one chunk (uniform chunks as special chunks) and stages it in the frame.
+    storage::StagedChunk encode_and_stage(const std::uint8_t* buf, int threads);
     void require_writable(const char* op) const;
     [[noreturn]] void corrupt(std::int64_t ci, const std::string& what) const;
     void rebuild(const Grid& ng,
@@ -154,7 +154,6 @@ private:
     codec::EncodeParams encode_params_;
     int nthreads_ = 1;
     mutable BlockCache cache_;
-    std::vector<std::vector<std::uint8_t>> encoded_pool_;  // reused by writes (exclusive lock)
     mutable FairSharedMutex mutex_;
 };
 

@@ -100,6 +100,14 @@ struct Frame::Impl {
 
     /// The mapped file's inode when it was mapped (a replacement by rename changes it).
     std::uint64_t mapped_ino = 0;
+
+    // Staging (Frame::stage): chunks written ahead of a commit.
+    std::uint64_t generation = 1;          // bumped by every commit and reload
+    std::uint64_t staging_end = 0;         // contiguous: next staged byte position (0: none yet)
+    std::int64_t next_staged_id = -1;      // sparse: next chunk file number (-1: none yet)
+    std::vector<std::int64_t> staged_ids;  // sparse: files written by stage()
+    /// Ends a staging generation: removes staged files that `live` does not name.
+    void end_staging(const std::vector<std::int64_t>& live);
 };
 
 /// The special kind of an index entry, or Special::none for a regular offset.

@@ -142,12 +142,22 @@ void Frame::Impl::apply(const FrameEdit& edit) {
             } else {
                 chunk_nbytes = entry_sizes(o).first;
             }
+        } else if (-1 - o >= static_cast<std::int64_t>(fresh.size())) {
+            const std::int64_t j = -1 - o - static_cast<std::int64_t>(fresh.size());
+            if (j >= static_cast<std::int64_t>(edit.staged.size())) {
+                throw UsageError(where() + ": edit refers to new chunk " + num(-1 - o) + " of " +
+                                 num(static_cast<std::int64_t>(fresh.size() + edit.staged.size())));
+            }
+            const StagedChunk& sc = edit.staged[static_cast<std::size_t>(j)];
+            if (sc.generation != generation) {
+                throw UsageError(where() +
+                                 ": a staged chunk from before the last commit or reload");
+            }
+            idx[p] = sc.entry;
+            chunk_nbytes = sc.nbytes;
+            stored_delta += sc.cbytes;
         } else {
             const std::int64_t j = -1 - o;
-            if (j >= static_cast<std::int64_t>(fresh.size())) {
-                throw UsageError(where() + ": edit refers to new chunk " + num(j) + " of " +
-                                 num(static_cast<std::int64_t>(fresh.size())));
-            }
             const NewChunk& c = fresh[static_cast<std::size_t>(j)];
             if (c.bytes.empty()) {
                 idx[p] = c.entry;
@@ -191,6 +201,7 @@ void Frame::Impl::commit(std::vector<std::int64_t> new_index,
     }
     index = std::move(new_index);
     vlmeta = std::move(new_vlmeta);
+    end_staging(index);
 }
 
 void Frame::Impl::commit_contiguous(std::vector<std::int64_t>& new_index,
@@ -220,7 +231,7 @@ void Frame::Impl::commit_contiguous(std::vector<std::int64_t>& new_index,
         return;
     }
     detail::PosixFile f(path, detail::PosixFile::Mode::read_write);
-    std::uint64_t pos = base + frame.size();
+    std::uint64_t pos = std::max<std::uint64_t>(base + frame.size(), staging_end);
     for (std::size_t k = 0; k < writes.size(); ++k) {
         f.write_at(writes[k], pos);
         new_index[slots[k]] = static_cast<std::int64_t>(pos - base) - header.header_len;
@@ -263,7 +274,7 @@ void Frame::Impl::commit_sparse(std::vector<std::int64_t>& new_index,
                                 const std::vector<format::Metalayer>& new_vlmeta,
                                 std::int64_t stored_delta,
                                 const std::vector<format::Metalayer>& new_metalayers) {
-    std::int64_t next_id = 0;
+    std::int64_t next_id = std::max<std::int64_t>(0, next_staged_id);
     for (std::int64_t e : index) {
         next_id = std::max(next_id, e + 1);
     }
@@ -361,6 +372,60 @@ Frame Frame::create(const std::string& path,
     o.writable = true;
     o.durable = durable;
     return open(p, o);
+}
+
+void Frame::Impl::end_staging(const std::vector<std::int64_t>& live) {
+    if (is_sparse && !staged_ids.empty()) {
+        const std::set<std::int64_t> keep(live.begin(), live.end());
+        for (std::int64_t id : staged_ids) {
+            if (keep.count(id) == 0) {
+                detail::remove_file(chunk_file_path(static_cast<std::uint32_t>(id)));
+            }
+        }
+    }
+    staged_ids.clear();
+    staging_end = 0;
+    next_staged_id = -1;
+    ++generation;
+}
+
+StagedChunk Frame::stage(ByteSpan chunk) {
+    std::unique_lock<std::shared_mutex> lock(impl_->mutex);
+    Impl& m = *impl_;
+    m.require_writable("stage");
+    if (m.refresh_unlocked()) {
+        m.end_staging(m.index);
+    }
+    const Impl::NewChunk c = m.classify(chunk);
+    StagedChunk s{c.entry, c.nbytes, static_cast<std::int64_t>(c.bytes.size()), m.generation};
+    if (c.bytes.empty()) {
+        return s;  // an index-only special chunk
+    }
+    if (m.is_sparse) {
+        if (m.next_staged_id < 0) {
+            m.next_staged_id = 0;
+            for (std::int64_t e : m.index) {
+                m.next_staged_id = std::max(m.next_staged_id, e + 1);
+            }
+        }
+        if (m.next_staged_id > 0xFFFFFFFFLL) {
+            throw UsageError(m.where() + ": chunk file numbers are exhausted; compact the frame");
+        }
+        detail::write_file_atomically(
+            m.chunk_file_path(static_cast<std::uint32_t>(m.next_staged_id)), c.bytes,
+            m.options.durable);
+        m.staged_ids.push_back(m.next_staged_id);
+        s.entry = m.next_staged_id++;
+        return s;
+    }
+    if (m.staging_end == 0) {
+        m.staging_end = m.base + m.frame.size();
+    }
+    detail::PosixFile f(m.path, detail::PosixFile::Mode::read_write);
+    f.write_at(c.bytes, m.staging_end);
+    s.entry = static_cast<std::int64_t>(m.staging_end - m.base) - m.header.header_len;
+    m.staging_end += c.bytes.size();
+    return s;
 }
 
 void Frame::apply(const FrameEdit& edit) {
@@ -544,6 +609,7 @@ void Frame::compact() {
                 detail::remove_file(o);
             }
         }
+        m.end_staging(m.index);
         return;
     }
     if (m.base != 0) {
@@ -554,6 +620,7 @@ void Frame::compact() {
     detail::rename_file(tmp, m.path);
     detail::fsync_directory(detail::directory_of(m.path));
     m.map_and_load();
+    m.end_staging(m.index);
 }
 
 bool Frame::Impl::refresh_unlocked() {
@@ -576,6 +643,7 @@ bool Frame::Impl::refresh_unlocked() {
         return false;
     }
     map_and_load();
+    end_staging(index);
     std::lock_guard<std::mutex> lock(cache_mutex);
     cache.clear();
     lru.clear();

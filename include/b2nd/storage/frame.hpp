@@ -61,13 +61,24 @@ struct FrameParams {
     std::int16_t nthreads = 1;  ///< recorded as tcomp/tdecomp (informational)
 };
 
+/// A chunk written ahead by Frame::stage: its bytes are on disk (or it is an index-only special
+/// chunk) but it is not part of the frame until an apply() names it. Valid until the next commit.
+struct StagedChunk {
+    std::int64_t entry = 0;  ///< the offsets-index entry it will have
+    std::int32_t nbytes = 0;
+    std::int64_t cbytes = 0;  ///< bytes stored (0 for index-only specials)
+    std::uint64_t generation = 0;
+};
+
 /// One atomic change of a frame (Frame::apply): the chunks it holds afterwards, in order, and
 /// metalayers to overwrite. A crash leaves the frame as it was before or after, never between.
 struct FrameEdit {
     /// For each chunk after the edit: k >= 0 keeps the current chunk k; -1 - j stores
-    /// new_chunks[j] (a new chunk may be used at several positions).
+    /// new_chunks[j] (a new chunk may be used at several positions), or, for
+    /// j >= new_chunks.size(), the staged chunk staged[j - new_chunks.size()].
     std::vector<std::int64_t> order;
     std::vector<ByteSpan> new_chunks;
+    std::vector<StagedChunk> staged;
     /// Metalayers to overwrite; each keeps its size.
     std::vector<std::pair<std::string, std::vector<std::uint8_t>>> metalayers;
 };
@@ -126,6 +137,12 @@ public:
     void apply(const FrameEdit& edit);
     /// An edit that keeps every chunk as it is (order 0..n-1), to be modified.
     FrameEdit keep_all() const;
+    /// Writes a chunk's bytes now, after everything the frame uses (a new chunk file for a
+    /// sparse frame), without changing the frame: a writer can stream any number of chunks to
+    /// disk with bounded memory and make them part of the frame in one apply(). Staged chunks
+    /// no apply() names become dead space (removed files, for a sparse frame) at the next commit.
+    /// Safe to call from several threads. \throws UsageError for an invalid chunk; IoError
+    StagedChunk stage(ByteSpan chunk);
 
     /// Appends encoded chunks in one commit (one new offsets index).
     void append_chunks(const std::vector<ByteSpan>& chunks);

@@ -337,3 +337,51 @@ TEST_CASE("frame write: apply() reorders, reuses a new chunk and updates metalay
         CHECK(Frame::open(path).nchunks() == 6);  // failed edits changed nothing
     }
 }
+
+TEST_CASE("frame write: staged chunks join the frame in one apply", "[storage]") {
+    for (bool sparse : {false, true}) {
+        INFO((sparse ? "sparse" : "contiguous"));
+        test::TempDir dir;
+        const std::string path = dir / (sparse ? "s.b2frame" : "s.b2nd");
+        Frame f = Frame::create(path, params(), sparse, metas());
+        f.append_chunks({encoded(0), encoded(1000)});
+        // Stage from two threads at once, plus an index-only special chunk.
+        std::vector<storage::StagedChunk> staged(8);
+        std::thread other([&] {
+            for (int k = 0; k < 4; ++k) {
+                staged[static_cast<std::size_t>(k)] = f.stage(encoded(10000 + 1000 * k));
+            }
+        });
+        for (int k = 4; k < 8; ++k) {
+            staged[static_cast<std::size_t>(k)] = f.stage(encoded(10000 + 1000 * k));
+        }
+        other.join();
+        const storage::StagedChunk zeros = f.stage(codec::make_zeros_chunk(kChunk, 4, 1000));
+        CHECK(zeros.cbytes == 0);
+        CHECK(firsts(path) == std::vector<std::int32_t>{0, 1000});  // nothing visible yet
+
+        storage::FrameEdit e = f.keep_all();  // [0, 1]
+        e.staged = staged;
+        e.staged.push_back(zeros);
+        e.order = {1, -1 - 7, -1 - 0, -1 - 8, 0, -1 - 3};
+        f.apply(e);
+        CHECK(firsts(path) == std::vector<std::int32_t>{1000, 17000, 10000, 0, 0, 13000});
+        CHECK(Frame::open(path).chunk(3).special == codec::Special::zeros);
+        if (sparse) {
+            // Staged files no edit named are gone; the frame's are there.
+            std::size_t files = 0;
+            for (const auto& entry : std::filesystem::directory_iterator(path)) {
+                files += entry.path().extension() == ".chunk" ? 1U : 0U;
+            }
+            CHECK(files == 5);
+        }
+        // Staged chunks do not outlive the commit.
+        CHECK_THROWS_AS(f.apply(e), UsageError);
+        // Bytes staged and never committed leave the frame as it was.
+        (void)f.stage(encoded(99));
+        f.append_chunk(encoded(5000));
+        CHECK(firsts(path) == std::vector<std::int32_t>{1000, 17000, 10000, 0, 0, 13000, 5000});
+        f.compact();
+        CHECK(firsts(path) == std::vector<std::int32_t>{1000, 17000, 10000, 0, 0, 13000, 5000});
+    }
+}

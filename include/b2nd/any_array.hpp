@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -126,6 +127,27 @@ public:
     void insert(int axis, std::int64_t pos, ByteSpan data);
     /// Removes `count` slices from `pos` along `axis`.
     void remove(int axis, std::int64_t pos, std::int64_t count);
+
+    // ---- chunk by chunk (the primitives of out-of-core evaluation and reductions) ----
+    /// Computes whole chunks and writes them: produce(chunk, region, out) writes the `region`
+    /// (a chunk's valid box) of `chunk` into out, C order, stored byte order. Called from up to
+    /// `in_flight` threads at once (0: nthreads()); memory stays at a few chunks per thread. The
+    /// array is not locked while producing: produce may read this array and sees its old content.
+    /// One atomic commit at the end; progress(done, total) after each chunk.
+    void write_chunks(const std::vector<std::int64_t>& chunks,
+                      const std::function<void(std::int64_t, const Box&, std::uint8_t*)>& produce,
+                      int in_flight = 0,
+                      const std::function<void(std::int64_t, std::int64_t)>& progress = {});
+    /// Calls visit(chunk, region, data, uniform) for each chunk from up to in_flight threads:
+    /// data holds the region's elements (C order), or is null when the chunk is uniform (a
+    /// special or repeated-value chunk, not decoded) and `uniform` points at its one element.
+    void for_each_chunk(
+        const std::vector<std::int64_t>& chunks,
+        const std::function<
+            void(std::int64_t, const Box&, const std::uint8_t*, const std::uint8_t*)>& visit,
+        int in_flight = 0) const;
+    /// 0, 1, ..., nchunks - 1.
+    std::vector<std::int64_t> all_chunks() const;
 
     // ---- metadata ----
     std::vector<std::string> metalayer_names() const;

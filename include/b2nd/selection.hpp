@@ -31,26 +31,36 @@ struct Slice {
     static Slice all() { return {}; }
 };
 
-/// One entry of a selection: an integer (the dimension is dropped from the result), a slice, or
-/// an ellipsis standing for as many whole dimensions as needed.
+/// One entry of a selection: an integer (the dimension is dropped from the result; negative
+/// counts from the end), a slice, an explicit strided range (start, count, step, already in
+/// range), a new axis of length 1, or an ellipsis standing for as many whole dimensions as needed.
 class DimIndex {
 public:
-    enum class Kind { index, slice, ellipsis };
+    enum class Kind { index, slice, strided, newaxis, ellipsis };
     DimIndex(std::int64_t i) : kind_(Kind::index), index_(i) {}  // NOLINT: implicit by design
     DimIndex(int i) : kind_(Kind::index), index_(i) {}           // NOLINT
     DimIndex(Slice s) : kind_(Kind::slice), slice_(s) {}         // NOLINT
-    static DimIndex ellipsis() {
-        DimIndex d{Slice{}};
-        d.kind_ = Kind::ellipsis;
+    static DimIndex ellipsis() { return DimIndex(Kind::ellipsis); }
+    static DimIndex newaxis() { return DimIndex(Kind::newaxis); }
+    /// The count elements start, start + step, ... (checked against the dimension).
+    static DimIndex strided(std::int64_t start, std::int64_t count, std::int64_t step) {
+        DimIndex d(Kind::strided);
+        d.index_ = start;
+        d.count_ = count;
+        d.slice_.step = step;
         return d;
     }
     Kind kind() const noexcept { return kind_; }
+    /// The integer (Kind::index) or the start (Kind::strided).
     std::int64_t index() const noexcept { return index_; }
+    std::int64_t count() const noexcept { return count_; }
     const Slice& slice() const noexcept { return slice_; }
 
 private:
+    explicit DimIndex(Kind k) : kind_(k) {}
     Kind kind_;
     std::int64_t index_ = 0;
+    std::int64_t count_ = 0;
     Slice slice_;
 };
 
@@ -78,7 +88,9 @@ std::string check_box(const Shape& shape, const Box& box);
 /// A selection resolved against a shape.
 struct Resolved {
     Box box;      ///< what to read, one entry per array dimension
-    Shape shape;  ///< the result's shape (dimensions selected by an integer are dropped)
+    Shape shape;  ///< the result's shape (integer-selected dimensions dropped, new axes added)
+    /// For each result dimension, the array dimension it walks, or -1 for a new axis.
+    std::vector<int> dims;
 };
 
 /// Resolves `sel` (missing trailing entries mean whole dimensions).
@@ -86,7 +98,8 @@ struct Resolved {
 Resolved resolve(const Shape& shape, const Selection& sel);
 
 /// Parses NumPy's text form: entries separated by commas, each an integer, a slice
-/// "start:stop[:step]" with any part omitted, or "...". An empty string selects everything.
+/// "start:stop[:step]" with any part omitted, "..." or "None"/"newaxis". An empty string selects
+/// everything.
 /// \throws UsageError naming the bad entry
 Selection parse_selection(std::string_view text);
 

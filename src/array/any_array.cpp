@@ -204,6 +204,30 @@ void AnyArray::remove(int axis, std::int64_t pos, std::int64_t count) {
     core().remove(axis, pos, count);
 }
 
+void AnyArray::write_chunks(
+    const std::vector<std::int64_t>& chunks,
+    const std::function<void(std::int64_t, const Box&, std::uint8_t*)>& produce,
+    int in_flight,
+    const std::function<void(std::int64_t, std::int64_t)>& progress) {
+    core().write_chunks(chunks, produce, in_flight, progress);
+}
+
+void AnyArray::for_each_chunk(
+    const std::vector<std::int64_t>& chunks,
+    const std::function<void(std::int64_t, const Box&, const std::uint8_t*, const std::uint8_t*)>&
+        visit,
+    int in_flight) const {
+    core().for_each_chunk(chunks, visit, in_flight);
+}
+
+std::vector<std::int64_t> AnyArray::all_chunks() const {
+    std::vector<std::int64_t> ids(static_cast<std::size_t>(grid().nchunks()));
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        ids[i] = static_cast<std::int64_t>(i);
+    }
+    return ids;
+}
+
 std::vector<std::string> AnyArray::metalayer_names() const {
     std::vector<std::string> names;
     for (const auto& m : core().frame().metalayers()) {

@@ -146,12 +146,12 @@ void block_strides(const Grid& g, std::int64_t* out) {
     }
 }
 
-thread_local std::vector<std::uint8_t> tl_scratch;
+thread_local Scratch tl_scratch;
 
 /// Thread-local buffers are kept for reuse, unless they grew beyond 64 MiB.
-void release_if_large(std::vector<std::uint8_t>& v) {
+void release_if_large(Scratch& v) {
     if (v.capacity() > (std::size_t{64} << 20)) {
-        std::vector<std::uint8_t>().swap(v);
+        Scratch().swap(v);
     }
 }
 
@@ -178,6 +178,72 @@ DType caterva_dtype(std::int64_t typesize) {
 }
 
 }  // namespace
+
+/// Copies the caller's elements of chunk task ct (walked with jstride from src0) into the padded
+/// block layout of the chunk buffer buf.
+void pack_blocks(const Grid& g,
+                 const Plan& plan,
+                 const ChunkTask& ct,
+                 const std::uint8_t* src0,
+                 const std::int64_t* jstride,
+                 std::uint8_t* buf) {
+    const int nd = g.ndim();
+    const std::int64_t isz = g.itemsize();
+    std::int64_t bstride[kMaxNdim];
+    block_strides(g, bstride);
+    const Seg* seg[kMaxNdim];
+    for (std::int64_t l = 0; l < ct.nblocks; ++l) {
+        plan.segs_of(ct, l, seg);
+        StridedBox sb;
+        sb.ndim = nd;
+        std::int64_t block = 0, dst_off = 0;
+        const std::uint8_t* s = src0;
+        for (int d = 0; d < nd; ++d) {
+            block = block * g.blocks_in(d) + seg[d]->block;
+            dst_off += seg[d]->pos * bstride[d];
+            s += seg[d]->j0 * jstride[d];
+            sb.extent[d] = seg[d]->n;
+            sb.src_stride[d] = jstride[d];
+            sb.dst_stride[d] = plan.dims[static_cast<std::size_t>(d)].step * bstride[d] * isz;
+        }
+        copy_strided(sb, s, buf + block * g.block_nbytes() + dst_off * isz, isz);
+    }
+}
+
+/// Fills n bytes with copies of one element.
+void fill_pattern(std::uint8_t* dst,
+                  std::size_t n,
+                  const std::uint8_t* element,
+                  std::int64_t itemsize) {
+    StridedBox sb;
+    sb.ndim = 1;
+    sb.extent[0] = static_cast<std::int64_t>(n) / itemsize;
+    sb.dst_stride[0] = itemsize;
+    fill_strided(sb, dst, element, itemsize);
+}
+
+/// Byte offset (from src0) of the first element of chunk task ct in the caller's walk.
+std::int64_t first_offset(const Plan& plan, const ChunkTask& ct, const std::int64_t* jstride) {
+    std::int64_t off = 0;
+    for (std::size_t d = 0; d < plan.dims.size(); ++d) {
+        const DimPlan& p = plan.dims[d];
+        off += p.segs[p.runs[ct.run[d]]].j0 * jstride[d];
+    }
+    return off;
+}
+
+/// The valid region of chunk ci.
+Box chunk_region(const Grid& g, std::int64_t ci) {
+    std::int64_t c[kMaxNdim];
+    g.chunk_coords(ci, c);
+    Box b;
+    for (int d = 0; d < g.ndim(); ++d) {
+        b.start.push_back(c[d] * g.chunkshape()[static_cast<std::size_t>(d)]);
+        b.count.push_back(g.chunk_extent(d, c[d]));
+        b.step.push_back(1);
+    }
+    return b;
+}
 
 struct ChunkState {
     enum class Kind { fill, raw, encoded } kind = Kind::fill;
@@ -716,7 +782,7 @@ storage::StagedChunk ArrayCore::encode_and_stage(const std::uint8_t* buf, int th
     codec::EncodeParams p = encode_params_;
     p.nthreads = threads;
     // Encoded into reused scratch: fresh chunk-sized buffers would cost page faults per chunk.
-    thread_local std::vector<std::uint8_t> out;
+    thread_local Scratch out;
     const auto cap = codec::max_encoded_size(static_cast<std::size_t>(n));
     const std::size_t used =
         codec::encode_chunk({buf, static_cast<std::size_t>(n)}, p, {scratch_bytes(out, cap), cap});
@@ -726,7 +792,7 @@ storage::StagedChunk ArrayCore::encode_and_stage(const std::uint8_t* buf, int th
 }
 
 void ArrayCore::write(const Box& box, const std::uint8_t* src, const std::int64_t* src_strides) {
-    std::unique_lock<FairSharedMutex> lock(mutex_);
+    std::lock_guard<std::mutex> writer(writer_mutex_);
     require_writable("write");
     const std::string why = check_box(grid_.shape(), box);
     if (!why.empty()) {
@@ -738,18 +804,17 @@ void ArrayCore::write(const Box& box, const std::uint8_t* src, const std::int64_
     }
     const Plan plan(grid_, box);
     const int nd = grid_.ndim();
-    const std::int64_t isz = grid_.itemsize();
-    const std::int64_t bn = grid_.block_nbytes();
     std::int64_t jstride[kMaxNdim];
-    const std::uint8_t* const src0 = src + plan.walk_strides(box.count, isz, src_strides, jstride);
-    std::int64_t bstride[kMaxNdim];
-    block_strides(grid_, bstride);
+    const std::uint8_t* const src0 =
+        src + plan.walk_strides(box.count, grid_.itemsize(), src_strides, jstride);
 
     // Each chunk is rebuilt, encoded and staged (written after the live data) by the thread
     // that built it, so memory stays at a chunk or two per thread; one commit at the end.
+    // Readers go on meanwhile: they see the array as it was until the commit.
     const std::int64_t cn = grid_.chunk_nbytes();
     const int inner = plan.chunks.size() == 1 ? nthreads_ : 1;
     std::vector<storage::StagedChunk> staged(plan.chunks.size());
+    std::vector<std::int64_t> ids(plan.chunks.size());
     parallel_for(plan.chunks.size(), nthreads_, [&](std::size_t k) {
         const ChunkTask& ct = plan.chunks[k];
         bool full = true;
@@ -761,43 +826,112 @@ void ArrayCore::write(const Box& box, const std::uint8_t* src, const std::int64_
             }
             full = full && p.step == 1 && covered == grid_.chunk_extent(d, ct.coords[d]);
         }
-        thread_local std::vector<std::uint8_t> buf;
+        thread_local Scratch buf;
         buf.resize(static_cast<std::size_t>(cn));
         if (full) {
-            fill_bytes(buf.data(), 0, buf.size());  // the padding of edge chunks
+            // The padding of edge chunks repeats the first element, so that a chunk whose valid
+            // elements are all equal is recognized as uniform.
+            fill_pattern(buf.data(), buf.size(), src0 + first_offset(plan, ct, jstride),
+                         grid_.itemsize());
         } else {
             decode_chunk_into(ct.ci, buf.data(), inner);
         }
-        const Seg* seg[kMaxNdim];
-        for (std::int64_t l = 0; l < ct.nblocks; ++l) {
-            plan.segs_of(ct, l, seg);
-            StridedBox sb;
-            sb.ndim = nd;
-            std::int64_t block = 0, dst_off = 0;
-            const std::uint8_t* s = src0;
-            for (int d = 0; d < nd; ++d) {
-                block = block * grid_.blocks_in(d) + seg[d]->block;
-                dst_off += seg[d]->pos * bstride[d];
-                s += seg[d]->j0 * jstride[d];
-                sb.extent[d] = seg[d]->n;
-                sb.src_stride[d] = jstride[d];
-                sb.dst_stride[d] = plan.dims[static_cast<std::size_t>(d)].step * bstride[d] * isz;
-            }
-            copy_strided(sb, s, buf.data() + block * bn + dst_off * isz, isz);
-        }
+        pack_blocks(grid_, plan, ct, src0, jstride, buf.data());
         staged[k] = encode_and_stage(buf.data(), inner);
+        ids[k] = ct.ci;
         release_if_large(buf);
     });
+    commit_staged(ids, std::move(staged));
+}
+
+void ArrayCore::commit_staged(const std::vector<std::int64_t>& ids,
+                              std::vector<storage::StagedChunk> staged) {
+    std::unique_lock<FairSharedMutex> lock(mutex_);
     storage::FrameEdit e = frame_.keep_all();
     e.staged = std::move(staged);
-    for (std::size_t k = 0; k < plan.chunks.size(); ++k) {
-        e.order[static_cast<std::size_t>(plan.chunks[k].ci)] = -1 - static_cast<std::int64_t>(k);
+    for (std::size_t k = 0; k < ids.size(); ++k) {
+        e.order[static_cast<std::size_t>(ids[k])] = -1 - static_cast<std::int64_t>(k);
     }
     frame_.apply(e);
-    for (const ChunkTask& ct : plan.chunks) {
-        cache_.erase_range(static_cast<std::uint64_t>(ct.ci * grid_.nblocks()),
+    for (std::int64_t ci : ids) {
+        cache_.erase_range(static_cast<std::uint64_t>(ci * grid_.nblocks()),
                            static_cast<std::uint64_t>(grid_.nblocks()));
     }
+}
+
+void ArrayCore::write_chunks(const std::vector<std::int64_t>& ids,
+                             const ChunkProducer& produce,
+                             int in_flight,
+                             const Progress& progress) {
+    std::lock_guard<std::mutex> writer(writer_mutex_);
+    require_writable("write_chunks");
+    for (std::int64_t ci : ids) {
+        if (ci < 0 || ci >= grid_.nchunks()) {
+            throw UsageError(where() + ": chunk " + num(ci) + " out of range (" +
+                             num(grid_.nchunks()) + " chunks)");
+        }
+    }
+    const int threads = in_flight > 0 ? std::min(in_flight, nthreads_) : nthreads_;
+    const std::int64_t isz = grid_.itemsize();
+    std::vector<storage::StagedChunk> staged(ids.size());
+    std::mutex progress_mutex;
+    std::int64_t done = 0;
+    parallel_for(ids.size(), threads, [&](std::size_t k) {
+        const Box region = chunk_region(grid_, ids[k]);
+        thread_local Scratch values;
+        values.resize(static_cast<std::size_t>(region.size() * isz));
+        produce(ids[k], region, values.data());
+        const Plan plan(grid_, region);
+        std::int64_t jstride[kMaxNdim];
+        const std::uint8_t* src0 =
+            values.data() + plan.walk_strides(region.count, isz, nullptr, jstride);
+        thread_local Scratch buf;
+        buf.resize(static_cast<std::size_t>(grid_.chunk_nbytes()));
+        fill_pattern(buf.data(), buf.size(), values.data(), isz);  // padding: see write()
+        pack_blocks(grid_, plan, plan.chunks.front(), src0, jstride, buf.data());
+        staged[k] = encode_and_stage(buf.data(), 1);
+        release_if_large(buf);
+        release_if_large(values);
+        if (progress) {
+            std::lock_guard<std::mutex> g(progress_mutex);
+            progress(++done, static_cast<std::int64_t>(ids.size()));
+        }
+    });
+    commit_staged(ids, std::move(staged));
+}
+
+void ArrayCore::for_each_chunk(const std::vector<std::int64_t>& ids,
+                               const ChunkVisitor& visit,
+                               int in_flight) const {
+    std::shared_lock<FairSharedMutex> lock(mutex_);
+    for (std::int64_t ci : ids) {
+        if (ci < 0 || ci >= grid_.nchunks()) {
+            throw UsageError(where() + ": chunk " + num(ci) + " out of range (" +
+                             num(grid_.nchunks()) + " chunks)");
+        }
+    }
+    const int threads = in_flight > 0 ? std::min(in_flight, nthreads_) : nthreads_;
+    const std::int64_t isz = grid_.itemsize();
+    parallel_for(ids.size(), threads, [&](std::size_t k) {
+        const Box region = chunk_region(grid_, ids[k]);
+        if (plain_) {
+            thread_local Scratch values;
+            values.resize(static_cast<std::size_t>(region.size() * isz));
+            read_unlocked(region, values.data(), nullptr, false);
+            visit(ids[k], region, values.data(), nullptr);
+            return;
+        }
+        const ChunkState cs = load_chunk(ids[k], false, false);
+        if (cs.kind == ChunkState::Kind::fill) {
+            visit(ids[k], region, nullptr, cs.pattern.data());  // uniform: nothing decoded
+            return;
+        }
+        thread_local Scratch values;
+        values.resize(static_cast<std::size_t>(region.size() * isz));
+        read_unlocked(region, values.data(), nullptr, false);
+        visit(ids[k], region, values.data(), nullptr);
+        release_if_large(values);
+    });
 }
 
 // ---- resize, insert, remove -------------------------------------------------------------------
@@ -852,9 +986,9 @@ void ArrayCore::rebuild(const Grid& ng,
         const auto& [k, nc] = computed[i];
         std::int64_t coords[kMaxNdim];
         ng.chunk_coords(k, coords);
-        thread_local std::vector<std::uint8_t> buf;
+        thread_local Scratch buf;
         buf.assign(static_cast<std::size_t>(ng.chunk_nbytes()), 0);
-        std::vector<std::uint8_t> tmp;
+        Scratch tmp;
         for (const Piece& p : nc.pieces) {
             const std::uint8_t* src;
             std::int64_t sstride[kMaxNdim];
@@ -935,6 +1069,7 @@ void ArrayCore::rebuild(const Grid& ng,
     }
     e.staged = std::move(staged);
     e.metalayers.emplace_back(meta_.has_dtype ? "b2nd" : "caterva", meta_bytes(ng.shape()));
+    std::unique_lock<FairSharedMutex> lock(mutex_);
     frame_.apply(e);
     grid_ = ng;
     meta_.shape = ng.shape();
@@ -942,7 +1077,7 @@ void ArrayCore::rebuild(const Grid& ng,
 }
 
 void ArrayCore::resize(const Shape& shape) {
-    std::unique_lock<FairSharedMutex> lock(mutex_);
+    std::lock_guard<std::mutex> writer(writer_mutex_);
     require_writable("resize");
     if (shape.size() != grid_.shape().size()) {
         throw UsageError(where() + ": resize to " + to_string(shape) +
@@ -1022,7 +1157,7 @@ void ArrayCore::splice(int axis,
                        std::int64_t removed,
                        std::int64_t inserted,
                        const std::uint8_t* data) {
-    std::unique_lock<FairSharedMutex> lock(mutex_);
+    std::lock_guard<std::mutex> writer(writer_mutex_);
     const char* op = inserted > 0 ? "insert" : "remove";
     require_writable(op);
     const int nd = grid_.ndim();
@@ -1091,6 +1226,7 @@ void ArrayCore::splice(int axis,
 // ---- metadata, durability ----------------------------------------------------------------------
 
 void ArrayCore::update_metalayer(const std::string& name, ByteSpan content) {
+    std::lock_guard<std::mutex> writer(writer_mutex_);
     std::unique_lock<FairSharedMutex> lock(mutex_);
     if (name == "b2nd" || name == "caterva") {
         throw UsageError(where() + ": the '" + name + "' metalayer is managed by the array");
@@ -1099,21 +1235,25 @@ void ArrayCore::update_metalayer(const std::string& name, ByteSpan content) {
 }
 
 void ArrayCore::set_vlmeta(const std::string& name, ByteSpan content) {
+    std::lock_guard<std::mutex> writer(writer_mutex_);
     std::unique_lock<FairSharedMutex> lock(mutex_);
     frame_.set_vlmeta(name, content);
 }
 
 bool ArrayCore::delete_vlmeta(const std::string& name) {
+    std::lock_guard<std::mutex> writer(writer_mutex_);
     std::unique_lock<FairSharedMutex> lock(mutex_);
     return frame_.delete_vlmeta(name);
 }
 
 void ArrayCore::sync() {
+    std::lock_guard<std::mutex> writer(writer_mutex_);
     std::unique_lock<FairSharedMutex> lock(mutex_);
     frame_.sync();
 }
 
 void ArrayCore::compact() {
+    std::lock_guard<std::mutex> writer(writer_mutex_);
     std::unique_lock<FairSharedMutex> lock(mutex_);
     frame_.compact();
     cache_.clear();

@@ -13,7 +13,9 @@
 // of the new grid to an old chunk kept as is, a zero chunk, or content rebuilt from the old array
 // and the caller's data, and commit everything, with the new shape, in one apply.
 //
-// Locking: reads hold the array's mutex shared, writes hold it exclusively.
+// Locking: reads hold the array's mutex shared. Writers take a writer mutex for their whole
+// duration (one at a time) and the array's mutex exclusively only to commit, so readers run on
+// while chunks are being encoded and see the old content until the commit.
 #pragma once
 
 #include <functional>
@@ -96,6 +98,24 @@ public:
     /// Writes `box` from src (C order of box.count when src_strides is null).
     void write(const Box& box, const std::uint8_t* src, const std::int64_t* src_strides = nullptr);
     void resize(const Shape& shape);
+    /// Computes and writes whole chunks: produce(chunk, region, out) fills the region's elements
+    /// (C order) and is called from up to in_flight threads (0: nthreads()). The array is not
+    /// locked while producing (produce may read this array: it sees the old content); one commit
+    /// at the end.
+    using ChunkProducer = std::function<void(std::int64_t, const Box&, std::uint8_t*)>;
+    using Progress = std::function<void(std::int64_t done, std::int64_t total)>;
+    void write_chunks(const std::vector<std::int64_t>& ids,
+                      const ChunkProducer& produce,
+                      int in_flight,
+                      const Progress& progress);
+    /// visit(chunk, region, data, uniform) for each chunk, from up to in_flight threads: data is
+    /// the region's elements in C order, or null when the chunk is uniform and `uniform` points
+    /// at its one element (special chunks are never decoded).
+    using ChunkVisitor =
+        std::function<void(std::int64_t, const Box&, const std::uint8_t*, const std::uint8_t*)>;
+    void for_each_chunk(const std::vector<std::int64_t>& ids,
+                        const ChunkVisitor& visit,
+                        int in_flight) const;
     /// Inserts `n` slices along `axis` before `pos` (data: C order, the array's shape with n
     /// along axis).
     void insert(int axis, std::int64_t pos, std::int64_t n, const std::uint8_t* data);
@@ -134,6 +154,10 @@ private:
                                    bool inserts,
                                    BlockCache::Buffer& hold) const;
     void decode_chunk_into(std::int64_t ci, std::uint8_t* buf, int threads) const;
+    /// Commits staged chunks at positions ids (under the exclusive lock) and drops their blocks
+    /// from the cache.
+    void commit_staged(const std::vector<std::int64_t>& ids,
+                       std::vector<storage::StagedChunk> staged);
     /// Encodes one chunk (uniform chunks as special chunks) and stages it in the frame.
     storage::StagedChunk encode_and_stage(const std::uint8_t* buf, int threads);
     void require_writable(const char* op) const;
@@ -154,7 +178,8 @@ private:
     codec::EncodeParams encode_params_;
     int nthreads_ = 1;
     mutable BlockCache cache_;
-    mutable FairSharedMutex mutex_;
+    mutable FairSharedMutex mutex_;  // readers shared; commits exclusive
+    std::mutex writer_mutex_;        // one writer at a time (taken before mutex_)
 };
 
 }  // namespace b2nd::detail

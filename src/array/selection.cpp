@@ -87,7 +87,7 @@ Resolved resolve(const Shape& shape, const Selection& sel) {
     for (const DimIndex& e : sel) {
         if (e.kind() == DimIndex::Kind::ellipsis) {
             ++ellipses;
-        } else {
+        } else if (e.kind() != DimIndex::Kind::newaxis) {
             ++explicit_dims;
         }
     }
@@ -132,6 +132,7 @@ Resolved resolve(const Shape& shape, const Selection& sel) {
         r.box.count.push_back(count);
         r.box.step.push_back(s.step);
         r.shape.push_back(count);
+        r.dims.push_back(static_cast<int>(d));
         ++d;
     };
     for (const DimIndex& e : sel) {
@@ -152,6 +153,27 @@ Resolved resolve(const Shape& shape, const Selection& sel) {
             }
             case DimIndex::Kind::slice:
                 add_slice(e.slice());
+                break;
+            case DimIndex::Kind::strided: {
+                Box one;
+                one.start = {e.index()};
+                one.count = {e.count()};
+                one.step = {e.slice().step};
+                const std::string why = check_box({shape[d]}, one);
+                if (!why.empty()) {
+                    throw UsageError("dimension " + num(static_cast<std::int64_t>(d)) + ": " + why);
+                }
+                r.box.start.push_back(e.count() == 0 ? 0 : e.index());
+                r.box.count.push_back(e.count());
+                r.box.step.push_back(e.slice().step);
+                r.shape.push_back(e.count());
+                r.dims.push_back(static_cast<int>(d));
+                ++d;
+                break;
+            }
+            case DimIndex::Kind::newaxis:
+                r.shape.push_back(1);
+                r.dims.push_back(-1);
                 break;
             case DimIndex::Kind::ellipsis:
                 for (std::int64_t k = 0; k < ndim - explicit_dims; ++k) {
@@ -215,6 +237,10 @@ Selection parse_selection(std::string_view text) {
         pos = comma + 1;
         if (entry == "...") {
             sel.push_back(DimIndex::ellipsis());
+            continue;
+        }
+        if (entry == "None" || entry == "newaxis") {
+            sel.push_back(DimIndex::newaxis());
             continue;
         }
         const std::size_t c1 = entry.find(':');

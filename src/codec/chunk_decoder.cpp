@@ -28,7 +28,7 @@ constexpr std::uint8_t kLastBlosc1Version = 2;
 
 /// Per-thread scratch buffers; they grow to the largest block seen and are reused.
 struct Scratch {
-    std::vector<std::uint8_t> streams, ping, pong, bits, block0, range, range0;
+    b2nd::detail::Scratch streams, ping, pong, bits, block0, range, range0;
 };
 
 Scratch& scratch() {

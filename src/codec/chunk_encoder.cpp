@@ -155,7 +155,7 @@ bool is_run(const std::uint8_t* p, std::size_t n) {
 }
 
 struct Scratch {
-    std::vector<std::uint8_t> ping, pong, bits;
+    b2nd::detail::Scratch ping, pong, bits;
 };
 
 Scratch& scratch() {

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <vector>
 
+#include <b2nd/memory.hpp>
+
 namespace b2nd::detail {
 
 inline void copy_bytes(void* dst, const void* src, std::size_t n) noexcept {
@@ -22,11 +24,15 @@ inline void fill_bytes(void* dst, int value, std::size_t n) noexcept {
 }
 
 /// A scratch buffer of at least n bytes: grows `v` when needed, never shrinks it.
-inline std::uint8_t* scratch_bytes(std::vector<std::uint8_t>& v, std::size_t n) {
+template <class A>
+std::uint8_t* scratch_bytes(std::vector<std::uint8_t, A>& v, std::size_t n) {
     if (v.size() < n) {
         v.resize(n);
     }
     return v.data();
 }
+
+/// Per-thread scratch, counted in memory_stats().
+using Scratch = tracked_vector<std::uint8_t>;
 
 }  // namespace b2nd::detail

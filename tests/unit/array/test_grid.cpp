@@ -174,3 +174,20 @@ TEST_CASE("auto chunk and block shapes fit the array and the targets", "[array]"
     CHECK(small.first == Shape{3, 1});
     CHECK(Grid::check({3, 0}, small.first, small.second, 8).empty());
 }
+
+TEST_CASE("selection: new axes and explicit strided ranges", "[array]") {
+    const Shape shape{4, 5, 6};
+    b2nd::Resolved r =
+        b2nd::resolve(shape, {b2nd::DimIndex::newaxis(), 1, b2nd::DimIndex::newaxis(),
+                              b2nd::DimIndex::strided(4, 2, -3)});
+    CHECK(r.shape == Shape{1, 1, 2, 6});
+    CHECK(r.dims == std::vector<int>{-1, -1, 1, 2});
+    CHECK(r.box.start == Shape{1, 4, 0});
+    CHECK(r.box.count == Shape{1, 2, 6});
+    CHECK(r.box.step == Shape{1, -3, 1});
+    CHECK(b2nd::resolve(shape, b2nd::parse_selection("None, ..., newaxis")).shape ==
+          Shape{1, 4, 5, 6, 1});
+    CHECK_THROWS_AS(b2nd::resolve(shape, {b2nd::DimIndex::strided(4, 3, 1)}), b2nd::UsageError);
+    CHECK_THROWS_AS(b2nd::resolve(shape, {b2nd::DimIndex::strided(0, 1, 0)}), b2nd::UsageError);
+    CHECK(b2nd::resolve(shape, {b2nd::DimIndex::strided(0, 0, 1)}).shape == Shape{0, 5, 6});
+}

@@ -3,6 +3,7 @@
 // many dtypes, ndim 0 to 8, ragged chunks and blocks, contiguous and sparse frames; the array
 // must equal the model after every operation and after reopening.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include <catch2/catch.hpp>
@@ -470,4 +471,90 @@ TEST_CASE("ndarray: the block cache serves repeated reads and scans bypass it", 
     t.any().set_cache_bytes(0);
     CHECK(t.any().cache_stats().used_bytes == 0);
     CHECK(t(255, 0) == v[255 * 256]);
+}
+
+TEST_CASE("ndarray: chunk-wise production and visits", "[array]") {
+    b2nd::test::TempDir tmp;
+    b2nd::CreateOptions o;
+    o.chunkshape = {7, 5};
+    o.blockshape = {3, 2};
+    std::vector<std::int32_t> v(20 * 12);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        v[i] = static_cast<std::int32_t>(i);
+    }
+    auto t = b2nd::NDArray<std::int32_t>::create_from(tmp / "c.b2nd", {20, 12}, v, o);
+    AnyArray& a = t.any();
+    // In place: each chunk reads its own old window from the same array and doubles it.
+    std::int64_t calls = 0, last_done = 0;
+    a.write_chunks(
+        a.all_chunks(),
+        [&](std::int64_t, const Box& region, std::uint8_t* out) {
+            a.read(region, out, static_cast<std::size_t>(region.size()) * 4);
+            auto* p = reinterpret_cast<std::int32_t*>(out);
+            for (std::int64_t i = 0; i < region.size(); ++i) {
+                p[i] *= 2;
+            }
+        },
+        2,
+        [&](std::int64_t done, std::int64_t total) {
+            ++calls;
+            last_done = done;
+            CHECK(total == 9);  // 3 x 3 chunks
+        });
+    CHECK(calls == 9);
+    CHECK(last_done == 9);
+    std::vector<std::int32_t> doubled = v;
+    for (auto& x : doubled) {
+        x *= 2;
+    }
+    CHECK(t.read() == doubled);
+
+    // One chunk made uniform: visits report it without data.
+    a.write_chunks({0}, [](std::int64_t, const Box& region, std::uint8_t* out) {
+        for (std::int64_t i = 0; i < region.size(); ++i) {
+            const std::int32_t seven = 7;
+            std::memcpy(out + 4 * i, &seven, 4);
+        }
+    });
+    std::atomic<std::int64_t> sum{0}, uniform_chunks{0};
+    a.for_each_chunk(a.all_chunks(), [&](std::int64_t ci, const Box& region,
+                                         const std::uint8_t* data, const std::uint8_t* uniform) {
+        std::int64_t s = 0;
+        if (data == nullptr) {
+            ++uniform_chunks;
+            CHECK(ci == 0);
+            std::int32_t u;
+            std::memcpy(&u, uniform, 4);
+            s = u * region.size();
+        } else {
+            for (std::int64_t i = 0; i < region.size(); ++i) {
+                std::int32_t x;
+                std::memcpy(&x, data + 4 * i, 4);
+                s += x;
+            }
+        }
+        sum += s;
+    });
+    std::int64_t want = 0;
+    const auto now = t.read();
+    for (std::int32_t x : now) {
+        want += x;
+    }
+    CHECK(uniform_chunks == 1);
+    CHECK(sum == want);
+    CHECK(now[0] == 7);
+    CHECK_THROWS_AS(a.write_chunks({9}, [](std::int64_t, const Box&, std::uint8_t*) {}),
+                    b2nd::UsageError);
+}
+
+TEST_CASE("memory accounting follows the library's buffers", "[array]") {
+    const b2nd::MemoryStats before = b2nd::memory_stats();
+    {
+        b2nd::tracked_vector<std::uint8_t> v(1 << 20);
+        CHECK(b2nd::memory_stats().current >= before.current + (1 << 20));
+        CHECK(b2nd::memory_stats().peak >= before.current + (1 << 20));
+    }
+    CHECK(b2nd::memory_stats().current == before.current);
+    b2nd::reset_memory_peak();
+    CHECK(b2nd::memory_stats().peak == b2nd::memory_stats().current);
 }

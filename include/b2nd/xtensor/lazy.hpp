@@ -1,0 +1,483 @@
+// b2nd::view: a lazy window on an array that is an xtensor expression. Nothing is decoded when
+// it is made; evaluating it (assigning it to a container, using it in an expression or a reducer)
+// reads slabs of whole rows (along its first dimension) through the array engine, which decodes
+// the touched blocks in parallel. Assigning a view to an xarray/xtensor reads straight into the
+// container.
+//
+//   auto lazy = b2nd::view(t, xt::range(0, 100), xt::all(), 7);   // nothing decoded yet
+//   double m = xt::mean(lazy)();                                     // decoded slab by slab
+//   xt::xarray<float> a = lazy;                                      // one read into `a`
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <type_traits>
+#include <vector>
+
+#include <b2nd/memory.hpp>
+#include <b2nd/ndarray.hpp>
+#include <b2nd/xtensor/slices.hpp>
+#include <b2nd/xtensor/xtensor_includes.hpp>
+
+namespace b2nd {
+
+template <class T>
+class LazyView;
+template <class T>
+class LazyViewStepper;
+
+namespace xtensor_detail {
+
+/// Rows [first, first + rows) of a view (along its first dimension), decoded, C order.
+struct Slab {
+    std::int64_t first = 0;
+    std::int64_t rows = 0;
+    tracked_vector<std::uint8_t> bytes;
+};
+
+/// Containers (xarray, xtensor) that can be resized and expose their data.
+template <class E, class = void>
+struct is_resizable_container : std::false_type {};
+template <class E>
+struct is_resizable_container<E,
+                              std::void_t<decltype(std::declval<E&>().resize(
+                                              std::declval<const std::vector<std::size_t>&>())),
+                                          decltype(std::declval<E&>().data())>> : std::true_type {};
+
+/// `box` with the array dimension `dim` (-1: none, a new axis) narrowed to rows [first, +rows)
+/// of the selection along it.
+inline Box narrow(Box box, int dim, std::int64_t first, std::int64_t rows) {
+    if (dim >= 0) {
+        const auto d = static_cast<std::size_t>(dim);
+        box.start[d] += first * box.step[d];
+        box.count[d] = rows;
+    }
+    return box;
+}
+
+}  // namespace xtensor_detail
+
+/// Default bytes of one slab a lazy view decodes at a time.
+inline constexpr std::size_t kDefaultSlabBytes = std::size_t{32} << 20;
+
+}  // namespace b2nd
+
+namespace xt {
+
+template <class T>
+struct xiterable_inner_types<b2nd::LazyView<T>> {
+    using inner_shape_type = std::vector<std::size_t>;
+    using const_stepper = b2nd::LazyViewStepper<T>;
+    using stepper = const_stepper;
+};
+
+template <class T>
+struct xcontainer_inner_types<b2nd::LazyView<T>> {
+    using reference = T;
+    using const_reference = T;
+    using size_type = std::size_t;
+};
+
+}  // namespace xt
+
+namespace b2nd {
+
+template <class T>
+class LazyView : public xt::xsharable_expression<LazyView<T>>,
+                 public xt::xconst_iterable<LazyView<T>>,
+                 public xt::xconst_accessible<LazyView<T>> {
+public:
+    using self_type = LazyView<T>;
+    using accessible_base = xt::xconst_accessible<self_type>;
+    using iterable_base = xt::xconst_iterable<self_type>;
+    using expression_tag = xt::xtensor_expression_tag;
+    using value_type = T;
+    using reference = T;
+    using const_reference = T;
+    using pointer = const T*;
+    using const_pointer = const T*;
+    using size_type = std::size_t;
+    using difference_type = std::ptrdiff_t;
+    using inner_shape_type = std::vector<std::size_t>;
+    using shape_type = inner_shape_type;
+    using stepper = LazyViewStepper<T>;
+    using const_stepper = stepper;
+    using bool_load_type = xt::bool_load_type<T>;
+    static constexpr xt::layout_type static_layout = xt::layout_type::dynamic;
+    static constexpr bool contiguous_layout = false;
+
+    /// The selection `r` of `array`; decodes up to slab_bytes at a time.
+    LazyView(NDArray<T> array, Resolved r, std::size_t slab_bytes = kDefaultSlabBytes)
+        : state_(std::make_shared<State>(std::move(array), std::move(r), slab_bytes)) {}
+
+    const inner_shape_type& shape() const noexcept { return state_->shape; }
+    using accessible_base::shape;
+    xt::layout_type layout() const noexcept { return static_layout; }
+    bool is_contiguous() const noexcept { return false; }
+
+    /// The array and the part of it this view shows.
+    const NDArray<T>& array() const noexcept { return state_->array; }
+    const Resolved& selection() const noexcept { return state_->sel; }
+
+    template <class... Args>
+    T operator()(Args... args) const {
+        const std::array<std::int64_t, sizeof...(Args)> a{static_cast<std::int64_t>(args)...};
+        return at_index(a.data(), a.data() + a.size());
+    }
+    template <class... Args>
+    T unchecked(Args... args) const {
+        return (*this)(args...);
+    }
+    template <class It>
+    T element(It first, It last) const {
+        std::vector<std::int64_t> idx;
+        for (; first != last; ++first) {
+            idx.push_back(static_cast<std::int64_t>(*first));
+        }
+        return at_index(idx.data(), idx.data() + idx.size());
+    }
+
+    template <class O>
+    bool broadcast_shape(O& shape, bool = false) const {
+        return xt::broadcast_shape(state_->shape, shape);
+    }
+    template <class O>
+    bool has_linear_assign(const O&) const noexcept {
+        return false;
+    }
+    template <class O>
+    const_stepper stepper_begin(const O& shape) const {
+        return const_stepper(this, shape.size() - this->dimension(), false);
+    }
+    template <class O>
+    const_stepper stepper_end(const O& shape, xt::layout_type) const {
+        return const_stepper(this, shape.size() - this->dimension(), true);
+    }
+
+    /// Assignment to a container reads straight into it (xtensor calls this for `c = view`).
+    template <class E>
+    void assign_to(xt::xexpression<E>& e) const {
+        E& d = e.derived_cast();
+        if constexpr (std::is_same_v<typename E::value_type, T> &&
+                      xtensor_detail::is_resizable_container<E>::value) {
+            d.resize(state_->shape);
+            if (d.layout() == xt::layout_type::row_major) {
+                state_->array.read(state_->sel.box, d.data());
+                return;
+            }
+        }
+        const auto n = state_->sel.box.size();
+        tracked_vector<std::uint8_t> tmp(static_cast<std::size_t>(n) * sizeof(T));
+        read_bytes(state_->sel.box, tmp.data());
+        d = xt::adapt(reinterpret_cast<const T*>(tmp.data()), static_cast<std::size_t>(n),
+                      xt::no_ownership(), state_->shape);
+    }
+
+    // ---- internals used by the stepper ----
+    /// Elements between consecutive indices of dimension d (C order of the view's shape).
+    std::int64_t stride(std::size_t d) const noexcept { return state_->strides[d]; }
+    /// The slab holding row `row` of the view (decoded on first use, kept in a small LRU).
+    std::shared_ptr<const xtensor_detail::Slab> slab(std::int64_t row) const {
+        return state_->slab(row);
+    }
+
+private:
+    struct State {
+        NDArray<T> array;
+        Resolved sel;
+        inner_shape_type shape;
+        std::vector<std::int64_t> strides;
+        int row_dim = -1;  // array dimension of the view's first dimension (-1: a new axis)
+        std::int64_t nrows = 1;
+        std::int64_t slab_rows = 1;
+        std::size_t max_slabs = 2;
+        std::mutex mutex;
+        std::list<std::shared_ptr<const xtensor_detail::Slab>> slabs;  // most recent first
+
+        State(NDArray<T> a, Resolved r, std::size_t slab_bytes)
+            : array(std::move(a)), sel(std::move(r)) {
+            const std::size_t nd = sel.shape.size();
+            shape.assign(sel.shape.begin(), sel.shape.end());
+            strides.assign(nd, 1);
+            for (std::size_t d = nd; d-- > 1;) {
+                strides[d - 1] = strides[d] * sel.shape[d];
+            }
+            if (nd > 0) {
+                row_dim = sel.dims[0];
+                nrows = sel.shape[0];
+            }
+            const std::int64_t row_bytes = std::max<std::int64_t>(
+                1, (nd > 0 ? strides[0] : 1) * static_cast<std::int64_t>(sizeof(T)));
+            slab_rows =
+                std::max<std::int64_t>(1, static_cast<std::int64_t>(slab_bytes) / row_bytes);
+        }
+
+        std::shared_ptr<const xtensor_detail::Slab> slab(std::int64_t row) {
+            {
+                std::lock_guard<std::mutex> g(mutex);
+                for (auto it = slabs.begin(); it != slabs.end(); ++it) {
+                    if (row >= (*it)->first && row < (*it)->first + (*it)->rows) {
+                        slabs.splice(slabs.begin(), slabs, it);
+                        return slabs.front();
+                    }
+                }
+            }
+            auto s = std::make_shared<xtensor_detail::Slab>();
+            s->first = row - row % slab_rows;
+            s->rows = std::min(slab_rows, nrows - s->first);
+            const Box b = xtensor_detail::narrow(sel.box, row_dim, s->first, s->rows);
+            s->bytes.resize(static_cast<std::size_t>(b.size()) * sizeof(T));
+            read_into(b, s->bytes.data());
+            std::lock_guard<std::mutex> g(mutex);
+            slabs.push_front(std::move(s));
+            if (slabs.size() > max_slabs) {
+                slabs.pop_back();
+            }
+            return slabs.front();
+        }
+
+        /// Reads `b` as native T values into `out` (b.size() * sizeof(T) bytes).
+        void read_into(const Box& b, std::uint8_t* out) const {
+            if constexpr (std::is_same_v<T, bool>) {
+                array.any().read(b, out, static_cast<std::size_t>(b.size()));
+                for (std::int64_t i = 0; i < b.size(); ++i) {
+                    out[i] = out[i] != 0 ? 1 : 0;
+                }
+            } else {
+                array.read(b, reinterpret_cast<T*>(out));
+            }
+        }
+    };
+
+    void read_bytes(const Box& b, std::uint8_t* out) const { state_->read_into(b, out); }
+
+    T at_index(const std::int64_t* first, const std::int64_t* last) const {
+        // xtensor's rule: surplus leading indices are ignored, missing leading ones are 0.
+        const std::size_t nd = state_->shape.size();
+        const auto given = static_cast<std::size_t>(last - first);
+        std::vector<std::int64_t> idx(nd, 0);
+        for (std::size_t k = 0; k < std::min(nd, given); ++k) {
+            idx[nd - 1 - k] = first[given - 1 - k];
+        }
+        std::int64_t pos = 0;
+        for (std::size_t d = 0; d < nd; ++d) {
+            if (idx[d] < 0 || idx[d] >= static_cast<std::int64_t>(state_->shape[d])) {
+                throw UsageError("b2nd::view: index out of range");
+            }
+            pos += (d == 0 ? 0 : idx[d]) * state_->strides[d];
+        }
+        const std::int64_t row = nd > 0 ? idx[0] : 0;
+        const auto s = state_->slab(row);
+        pos += (row - s->first) * (nd > 0 ? state_->strides[0] : 1);
+        T v;
+        std::memcpy(&v, s->bytes.data() + pos * static_cast<std::int64_t>(sizeof(T)), sizeof(T));
+        return v;
+    }
+
+    std::shared_ptr<State> state_;
+};
+
+/// Steps through a LazyView in any order xtensor asks for; keeps the slab it is in alive.
+template <class T>
+class LazyViewStepper {
+public:
+    using view_type = LazyView<T>;
+    using value_type = T;
+    using reference = T;
+    using pointer = const T*;
+    using size_type = std::size_t;
+    using difference_type = std::ptrdiff_t;
+    using shape_type = typename view_type::shape_type;
+
+    LazyViewStepper() = default;
+    LazyViewStepper(const view_type* v, size_type offset, bool end)
+        : p_(v), offset_(offset), index_(v->dimension(), 0) {
+        if (end) {
+            to_end(xt::layout_type::row_major);
+        } else {
+            reposition();
+        }
+    }
+
+    reference operator*() const {
+        T v;
+        std::memcpy(&v, base_ + pos_ * static_cast<std::ptrdiff_t>(sizeof(T)), sizeof(T));
+        return v;
+    }
+
+    void step(size_type dim, size_type n = 1) { move(dim, static_cast<std::ptrdiff_t>(n)); }
+    void step_back(size_type dim, size_type n = 1) { move(dim, -static_cast<std::ptrdiff_t>(n)); }
+    void reset(size_type dim) {
+        if (dim >= offset_) {
+            const size_type d = dim - offset_;
+            move(dim, -static_cast<std::ptrdiff_t>(index_[d]));
+        }
+    }
+    void reset_back(size_type dim) {
+        if (dim >= offset_) {
+            const size_type d = dim - offset_;
+            move(dim, static_cast<std::ptrdiff_t>(p_->shape()[d]) - 1 -
+                          static_cast<std::ptrdiff_t>(index_[d]));
+        }
+    }
+    void to_begin() {
+        std::fill(index_.begin(), index_.end(), 0);
+        reposition();
+    }
+    void to_end(xt::layout_type) {
+        std::copy(p_->shape().begin(), p_->shape().end(), index_.begin());
+        base_ = nullptr;
+    }
+
+private:
+    void move(size_type dim, std::ptrdiff_t n) {
+        if (dim < offset_ || n == 0) {
+            return;
+        }
+        const size_type d = dim - offset_;
+        index_[d] = static_cast<size_type>(static_cast<std::ptrdiff_t>(index_[d]) + n);
+        if (d == 0) {
+            reposition();
+        } else {
+            pos_ += n * p_->stride(d);
+        }
+    }
+    void reposition() {
+        const std::size_t nd = index_.size();
+        if (nd == 0) {
+            slab_ = p_->slab(0);
+            base_ = slab_->bytes.data();
+            pos_ = 0;
+            return;
+        }
+        const auto row = static_cast<std::int64_t>(index_[0]);
+        if (row < 0 || index_[0] >= p_->shape()[0]) {
+            base_ = nullptr;  // past the end: never dereferenced
+            return;
+        }
+        if (!slab_ || row < slab_->first || row >= slab_->first + slab_->rows) {
+            slab_ = p_->slab(row);
+        }
+        base_ = slab_->bytes.data();
+        pos_ = (row - slab_->first) * p_->stride(0);
+        for (std::size_t d = 1; d < nd; ++d) {
+            pos_ += static_cast<std::ptrdiff_t>(index_[d]) * p_->stride(d);
+        }
+    }
+
+    const view_type* p_ = nullptr;
+    size_type offset_ = 0;
+    std::vector<size_type> index_;
+    std::shared_ptr<const xtensor_detail::Slab> slab_;
+    const std::uint8_t* base_ = nullptr;
+    std::ptrdiff_t pos_ = 0;  // elements from base_
+};
+
+// ---- making views, reading, writing -------------------------------------------------------------
+
+/// A lazy view of `array` (xtensor slices: integers, xt::range, xt::all, xt::newaxis,
+/// xt::ellipsis). Nothing is decoded until it is evaluated.
+template <class T, class... S>
+LazyView<T> view(const NDArray<T>& array, const S&... slices) {
+    return LazyView<T>(
+        array, resolve(array.shape(), xtensor_detail::to_selection(array.shape(), slices...)));
+}
+
+namespace xtensor_detail {
+
+/// A selection `child` of the result of `parent`, as a selection of the array.
+inline Resolved compose(const Resolved& parent, const Resolved& child) {
+    Resolved r;
+    r.box = parent.box;  // dimensions the parent dropped stay as they are
+    for (std::size_t k = 0; k < parent.dims.size(); ++k) {
+        const int b = parent.dims[k];
+        if (b < 0) {
+            continue;  // a new axis of the parent: length 1, nothing in the array to narrow
+        }
+        const auto u = static_cast<std::size_t>(b);
+        r.box.start[u] = parent.box.start[u] + child.box.start[k] * parent.box.step[u];
+        r.box.count[u] = child.box.count[k];
+        r.box.step[u] = parent.box.step[u] * child.box.step[k];
+    }
+    r.shape = child.shape;
+    for (int c : child.dims) {
+        r.dims.push_back(c < 0 ? -1 : parent.dims[static_cast<std::size_t>(c)]);
+    }
+    return r;
+}
+
+}  // namespace xtensor_detail
+
+/// A view of a view: the slices apply to the view's own dimensions; still nothing is decoded.
+template <class T, class... S>
+LazyView<T> view(const LazyView<T>& v, const S&... slices) {
+    const Resolved& parent = v.selection();
+    return LazyView<T>(
+        v.array(),
+        xtensor_detail::compose(
+            parent, resolve(parent.shape, xtensor_detail::to_selection(parent.shape, slices...))));
+}
+
+/// Reads a selection into an xt::xarray (the touched blocks only, decoded in parallel).
+template <class T, class... S>
+xt::xarray<T> read(const NDArray<T>& array, const S&... slices) {
+    xt::xarray<T> out = view(array, slices...);
+    return out;
+}
+
+namespace xtensor_detail {
+
+template <class T, class E, std::size_t... I, class Tuple>
+void write_impl(NDArray<T>& array, const E& expr, const Tuple& slices, std::index_sequence<I...>) {
+    const Resolved r = resolve(array.shape(), to_selection(array.shape(), std::get<I>(slices)...));
+    const std::size_t nd = r.shape.size();
+    std::vector<std::size_t> shape(r.shape.begin(), r.shape.end());
+    auto&& all = [&]() -> decltype(auto) {
+        if constexpr (std::is_arithmetic_v<E> || std::is_same_v<E, std::complex<float>> ||
+                      std::is_same_v<E, std::complex<double>>) {
+            return xt::broadcast(static_cast<T>(expr), shape);
+        } else {
+            return xt::broadcast(expr, shape);
+        }
+    }();
+    // Slabs of whole rows along the first dimension, each evaluated and written in one call.
+    const std::int64_t rows = nd > 0 ? r.shape[0] : 1;
+    std::int64_t row_items = 1;
+    for (std::size_t d = 1; d < nd; ++d) {
+        row_items *= r.shape[d];
+    }
+    const std::int64_t per = std::max<std::int64_t>(
+        1, static_cast<std::int64_t>(kDefaultSlabBytes) /
+               std::max<std::int64_t>(1, row_items * static_cast<std::int64_t>(sizeof(T))));
+    using buffer = xt::xarray<T, xt::layout_type::row_major, tracked_allocator<T>>;
+    for (std::int64_t first = 0; first < rows; first += per) {
+        const std::int64_t n = std::min(per, rows - first);
+        buffer values;
+        if (nd == 0) {
+            values = all;
+        } else {
+            values = xt::view(all, xt::range(first, first + n));
+        }
+        const Box b = narrow(r.box, nd > 0 ? r.dims[0] : -1, first, n);
+        array.write(b, values.data(), values.size());
+    }
+}
+
+}  // namespace xtensor_detail
+
+/// Writes an xtensor expression (or a scalar), broadcast to the selection's shape, into a
+/// selection of `array`: write(a, xt::range(0, 10), xt::all(), expr). Evaluated and written in
+/// slabs, so the expression may be larger than memory.
+template <class T, class... Args>
+void write(NDArray<T>& array, const Args&... args) {
+    static_assert(sizeof...(Args) >= 1, "b2nd::write(array, slices..., expression)");
+    const auto all = std::forward_as_tuple(args...);
+    const auto& expr = std::get<sizeof...(Args) - 1>(all);
+    xtensor_detail::write_impl(array, expr, all, std::make_index_sequence<sizeof...(Args) - 1>{});
+}
+
+}  // namespace b2nd

@@ -40,6 +40,20 @@ struct SumOp {
     static acc one(T v) { return static_cast<acc>(v); }
     static acc repeated(T v, std::int64_t n) { return static_cast<acc>(v) * static_cast<acc>(n); }
     static void merge(acc& a, acc b) { a += b; }
+    /// The sum of n values, with independent partial sums (no loop-carried dependency).
+    static acc many(const T* v, std::int64_t n) {
+        acc p[8] = {};
+        std::int64_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            for (int l = 0; l < 8; ++l) {
+                p[l] += static_cast<acc>(v[i + l]);
+            }
+        }
+        for (; i < n; ++i) {
+            p[0] += static_cast<acc>(v[i]);
+        }
+        return ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));
+    }
 };
 template <class T>
 struct MinOp {
@@ -52,6 +66,13 @@ struct MinOp {
             a = b;
         }
     }
+    static acc many(const T* v, std::int64_t n) {
+        acc r = identity();
+        for (std::int64_t i = 0; i < n; ++i) {
+            merge(r, v[i]);
+        }
+        return r;
+    }
 };
 template <class T>
 struct MaxOp {
@@ -63,6 +84,13 @@ struct MaxOp {
         if (a < b) {
             a = b;
         }
+    }
+    static acc many(const T* v, std::int64_t n) {
+        acc r = identity();
+        for (std::int64_t i = 0; i < n; ++i) {
+            merge(r, v[i]);
+        }
+        return r;
     }
 };
 
@@ -111,9 +139,7 @@ typename Op::acc reduce_all(const NDArray<T>& a) {
         if (values == nullptr) {
             part = Op::repeated(uniform, region.size());
         } else {
-            for (std::int64_t i = 0; i < region.size(); ++i) {
-                Op::merge(part, Op::one(values[i]));
-            }
+            part = Op::many(values, region.size());
         }
         std::lock_guard<std::mutex> g(m);
         Op::merge(total, part);

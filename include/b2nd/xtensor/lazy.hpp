@@ -12,9 +12,11 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <iterator>
 #include <list>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -126,7 +128,7 @@ public:
     template <class... Args>
     T operator()(Args... args) const {
         const std::array<std::int64_t, sizeof...(Args)> a{static_cast<std::int64_t>(args)...};
-        return at_index(a.data(), a.data() + a.size());
+        return at_index(a.begin(), a.end());
     }
     template <class... Args>
     T unchecked(Args... args) const {
@@ -134,11 +136,7 @@ public:
     }
     template <class It>
     T element(It first, It last) const {
-        std::vector<std::int64_t> idx;
-        for (; first != last; ++first) {
-            idx.push_back(static_cast<std::int64_t>(*first));
-        }
-        return at_index(idx.data(), idx.data() + idx.size());
+        return at_index(first, last);
     }
 
     template <class O>
@@ -242,37 +240,36 @@ private:
 
         /// Reads `b` as native T values into `out` (b.size() * sizeof(T) bytes).
         void read_into(const Box& b, std::uint8_t* out) const {
-            if constexpr (std::is_same_v<T, bool>) {
-                array.any().read(b, out, static_cast<std::size_t>(b.size()));
-                for (std::int64_t i = 0; i < b.size(); ++i) {
-                    out[i] = out[i] != 0 ? 1 : 0;
-                }
-            } else {
-                array.read(b, reinterpret_cast<T*>(out));
-            }
+            array.read(b, reinterpret_cast<T*>(out));  // byte order converted, bools normalized
         }
     };
 
     void read_bytes(const Box& b, std::uint8_t* out) const { state_->read_into(b, out); }
 
-    T at_index(const std::int64_t* first, const std::int64_t* last) const {
-        // xtensor's rule: surplus leading indices are ignored, missing leading ones are 0.
+    /// The element at the indices [first, last): xtensor's rule, surplus leading indices are
+    /// ignored and missing leading ones are 0.
+    template <class It>
+    T at_index(It first, It last) const {
         const std::size_t nd = state_->shape.size();
-        const auto given = static_cast<std::size_t>(last - first);
-        std::vector<std::int64_t> idx(nd, 0);
-        for (std::size_t k = 0; k < std::min(nd, given); ++k) {
-            idx[nd - 1 - k] = first[given - 1 - k];
-        }
+        const auto given = static_cast<std::size_t>(std::distance(first, last));
+        auto index = [&](std::size_t d) -> std::int64_t {
+            return d + given >= nd ? static_cast<std::int64_t>(*std::next(
+                                         first, static_cast<std::ptrdiff_t>(d + given - nd)))
+                                   : 0;
+        };
         std::int64_t pos = 0;
         for (std::size_t d = 0; d < nd; ++d) {
-            if (idx[d] < 0 || idx[d] >= static_cast<std::int64_t>(state_->shape[d])) {
-                throw UsageError("b2nd::view: index out of range");
+            const std::int64_t i = index(d);
+            if (i < 0 || i >= static_cast<std::int64_t>(state_->shape[d])) {
+                throw UsageError("b2nd::view: index " + std::to_string(i) +
+                                 " out of range for dimension " + std::to_string(d) + " of size " +
+                                 std::to_string(state_->shape[d]));
             }
-            pos += (d == 0 ? 0 : idx[d]) * state_->strides[d];
+            pos += i * state_->strides[d];
         }
-        const std::int64_t row = nd > 0 ? idx[0] : 0;
+        const std::int64_t row = nd > 0 ? index(0) : 0;
         const auto s = state_->slab(row);
-        pos += (row - s->first) * (nd > 0 ? state_->strides[0] : 1);
+        pos -= s->first * (nd > 0 ? state_->strides[0] : 0);
         T v;
         std::memcpy(&v, s->bytes.data() + pos * static_cast<std::int64_t>(sizeof(T)), sizeof(T));
         return v;
@@ -282,6 +279,10 @@ private:
 };
 
 /// Steps through a LazyView in any order xtensor asks for; keeps the slab it is in alive.
+///
+/// Positioning is lazy: moves only update the index, and the slab is looked up (and decoded)
+/// when an element is read. xtensor builds steppers inside noexcept functions, so a decode error
+/// must surface from operator*, where it propagates as a b2nd::Error, and not from construction.
 template <class T>
 class LazyViewStepper {
 public:
@@ -298,12 +299,13 @@ public:
         : p_(v), offset_(offset), index_(v->dimension(), 0) {
         if (end) {
             to_end(xt::layout_type::row_major);
-        } else {
-            reposition();
         }
     }
 
     reference operator*() const {
+        if (stale_) {
+            locate();
+        }
         T v;
         std::memcpy(&v, base_ + pos_ * static_cast<std::ptrdiff_t>(sizeof(T)), sizeof(T));
         return v;
@@ -313,8 +315,7 @@ public:
     void step_back(size_type dim, size_type n = 1) { move(dim, -static_cast<std::ptrdiff_t>(n)); }
     void reset(size_type dim) {
         if (dim >= offset_) {
-            const size_type d = dim - offset_;
-            move(dim, -static_cast<std::ptrdiff_t>(index_[d]));
+            move(dim, -static_cast<std::ptrdiff_t>(index_[dim - offset_]));
         }
     }
     void reset_back(size_type dim) {
@@ -326,11 +327,11 @@ public:
     }
     void to_begin() {
         std::fill(index_.begin(), index_.end(), 0);
-        reposition();
+        stale_ = true;
     }
     void to_end(xt::layout_type) {
         std::copy(p_->shape().begin(), p_->shape().end(), index_.begin());
-        base_ = nullptr;
+        stale_ = true;  // never dereferenced
     }
 
 private:
@@ -341,40 +342,33 @@ private:
         const size_type d = dim - offset_;
         index_[d] = static_cast<size_type>(static_cast<std::ptrdiff_t>(index_[d]) + n);
         if (d == 0) {
-            reposition();
+            stale_ = true;  // maybe another slab: found on the next read
         } else {
             pos_ += n * p_->stride(d);
         }
     }
-    void reposition() {
-        const std::size_t nd = index_.size();
-        if (nd == 0) {
-            slab_ = p_->slab(0);
-            base_ = slab_->bytes.data();
-            pos_ = 0;
-            return;
-        }
-        const auto row = static_cast<std::int64_t>(index_[0]);
-        if (row < 0 || index_[0] >= p_->shape()[0]) {
-            base_ = nullptr;  // past the end: never dereferenced
-            return;
-        }
+    /// Finds the slab of the current row (decoding it if needed) and the position in it.
+    void locate() const {
+        const auto row = index_.empty() ? std::int64_t{0} : static_cast<std::int64_t>(index_[0]);
         if (!slab_ || row < slab_->first || row >= slab_->first + slab_->rows) {
             slab_ = p_->slab(row);
         }
         base_ = slab_->bytes.data();
-        pos_ = (row - slab_->first) * p_->stride(0);
-        for (std::size_t d = 1; d < nd; ++d) {
-            pos_ += static_cast<std::ptrdiff_t>(index_[d]) * p_->stride(d);
+        pos_ = 0;
+        for (std::size_t d = 0; d < index_.size(); ++d) {
+            pos_ += (d == 0 ? row - slab_->first : static_cast<std::ptrdiff_t>(index_[d])) *
+                    p_->stride(d);
         }
+        stale_ = false;
     }
 
     const view_type* p_ = nullptr;
     size_type offset_ = 0;
     std::vector<size_type> index_;
-    std::shared_ptr<const xtensor_detail::Slab> slab_;
-    const std::uint8_t* base_ = nullptr;
-    std::ptrdiff_t pos_ = 0;  // elements from base_
+    mutable std::shared_ptr<const xtensor_detail::Slab> slab_;
+    mutable const std::uint8_t* base_ = nullptr;
+    mutable std::ptrdiff_t pos_ = 0;  // elements from base_ (meaningful when !stale_)
+    mutable bool stale_ = true;
 };
 
 // ---- making views, reading, writing -------------------------------------------------------------

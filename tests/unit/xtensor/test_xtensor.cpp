@@ -3,6 +3,7 @@
 // assignment in memory; lazy views work inside expressions and reducers and across slabs;
 // evaluate() runs pipelines within a memory budget; reductions equal xtensor's.
 #include <atomic>
+#include <fstream>
 #include <variant>
 
 #include <catch2/catch.hpp>
@@ -305,4 +306,59 @@ TEST_CASE("xtensor: reductions equal xtensor's, uniform chunks included", "[xten
     auto empty = b2nd::create<float>(tmp / "e.b2nd", {0, 4});
     CHECK((b2nd::sum(empty) == 0.0));
     CHECK_THROWS_AS(b2nd::mean(empty), b2nd::UsageError);
+}
+
+TEST_CASE("xtensor: a corrupt chunk is a b2nd::Error everywhere, never a terminate", "[xtensor]") {
+    b2nd::test::TempDir tmp;
+    b2nd::CreateOptions o;
+    o.chunkshape = {16, 16};
+    o.blockshape = {8, 8};
+    const std::string path = tmp / "c.b2nd";
+    {
+        auto a = b2nd::create<float>(path, {64, 64}, o);
+        b2nd::write(a, xt::arange<float>(64.0f));
+    }
+    // Garble bytes inside the compressed chunks (headers and index stay readable).
+    auto bytes = b2nd::test::read_file(path);
+    for (std::size_t i = bytes.size() / 3; i < bytes.size() / 3 + 8; ++i) {
+        bytes[i] = 0x5a;
+    }
+    std::ofstream(path, std::ios::binary | std::ios::trunc)
+        .write(reinterpret_cast<const char*>(bytes.data()),
+               static_cast<std::streamsize>(bytes.size()));
+    const auto a = b2nd::open<float>(path);
+    auto out = b2nd::create<float>(tmp / "out.b2nd", {64, 64});
+    // Through a stepper built inside xtensor's noexcept stepper_begin: must throw, not abort.
+    CHECK_THROWS_AS(xt::xarray<float>(b2nd::view(a) * 2.0f), b2nd::FormatError);
+    CHECK_THROWS_AS(xt::sum(b2nd::view(a))(), b2nd::FormatError);
+    CHECK_THROWS_AS(b2nd::read(a), b2nd::FormatError);
+    CHECK_THROWS_WITH(b2nd::sum(a), Catch::Matchers::Contains("c.b2nd"));
+    CHECK_THROWS_AS(b2nd::mean(a, 1), b2nd::FormatError);
+    CHECK_THROWS_AS(b2nd::evaluate(
+                        out, [](const auto& x) { return x; }, a),
+                    b2nd::FormatError);
+}
+
+TEST_CASE("xtensor: empty and zero-dimensional arrays", "[xtensor]") {
+    b2nd::test::TempDir tmp;
+    auto e = b2nd::create<float>(tmp / "e.b2nd", {0, 4});
+    auto e2 = b2nd::create<float>(tmp / "e2.b2nd", {0, 4});
+    b2nd::evaluate(
+        e2, [](const auto& x) { return x + 1.0f; }, e);
+    CHECK((b2nd::read(e).shape() == std::vector<std::size_t>{0, 4}));
+    CHECK(b2nd::sum(e, 1).size() == 0);
+    CHECK((b2nd::sum(e, 0) == xt::xarray<double>{0.0, 0.0, 0.0, 0.0}));
+    const xt::xarray<float> lazy_empty = b2nd::view(e) * 2.0f;
+    CHECK(lazy_empty.size() == 0);
+
+    auto z = b2nd::create<double>(tmp / "z.b2nd", {});
+    b2nd::write(z, 3.5);
+    CHECK(b2nd::read(z)() == 3.5);
+    b2nd::evaluate(
+        z, [](const auto& x) { return x * 2.0; }, z);
+    CHECK(z() == 7.0);
+    CHECK(b2nd::sum(z) == 7.0);
+    const xt::xarray<double> lz = b2nd::view(z) * 1.0;
+    CHECK(lz() == 7.0);
+    CHECK_THROWS_AS(b2nd::sum(z, 0), b2nd::UsageError);
 }

@@ -26,7 +26,11 @@
 #include <blosc2.h>
 #endif
 
+#include "bench_common.hpp"
+
 namespace {
+
+using b2nd::bench::mix;
 
 using Clock = std::chrono::steady_clock;
 using b2nd::Box;
@@ -34,24 +38,8 @@ using b2nd::Shape;
 
 double g_min_seconds = 0.5;
 
-/// Best time of one call over at least 3 repetitions lasting g_min_seconds in all.
 double best_seconds(const std::function<void()>& fn) {
-    double best = 1e30, total = 0;
-    for (int reps = 0; reps < 3 || total < g_min_seconds; ++reps) {
-        const auto t0 = Clock::now();
-        fn();
-        const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-        best = std::min(best, s);
-        total += s;
-    }
-    return best;
-}
-
-std::uint64_t mix(std::uint64_t x) {
-    x += 0x9E3779B97F4A7C15ULL;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-    return x ^ (x >> 31);
+    return b2nd::bench::best_seconds(fn, g_min_seconds);
 }
 
 constexpr double kTp = 2 * M_PI;

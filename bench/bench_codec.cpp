@@ -23,34 +23,19 @@
 #include <blosc2.h>
 #endif
 
+#include "bench_common.hpp"
+
 namespace {
+
+using b2nd::bench::mix;
 
 using namespace b2nd::codec;
 using Clock = std::chrono::steady_clock;
 
 double g_min_seconds = 0.25;
 
-/// Best time of one call of fn over repetitions lasting at least g_min_seconds (3 at least).
 double best_seconds(const std::function<void()>& fn) {
-    double best = 1e30;
-    double total = 0;
-    int reps = 0;
-    while (reps < 3 || total < g_min_seconds) {
-        const auto t0 = Clock::now();
-        fn();
-        const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-        best = std::min(best, s);
-        total += s;
-        ++reps;
-    }
-    return best;
-}
-
-std::uint64_t mix(std::uint64_t x) {
-    x += 0x9E3779B97F4A7C15ULL;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-    return x ^ (x >> 31);
+    return b2nd::bench::best_seconds(fn, g_min_seconds);
 }
 
 std::vector<std::uint8_t> f32_field(std::size_t n) {

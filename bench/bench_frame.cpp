@@ -21,7 +21,11 @@
 #include <blosc2.h>
 #endif
 
+#include "bench_common.hpp"
+
 namespace {
+
+using b2nd::bench::mix;
 
 using Clock = std::chrono::steady_clock;
 
@@ -33,13 +37,6 @@ long minor_faults() {
     rusage u{};
     getrusage(RUSAGE_SELF, &u);
     return u.ru_minflt + u.ru_majflt;
-}
-
-std::uint64_t mix(std::uint64_t x) {
-    x += 0x9E3779B97F4A7C15ULL;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-    return x ^ (x >> 31);
 }
 
 /// A contiguous frame with n stored chunks of 1 KiB (a few hundred bytes each once encoded).

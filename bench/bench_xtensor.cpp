@@ -19,25 +19,17 @@
 
 #include <b2nd/xtensor.hpp>
 
+#include "bench_common.hpp"
+
 namespace {
+
+using b2nd::bench::mix;
 
 using Clock = std::chrono::steady_clock;
 
+/// Best of `reps` runs (whole-array operations take seconds: no minimum time).
 double best_of(int reps, const std::function<void()>& fn) {
-    double best = 1e30;
-    for (int r = 0; r < reps; ++r) {
-        const auto t0 = Clock::now();
-        fn();
-        best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
-    }
-    return best;
-}
-
-std::uint64_t mix(std::uint64_t x) {
-    x += 0x9E3779B97F4A7C15ULL;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-    return x ^ (x >> 31);
+    return b2nd::bench::best_seconds(fn, 0.0, reps);
 }
 
 void fill(b2nd::NDArray<float>& t, std::int64_t edge, double phase) {

@@ -100,6 +100,10 @@ public:
     int nthreads() const;
     void set_nthreads(int n);
 
+    /// \throws UsageError naming the file and the reason when `box` is not a box of this array
+    /// (`op` says what for: "read", "write").
+    void require_box(const Box& box, const char* op) const;
+
     // ---- reading ----
     /// Reads `box` into out (C order of box.count; out_bytes must be box.size() * itemsize()).
     /// \throws UsageError for a box out of range or a buffer of the wrong size; FormatError for

@@ -109,13 +109,13 @@ void AnyArray::set_nthreads(int n) {
     core().set_nthreads(n);
 }
 
+void AnyArray::require_box(const Box& box, const char* op) const {
+    core().require_box(box, op);
+}
+
 void AnyArray::read(const Box& box, void* out, std::size_t out_bytes) const {
     detail::ArrayCore& c = core();
-    const std::string why = check_box(c.grid().shape(), box);
-    if (!why.empty()) {
-        throw UsageError(c.where() + ": cannot read " + box.str() + " of an array of shape " +
-                         to_string(c.grid().shape()) + ": " + why);
-    }
+    c.require_box(box, "read");
     const auto need =
         static_cast<std::uint64_t>(box.size()) * static_cast<std::uint64_t>(c.grid().itemsize());
     if (out_bytes != need) {
@@ -127,11 +127,7 @@ void AnyArray::read(const Box& box, void* out, std::size_t out_bytes) const {
 
 std::vector<std::uint8_t> AnyArray::read(const Box& box) const {
     detail::ArrayCore& c = core();
-    const std::string why = check_box(c.grid().shape(), box);
-    if (!why.empty()) {
-        throw UsageError(c.where() + ": cannot read " + box.str() + " of an array of shape " +
-                         to_string(c.grid().shape()) + ": " + why);
-    }
+    c.require_box(box, "read");
     std::vector<std::uint8_t> out(static_cast<std::size_t>(box.size() * c.grid().itemsize()));
     c.read(box, out.data());
     return out;
@@ -151,11 +147,7 @@ void AnyArray::read_points(const std::int64_t* coords, std::size_t n, void* out)
 
 void AnyArray::write(const Box& box, ByteSpan data) {
     detail::ArrayCore& c = core();
-    const std::string why = check_box(c.grid().shape(), box);
-    if (!why.empty()) {
-        throw UsageError(c.where() + ": cannot write " + box.str() + " of an array of shape " +
-                         to_string(c.grid().shape()) + ": " + why);
-    }
+    c.require_box(box, "write");
     const auto need =
         static_cast<std::uint64_t>(box.size()) * static_cast<std::uint64_t>(c.grid().itemsize());
     if (data.size() != need) {

@@ -485,20 +485,33 @@ ChunkState ArrayCore::load_chunk(std::int64_t ci, bool need_block0, bool cache_i
     return s;
 }
 
-void ArrayCore::read(const Box& box, std::uint8_t* out, const std::int64_t* out_strides) const {
-    std::shared_lock<FairSharedMutex> lock(mutex_);
+void ArrayCore::require_chunks(const std::vector<std::int64_t>& ids) const {
+    for (std::int64_t ci : ids) {
+        if (ci < 0 || ci >= grid_.nchunks()) {
+            throw UsageError(where() + ": chunk " + num(ci) + " out of range (" +
+                             num(grid_.nchunks()) + " chunks)");
+        }
+    }
+}
+
+void ArrayCore::require_box(const Box& box, const char* op) const {
     const std::string why = check_box(grid_.shape(), box);
     if (!why.empty()) {
-        throw UsageError(where() + ": cannot read " + box.str() + " of an array of shape " +
+        throw UsageError(where() + ": cannot " + op + " " + box.str() + " of an array of shape " +
                          to_string(grid_.shape()) + ": " + why);
     }
-    read_unlocked(box, out, out_strides, false);
+}
+
+void ArrayCore::read(const Box& box, std::uint8_t* out, const std::int64_t* out_strides) const {
+    std::shared_lock<FairSharedMutex> lock(mutex_);
+    require_box(box, "read");
+    read_unlocked(box, out, out_strides, CacheUse::automatic);
 }
 
 void ArrayCore::read_unlocked(const Box& box,
                               std::uint8_t* out,
                               const std::int64_t* out_strides,
-                              bool force_cache) const {
+                              CacheUse use) const {
     if (box.size() == 0) {
         return;
     }
@@ -511,9 +524,10 @@ void ArrayCore::read_unlocked(const Box& box,
     std::int64_t bstride[kMaxNdim];
     block_strides(grid_, bstride);
     const bool lookups = cache_.budget() > 0;
-    const bool inserts = lookups && (force_cache || static_cast<std::uint64_t>(plan.nblock_tasks) *
-                                                            static_cast<std::uint64_t>(bn) <=
-                                                        cache_.budget() / 4);
+    const bool inserts = lookups && use != CacheUse::never &&
+                         (use == CacheUse::always || static_cast<std::uint64_t>(plan.nblock_tasks) *
+                                                             static_cast<std::uint64_t>(bn) <=
+                                                         cache_.budget() / 4);
 
     std::vector<ChunkState> states(plan.chunks.size());
     parallel_for(plan.chunks.size(), nthreads_, [&](std::size_t t) {
@@ -713,7 +727,7 @@ void ArrayCore::read_element(const std::int64_t* idx, std::uint8_t* out) const {
         }
     }
     Box b = Box::region(Shape(idx, idx + nd), Shape(static_cast<std::size_t>(nd), 1));
-    read_unlocked(b, out, nullptr, true);
+    read_unlocked(b, out, nullptr, CacheUse::always);
 }
 
 // ---- writing ----------------------------------------------------------------------------------
@@ -794,11 +808,7 @@ storage::StagedChunk ArrayCore::encode_and_stage(const std::uint8_t* buf, int th
 void ArrayCore::write(const Box& box, const std::uint8_t* src, const std::int64_t* src_strides) {
     std::lock_guard<std::mutex> writer(writer_mutex_);
     require_writable("write");
-    const std::string why = check_box(grid_.shape(), box);
-    if (!why.empty()) {
-        throw UsageError(where() + ": cannot write " + box.str() + " of an array of shape " +
-                         to_string(grid_.shape()) + ": " + why);
-    }
+    require_box(box, "write");
     if (box.size() == 0) {
         return;
     }
@@ -846,6 +856,9 @@ void ArrayCore::write(const Box& box, const std::uint8_t* src, const std::int64_
 
 void ArrayCore::commit_staged(const std::vector<std::int64_t>& ids,
                               std::vector<storage::StagedChunk> staged) {
+    if (ids.empty()) {
+        return;  // nothing changed: no new index to write
+    }
     std::unique_lock<FairSharedMutex> lock(mutex_);
     storage::FrameEdit e = frame_.keep_all();
     e.staged = std::move(staged);
@@ -865,12 +878,7 @@ void ArrayCore::write_chunks(const std::vector<std::int64_t>& ids,
                              const Progress& progress) {
     std::lock_guard<std::mutex> writer(writer_mutex_);
     require_writable("write_chunks");
-    for (std::int64_t ci : ids) {
-        if (ci < 0 || ci >= grid_.nchunks()) {
-            throw UsageError(where() + ": chunk " + num(ci) + " out of range (" +
-                             num(grid_.nchunks()) + " chunks)");
-        }
-    }
+    require_chunks(ids);
     const int threads = in_flight > 0 ? std::min(in_flight, nthreads_) : nthreads_;
     const std::int64_t isz = grid_.itemsize();
     std::vector<storage::StagedChunk> staged(ids.size());
@@ -904,12 +912,7 @@ void ArrayCore::for_each_chunk(const std::vector<std::int64_t>& ids,
                                const ChunkVisitor& visit,
                                int in_flight) const {
     std::shared_lock<FairSharedMutex> lock(mutex_);
-    for (std::int64_t ci : ids) {
-        if (ci < 0 || ci >= grid_.nchunks()) {
-            throw UsageError(where() + ": chunk " + num(ci) + " out of range (" +
-                             num(grid_.nchunks()) + " chunks)");
-        }
-    }
+    require_chunks(ids);
     const int threads = in_flight > 0 ? std::min(in_flight, nthreads_) : nthreads_;
     const std::int64_t isz = grid_.itemsize();
     parallel_for(ids.size(), threads, [&](std::size_t k) {
@@ -917,7 +920,7 @@ void ArrayCore::for_each_chunk(const std::vector<std::int64_t>& ids,
         if (plain_) {
             thread_local Scratch values;
             values.resize(static_cast<std::size_t>(region.size() * isz));
-            read_unlocked(region, values.data(), nullptr, false);
+            read_unlocked(region, values.data(), nullptr, CacheUse::never);
             visit(ids[k], region, values.data(), nullptr);
             return;
         }
@@ -928,7 +931,7 @@ void ArrayCore::for_each_chunk(const std::vector<std::int64_t>& ids,
         }
         thread_local Scratch values;
         values.resize(static_cast<std::size_t>(region.size() * isz));
-        read_unlocked(region, values.data(), nullptr, false);
+        read_unlocked(region, values.data(), nullptr, CacheUse::never);
         visit(ids[k], region, values.data(), nullptr);
         release_if_large(values);
     });
@@ -1005,7 +1008,7 @@ void ArrayCore::rebuild(const Grid& ng,
                     ob.start[static_cast<std::size_t>(axis)] += p.delta;
                 }
                 tmp.resize(static_cast<std::size_t>(ob.size() * isz));
-                read_unlocked(ob, tmp.data(), nullptr, false);
+                read_unlocked(ob, tmp.data(), nullptr, CacheUse::never);  // replaced next
                 src = tmp.data();
                 std::int64_t t = isz;
                 for (int d = nd - 1; d >= 0; --d) {

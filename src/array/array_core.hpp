@@ -87,6 +87,8 @@ public:
     BlockCache& cache() const noexcept { return cache_; }
     CompressionParams compression() const;
 
+    /// \throws UsageError naming the file when `box` is not a box of this array.
+    void require_box(const Box& box, const char* op) const;
     /// Reads `box` into out, whose element (k_0, ..) is at byte offset sum k_d * out_strides[d]
     /// (C order of box.count when out_strides is null). Stored byte order.
     void read(const Box& box, std::uint8_t* out, const std::int64_t* out_strides = nullptr) const;
@@ -137,10 +139,14 @@ private:
     struct Piece;
     struct NewChunk;
 
+    /// Whether a read puts the blocks it decodes into the cache: when the request is small
+    /// against the budget (auto), always (single elements), or never (one-pass scans whose
+    /// blocks are about to be replaced or never read again).
+    enum class CacheUse { automatic, always, never };
     void read_unlocked(const Box& box,
                        std::uint8_t* out,
                        const std::int64_t* out_strides,
-                       bool force_cache) const;
+                       CacheUse use) const;
     ChunkState load_chunk(std::int64_t ci, bool need_block0, bool cache_inserts) const;
     void decode_block_into(const ChunkState& cs,
                            std::int64_t ci,
@@ -161,6 +167,7 @@ private:
     /// Encodes one chunk (uniform chunks as special chunks) and stages it in the frame.
     storage::StagedChunk encode_and_stage(const std::uint8_t* buf, int threads);
     void require_writable(const char* op) const;
+    void require_chunks(const std::vector<std::int64_t>& ids) const;
     [[noreturn]] void corrupt(std::int64_t ci, const std::string& what) const;
     void rebuild(const Grid& ng,
                  const std::function<NewChunk(const std::int64_t*)>& plan_of,

@@ -13,6 +13,7 @@
 
 #include "../support/files.hpp"
 #include "../support/json.hpp"
+#include "../support/random_box.hpp"
 #include "../support/reference.hpp"
 
 using b2nd::AnyArray;
@@ -28,28 +29,6 @@ Shape shape_of(const Json& j) {
         s.push_back(v.as_int());
     }
     return s;
-}
-
-/// A random strided box of `shape`: steps from {1, 2, 3, 7, -1, -2}, any start and count.
-Box random_box(const Shape& shape, b2nd::test::SplitMix& rng) {
-    static const std::int64_t steps[] = {1, 1, 1, 2, 3, 7, -1, -2};
-    Box b;
-    for (std::int64_t n : shape) {
-        const std::int64_t step = steps[rng.below(8)];
-        if (n == 0) {
-            b.start.push_back(0);
-            b.count.push_back(0);
-            b.step.push_back(step);
-            continue;
-        }
-        const auto start = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(n)));
-        const std::int64_t room = step > 0 ? (n - 1 - start) / step + 1 : start / -step + 1;
-        b.start.push_back(start);
-        b.count.push_back(1 +
-                          static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(room))));
-        b.step.push_back(step);
-    }
-    return b;
 }
 
 template <class T>
@@ -111,7 +90,7 @@ void check_array(const std::string& path,
     // Random strided boxes, against the element-by-element slicer.
     b2nd::test::SplitMix rng(seed);
     for (int i = 0; i < 24; ++i) {
-        const Box b = random_box(a.shape(), rng);
+        const Box b = b2nd::test::random_box(a.shape(), rng);
         INFO("box " << b.str());
         const auto want = b2nd::test::reference_slice(expected.data, a.shape(), a.itemsize(),
                                                       b.start, b.count, b.step);
@@ -256,7 +235,7 @@ TEST_CASE("corpus arrays: upstream b2nd arrays and plain frames", "[array][golde
         B2ND_REQUIRE_SAME_BYTES(a.read(), want);
         b2nd::test::SplitMix rng(seed++);
         for (int i = 0; i < 10; ++i) {
-            const Box b = random_box(a.shape(), rng);
+            const Box b = b2nd::test::random_box(a.shape(), rng);
             B2ND_REQUIRE_SAME_BYTES(
                 a.read(b), b2nd::test::reference_slice(want, a.shape(), a.itemsize(), b.start,
                                                        b.count, b.step));

@@ -55,14 +55,17 @@ struct SumOp {
         return ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));
     }
 };
-template <class T>
-struct MinOp {
+/// Minimum (Larger = false) or maximum (Larger = true).
+template <class T, bool Larger>
+struct ExtremeOp {
     using acc = T;
-    static acc identity() { return std::numeric_limits<T>::max(); }
+    static acc identity() {
+        return Larger ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
+    }
     static acc one(T v) { return v; }
     static acc repeated(T v, std::int64_t) { return v; }
     static void merge(acc& a, acc b) {
-        if (b < a) {
+        if (Larger ? a < b : b < a) {
             a = b;
         }
     }
@@ -75,24 +78,9 @@ struct MinOp {
     }
 };
 template <class T>
-struct MaxOp {
-    using acc = T;
-    static acc identity() { return std::numeric_limits<T>::lowest(); }
-    static acc one(T v) { return v; }
-    static acc repeated(T v, std::int64_t) { return v; }
-    static void merge(acc& a, acc b) {
-        if (a < b) {
-            a = b;
-        }
-    }
-    static acc many(const T* v, std::int64_t n) {
-        acc r = identity();
-        for (std::int64_t i = 0; i < n; ++i) {
-            merge(r, v[i]);
-        }
-        return r;
-    }
-};
+using MinOp = ExtremeOp<T, false>;
+template <class T>
+using MaxOp = ExtremeOp<T, true>;
 
 /// Visits every chunk of `a`, handing fn(region, values) native values (nullptr + `uniform`
 /// for uniform chunks).

@@ -9,6 +9,7 @@
 #include <b2nd/b2nd.hpp>
 
 #include "../../support/files.hpp"
+#include "../../support/random_box.hpp"
 #include "../../support/reference.hpp"
 #include "../../support/temp_dir.hpp"
 
@@ -16,24 +17,7 @@ using b2nd::Box;
 using b2nd::Shape;
 using b2nd::test::SplitMix;
 
-namespace {
-
-Box random_box(const Shape& shape, SplitMix& rng) {
-    Box b;
-    for (std::int64_t n : shape) {
-        const std::int64_t step =
-            rng.below(4) == 0 ? -2 : 1 + static_cast<std::int64_t>(rng.below(2));
-        const auto start = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(n)));
-        const std::int64_t room = step > 0 ? (n - 1 - start) / step + 1 : start / -step + 1;
-        b.start.push_back(start);
-        b.count.push_back(1 + static_cast<std::int64_t>(rng.below(
-                                  static_cast<std::uint64_t>(std::min<std::int64_t>(room, 24)))));
-        b.step.push_back(step);
-    }
-    return b;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("concurrency: 8 readers of one array agree with a single-threaded read",
           "[array][concurrency]") {
@@ -69,7 +53,7 @@ TEST_CASE("concurrency: 8 readers of one array agree with a single-threaded read
                     }
                     continue;
                 }
-                const Box box = random_box(shape, rng);
+                const Box box = b2nd::test::random_box(shape, rng, 24);
                 const auto want =
                     b2nd::test::reference_slice(bytes, shape, 4, box.start, box.count, box.step);
                 if (t.any().read(box) != want) {

@@ -12,6 +12,7 @@
 #include <b2nd/storage/frame.hpp>
 
 #include "../../support/files.hpp"
+#include "../../support/random_box.hpp"
 #include "../../support/reference.hpp"
 #include "../../support/temp_dir.hpp"
 
@@ -148,27 +149,6 @@ std::vector<std::uint8_t> random_items(SplitMix& rng, const DType& dt, std::int6
     return v;
 }
 
-Box random_box(const Shape& shape, SplitMix& rng) {
-    static const std::int64_t steps[] = {1, 1, 1, 1, 2, 3, -1, -2};
-    Box b;
-    for (std::int64_t n : shape) {
-        const std::int64_t step = steps[rng.below(8)];
-        if (n == 0) {
-            b.start.push_back(0);
-            b.count.push_back(0);
-            b.step.push_back(1);
-            continue;
-        }
-        const auto start = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(n)));
-        const std::int64_t room = step > 0 ? (n - 1 - start) / step + 1 : start / -step + 1;
-        b.start.push_back(start);
-        b.count.push_back(1 +
-                          static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(room))));
-        b.step.push_back(step);
-    }
-    return b;
-}
-
 const char* const kDtypes[] = {
     "|b1",   "|i1",  "<u2", ">i4", "<f4",     "<f8",
     ">f8",   "<c16", "|S5", "<U3", "<M8[ms]", "[('a', '<i4'), ('b', '>f8')]",
@@ -229,7 +209,7 @@ TEST_CASE("ndarray: random operations agree with an element-by-element model",
         for (int op = 0; op < 14; ++op) {
             const std::uint64_t kind = rng.below(ndim == 0 ? 2 : 7);
             if (kind == 0) {  // write random data into a strided box
-                const Box b = random_box(a.shape(), rng);
+                const Box b = b2nd::test::random_box(a.shape(), rng);
                 const auto data = random_items(rng, dt, b.size());
                 a.write(b, {data.data(), data.size()});
                 m.write(b, data);
@@ -304,7 +284,7 @@ TEST_CASE("ndarray: random operations agree with an element-by-element model",
                 a.remove(axis, pos, n);
                 m.remove(ax, pos, n);
             } else {  // read a random strided box
-                const Box b = random_box(a.shape(), rng);
+                const Box b = b2nd::test::random_box(a.shape(), rng);
                 INFO("read " << b.str());
                 B2ND_REQUIRE_SAME_BYTES(
                     a.read(b),

@@ -1,0 +1,33 @@
+// Shared by the benchmark programs: timing and the splitmix64 finalizer of BENCHMARKS.md.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+
+namespace b2nd::bench {
+
+/// Best time of one call of fn over at least min_reps repetitions lasting min_seconds in all.
+inline double best_seconds(const std::function<void()>& fn, double min_seconds, int min_reps = 3) {
+    double best = 1e30, total = 0;
+    for (int reps = 0; reps < min_reps || total < min_seconds; ++reps) {
+        const auto t0 = std::chrono::steady_clock::now();
+        fn();
+        const double s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        best = std::min(best, s);
+        total += s;
+    }
+    return best;
+}
+
+/// BENCHMARKS.md's mix(x).
+inline std::uint64_t mix(std::uint64_t x) {
+    x += 0x9E3779B97F4A7C15ULL;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+}
+
+}  // namespace b2nd::bench

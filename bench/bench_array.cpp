@@ -257,8 +257,8 @@ void bench_array(const Spec& s,
     // write
     for (int threads : {1, 2}) {
         b2nd::CreateOptions o;
-        o.chunkshape = s.chunks;
-        o.blockshape = s.blocks;
+        o.chunk_shape = s.chunks;
+        o.block_shape = s.blocks;
         o.compression.codec = s.codec;
         o.compression.clevel = s.clevel;
         o.compression.filters = {{s.filter, 0}};

@@ -72,8 +72,8 @@ int main(int argc, char** argv) {
         (std::filesystem::temp_directory_path() / "b2nd-bench-xtensor").string();
     std::filesystem::create_directories(dir);
     b2nd::CreateOptions o;
-    o.chunkshape = {128, 128, 128};
-    o.blockshape = {32, 32, 32};
+    o.chunk_shape = {128, 128, 128};
+    o.block_shape = {32, 32, 32};
     o.overwrite = true;
     o.cache_bytes = 0;
     const b2nd::Shape shape{edge, edge, edge};

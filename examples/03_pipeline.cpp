@@ -11,8 +11,8 @@ int main() {
     const auto dir = std::filesystem::temp_directory_path();
     b2nd::CreateOptions o;
     o.overwrite = true;
-    o.chunkshape = {8, 60, 80};  // 150 KiB chunks: many of them, a few in memory at a time
-    o.blockshape = {4, 30, 40};
+    o.chunk_shape = {8, 60, 80};  // 150 KiB chunks: many of them, a few in memory at a time
+    o.block_shape = {4, 30, 40};
     auto field = b2nd::create<float>((dir / "b2nd-example-field.b2nd").string(), {48, 120, 160}, o);
     b2nd::evaluate(
         field, [](const auto& x) { return x + 10.0f; }, field);  // a constant field

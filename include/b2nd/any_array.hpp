@@ -80,8 +80,8 @@ public:
     const std::string& dtype_note() const;
     const Grid& grid() const;
     const Shape& shape() const { return grid().shape(); }
-    const Shape& chunk_shape() const { return grid().chunkshape(); }
-    const Shape& block_shape() const { return grid().blockshape(); }
+    const Shape& chunk_shape() const { return grid().chunk_shape(); }
+    const Shape& block_shape() const { return grid().block_shape(); }
     int ndim() const { return grid().ndim(); }
     std::int64_t size() const { return grid().size(); }
     std::int64_t itemsize() const { return grid().itemsize(); }

@@ -11,36 +11,30 @@
 #include <string>
 #include <vector>
 
+#include <b2nd/shape.hpp>
+
 namespace b2nd {
-
-/// Sizes or coordinates, one per dimension (ndim 0 to 16).
-using Shape = std::vector<std::int64_t>;
-
-/// "(3, 4, 5)", "(7,)" or "()".
-std::string to_string(const Shape& s);
-
-inline constexpr int kMaxNdim = 16;
 
 class Grid {
 public:
     Grid() = default;
     /// \throws UsageError naming what is inconsistent (see check()).
-    Grid(Shape shape, Shape chunkshape, Shape blockshape, std::int64_t itemsize);
+    Grid(Shape shape, Shape chunk_shape, Shape block_shape, std::int64_t itemsize);
 
     /// Why these parameters do not form a valid grid, or "" when they do: ndim above 16 or
     /// unequal, negative sizes, a block larger than its chunk, zero chunk or block sizes in a
     /// non-empty dimension, a chunk of more than 2^31 - 64 bytes, or overflow anywhere.
     static std::string check(const Shape& shape,
-                             const Shape& chunkshape,
-                             const Shape& blockshape,
+                             const Shape& chunk_shape,
+                             const Shape& block_shape,
                              std::int64_t itemsize);
 
     int ndim() const noexcept { return static_cast<int>(shape_.size()); }
     const Shape& shape() const noexcept { return shape_; }
-    const Shape& chunkshape() const noexcept { return chunkshape_; }
-    const Shape& blockshape() const noexcept { return blockshape_; }
+    const Shape& chunk_shape() const noexcept { return chunk_shape_; }
+    const Shape& block_shape() const noexcept { return block_shape_; }
     /// The chunk shape padded to whole blocks.
-    const Shape& extchunkshape() const noexcept { return extchunkshape_; }
+    const Shape& ext_chunk_shape() const noexcept { return ext_chunk_shape_; }
     std::int64_t itemsize() const noexcept { return itemsize_; }
 
     /// Elements in the array (1 for ndim 0; 0 when a dimension is 0).
@@ -66,6 +60,14 @@ public:
     void chunk_coords(std::int64_t index, std::int64_t* coords) const noexcept;
     /// The valid (unpadded) extent of chunk `coords` along dimension d.
     std::int64_t chunk_extent(int d, std::int64_t coord) const noexcept;
+    /// The region of the array chunk `index` holds (its valid elements, step 1).
+    Box chunk_box(std::int64_t index) const;
+    /// A key naming block `block` of chunk `chunk` uniquely in this grid (chunk-major), as the
+    /// block cache stores it.
+    std::uint64_t block_key(std::int64_t chunk, std::int64_t block) const noexcept {
+        return static_cast<std::uint64_t>(chunk) * static_cast<std::uint64_t>(nblocks_) +
+               static_cast<std::uint64_t>(block);
+    }
 
     /// Where element `idx` (ndim in-range coordinates) lives.
     struct Location {
@@ -76,12 +78,12 @@ public:
     Location locate(const std::int64_t* idx) const noexcept;
 
     bool operator==(const Grid& o) const noexcept {
-        return shape_ == o.shape_ && chunkshape_ == o.chunkshape_ && blockshape_ == o.blockshape_ &&
-               itemsize_ == o.itemsize_;
+        return shape_ == o.shape_ && chunk_shape_ == o.chunk_shape_ &&
+               block_shape_ == o.block_shape_ && itemsize_ == o.itemsize_;
     }
 
 private:
-    Shape shape_, chunkshape_, blockshape_, extchunkshape_;
+    Shape shape_, chunk_shape_, block_shape_, ext_chunk_shape_;
     Shape chunks_in_, blocks_in_;
     std::int64_t itemsize_ = 1;
     std::int64_t size_ = 1;

@@ -63,8 +63,8 @@ enum class Fill {
 struct CreateOptions {
     /// Chunk and block shapes; empty = chosen automatically (blocks near a quarter of the L2
     /// cache, chunks near 4 MiB, shaped as close to cubes as the array allows).
-    Shape chunkshape;
-    Shape blockshape;
+    Shape chunk_shape;
+    Shape block_shape;
     CompressionParams compression;
     bool sparse = false;     ///< a directory (sframe) instead of one file (cframe)
     bool overwrite = false;  ///< replace an existing file or directory

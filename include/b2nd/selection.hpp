@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include <b2nd/grid.hpp>
+#include <b2nd/shape.hpp>
 
 namespace b2nd {
 
@@ -65,25 +65,6 @@ private:
 };
 
 using Selection = std::vector<DimIndex>;
-
-/// A strided box of an array: along dimension d, the count[d] elements start[d],
-/// start[d] + step[d], ... (step may be negative, never 0).
-struct Box {
-    Shape start, count, step;
-
-    /// The whole of an array of this shape.
-    static Box whole(const Shape& shape);
-    /// A box with step 1.
-    static Box region(Shape start, Shape count);
-    int ndim() const noexcept { return static_cast<int>(start.size()); }
-    /// Number of elements.
-    std::int64_t size() const noexcept;
-    /// "[0:10, 5:6, 7:1:-2]"
-    std::string str() const;
-};
-
-/// Why `box` is not a valid box of an array of `shape`, or "".
-std::string check_box(const Shape& shape, const Box& box);
 
 /// A selection resolved against a shape.
 struct Resolved {

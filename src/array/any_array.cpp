@@ -2,17 +2,12 @@
 #include <b2nd/error.hpp>
 #include <b2nd/storage/frame.hpp>
 
+#include "../detail/strings.hpp"
 #include "array_core.hpp"
 
 namespace b2nd {
 
-namespace {
-
-std::string num(std::int64_t v) {
-    return std::to_string(v);
-}
-
-}  // namespace
+using detail::num;
 
 AnyArray AnyArray::open(const std::string& path, const OpenOptions& options) {
     return AnyArray(detail::ArrayCore::open(path, options));

@@ -10,17 +10,16 @@
 #include <b2nd/error.hpp>
 
 #include "../detail/memory.hpp"
+#include "../detail/strings.hpp"
 #include "../detail/thread_pool.hpp"
 #include "strided_copy.hpp"
 #include <unistd.h>
 
 namespace b2nd::detail {
 
-namespace {
+using detail::num;
 
-std::string num(std::int64_t v) {
-    return std::to_string(v);
-}
+namespace {
 
 /// Along one dimension: a run of selected elements (ascending positions first + j * step for j in
 /// [j0, j0 + n)) that lie in one block of one chunk; `pos` is the first one's place in the block.
@@ -42,8 +41,8 @@ DimPlan plan_dim(const Grid& g, int d, std::int64_t start, std::int64_t count, s
     p.flip = step < 0;
     p.step = p.flip ? -step : step;
     p.first = p.flip ? start + (count - 1) * step : start;
-    const std::int64_t c = g.chunkshape()[static_cast<std::size_t>(d)];
-    const std::int64_t b = g.blockshape()[static_cast<std::size_t>(d)];
+    const std::int64_t c = g.chunk_shape()[static_cast<std::size_t>(d)];
+    const std::int64_t b = g.block_shape()[static_cast<std::size_t>(d)];
     for (std::int64_t j = 0; j < count;) {
         const std::int64_t i = p.first + j * p.step;
         const std::int64_t ch = i / c;
@@ -139,11 +138,7 @@ struct Plan {
 
 /// Block strides in elements (C order of the block shape).
 void block_strides(const Grid& g, std::int64_t* out) {
-    std::int64_t s = 1;
-    for (int d = g.ndim() - 1; d >= 0; --d) {
-        out[d] = s;
-        s *= g.blockshape()[static_cast<std::size_t>(d)];
-    }
+    c_strides(g.block_shape().data(), g.block_shape().size(), 1, out);
 }
 
 thread_local Scratch tl_scratch;
@@ -232,19 +227,6 @@ std::int64_t first_offset(const Plan& plan, const ChunkTask& ct, const std::int6
     return off;
 }
 
-/// The valid region of chunk ci.
-Box chunk_region(const Grid& g, std::int64_t ci) {
-    std::int64_t c[kMaxNdim];
-    g.chunk_coords(ci, c);
-    Box b;
-    for (int d = 0; d < g.ndim(); ++d) {
-        b.start.push_back(c[d] * g.chunkshape()[static_cast<std::size_t>(d)]);
-        b.count.push_back(g.chunk_extent(d, c[d]));
-        b.step.push_back(1);
-    }
-    return b;
-}
-
 struct ChunkState {
     enum class Kind { fill, raw, encoded } kind = Kind::fill;
     std::vector<std::uint8_t> pattern;  // fill: one element
@@ -284,7 +266,7 @@ ArrayCore::ArrayCore(storage::Frame frame,
     if (ml == nullptr) {
         ml = frame_.metalayer("caterva");
     }
-    Shape shape, chunkshape, blockshape;
+    Shape shape, chunk_shape, block_shape;
     if (ml != nullptr) {
         try {
             meta_ = format::read_b2nd_meta(ml->content);
@@ -292,8 +274,8 @@ ArrayCore::ArrayCore(storage::Frame frame,
             rethrow_with_context(e, where() + ": metalayer '" + ml->name + "'", 0);
         }
         shape = meta_.shape;
-        chunkshape.assign(meta_.chunkshape.begin(), meta_.chunkshape.end());
-        blockshape.assign(meta_.blockshape.begin(), meta_.blockshape.end());
+        chunk_shape.assign(meta_.chunk_shape.begin(), meta_.chunk_shape.end());
+        block_shape.assign(meta_.block_shape.begin(), meta_.block_shape.end());
     } else {
         // A plain frame: a 1-D array of typesize items, one "block" per chunk.
         plain_ = true;
@@ -306,24 +288,24 @@ ArrayCore::ArrayCore(storage::Frame frame,
                 0);
         }
         shape = {h.nbytes / typesize};
-        chunkshape = {h.chunksize / typesize};
-        blockshape = chunkshape;
+        chunk_shape = {h.chunksize / typesize};
+        block_shape = chunk_shape;
     }
-    const std::string why = Grid::check(shape, chunkshape, blockshape, typesize);
+    const std::string why = Grid::check(shape, chunk_shape, block_shape, typesize);
     if (!why.empty()) {
         throw FormatError(where() + ": the b2nd metalayer describes an invalid array: " + why, 0);
     }
-    grid_ = Grid(shape, chunkshape, blockshape, typesize);
+    grid_ = Grid(shape, chunk_shape, block_shape, typesize);
     if (grid_.nchunks() != frame_.nchunks()) {
         throw FormatError(where() + ": an array of shape " + to_string(shape) + " in chunks of " +
-                              to_string(chunkshape) + " needs " + num(grid_.nchunks()) +
+                              to_string(chunk_shape) + " needs " + num(grid_.nchunks()) +
                               " chunks, the frame holds " + num(frame_.nchunks()),
                           0);
     }
     if (!plain_ && grid_.nchunks() > 0 && h.chunksize != grid_.chunk_nbytes()) {
         throw FormatError(where() + ": the frame's chunk size " + num(h.chunksize) +
                               " differs from the " + num(grid_.chunk_nbytes()) +
-                              " bytes of a chunk of shape " + to_string(grid_.extchunkshape()),
+                              " bytes of a chunk of shape " + to_string(grid_.ext_chunk_shape()),
                           0);
     }
 
@@ -375,7 +357,7 @@ ArrayCore::ArrayCore(storage::Frame frame,
 }
 
 std::string ArrayCore::where() const {
-    return frame_.path().empty() ? std::string("<memory>") : "\"" + frame_.path() + "\"";
+    return detail::quoted_path(frame_.path());
 }
 
 void ArrayCore::set_nthreads(int n) noexcept {
@@ -451,7 +433,7 @@ ChunkState ArrayCore::load_chunk(std::int64_t ci, bool need_block0, bool cache_i
         if (dec.special() == codec::Special::none && !plain_ &&
             (dec.header().vl_blocks() || dec.blocksize() != grid_.block_nbytes())) {
             corrupt(ci, "has blocks of " + num(dec.blocksize()) + " bytes; blocks of shape " +
-                            to_string(grid_.blockshape()) + " hold " + num(grid_.block_nbytes()));
+                            to_string(grid_.block_shape()) + " hold " + num(grid_.block_nbytes()));
         }
         if (dec.special() != codec::Special::none) {
             s.kind = ChunkState::Kind::fill;
@@ -463,7 +445,7 @@ ChunkState ArrayCore::load_chunk(std::int64_t ci, bool need_block0, bool cache_i
         } else {
             s.kind = ChunkState::Kind::encoded;
             if (need_block0 && !plain_ && dec.needs_block0() && dec.nblocks() > 1) {
-                const auto key = static_cast<std::uint64_t>(ci * grid_.nblocks());
+                const auto key = grid_.block_key(ci, 0);
                 s.block0 = cache_.budget() > 0 ? cache_.find(key) : nullptr;
                 if (!s.block0) {
                     auto buf = std::make_shared<std::vector<std::uint8_t>>(
@@ -565,7 +547,7 @@ void ArrayCore::read_unlocked(const Box& box,
             sb.extent[d] = seg[d]->n;
             sb.src_stride[d] = p.step * bstride[d] * isz;
             sb.dst_stride[d] = jstride[d];
-            const std::int64_t bs = grid_.blockshape()[u];
+            const std::int64_t bs = grid_.block_shape()[u];
             whole = whole && seg[d]->n == bs &&
                     (bs == 1 || (p.step == 1 && jstride[d] == bstride[d] * isz));
         }
@@ -579,7 +561,7 @@ void ArrayCore::read_unlocked(const Box& box,
             case ChunkState::Kind::encoded:
                 break;
         }
-        const auto key = static_cast<std::uint64_t>(ct.ci * grid_.nblocks() + block);
+        const auto key = grid_.block_key(ct.ci, block);
         BlockCache::Buffer hold =
             block == 0 && cs.block0 ? cs.block0 : (lookups ? cache_.find(key) : nullptr);
         if (!hold && !inserts && whole && !plain_) {
@@ -623,7 +605,7 @@ const std::uint8_t* ArrayCore::block_data(const ChunkState& cs,
         auto buf = std::make_shared<std::vector<std::uint8_t>>(size);
         decode_block_into(cs, ci, block, buf->data());
         hold = buf;
-        cache_.insert(static_cast<std::uint64_t>(ci * grid_.nblocks() + block), std::move(buf));
+        cache_.insert(grid_.block_key(ci, block), std::move(buf));
         return hold->data();
     }
     std::uint8_t* scratch = scratch_bytes(tl_scratch, size);
@@ -694,7 +676,7 @@ void ArrayCore::read_points(const std::int64_t* coords, std::size_t n, std::uint
                 base = cs.raw + block * grid_.block_nbytes();
                 break;
             case ChunkState::Kind::encoded: {
-                const auto key = static_cast<std::uint64_t>(ci * grid_.nblocks() + block);
+                const auto key = grid_.block_key(ci, block);
                 hold = block == 0 && cs.block0 ? cs.block0 : (lookups ? cache_.find(key) : nullptr);
                 base = block_data(cs, ci, block, inserts, hold);
                 break;
@@ -720,7 +702,7 @@ void ArrayCore::read_element(const std::int64_t* idx, std::uint8_t* out) const {
     const std::int64_t isz = grid_.itemsize();
     if (cache_.budget() > 0) {
         const Grid::Location loc = grid_.locate(idx);
-        const auto key = static_cast<std::uint64_t>(loc.chunk * grid_.nblocks() + loc.block);
+        const auto key = grid_.block_key(loc.chunk, loc.block);
         if (cache_.copy_from(key, static_cast<std::size_t>(loc.offset * isz),
                              static_cast<std::size_t>(isz), out)) {
             return;
@@ -867,8 +849,7 @@ void ArrayCore::commit_staged(const std::vector<std::int64_t>& ids,
     }
     frame_.apply(e);
     for (std::int64_t ci : ids) {
-        cache_.erase_range(static_cast<std::uint64_t>(ci * grid_.nblocks()),
-                           static_cast<std::uint64_t>(grid_.nblocks()));
+        cache_.erase_range(grid_.block_key(ci, 0), static_cast<std::uint64_t>(grid_.nblocks()));
     }
 }
 
@@ -885,7 +866,7 @@ void ArrayCore::write_chunks(const std::vector<std::int64_t>& ids,
     std::mutex progress_mutex;
     std::int64_t done = 0;
     parallel_for(ids.size(), threads, [&](std::size_t k) {
-        const Box region = chunk_region(grid_, ids[k]);
+        const Box region = grid_.chunk_box(ids[k]);
         thread_local Scratch values;
         values.resize(static_cast<std::size_t>(region.size() * isz));
         produce(ids[k], region, values.data());
@@ -916,7 +897,7 @@ void ArrayCore::for_each_chunk(const std::vector<std::int64_t>& ids,
     const int threads = in_flight > 0 ? std::min(in_flight, nthreads_) : nthreads_;
     const std::int64_t isz = grid_.itemsize();
     parallel_for(ids.size(), threads, [&](std::size_t k) {
-        const Box region = chunk_region(grid_, ids[k]);
+        const Box region = grid_.chunk_box(ids[k]);
         if (plain_) {
             thread_local Scratch values;
             values.resize(static_cast<std::size_t>(region.size() * isz));
@@ -976,11 +957,7 @@ void ArrayCore::rebuild(const Grid& ng,
     if (user != nullptr) {
         user_shape[static_cast<std::size_t>(axis)] = user_extent;
     }
-    std::int64_t s = isz;
-    for (int d = nd - 1; d >= 0; --d) {
-        ustride[d] = s;
-        s *= user_shape[static_cast<std::size_t>(d)];
-    }
+    c_strides(user_shape.data(), user_shape.size(), isz, ustride);
     std::int64_t bstride[kMaxNdim];
     block_strides(ng, bstride);
 
@@ -1010,20 +987,16 @@ void ArrayCore::rebuild(const Grid& ng,
                 tmp.resize(static_cast<std::size_t>(ob.size() * isz));
                 read_unlocked(ob, tmp.data(), nullptr, CacheUse::never);  // replaced next
                 src = tmp.data();
-                std::int64_t t = isz;
-                for (int d = nd - 1; d >= 0; --d) {
-                    sstride[d] = t;
-                    t *= p.count[static_cast<std::size_t>(d)];
-                }
+                c_strides(p.count.data(), p.count.size(), isz, sstride);
             }
             // Patch the region into the chunk, block by block.
             std::int64_t lo[kMaxNdim], hi[kMaxNdim], bl[kMaxNdim], bl0[kMaxNdim], bl1[kMaxNdim];
             for (int d = 0; d < nd; ++d) {
                 const auto u = static_cast<std::size_t>(d);
-                lo[d] = p.start[u] - coords[d] * ng.chunkshape()[u];
+                lo[d] = p.start[u] - coords[d] * ng.chunk_shape()[u];
                 hi[d] = lo[d] + p.count[u];
-                bl0[d] = lo[d] / ng.blockshape()[u];
-                bl1[d] = (hi[d] - 1) / ng.blockshape()[u];
+                bl0[d] = lo[d] / ng.block_shape()[u];
+                bl1[d] = (hi[d] - 1) / ng.block_shape()[u];
                 bl[d] = bl0[d];
             }
             for (;;) {
@@ -1032,7 +1005,7 @@ void ArrayCore::rebuild(const Grid& ng,
                 std::int64_t block = 0, dst_off = 0;
                 const std::uint8_t* sp = src;
                 for (int d = 0; d < nd; ++d) {
-                    const std::int64_t bs = ng.blockshape()[static_cast<std::size_t>(d)];
+                    const std::int64_t bs = ng.block_shape()[static_cast<std::size_t>(d)];
                     const std::int64_t a = std::max(lo[d], bl[d] * bs);
                     const std::int64_t b = std::min(hi[d], (bl[d] + 1) * bs);
                     block = block * ng.blocks_in(d) + bl[d];
@@ -1090,11 +1063,11 @@ void ArrayCore::resize(const Shape& shape) {
         return;
     }
     const std::string why =
-        Grid::check(shape, grid_.chunkshape(), grid_.blockshape(), grid_.itemsize());
+        Grid::check(shape, grid_.chunk_shape(), grid_.block_shape(), grid_.itemsize());
     if (!why.empty()) {
         throw UsageError(where() + ": cannot resize to " + to_string(shape) + ": " + why);
     }
-    const Grid ng(shape, grid_.chunkshape(), grid_.blockshape(), grid_.itemsize());
+    const Grid ng(shape, grid_.chunk_shape(), grid_.block_shape(), grid_.itemsize());
     const Grid& og = grid_;
     const int nd = og.ndim();
     rebuild(
@@ -1109,7 +1082,7 @@ void ArrayCore::resize(const Shape& shape) {
                     return nc;
                 }
                 exposes = exposes || (shape[u] > og.shape()[u] && c[d] == og.chunks_in(d) - 1 &&
-                                      og.shape()[u] % og.chunkshape()[u] != 0);
+                                      og.shape()[u] % og.chunk_shape()[u] != 0);
             }
             if (!exposes) {
                 nc.keep = og.chunk_index(c);
@@ -1119,33 +1092,15 @@ void ArrayCore::resize(const Shape& shape) {
             Piece p;
             for (int d = 0; d < nd; ++d) {
                 const auto u = static_cast<std::size_t>(d);
-                const std::int64_t a = c[d] * og.chunkshape()[u];
+                const std::int64_t a = c[d] * og.chunk_shape()[u];
                 p.start.push_back(a);
-                p.count.push_back(std::min({og.chunkshape()[u], og.shape()[u] - a, shape[u] - a}));
+                p.count.push_back(std::min({og.chunk_shape()[u], og.shape()[u] - a, shape[u] - a}));
             }
             nc.pieces.push_back(std::move(p));
             return nc;
         },
         nullptr, 0, 0);
 }
-
-namespace {
-
-/// The region of chunk `c` of grid g, with [a, b) along `axis`.
-struct AxisWindow {
-    Shape start, count;
-};
-
-AxisWindow chunk_window(const Grid& g, const std::int64_t* c) {
-    AxisWindow w;
-    for (int d = 0; d < g.ndim(); ++d) {
-        w.start.push_back(c[d] * g.chunkshape()[static_cast<std::size_t>(d)]);
-        w.count.push_back(g.chunk_extent(d, c[d]));
-    }
-    return w;
-}
-
-}  // namespace
 
 void ArrayCore::insert(int axis, std::int64_t pos, std::int64_t n, const std::uint8_t* data) {
     splice(axis, pos, 0, n, data);
@@ -1182,13 +1137,13 @@ void ArrayCore::splice(int axis,
     Shape shape = grid_.shape();
     shape[ax] += inserted - removed;
     const std::string why =
-        Grid::check(shape, grid_.chunkshape(), grid_.blockshape(), grid_.itemsize());
+        Grid::check(shape, grid_.chunk_shape(), grid_.block_shape(), grid_.itemsize());
     if (!why.empty()) {
         throw UsageError(where() + ": cannot change the shape to " + to_string(shape) + ": " + why);
     }
-    const Grid ng(shape, grid_.chunkshape(), grid_.blockshape(), grid_.itemsize());
+    const Grid ng(shape, grid_.chunk_shape(), grid_.block_shape(), grid_.itemsize());
     const Grid& og = grid_;
-    const std::int64_t cs = og.chunkshape()[ax];
+    const std::int64_t cs = og.chunk_shape()[ax];
     // Whole chunks moving by whole chunks are kept as they are.
     const bool aligned = pos % cs == 0 && removed % cs == 0 && inserted % cs == 0;
     const std::int64_t delta = removed - inserted;  // old coordinate = new + delta after the gap
@@ -1209,7 +1164,7 @@ void ArrayCore::splice(int axis,
                 nc.keep = og.chunk_index(oc);
                 return nc;
             }
-            const AxisWindow w = chunk_window(ng, c);
+            const Box w = ng.chunk_box(ng.chunk_index(c));
             auto add = [&](std::int64_t lo, std::int64_t hi, bool user, std::int64_t shift) {
                 if (lo < hi) {
                     Piece p{w.start, w.count, user, shift};
@@ -1268,12 +1223,12 @@ std::shared_ptr<ArrayCore> ArrayCore::create(const std::string& path,
                                              const DType& dtype,
                                              const Shape& shape,
                                              const CreateOptions& o) {
-    const std::string where = "\"" + path + "\"";
+    const std::string where = detail::quoted_path(path);
     const std::int64_t isz = dtype.itemsize();
     if (isz <= 0) {
         throw UsageError(where + ": dtype '" + dtype.str() + "' has no size");
     }
-    Shape chunks = o.chunkshape, blocks = o.blockshape;
+    Shape chunks = o.chunk_shape, blocks = o.block_shape;
     if (chunks.empty() && !shape.empty()) {
         if (!blocks.empty()) {
             throw UsageError(where + ": a block shape needs a chunk shape");
@@ -1308,8 +1263,8 @@ std::shared_ptr<ArrayCore> ArrayCore::create(const std::string& path,
 
     format::B2ndMeta meta;
     meta.shape = shape;
-    meta.chunkshape.assign(chunks.begin(), chunks.end());
-    meta.blockshape.assign(blocks.begin(), blocks.end());
+    meta.chunk_shape.assign(chunks.begin(), chunks.end());
+    meta.block_shape.assign(blocks.begin(), blocks.end());
     meta.dtype = dtype.str();
     std::vector<format::Metalayer> metas;
     metas.push_back({"b2nd", format::write_b2nd_meta(meta)});

@@ -8,16 +8,16 @@
 #include <b2nd/dtype.hpp>
 #include <b2nd/error.hpp>
 
+#include "../detail/strings.hpp"
+
 namespace b2nd {
+
+using detail::num;
 
 namespace {
 
 constexpr std::int64_t kMaxItemsize = 0x7fffffff;
 constexpr char kNative = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? '<' : '>';
-
-std::string num(std::int64_t v) {
-    return std::to_string(v);
-}
 
 class Parser {
 public:

@@ -9,17 +9,16 @@
 #include <b2nd/npy.hpp>
 #include <b2nd/storage/mapped_file.hpp>
 
+#include "../detail/strings.hpp"
 #include <unistd.h>
 
 namespace b2nd {
 
+using detail::num;
+
 namespace {
 
 constexpr char kMagic[] = "\x93NUMPY";
-
-std::string num(std::int64_t v) {
-    return std::to_string(v);
-}
 
 [[noreturn]] void bad(const std::string& what, std::size_t at) {
     throw FormatError(".npy header: " + what, at);

@@ -129,10 +129,10 @@ int cmd_import(const std::vector<std::string>& argv) {
         }
     }
     if (a.has("--chunks")) {
-        o.chunkshape = a.get_shape("--chunks");
+        o.chunk_shape = a.get_shape("--chunks");
     }
     if (a.has("--blocks")) {
-        o.blockshape = a.get_shape("--blocks");
+        o.block_shape = a.get_shape("--blocks");
     }
     o.sparse = a.has("--sframe");
     o.overwrite = a.has("--overwrite");

@@ -47,17 +47,9 @@ int cmd_verify(const std::vector<std::string>& argv) {
     if (arr) {
         // Chunk by chunk through the array reader, which checks sizes and block layout too.
         const Grid& g = arr.grid();
-        std::vector<std::int64_t> c(static_cast<std::size_t>(g.ndim()));
         std::vector<std::uint8_t> buf;
         for (std::int64_t i = 0; i < g.nchunks(); ++i) {
-            g.chunk_coords(i, c.data());
-            Box b;
-            for (int d = 0; d < g.ndim(); ++d) {
-                b.start.push_back(c[static_cast<std::size_t>(d)] *
-                                  g.chunkshape()[static_cast<std::size_t>(d)]);
-                b.count.push_back(g.chunk_extent(d, c[static_cast<std::size_t>(d)]));
-                b.step.push_back(1);
-            }
+            const Box b = g.chunk_box(i);
             buf.resize(static_cast<std::size_t>(b.size() * g.itemsize()));
             arr.read(b, buf.data(), buf.size());
             nbytes += static_cast<std::int64_t>(buf.size());

@@ -15,10 +15,13 @@
 #include <b2nd/format/endian.hpp>
 
 #include "../detail/memory.hpp"
+#include "../detail/strings.hpp"
 #include "../detail/thread_pool.hpp"
 #include "compressors.hpp"
 
 namespace b2nd::codec {
+
+using b2nd::detail::num;
 
 namespace {
 
@@ -69,10 +72,6 @@ void fill_pattern(std::uint8_t* dest,
     }
 }
 
-std::string str(std::int64_t v) {
-    return std::to_string(v);
-}
-
 }  // namespace
 
 ChunkDecoder::ChunkDecoder(ByteSpan chunk) : header_(format::read_chunk_header(chunk)) {
@@ -91,7 +90,7 @@ ChunkDecoder::ChunkDecoder(ByteSpan chunk) : header_(format::read_chunk_header(c
 
     const auto special = static_cast<Special>(h.special());
     if (special == Special::nan && h.typesize != 4 && h.typesize != 8) {
-        throw UnsupportedError("chunk header: NaN special chunk with typesize " + str(h.typesize) +
+        throw UnsupportedError("chunk header: NaN special chunk with typesize " + num(h.typesize) +
                                    " (only 4 and 8 are defined)",
                                3);
     }
@@ -112,7 +111,7 @@ ChunkDecoder::ChunkDecoder(ByteSpan chunk) : header_(format::read_chunk_header(c
             break;
         case CompFormat::user_defined:
             throw UnsupportedError(
-                "chunk header: plugin codec " + str(h.udcodec) + " is not supported", 22);
+                "chunk header: plugin codec " + num(h.udcodec) + " is not supported", 22);
         default:
             throw UnsupportedError("chunk header: compressor format " +
                                        comp_format_name(h.comp_format()) + " is not supported",
@@ -122,7 +121,7 @@ ChunkDecoder::ChunkDecoder(ByteSpan chunk) : header_(format::read_chunk_header(c
         const std::uint8_t f = h.filters[static_cast<std::size_t>(slot)];
         if (!known_filter(f)) {
             throw UnsupportedError("chunk header: filter " + filter_name(f) + " in slot " +
-                                       str(slot) + " is not supported",
+                                       num(slot) + " is not supported",
                                    static_cast<std::uint64_t>(16 + slot));
         }
         if (f == static_cast<std::uint8_t>(Filter::delta)) {
@@ -135,8 +134,8 @@ ChunkDecoder::ChunkDecoder(ByteSpan chunk) : header_(format::read_chunk_header(c
 
     const std::int64_t bstarts_end = std::int64_t{hs} + std::int64_t{4} * nblocks_;
     if (bstarts_end > h.cbytes) {
-        throw FormatError("chunk: block starts table (" + str(nblocks_) +
-                              " blocks) exceeds cbytes " + str(h.cbytes),
+        throw FormatError("chunk: block starts table (" + num(nblocks_) +
+                              " blocks) exceeds cbytes " + num(h.cbytes),
                           static_cast<std::uint64_t>(hs));
     }
     data_start_ = static_cast<std::int32_t>(bstarts_end);
@@ -147,7 +146,7 @@ ChunkDecoder::ChunkDecoder(ByteSpan chunk) : header_(format::read_chunk_header(c
         const auto dsize = r.read_le<std::int32_t>("chunk dictionary size");
         if (dsize <= 0 || dsize > format::kMaxDictSize) {
             throw FormatError(
-                "chunk: dictionary size " + str(dsize) + " outside 1.." + str(format::kMaxDictSize),
+                "chunk: dictionary size " + num(dsize) + " outside 1.." + num(format::kMaxDictSize),
                 static_cast<std::uint64_t>(bstarts_end));
         }
         const ByteSpan dict = r.take(static_cast<std::size_t>(dsize), "chunk dictionary");
@@ -170,14 +169,14 @@ ChunkDecoder::ChunkDecoder(ByteSpan chunk) : header_(format::read_chunk_header(c
                 i + 1 < nblocks_ ? load_le<std::int32_t>(chunk_.data() + at + 4) : h.cbytes;
             if (bstart < data_start_ || bstart <= prev || next <= bstart || next > h.cbytes ||
                 bstart > h.cbytes - 4) {
-                throw FormatError("chunk: VL block " + str(i) + " starts at " + str(bstart) +
-                                      " (next " + str(next) + "), outside the chunk's data",
+                throw FormatError("chunk: VL block " + num(i) + " starts at " + num(bstart) +
+                                      " (next " + num(next) + "), outside the chunk's data",
                                   at);
             }
             const auto bn = load_le<std::int32_t>(chunk_.data() + bstart);
             if (bn <= 0 || total + bn > h.nbytes) {
-                throw FormatError("chunk: VL block " + str(i) + " size " + str(bn) +
-                                      " is invalid or exceeds nbytes " + str(h.nbytes),
+                throw FormatError("chunk: VL block " + num(i) + " size " + num(bn) +
+                                      " is invalid or exceeds nbytes " + num(h.nbytes),
                                   static_cast<std::uint64_t>(bstart));
             }
             vl_offsets_[static_cast<std::size_t>(i)] = total;
@@ -187,7 +186,7 @@ ChunkDecoder::ChunkDecoder(ByteSpan chunk) : header_(format::read_chunk_header(c
         }
         if (total != h.nbytes) {
             throw FormatError(
-                "chunk: VL block sizes add up to " + str(total) + ", not nbytes " + str(h.nbytes),
+                "chunk: VL block sizes add up to " + num(total) + ", not nbytes " + num(h.nbytes),
                 static_cast<std::uint64_t>(hs));
         }
         vl_offsets_.back() = total;
@@ -199,7 +198,7 @@ ChunkDecoder::ChunkDecoder(ChunkDecoder&&) noexcept = default;
 ChunkDecoder& ChunkDecoder::operator=(ChunkDecoder&&) noexcept = default;
 
 void ChunkDecoder::fail(std::int32_t block, const std::string& what, std::uint64_t at) const {
-    throw FormatError("chunk: block " + str(block) + ": " + what, at);
+    throw FormatError("chunk: block " + num(block) + ": " + what, at);
 }
 
 ChunkDecoder::BlockGeometry ChunkDecoder::geometry(std::int32_t i) const {
@@ -214,7 +213,7 @@ ChunkDecoder::BlockGeometry ChunkDecoder::geometry(std::int32_t i) const {
 
 std::int32_t ChunkDecoder::block_nbytes(std::int32_t i) const {
     if (i < 0 || i >= nblocks_) {
-        throw UsageError("block index " + str(i) + " out of range (chunk has " + str(nblocks_) +
+        throw UsageError("block index " + num(i) + " out of range (chunk has " + num(nblocks_) +
                          " blocks)");
     }
     return geometry(i).nbytes;
@@ -222,7 +221,7 @@ std::int32_t ChunkDecoder::block_nbytes(std::int32_t i) const {
 
 std::int64_t ChunkDecoder::block_offset(std::int32_t i) const {
     if (i < 0 || i >= nblocks_) {
-        throw UsageError("block index " + str(i) + " out of range (chunk has " + str(nblocks_) +
+        throw UsageError("block index " + num(i) + " out of range (chunk has " + num(nblocks_) +
                          " blocks)");
     }
     return geometry(i).offset;
@@ -272,8 +271,8 @@ void ChunkDecoder::decode_streams(std::int32_t i, const BlockGeometry& g, std::u
     const std::int64_t bstart = load_le<std::int32_t>(base + table_at);
     if (bstart < data_start_ || bstart >= cbytes) {
         fail(i,
-             "block start " + str(bstart) + " outside the chunk's data [" + str(data_start_) +
-                 ", " + str(cbytes) + ")",
+             "block start " + num(bstart) + " outside the chunk's data [" + num(data_start_) +
+                 ", " + num(cbytes) + ")",
              table_at);
     }
     const auto format = static_cast<CompFormat>(h.comp_format());
@@ -282,15 +281,15 @@ void ChunkDecoder::decode_streams(std::int32_t i, const BlockGeometry& g, std::u
     const int nstreams = (!vl && h.split() && !leftover) ? h.typesize : 1;
     if (g.nbytes % nstreams != 0) {
         fail(i,
-             "split block of " + str(g.nbytes) + " bytes is not a multiple of typesize " +
-                 str(nstreams),
+             "split block of " + num(g.nbytes) + " bytes is not a multiple of typesize " +
+                 num(nstreams),
              table_at);
     }
     const auto neblock = static_cast<std::size_t>(g.nbytes / nstreams);
     std::int64_t pos = bstart;
     for (int j = 0; j < nstreams; ++j, out += neblock) {
         if (cbytes - pos < 4) {
-            fail(i, "stream " + str(j) + ": truncated stream size",
+            fail(i, "stream " + num(j) + ": truncated stream size",
                  static_cast<std::uint64_t>(pos));
         }
         const std::int64_t at = pos;
@@ -308,18 +307,18 @@ void ChunkDecoder::decode_streams(std::int32_t i, const BlockGeometry& g, std::u
             continue;
         } else if (csize < 0) {
             if (pos >= cbytes) {
-                fail(i, "stream " + str(j) + ": truncated run token",
+                fail(i, "stream " + num(j) + ": truncated run token",
                      static_cast<std::uint64_t>(pos));
             }
             const std::uint8_t token = base[pos++];
             if ((token & 1U) == 0) {
-                throw UnsupportedError("chunk: block " + str(i) + ": stream " + str(j) +
-                                           ": unknown stream token " + str(token),
+                throw UnsupportedError("chunk: block " + num(i) + ": stream " + num(j) +
+                                           ": unknown stream token " + num(token),
                                        static_cast<std::uint64_t>(pos - 1));
             }
             if (csize < -255) {
                 fail(i,
-                     "stream " + str(j) + ": run length code " + str(csize) +
+                     "stream " + num(j) + ": run length code " + num(csize) +
                          " does not encode a byte",
                      static_cast<std::uint64_t>(at));
             }
@@ -328,8 +327,8 @@ void ChunkDecoder::decode_streams(std::int32_t i, const BlockGeometry& g, std::u
         }
         if (clen > cbytes - pos) {
             fail(i,
-                 "stream " + str(j) + ": compressed size " + str(clen) + " exceeds the chunk (" +
-                     str(cbytes - pos) + " bytes left)",
+                 "stream " + num(j) + ": compressed size " + num(clen) + " exceeds the chunk (" +
+                     num(cbytes - pos) + " bytes left)",
                  static_cast<std::uint64_t>(at));
         }
         if (clen == static_cast<std::int64_t>(neblock)) {
@@ -338,9 +337,9 @@ void ChunkDecoder::decode_streams(std::int32_t i, const BlockGeometry& g, std::u
                        detail::decompress_stream(format, base + pos, static_cast<std::size_t>(clen),
                                                  out, neblock, dict_.get())) {
             fail(i,
-                 "stream " + str(j) + ": " + comp_format_name(h.comp_format()) + " stream of " +
-                     str(clen) + " bytes does not decode to " +
-                     str(static_cast<std::int64_t>(neblock)) + " bytes (" + err + ")",
+                 "stream " + num(j) + ": " + comp_format_name(h.comp_format()) + " stream of " +
+                     num(clen) + " bytes does not decode to " +
+                     num(static_cast<std::int64_t>(neblock)) + " bytes (" + err + ")",
                  static_cast<std::uint64_t>(at));
         }
         pos += clen;
@@ -427,8 +426,8 @@ void ChunkDecoder::decode_block(std::int32_t i,
     const std::int32_t n = block_nbytes(i);
     if (dest.size() < static_cast<std::size_t>(n)) {
         throw UsageError("decode_block: destination of " +
-                         str(static_cast<std::int64_t>(dest.size())) +
-                         " bytes is smaller than block " + str(i) + " (" + str(n) + " bytes)");
+                         num(static_cast<std::int64_t>(dest.size())) +
+                         " bytes is smaller than block " + num(i) + " (" + num(n) + " bytes)");
     }
     decode_block_impl(i, dest.data(), block0);
 }
@@ -436,8 +435,8 @@ void ChunkDecoder::decode_block(std::int32_t i,
 void ChunkDecoder::decode(MutableByteSpan dest, int nthreads) const {
     const auto n = static_cast<std::size_t>(header_.nbytes);
     if (dest.size() < n) {
-        throw UsageError("decode: destination of " + str(static_cast<std::int64_t>(dest.size())) +
-                         " bytes is smaller than the chunk's " + str(header_.nbytes) + " bytes");
+        throw UsageError("decode: destination of " + num(static_cast<std::int64_t>(dest.size())) +
+                         " bytes is smaller than the chunk's " + num(header_.nbytes) + " bytes");
     }
     if (special() != Special::none) {
         fill_special(0, dest.data(), n);
@@ -466,8 +465,8 @@ void ChunkDecoder::decode(MutableByteSpan dest, int nthreads) const {
 void ChunkDecoder::decode_range(std::int64_t offset, MutableByteSpan dest) const {
     const auto len = static_cast<std::int64_t>(dest.size());
     if (offset < 0 || offset > header_.nbytes || len > header_.nbytes - offset) {
-        throw UsageError("decode_range: bytes [" + str(offset) + ", " + str(offset + len) +
-                         ") outside the chunk's " + str(header_.nbytes) + " bytes");
+        throw UsageError("decode_range: bytes [" + num(offset) + ", " + num(offset + len) +
+                         ") outside the chunk's " + num(header_.nbytes) + " bytes");
     }
     if (len == 0) {
         return;
@@ -522,8 +521,8 @@ void ChunkDecoder::decode_range(std::int64_t offset, MutableByteSpan dest) const
 std::vector<std::uint8_t> decode_chunk(ByteSpan chunk, int nthreads, std::int64_t max_nbytes) {
     ChunkDecoder dec(chunk);
     if (dec.nbytes() > max_nbytes) {
-        throw UsageError("decode_chunk: chunk claims " + str(dec.nbytes()) +
-                         " uncompressed bytes, above the limit of " + str(max_nbytes));
+        throw UsageError("decode_chunk: chunk claims " + num(dec.nbytes()) +
+                         " uncompressed bytes, above the limit of " + num(max_nbytes));
     }
     std::vector<std::uint8_t> out(static_cast<std::size_t>(dec.nbytes()));
     dec.decode(out, nthreads);

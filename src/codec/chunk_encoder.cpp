@@ -11,20 +11,19 @@
 #include <b2nd/format/endian.hpp>
 
 #include "../detail/memory.hpp"
+#include "../detail/strings.hpp"
 #include "../detail/thread_pool.hpp"
 #include "compressors.hpp"
 
 namespace b2nd::codec {
+
+using b2nd::detail::num;
 
 namespace {
 
 constexpr std::int32_t kL1 = 32 * 1024;
 constexpr std::size_t kNoRoom = static_cast<std::size_t>(-1);
 constexpr std::uint8_t kVersionLz = 1;  // BLOSC_*_VERSION_FORMAT of every built-in codec
-
-std::string str(std::int64_t v) {
-    return std::to_string(v);
-}
 
 /// The typesize stored in the header and used by the filters (c-blosc2 codes > 255 as 1).
 int coded_typesize(int typesize) {
@@ -59,25 +58,25 @@ bool split_rule(const EncodeParams& p, int ts, std::int64_t blocksize) {
 
 void validate(const EncodeParams& p, std::size_t nbytes) {
     if (p.clevel < 0 || p.clevel > 9) {
-        throw UsageError("encode: clevel must be 0..9, got " + str(p.clevel));
+        throw UsageError("encode: clevel must be 0..9, got " + num(p.clevel));
     }
     if (p.typesize < 1) {
-        throw UsageError("encode: typesize must be positive, got " + str(p.typesize));
+        throw UsageError("encode: typesize must be positive, got " + num(p.typesize));
     }
     if (p.blocksize < 0 || p.blocksize > format::kMaxBlockSize) {
         throw UsageError("encode: blocksize must be 0 (automatic) or 1.." +
-                         str(format::kMaxBlockSize) + ", got " + str(p.blocksize));
+                         num(format::kMaxBlockSize) + ", got " + num(p.blocksize));
     }
     if (nbytes > static_cast<std::size_t>(format::kMaxChunkNbytes)) {
-        throw UsageError("encode: a chunk holds at most " + str(format::kMaxChunkNbytes) +
-                         " bytes, got " + str(static_cast<std::int64_t>(nbytes)));
+        throw UsageError("encode: a chunk holds at most " + num(format::kMaxChunkNbytes) +
+                         " bytes, got " + num(static_cast<std::int64_t>(nbytes)));
     }
     if (!compressor_from_code(static_cast<std::uint8_t>(p.compressor))) {
-        throw UsageError("encode: unknown compressor code " + str(static_cast<int>(p.compressor)));
+        throw UsageError("encode: unknown compressor code " + num(static_cast<int>(p.compressor)));
     }
     const auto mode = static_cast<int>(p.splitmode);
     if (mode < 1 || mode > 4) {
-        throw UsageError("encode: unknown split mode " + str(mode));
+        throw UsageError("encode: unknown split mode " + num(mode));
     }
     bool reordered = false;  // a filter that moves bytes came before this slot
     for (std::size_t slot = 0; slot < p.filters.size(); ++slot) {
@@ -88,12 +87,12 @@ void validate(const EncodeParams& p, std::size_t nbytes) {
             case Filter::trunc_prec: {
                 const int bits = static_cast<std::int8_t>(f.meta);
                 if (!trunc_prec_valid(bits, coded_typesize(p.typesize))) {
-                    throw UsageError("encode: trunc_prec precision " + str(bits) +
-                                     " is invalid for typesize " + str(p.typesize) +
+                    throw UsageError("encode: trunc_prec precision " + num(bits) +
+                                     " is invalid for typesize " + num(p.typesize) +
                                      " (float32 or float64; |bits| below the mantissa width)");
                 }
                 if (reordered) {
-                    throw UsageError("encode: trunc_prec in slot " + str(static_cast<int>(slot)) +
+                    throw UsageError("encode: trunc_prec in slot " + num(static_cast<int>(slot)) +
                                      " must come before the other filters (it works on values)");
                 }
                 break;
@@ -292,8 +291,8 @@ std::vector<std::uint8_t> special_chunk(
     const auto unit =
         static_cast<std::int64_t>(kind == Special::value ? value.size() : std::size_t(typesize));
     if (kind != Special::zeros && nbytes % unit != 0) {
-        throw UsageError("special chunk: nbytes " + str(nbytes) + " is not a multiple of " +
-                         str(unit));
+        throw UsageError("special chunk: nbytes " + num(nbytes) + " is not a multiple of " +
+                         num(unit));
     }
     EncodeParams p;
     p.typesize = typesize;
@@ -372,9 +371,9 @@ std::size_t encode_chunk(ByteSpan src, const EncodeParams& p, MutableByteSpan de
     const auto nbytes = static_cast<std::int32_t>(src.size());
     const std::size_t limit = max_encoded_size(src.size());
     if (dest.size() < limit) {
-        throw UsageError("encode: destination of " + str(static_cast<std::int64_t>(dest.size())) +
+        throw UsageError("encode: destination of " + num(static_cast<std::int64_t>(dest.size())) +
                          " bytes is smaller than max_encoded_size (" +
-                         str(static_cast<std::int64_t>(limit)) + ")");
+                         num(static_cast<std::int64_t>(limit)) + ")");
     }
     const std::int32_t blocksize = effective_blocksize(p, nbytes);
     format::ChunkHeader h = base_header(p, nbytes, blocksize);
@@ -501,7 +500,7 @@ std::vector<std::uint8_t> make_nans_chunk(std::int32_t nbytes,
                                           int typesize,
                                           std::int32_t blocksize) {
     if (typesize != 4 && typesize != 8) {
-        throw UsageError("NaN chunk: typesize must be 4 or 8, got " + str(typesize));
+        throw UsageError("NaN chunk: typesize must be 4 or 8, got " + num(typesize));
     }
     return special_chunk(nbytes, typesize, blocksize, Special::nan, {});
 }
@@ -517,8 +516,8 @@ std::vector<std::uint8_t> make_repeated_chunk(std::int32_t nbytes,
                                               std::int32_t blocksize) {
     if (value.empty() || static_cast<std::int64_t>(value.size()) > nbytes) {
         throw UsageError("repeated-value chunk: the value (" +
-                         str(static_cast<std::int64_t>(value.size())) +
-                         " bytes) must be non-empty and no larger than nbytes " + str(nbytes));
+                         num(static_cast<std::int64_t>(value.size())) +
+                         " bytes) must be non-empty and no larger than nbytes " + num(nbytes));
     }
     return special_chunk(nbytes, static_cast<int>(value.size()), blocksize, Special::value, value);
 }

@@ -6,13 +6,13 @@
 #include <b2nd/format/byte_writer.hpp>
 #include <b2nd/format/msgpack.hpp>
 
+#include "../detail/strings.hpp"
+
 namespace b2nd::format {
 
-namespace {
+using b2nd::detail::num;
 
-std::string num(std::int64_t v) {
-    return std::to_string(v);
-}
+namespace {
 
 /// The array marker c-blosc2 writes for n entries (0x90 + n, which is 0xa0 for n = 16).
 std::uint8_t array_marker(std::size_t n) {
@@ -53,8 +53,8 @@ B2ndMeta read_b2nd_meta(ByteSpan bytes) {
         }
         m.shape.push_back(v);
     }
-    for (auto* dims : {&m.chunkshape, &m.blockshape}) {
-        const char* name = dims == &m.chunkshape ? "chunkshape" : "blockshape";
+    for (auto* dims : {&m.chunk_shape, &m.block_shape}) {
+        const char* name = dims == &m.chunk_shape ? "chunkshape" : "blockshape";
         read_array_marker(r, ndim, (std::string("b2nd meta ") + name).c_str());
         for (std::size_t d = 0; d < ndim; ++d) {
             const std::string f = std::string(name) + "[" + num(static_cast<std::int64_t>(d)) + "]";
@@ -87,7 +87,7 @@ B2ndMeta read_b2nd_meta(ByteSpan bytes) {
 
 std::vector<std::uint8_t> write_b2nd_meta(const B2ndMeta& m) {
     const std::size_t ndim = m.shape.size();
-    if (ndim > kMaxDim || m.chunkshape.size() != ndim || m.blockshape.size() != ndim) {
+    if (ndim > kMaxDim || m.chunk_shape.size() != ndim || m.block_shape.size() != ndim) {
         throw UsageError(
             "b2nd meta: shape, chunkshape and blockshape need the same ndim (at most 16)");
     }
@@ -100,7 +100,7 @@ std::vector<std::uint8_t> write_b2nd_meta(const B2ndMeta& m) {
     for (std::int64_t v : m.shape) {
         msgpack::write_int64(w, v);
     }
-    for (const auto* dims : {&m.chunkshape, &m.blockshape}) {
+    for (const auto* dims : {&m.chunk_shape, &m.block_shape}) {
         w.u8(array_marker(ndim));
         for (std::int32_t v : *dims) {
             msgpack::write_int32(w, v);

@@ -6,7 +6,11 @@
 #include <b2nd/format/chunk_header.hpp>
 #include <b2nd/format/endian.hpp>
 
+#include "../detail/strings.hpp"
+
 namespace b2nd::format {
+
+using b2nd::detail::num;
 
 namespace {
 
@@ -16,10 +20,6 @@ constexpr std::uint8_t kFilterDelta = 3;
 constexpr std::uint8_t kAlphaVersion = 3;  // Blosc2 alpha: slot 5 was never initialized
 constexpr std::uint8_t kSpecialValue = 3;
 constexpr std::uint8_t kSpecialLast = 4;
-
-std::string num(std::int64_t v) {
-    return std::to_string(v);
-}
 
 }  // namespace
 

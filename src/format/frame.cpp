@@ -7,7 +7,11 @@
 #include <b2nd/format/frame.hpp>
 #include <b2nd/format/msgpack.hpp>
 
+#include "../detail/strings.hpp"
+
 namespace b2nd::format {
+
+using b2nd::detail::num;
 
 namespace {
 
@@ -16,10 +20,6 @@ constexpr std::uint8_t kTrailerArray = 0x94;  // fixarray of 4
 constexpr char kMagic[8] = {'b', '2', 'f', 'r', 'a', 'm', 'e', '\0'};
 constexpr std::uint8_t kOffsets64 = 0x10;  // general_flags bits 4-5 = 1: 64-bit offsets
 constexpr std::size_t kTrailerTail = 23;   // ce len(4) d8 type fp(16)
-
-std::string num(std::int64_t v) {
-    return std::to_string(v);
-}
 
 /// Parses a metalayers section (header or trailer): 93 cd idx_size de n {name, d2 offset}*
 /// dc n {c6 len content}*. Offsets are relative to the start of `whole` (the header or trailer).

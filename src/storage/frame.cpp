@@ -6,16 +6,15 @@
 #include <b2nd/format/chunk_header.hpp>
 #include <b2nd/format/endian.hpp>
 
+#include "../detail/strings.hpp"
 #include "frame_impl.hpp"
 #include "posix_file.hpp"
 
 namespace b2nd::storage {
 
-namespace {
+using b2nd::detail::num;
 
-std::string num(std::int64_t v) {
-    return std::to_string(v);
-}
+namespace {
 
 constexpr std::int64_t kMaxVlmetaBytes = std::int64_t{1} << 30;
 
@@ -73,7 +72,7 @@ std::vector<std::uint8_t> materialize_special(codec::Special kind,
 }
 
 std::string Frame::Impl::where() const {
-    return path.empty() ? std::string("<memory>") : "\"" + path + "\"";
+    return b2nd::detail::quoted_path(path);
 }
 
 std::string Frame::Impl::chunk_file_path(std::uint32_t id) const {

@@ -20,17 +20,16 @@
 #include <b2nd/format/chunk_header.hpp>
 #include <b2nd/format/endian.hpp>
 
+#include "../detail/strings.hpp"
 #include "frame_impl.hpp"
 #include "posix_file.hpp"
 #include <dirent.h>
 
 namespace b2nd::storage {
 
-namespace {
+using b2nd::detail::num;
 
-std::string num(std::int64_t v) {
-    return std::to_string(v);
-}
+namespace {
 
 constexpr std::size_t kPatchBegin = format::frame_offsets::kFrameLen;  // 16
 

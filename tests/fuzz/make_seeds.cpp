@@ -67,8 +67,8 @@ void write_array_seeds(const std::string& dir) {
     };
     for (const Seed& s : seeds) {
         b2nd::CreateOptions o;
-        o.chunkshape = s.chunks;
-        o.blockshape = s.blocks;
+        o.chunk_shape = s.chunks;
+        o.block_shape = s.blocks;
         o.compression.codec = s.codec;
         o.compression.filters = s.filters;
         o.overwrite = true;

@@ -466,8 +466,8 @@ TEST_CASE("interop: arrays we write open in c-blosc2's b2nd with the same conten
                 1 + rng.below(static_cast<std::uint64_t>(chunks.back()))));
         }
         b2nd::CreateOptions o;
-        o.chunkshape = chunks;
-        o.blockshape = blocks;
+        o.chunk_shape = chunks;
+        o.block_shape = blocks;
         o.sparse = k % 2 == 1;
         o.compression.codec = codecs[k % 4];
         o.compression.clevel = static_cast<int>(rng.below(7));

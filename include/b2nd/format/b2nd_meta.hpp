@@ -22,8 +22,8 @@ inline constexpr int kMaxDim = 16;
 struct B2ndMeta {
     std::uint8_t version = 0;
     std::vector<std::int64_t> shape;
-    std::vector<std::int32_t> chunkshape;
-    std::vector<std::int32_t> blockshape;
+    std::vector<std::int32_t> chunk_shape;
+    std::vector<std::int32_t> block_shape;
     bool has_dtype = true;          ///< false for the caterva layout
     std::uint8_t dtype_format = 0;  ///< 0: NumPy
     std::string dtype;

@@ -81,7 +81,7 @@ inline std::int64_t evaluate_chunk_bytes(const AnyArray& out,
                                          const std::vector<std::int64_t>& input_itemsizes) {
     const Grid& g = out.grid();
     std::int64_t items = 1;
-    for (std::int64_t c : g.chunkshape()) {
+    for (std::int64_t c : g.chunk_shape()) {
         items *= c;
     }
     // Output values and padded chunk, encoder output, decode scratch, the inputs' windows.

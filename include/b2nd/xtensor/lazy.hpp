@@ -200,10 +200,7 @@ private:
             : array(std::move(a)), sel(std::move(r)) {
             const std::size_t nd = sel.shape.size();
             shape.assign(sel.shape.begin(), sel.shape.end());
-            strides.assign(nd, 1);
-            for (std::size_t d = nd; d-- > 1;) {
-                strides[d - 1] = strides[d] * sel.shape[d];
-            }
+            strides = c_strides(sel.shape);
             if (nd > 0) {
                 row_dim = sel.dims[0];
                 nrows = sel.shape[0];

@@ -153,10 +153,8 @@ xt::xarray<typename Op::acc> reduce_axis(const NDArray<T>& a, int axis) {
         }
     }
     xt::xarray<typename Op::acc> out(out_shape, Op::identity());
-    std::vector<std::int64_t> out_strides(out_shape.size(), 1);
-    for (std::size_t d = out_shape.size(); d-- > 1;) {
-        out_strides[d - 1] = out_strides[d] * static_cast<std::int64_t>(out_shape[d]);
-    }
+    std::vector<std::int64_t> out_strides(out_shape.size());
+    c_strides(out_shape.data(), out_shape.size(), 1, out_strides.data());
     std::mutex m;
     visit_values(a, [&](const Box& region, const T* values, T uniform) {
         // The region's partial result, C order over its dimensions other than the axis.
@@ -188,12 +186,7 @@ xt::xarray<typename Op::acc> reduce_axis(const NDArray<T>& a, int axis) {
                 } else {
                     Op::merge(slot, Op::one(values[i]));
                 }
-                for (std::size_t d = k.size(); d-- > 0;) {
-                    if (++k[d] < region.count[d]) {
-                        break;
-                    }
-                    k[d] = 0;
-                }
+                next_index(k.data(), region.count.data(), k.size());
             }
         }
         // Merge into the output at the region's place.
@@ -211,12 +204,7 @@ xt::xarray<typename Op::acc> reduce_axis(const NDArray<T>& a, int axis) {
                 o += (origin[d] + k[d]) * out_strides[d];
             }
             Op::merge(out.data()[o], part[static_cast<std::size_t>(i)]);
-            for (std::size_t d = k.size(); d-- > 0;) {
-                if (++k[d] < pshape[d]) {
-                    break;
-                }
-                k[d] = 0;
-            }
+            next_index(k.data(), pshape.data(), k.size());
         }
     });
     return out;

@@ -24,8 +24,8 @@ void write_bytes(const std::string& path, const std::vector<std::uint8_t>& b, st
 
 std::string small_array(const b2nd::test::TempDir& tmp) {
     b2nd::CreateOptions o;
-    o.chunkshape = {4, 6};
-    o.blockshape = {2, 3};
+    o.chunk_shape = {4, 6};
+    o.block_shape = {2, 3};
     o.compression.filters = {{b2nd::Filter::shuffle, 0}, {b2nd::Filter::delta, 0}};
     std::vector<std::int32_t> v(10 * 11);
     for (std::size_t i = 0; i < v.size(); ++i) {
@@ -97,8 +97,8 @@ TEST_CASE("bad arrays: a metalayer that contradicts the frame", "[array]") {
     const auto meta_of = [&](b2nd::Shape shape, b2nd::Shape chunks, b2nd::Shape blocks) {
         b2nd::format::B2ndMeta m;
         m.shape = std::move(shape);
-        m.chunkshape.assign(chunks.begin(), chunks.end());
-        m.blockshape.assign(blocks.begin(), blocks.end());
+        m.chunk_shape.assign(chunks.begin(), chunks.end());
+        m.block_shape.assign(blocks.begin(), blocks.end());
         m.dtype = "<i4";
         return b2nd::format::write_b2nd_meta(m);
     };

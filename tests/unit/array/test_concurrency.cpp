@@ -29,8 +29,8 @@ TEST_CASE("concurrency: 8 readers of one array agree with a single-threaded read
         x = static_cast<float>(fill.below(1000)) * 0.25f;
     }
     b2nd::CreateOptions o;
-    o.chunkshape = {16, 16, 12};
-    o.blockshape = {8, 5, 6};
+    o.chunk_shape = {16, 16, 12};
+    o.block_shape = {8, 5, 6};
     o.compression.filters = {{b2nd::Filter::shuffle, 0}, {b2nd::Filter::delta, 0}};
     auto t = b2nd::NDArray<float>::create_from(tmp / "c.b2nd", shape, v, o);
     t.any().set_cache_bytes(64 << 10);  // small: blocks are evicted while others read them
@@ -71,8 +71,8 @@ TEST_CASE("concurrency: 8 readers of one array agree with a single-threaded read
 TEST_CASE("concurrency: a writer and readers of other regions", "[array][concurrency]") {
     b2nd::test::TempDir tmp;
     b2nd::CreateOptions o;
-    o.chunkshape = {8, 32};
-    o.blockshape = {4, 8};
+    o.chunk_shape = {8, 32};
+    o.block_shape = {4, 8};
     std::vector<std::int32_t> v(64 * 32);
     for (std::size_t i = 0; i < v.size(); ++i) {
         v[i] = static_cast<std::int32_t>(i);

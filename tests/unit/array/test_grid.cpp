@@ -14,7 +14,7 @@ using Catch::Matchers::Contains;
 
 TEST_CASE("grid: padded chunks and counts", "[array]") {
     const Grid g({10, 9}, {16, 16}, {4, 16}, 4);  // corpus geom_chunk_gt_shape
-    CHECK(g.extchunkshape() == Shape{16, 16});
+    CHECK(g.ext_chunk_shape() == Shape{16, 16});
     CHECK(g.nchunks() == 1);
     CHECK(g.chunk_nbytes() == 1024);
     CHECK(g.block_nbytes() == 256);
@@ -22,7 +22,7 @@ TEST_CASE("grid: padded chunks and counts", "[array]") {
     CHECK(g.chunk_extent(0, 0) == 10);
 
     const Grid h({7, 11, 11}, {6, 5, 5}, {3, 3, 3}, 1);
-    CHECK(h.extchunkshape() == Shape{6, 6, 6});
+    CHECK(h.ext_chunk_shape() == Shape{6, 6, 6});
     CHECK(h.chunks_in(0) == 2);
     CHECK(h.chunks_in(1) == 3);
     CHECK(h.blocks_in(2) == 2);

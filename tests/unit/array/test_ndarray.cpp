@@ -183,8 +183,8 @@ TEST_CASE("ndarray: random operations agree with an element-by-element model",
                 static_cast<std::int64_t>(1 + rng.below(static_cast<std::uint64_t>(c))));
         }
         b2nd::CreateOptions o;
-        o.chunkshape = chunks;
-        o.blockshape = blocks;
+        o.chunk_shape = chunks;
+        o.block_shape = blocks;
         o.sparse = sparse;
         o.nthreads = 1 + static_cast<int>(rng.below(2));
         static const b2nd::Codec codecs[] = {b2nd::Codec::zstd, b2nd::Codec::lz4,
@@ -306,8 +306,8 @@ TEST_CASE("ndarray: typed access, byte order, fills", "[array]") {
     {
         auto t = b2nd::create<double>(tmp / "d.b2nd", {30, 20}, [] {
             b2nd::CreateOptions o;
-            o.chunkshape = {7, 8};
-            o.blockshape = {3, 5};
+            o.chunk_shape = {7, 8};
+            o.block_shape = {3, 5};
             return o;
         }());
         CHECK(t(29, 19) == 0.0);
@@ -361,7 +361,7 @@ TEST_CASE("ndarray: typed access, byte order, fills", "[array]") {
         const auto full = b2nd::NDArray<std::int16_t>::full(tmp / "full.b2frame", {50}, -3, [] {
             b2nd::CreateOptions s;
             s.sparse = true;
-            s.chunkshape = {16};
+            s.chunk_shape = {16};
             return s;
         }());
         CHECK(full.read() == std::vector<std::int16_t>(50, -3));
@@ -387,8 +387,8 @@ TEST_CASE("ndarray: creating, opening and writing fail clearly", "[array]") {
     b2nd::CreateOptions o;
     o.overwrite = true;
     CHECK(b2nd::create<float>(tmp / "x.b2nd", {12}, o).shape() == Shape{12});
-    o.chunkshape = {4};
-    o.blockshape = {8};
+    o.chunk_shape = {4};
+    o.block_shape = {8};
     CHECK_THROWS_WITH(b2nd::create<float>(tmp / "y.b2nd", {10}, o),
                       Contains("exceeds chunk shape"));
     CHECK_FALSE(std::filesystem::exists(tmp / "y.b2nd"));
@@ -432,8 +432,8 @@ TEST_CASE("ndarray: metalayers and vlmeta", "[array]") {
 TEST_CASE("ndarray: the block cache serves repeated reads and scans bypass it", "[array]") {
     b2nd::test::TempDir tmp;
     b2nd::CreateOptions o;
-    o.chunkshape = {64, 64};
-    o.blockshape = {16, 16};
+    o.chunk_shape = {64, 64};
+    o.block_shape = {16, 16};
     std::vector<std::int32_t> v(256 * 256);
     for (std::size_t i = 0; i < v.size(); ++i) {
         v[i] = static_cast<std::int32_t>(i * 7919 % 1000);
@@ -456,8 +456,8 @@ TEST_CASE("ndarray: the block cache serves repeated reads and scans bypass it", 
 TEST_CASE("ndarray: chunk-wise production and visits", "[array]") {
     b2nd::test::TempDir tmp;
     b2nd::CreateOptions o;
-    o.chunkshape = {7, 5};
-    o.blockshape = {3, 2};
+    o.chunk_shape = {7, 5};
+    o.block_shape = {3, 2};
     std::vector<std::int32_t> v(20 * 12);
     for (std::size_t i = 0; i < v.size(); ++i) {
         v[i] = static_cast<std::int32_t>(i);

@@ -31,8 +31,8 @@ TEST_CASE("b2nd meta: the seed document's layout parses field by field", "[forma
     CHECK(m.version == 0);
     CHECK(m.has_dtype);
     CHECK(m.shape == std::vector<std::int64_t>{10, 20});
-    CHECK(m.chunkshape == std::vector<std::int32_t>{5, 7});
-    CHECK(m.blockshape == std::vector<std::int32_t>{2, 3});
+    CHECK(m.chunk_shape == std::vector<std::int32_t>{5, 7});
+    CHECK(m.block_shape == std::vector<std::int32_t>{2, 3});
     CHECK(m.dtype_format == 0);
     CHECK(m.dtype == "<f4");
 }
@@ -48,8 +48,8 @@ TEST_CASE("b2nd meta: the caterva layout has no dtype", "[format]") {
     const B2ndMeta m = read_b2nd_meta(bytes);
     CHECK_FALSE(m.has_dtype);
     CHECK(m.shape == std::vector<std::int64_t>{256});
-    CHECK(m.chunkshape == std::vector<std::int32_t>{64});
-    CHECK(m.blockshape == std::vector<std::int32_t>{16});
+    CHECK(m.chunk_shape == std::vector<std::int32_t>{64});
+    CHECK(m.block_shape == std::vector<std::int32_t>{16});
     CHECK(m.dtype.empty());
     CHECK(write_b2nd_meta(m) == bytes);
 }
@@ -65,14 +65,14 @@ TEST_CASE("b2nd meta: ndim 0 and ndim 16 (marker 0xa0) round trip", "[format]") 
     m16.dtype = "|u1";
     for (int d = 0; d < 16; ++d) {
         m16.shape.push_back(d + 1);
-        m16.chunkshape.push_back(1);
-        m16.blockshape.push_back(1);
+        m16.chunk_shape.push_back(1);
+        m16.block_shape.push_back(1);
     }
     const auto b16 = write_b2nd_meta(m16);
     CHECK(b16[3] == 0xa0);  // what c-blosc2 writes: 0x90 + 16
     const B2ndMeta back = read_b2nd_meta(b16);
     CHECK(back.shape == m16.shape);
-    CHECK(back.blockshape == m16.blockshape);
+    CHECK(back.block_shape == m16.block_shape);
 }
 
 TEST_CASE("b2nd meta: malformed bytes raise FormatError naming the field", "[format]") {
@@ -114,7 +114,7 @@ TEST_CASE("b2nd meta: malformed bytes raise FormatError naming the field", "[for
 TEST_CASE("b2nd meta: inconsistent ndims are refused on write", "[format]") {
     B2ndMeta m;
     m.shape = {4, 4};
-    m.chunkshape = {2};
-    m.blockshape = {1, 1};
+    m.chunk_shape = {2};
+    m.block_shape = {1, 1};
     CHECK_THROWS_AS(write_b2nd_meta(m), b2nd::UsageError);
 }

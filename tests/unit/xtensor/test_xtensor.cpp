@@ -62,8 +62,8 @@ Fixture make_array(const std::string& path, SplitMix& rng, Shape shape) {
         x = static_cast<float>(rng.below(1000)) * 0.5f;
     }
     b2nd::CreateOptions o;
-    o.chunkshape = chunks;
-    o.blockshape = blocks;
+    o.chunk_shape = chunks;
+    o.block_shape = blocks;
     o.overwrite = true;
     std::vector<float> flat(mem.begin(), mem.end());
     return {b2nd::NDArray<float>::create_from(path, shape, flat, o), mem};
@@ -196,8 +196,8 @@ TEST_CASE("xtensor: evaluate runs pipelines chunk by chunk", "[xtensor]") {
     Fixture b = make_array(tmp / "b.b2nd", rng, {20, 18, 16});    // other chunk shapes
     Fixture clim = make_array(tmp / "clim.b2nd", rng, {18, 16});  // broadcast along axis 0
     b2nd::CreateOptions o;
-    o.chunkshape = {6, 7, 16};
-    o.blockshape = {3, 7, 4};
+    o.chunk_shape = {6, 7, 16};
+    o.block_shape = {3, 7, 4};
     auto out = b2nd::create<float>(tmp / "out.b2nd", {20, 18, 16}, o);
     b2nd::evaluate(
         out, [](const auto& x, const auto& y, const auto& c) { return x - y + c; }, a.arr, b.arr,
@@ -233,8 +233,8 @@ TEST_CASE("xtensor: a pipeline over an array larger than its memory budget stays
           "[xtensor]") {
     b2nd::test::TempDir tmp;
     b2nd::CreateOptions o;
-    o.chunkshape = {16, 64, 64};  // 256 KiB chunks of float
-    o.blockshape = {8, 32, 32};
+    o.chunk_shape = {16, 64, 64};  // 256 KiB chunks of float
+    o.block_shape = {8, 32, 32};
     o.nthreads = 2;
     const Shape shape{128, 128, 128};  // 8 MiB per array
     auto a = b2nd::create<float>(tmp / "a.b2nd", shape, o);
@@ -266,8 +266,8 @@ TEST_CASE("xtensor: reductions equal xtensor's, uniform chunks included", "[xten
     b2nd::test::TempDir tmp;
     SplitMix rng(10);
     b2nd::CreateOptions o;
-    o.chunkshape = {5, 6, 7};
-    o.blockshape = {2, 3, 4};
+    o.chunk_shape = {5, 6, 7};
+    o.block_shape = {2, 3, 4};
     // Integers: exact. Zero chunks (never written) and a repeated-value region.
     auto ints = b2nd::create<std::int32_t>(tmp / "i.b2nd", {17, 13, 9}, o);
     xt::xarray<std::int32_t> mem = xt::zeros<std::int32_t>({17, 13, 9});
@@ -294,8 +294,8 @@ TEST_CASE("xtensor: reductions equal xtensor's, uniform chunks included", "[xten
     CHECK_THROWS_AS(b2nd::sum(ints, 3), b2nd::UsageError);
     // Floats, big-endian storage: within tolerance.
     b2nd::CreateOptions fo;
-    fo.chunkshape = {7, 9};
-    fo.blockshape = {3, 4};
+    fo.chunk_shape = {7, 9};
+    fo.block_shape = {3, 4};
     auto be = b2nd::NDArray<double>(
         b2nd::AnyArray::create(tmp / "f.b2nd", b2nd::DType::parse(">f8"), {30, 40}, fo));
     const xt::xarray<double> fm = xt::random::rand<double>({30, 40}, -1.0, 1.0);
@@ -311,8 +311,8 @@ TEST_CASE("xtensor: reductions equal xtensor's, uniform chunks included", "[xten
 TEST_CASE("xtensor: a corrupt chunk is a b2nd::Error everywhere, never a terminate", "[xtensor]") {
     b2nd::test::TempDir tmp;
     b2nd::CreateOptions o;
-    o.chunkshape = {16, 16};
-    o.blockshape = {8, 8};
+    o.chunk_shape = {16, 16};
+    o.block_shape = {8, 8};
     const std::string path = tmp / "c.b2nd";
     {
         auto a = b2nd::create<float>(path, {64, 64}, o);

@@ -1,21 +1,35 @@
 // b2nd-cpp: one exception hierarchy for every layer.
 //
-//   Error                  root; derives from std::runtime_error
-//   ├── FormatError        the bytes violate the format (corrupt, truncated, bad marker); has an
-//   offset │   └── UnsupportedError   valid bytes that use a feature we do not implement ├──
-//   CodecError         a compression library failed on input we had validated ├── IoError
-//   open/map/read/write failed; keeps the std::error_code └── UsageError         a caller mistake:
-//   bad parameter, wrong dtype, out-of-range index
+// clang-format off
+//   Error                   root; derives from std::runtime_error
+//   ├── FormatError         the bytes violate the format (corrupt, truncated, bad marker);
+//   │   │                   carries the byte offset of the problem when it has one
+//   │   └── UnsupportedError  valid bytes that use a feature we do not implement
+//   ├── CodecError          a compression library failed on input we had validated
+//   ├── IoError             open/map/read/write failed; keeps the std::error_code
+//   └── UsageError          a caller mistake: bad parameter, wrong dtype, out-of-range index
+// clang-format on
 //
 // Messages say where, what was expected and what was found, lowercase, no trailing period.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <system_error>
 
 namespace b2nd {
+
+class FormatError;
+
+/// Rethrows `e` (a FormatError or UnsupportedError) with `context` prepended to its message and
+/// `base_offset` added to its offset, if it has one; keeps the dynamic type. Outer layers use it
+/// to say which file and which chunk a problem is in, and where in the file: `base_offset` is
+/// where the object the inner layer parsed starts.
+[[noreturn]] void rethrow_with_context(const FormatError& e,
+                                       const std::string& context,
+                                       std::uint64_t base_offset = 0);
 
 /// Root of every exception b2nd-cpp throws.
 class Error : public std::runtime_error {
@@ -23,30 +37,44 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-/// The input bytes violate the format. `offset()` is the byte offset of the problem, counted
-/// from the start of the object being parsed (a chunk, a frame); layers that know more (the file,
-/// the chunk index) rethrow with that context prepended via `with_context`.
+/// The input bytes violate the format. When the problem sits at one byte position, `offset()`
+/// holds it and the message ends in " at offset N": counted from the start of the object parsed
+/// (a chunk, a frame) where the error arises, and from the start of the file once a layer that
+/// knows the file has added its context (rethrow_with_context). Problems with no single position
+/// (sizes that contradict each other, a count that does not match) have no offset.
 class FormatError : public Error {
 public:
+    /// A problem with no single byte position.
+    explicit FormatError(const std::string& msg);
+    /// A problem at byte `offset`.
     FormatError(const std::string& msg, std::uint64_t offset);
-    /// Byte offset of the problem.
-    std::uint64_t offset() const noexcept { return offset_; }
+    /// Byte offset of the problem, if it has one.
+    std::optional<std::uint64_t> offset() const noexcept { return offset_; }
     /// The message without the " at offset N" suffix.
     const std::string& detail() const noexcept { return detail_; }
 
 protected:
-    FormatError(const std::string& full, const std::string& detail, std::uint64_t offset)
+    FormatError(const std::string& full,
+                const std::string& detail,
+                std::optional<std::uint64_t> offset)
         : Error(full), offset_(offset), detail_(detail) {}
 
 private:
-    std::uint64_t offset_;
+    std::optional<std::uint64_t> offset_;
     std::string detail_;
 };
 
 /// Valid input that uses a feature b2nd-cpp does not implement (a plugin codec, a future version).
 class UnsupportedError : public FormatError {
 public:
+    explicit UnsupportedError(const std::string& msg);
     UnsupportedError(const std::string& msg, std::uint64_t offset);
+
+private:
+    friend void rethrow_with_context(const FormatError& e,
+                                     const std::string& context,
+                                     std::uint64_t base_offset);
+    UnsupportedError(const std::string& msg, std::optional<std::uint64_t> offset);
 };
 
 /// A compression library reported failure on input that passed our validation.
@@ -70,12 +98,5 @@ class UsageError : public Error {
 public:
     using Error::Error;
 };
-
-/// Rethrows `e` (a FormatError or UnsupportedError) with `context` prepended to its message and
-/// `base_offset` added to its offset; keeps the dynamic type. Used by outer layers to say which
-/// file and which chunk a problem is in.
-[[noreturn]] void rethrow_with_context(const FormatError& e,
-                                       const std::string& context,
-                                       std::uint64_t base_offset);
 
 }  // namespace b2nd

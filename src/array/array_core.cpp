@@ -259,8 +259,7 @@ ArrayCore::ArrayCore(storage::Frame frame,
     const format::FrameHeader& h = frame_.header();
     const std::int64_t typesize = h.typesize;
     if (typesize <= 0) {
-        throw FormatError(where() + ": frame header typesize " + num(typesize) + " is not positive",
-                          0);
+        throw FormatError(where() + ": frame header typesize " + num(typesize) + " is not positive");
     }
     const format::Metalayer* ml = frame_.metalayer("b2nd");
     if (ml == nullptr) {
@@ -271,7 +270,8 @@ ArrayCore::ArrayCore(storage::Frame frame,
         try {
             meta_ = format::read_b2nd_meta(ml->content);
         } catch (const FormatError& e) {
-            rethrow_with_context(e, where() + ": metalayer '" + ml->name + "'", 0);
+            rethrow_with_context(e, where() + ": metalayer '" + ml->name + "'",
+                                 frame_.base_offset() + ml->offset);
         }
         shape = meta_.shape;
         chunk_shape.assign(meta_.chunk_shape.begin(), meta_.chunk_shape.end());
@@ -284,8 +284,7 @@ ArrayCore::ArrayCore(storage::Frame frame,
                 where() +
                     ": a frame without a b2nd metalayer reads as an array only with fixed-size "
                     "chunks of whole items (chunk size " +
-                    num(h.chunksize) + ", typesize " + num(typesize) + ")",
-                0);
+                    num(h.chunksize) + ", typesize " + num(typesize) + ")");
         }
         shape = {h.nbytes / typesize};
         chunk_shape = {h.chunksize / typesize};
@@ -293,20 +292,18 @@ ArrayCore::ArrayCore(storage::Frame frame,
     }
     const std::string why = Grid::check(shape, chunk_shape, block_shape, typesize);
     if (!why.empty()) {
-        throw FormatError(where() + ": the b2nd metalayer describes an invalid array: " + why, 0);
+        throw FormatError(where() + ": the " + (ml != nullptr ? "'" + ml->name + "' metalayer" : std::string("frame")) + " describes an invalid array: " + why);
     }
     grid_ = Grid(shape, chunk_shape, block_shape, typesize);
     if (grid_.nchunks() != frame_.nchunks()) {
         throw FormatError(where() + ": an array of shape " + to_string(shape) + " in chunks of " +
                               to_string(chunk_shape) + " needs " + num(grid_.nchunks()) +
-                              " chunks, the frame holds " + num(frame_.nchunks()),
-                          0);
+                              " chunks, the frame holds " + num(frame_.nchunks()));
     }
     if (!plain_ && grid_.nchunks() > 0 && h.chunksize != grid_.chunk_nbytes()) {
         throw FormatError(where() + ": the frame's chunk size " + num(h.chunksize) +
                               " differs from the " + num(grid_.chunk_nbytes()) +
-                              " bytes of a chunk of shape " + to_string(grid_.ext_chunk_shape()),
-                          0);
+                              " bytes of a chunk of shape " + to_string(grid_.ext_chunk_shape()));
     }
 
     if (dtype_override) {
@@ -389,7 +386,7 @@ CompressionParams ArrayCore::compression() const {
 }
 
 [[noreturn]] void ArrayCore::corrupt(std::int64_t ci, const std::string& what) const {
-    throw FormatError(where() + ": chunk " + num(ci) + ": " + what, 0);
+    throw FormatError(where() + ": chunk " + num(ci) + ": " + what);
 }
 
 // ---- reading ----------------------------------------------------------------------------------
@@ -417,7 +414,7 @@ ChunkState ArrayCore::load_chunk(std::int64_t ci, bool need_block0, bool cache_i
                     static_cast<std::int32_t>(expected));
                 codec::ChunkDecoder(chunk).decode_range(0, {s.pattern.data(), s.pattern.size()});
             } catch (const FormatError& e) {
-                rethrow_with_context(e, context, 0);
+                rethrow_with_context(e, context);
             }
         }
         return s;
@@ -462,7 +459,7 @@ ChunkState ArrayCore::load_chunk(std::int64_t ci, bool need_block0, bool cache_i
         if (e.detail().rfind(where(), 0) == 0) {
             throw;
         }
-        rethrow_with_context(e, context, 0);
+        rethrow_with_context(e, context);
     }
     return s;
 }
@@ -587,7 +584,7 @@ void ArrayCore::decode_block_into(const ChunkState& cs,
                              cs.block0 ? cs.block0->data() : nullptr);
         }
     } catch (const FormatError& e) {
-        rethrow_with_context(e, where() + ": chunk " + num(ci), 0);
+        rethrow_with_context(e, where() + ": chunk " + num(ci));
     }
 }
 
@@ -726,8 +723,7 @@ void ArrayCore::require_writable(const char* op) const {
     if (!codec::compressor_from_code(frame_.header().compcode())) {
         throw UnsupportedError(where() + ": " + op + ": chunks are compressed with plugin codec " +
                                    num(frame_.header().compcode()) +
-                                   ", which b2nd-cpp cannot write",
-                               0);
+                                   ", which b2nd-cpp cannot write");
     }
 }
 
@@ -750,7 +746,7 @@ void ArrayCore::decode_chunk_into(std::int64_t ci, std::uint8_t* buf, int thread
             try {
                 s.decoder->decode({buf, static_cast<std::size_t>(n)}, threads);
             } catch (const FormatError& e) {
-                rethrow_with_context(e, where() + ": chunk " + num(ci), 0);
+                rethrow_with_context(e, where() + ": chunk " + num(ci));
             }
             return;
     }

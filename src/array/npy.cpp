@@ -189,7 +189,7 @@ NpyFile NpyFile::open(const std::string& path) {
     try {
         f.header_ = parse_npy_header(bytes);
     } catch (const FormatError& e) {
-        rethrow_with_context(e, "\"" + path + "\"", 0);
+        rethrow_with_context(e, "\"" + path + "\"");
     }
     const auto avail = bytes.size() - f.header_.data_offset;
     if (static_cast<std::uint64_t>(f.header_.nbytes) > avail) {
@@ -299,8 +299,7 @@ AnyArray import_npy(const std::string& npy_path,
                     const CreateOptions& options) {
     const NpyFile f = NpyFile::open(npy_path);
     if (f.header().fortran_order && f.header().shape.size() > 1) {
-        throw UnsupportedError("\"" + npy_path + "\": Fortran-order .npy files are not supported",
-                               0);
+        throw UnsupportedError("\"" + npy_path + "\": Fortran-order .npy files are not supported");
     }
     return AnyArray::create_from(path, f.header().dtype, f.header().shape, f.data(), options);
 }

@@ -256,7 +256,7 @@ std::vector<std::uint8_t> write_frame_header(const FrameHeader& h) {
 
 std::uint32_t read_trailer_len(ByteSpan frame_tail) {
     if (frame_tail.size() < kTrailerTail) {
-        throw FormatError("frame trailer: truncated (need 23 bytes at the end of the frame)", 0);
+        throw FormatError("frame trailer: truncated (need 23 bytes at the end of the frame)");
     }
     ByteReader r(frame_tail.subspan(frame_tail.size() - kTrailerTail, kTrailerTail),
                  frame_tail.size() - kTrailerTail);

@@ -75,6 +75,16 @@ std::string Frame::Impl::where() const {
     return b2nd::detail::quoted_path(path);
 }
 
+std::string Frame::Impl::chunk_context(std::int64_t i, std::int64_t file) const {
+    std::string s = where() + ": chunk " + num(i);
+    if (file >= 0) {
+        char name[32];
+        std::snprintf(name, sizeof name, " (file %08X.chunk)", static_cast<std::uint32_t>(file));
+        s += name;
+    }
+    return s;
+}
+
 std::string Frame::Impl::chunk_file_path(std::uint32_t id) const {
     char name[32];
     std::snprintf(name, sizeof name, "/%08X.chunk", id);
@@ -87,8 +97,7 @@ void Frame::Impl::map_and_load() {
     auto m = MappedFile::open(file);
     if (base > m->size()) {
         throw FormatError(where() + ": frame offset " + std::to_string(base) +
-                              " is past the end of the " + std::to_string(m->size()) + "-byte file",
-                          0);
+                              " is past the end of the " + std::to_string(m->size()) + "-byte file");
     }
     const ByteSpan bytes = m->bytes().subspan(base, m->size() - base);
     load(bytes, std::move(m));
@@ -99,8 +108,7 @@ void Frame::Impl::load(ByteSpan bytes, std::shared_ptr<const MappedFile> mapping
     try {
         if (bytes.size() < static_cast<std::size_t>(format::kFrameHeaderMinLen)) {
             throw FormatError("frame: " + num(static_cast<std::int64_t>(bytes.size())) +
-                                  " bytes cannot hold a frame header",
-                              0);
+                                  " bytes cannot hold a frame header");
         }
         const format::FrameLengths lengths = format::read_frame_lengths(bytes);
         if (lengths.frame_len > bytes.size()) {
@@ -197,8 +205,7 @@ std::int32_t Frame::Impl::special_nbytes(std::int64_t i) const {
     if (cs <= 0) {
         throw FormatError(
             where() + ": chunk " + num(i) +
-                " is an index-only special chunk in a frame without a fixed chunk size",
-            0);
+                " is an index-only special chunk in a frame without a fixed chunk size");
     }
     const auto n = static_cast<std::int64_t>(index.size());
     if (i == n - 1 && header.nbytes % cs != 0) {
@@ -251,6 +258,7 @@ StoredChunk Frame::Impl::chunk_unlocked(std::int64_t i) const {
         auto file = chunk_file(static_cast<std::uint32_t>(entry));
         region = file->bytes();
         c.owner = file;
+        c.file = entry;
     } else {
         // The chunk must start inside the chunks section, leaving room for a Blosc2 header.
         if (entry > header.cbytes - format::kChunkExtendedHeaderSize) {
@@ -266,7 +274,7 @@ StoredChunk Frame::Impl::chunk_unlocked(std::int64_t i) const {
         c.owner = map;
     }
     if (region.size() < static_cast<std::size_t>(format::kChunkMinHeaderSize)) {
-        throw FormatError(where() + ": chunk " + num(i) + " is truncated (" +
+        throw FormatError(chunk_context(i, c.file) + " is truncated (" +
                               num(static_cast<std::int64_t>(region.size())) + " bytes)",
                           region_base);
     }
@@ -274,13 +282,14 @@ StoredChunk Frame::Impl::chunk_unlocked(std::int64_t i) const {
     const std::int32_t nbytes = format::load_le<std::int32_t>(region.data() + 4);
     if (cbytes < format::kChunkMinHeaderSize || static_cast<std::size_t>(cbytes) > region.size() ||
         nbytes < 0) {
-        throw FormatError(where() + ": chunk " + num(i) + " claims " + num(cbytes) +
+        throw FormatError(chunk_context(i, c.file) + " claims " + num(cbytes) +
                               " bytes, but only " + num(static_cast<std::int64_t>(region.size())) +
                               " remain",
                           region_base + 12);
     }
     c.bytes = region.first(static_cast<std::size_t>(cbytes));
     c.nbytes = nbytes;
+    c.offset = region_base;
     return c;
 }
 
@@ -319,6 +328,12 @@ const format::FrameHeader& Frame::header() const noexcept {
 }
 const std::string& Frame::path() const noexcept {
     return impl_->path;
+}
+std::uint64_t Frame::base_offset() const noexcept {
+    return impl_->base;
+}
+std::string Frame::chunk_context(std::int64_t i, const StoredChunk& c) const {
+    return impl_->chunk_context(i, c.file);
 }
 bool Frame::sparse() const noexcept {
     return impl_->is_sparse;
@@ -360,7 +375,7 @@ std::vector<std::uint8_t> Frame::decode_chunk(std::int64_t i, int nthreads) cons
     try {
         return codec::decode_chunk(c.bytes, nthreads);
     } catch (const FormatError& e) {
-        rethrow_with_context(e, impl_->where() + ": chunk " + num(i), 0);
+        rethrow_with_context(e, chunk_context(i, c), c.offset);
     }
 }
 
@@ -383,12 +398,15 @@ std::vector<std::string> Frame::vlmeta_names() const {
 
 std::optional<std::vector<std::uint8_t>> Frame::vlmeta(const std::string& name) const {
     std::shared_lock<std::shared_mutex> lock(impl_->mutex);
-    for (const auto& m : impl_->vlmeta) {
+    const Impl& f = *impl_;
+    for (const auto& m : f.vlmeta) {
         if (m.name == name) {
             try {
                 return codec::decode_chunk(m.content, 1, kMaxVlmetaBytes);
             } catch (const FormatError& e) {
-                rethrow_with_context(e, impl_->where() + ": vlmetalayer '" + name + "'", 0);
+                // The content's place in the file: the trailer ends the frame.
+                rethrow_with_context(e, f.where() + ": vlmetalayer '" + name + "'",
+                                     f.base + f.frame.size() - f.trailer_len + m.offset);
             }
         }
     }

@@ -55,6 +55,8 @@ struct Frame::Impl {
     StoredChunk chunk_unlocked(std::int64_t i) const;
     std::int32_t special_nbytes(std::int64_t i) const;
     std::shared_ptr<const MappedFile> chunk_file(std::uint32_t id) const;
+    /// `"path": chunk i`, with the chunk's file for a sparse frame (file >= 0).
+    std::string chunk_context(std::int64_t i, std::int64_t file) const;
     std::string chunk_file_path(std::uint32_t id) const;
     std::string index_file_path() const { return path + "/chunks.b2frame"; }
 

@@ -34,6 +34,10 @@ struct StoredChunk {
     codec::Special special = codec::Special::none;  ///< set for index-only special chunks
     std::int32_t nbytes = 0;                        ///< uncompressed size
     std::shared_ptr<const void> owner;              ///< keeps `bytes` mapped
+    /// Where `bytes` start in the file holding them: the frame file, or for a sparse frame the
+    /// chunk's own file (`file` >= 0 is its number, NNNNNNNN.chunk).
+    std::uint64_t offset = 0;
+    std::int64_t file = -1;
 
     bool index_only() const noexcept { return bytes.empty(); }
 };
@@ -105,6 +109,10 @@ public:
     const format::FrameHeader& header() const noexcept;
     /// The file or directory path; empty for a memory buffer.
     const std::string& path() const noexcept;
+    /// Where the frame starts in its file (OpenOptions::offset; 0 for a sparse frame).
+    std::uint64_t base_offset() const noexcept;
+    /// How messages name chunk i as stored: `"path": chunk i`, plus its file for a sparse frame.
+    std::string chunk_context(std::int64_t i, const StoredChunk& c) const;
     bool sparse() const noexcept;
     bool writable() const noexcept;
     std::int64_t nchunks() const noexcept;

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <b2nd/codec/chunk_decoder.hpp>
 #include <b2nd/codec/chunk_encoder.hpp>
 #include <b2nd/error.hpp>
 #include <b2nd/storage/frame.hpp>
@@ -147,4 +148,85 @@ TEST_CASE("frame must fail: errors on disk name the file", "[storage]") {
     CHECK(f.decode_chunk(0) == std::vector<std::uint8_t>(100, 3));
     REQUIRE_THROWS_WITH(f.chunk(1), Catch::Matchers::Contains("00000001.chunk"));
     REQUIRE_THROWS_AS(f.chunk(1), IoError);
+}
+
+namespace {
+
+/// Overwrites 4 bytes of a file at `at` with a little-endian int32.
+void patch_i32(const std::string& path, std::uint64_t at, std::int32_t v) {
+    std::fstream f(path, std::ios::binary | std::ios::in | std::ios::out);
+    const char b[4] = {static_cast<char>(v & 0xff), static_cast<char>((v >> 8) & 0xff),
+                       static_cast<char>((v >> 16) & 0xff), static_cast<char>((v >> 24) & 0xff)};
+    f.seekp(static_cast<std::streamoff>(at));
+    f.write(b, 4);
+}
+
+}  // namespace
+
+TEST_CASE("frame must fail: a corrupt chunk is located in its file", "[storage]") {
+    test::TempDir dir;
+    storage::FrameParams fp;
+    fp.typesize = 2;
+    fp.chunksize = 600;
+    fp.blocksize = 200;
+    codec::EncodeParams p;
+    p.typesize = 2;
+    p.blocksize = 200;
+    std::vector<std::uint8_t> data(600);
+    for (std::size_t i = 0; i < data.size(); ++i) {
+        data[i] = static_cast<std::uint8_t>((i / 8) % 5);
+    }
+    const auto c = codec::encode_chunk(data, p);
+    REQUIRE(codec::ChunkDecoder(c).nblocks() == 3);
+    REQUIRE_FALSE(codec::ChunkDecoder(c).memcpyed());
+    // bstarts[1] sits 4 bytes after the 32-byte header; -16 lies outside any chunk.
+    constexpr std::uint64_t kBstart1 = 36;
+
+    SECTION("contiguous frame: the offset counts from the start of the file") {
+        const std::string path = dir / "c.b2nd";
+        std::uint64_t chunk2_at = 0;
+        {
+            Frame f = Frame::create(path, fp);
+            f.append_chunks({c, c, c});
+            chunk2_at = static_cast<std::uint64_t>(f.header().header_len + f.index_entry(2));
+        }
+        patch_i32(path, chunk2_at + kBstart1, -16);
+        const Frame f = Frame::open(path);
+        CHECK(f.decode_chunk(1) == data);
+        REQUIRE_THROWS_WITH(
+            f.decode_chunk(2),
+            Catch::Matchers::Contains("c.b2nd\": chunk 2: chunk: block 1: block start -16") &&
+                Catch::Matchers::EndsWith("at offset " + std::to_string(chunk2_at + kBstart1)));
+    }
+    SECTION("sparse frame: the message names the chunk's file, the offset counts in it") {
+        const std::string path = dir / "s.b2frame";
+        {
+            Frame f = Frame::create(path, fp, true);
+            f.append_chunks({c, c, c});
+        }
+        patch_i32(path + "/00000002.chunk", kBstart1, -16);
+        const Frame f = Frame::open(path);
+        REQUIRE_THROWS_WITH(
+            f.decode_chunk(2),
+            Catch::Matchers::Contains("chunk 2 (file 00000002.chunk): chunk: block 1") &&
+                Catch::Matchers::EndsWith("at offset 36"));
+    }
+}
+
+TEST_CASE("frame must fail: a problem with no byte position has no offset", "[storage]") {
+    test::TempDir dir;
+    const std::string path = dir / "tiny.b2nd";
+    std::ofstream(path, std::ios::binary).write("b2frame", 7);
+    try {
+        (void)Frame::open(path);
+        FAIL("a 7-byte file opened as a frame");
+    } catch (const FormatError& e) {
+        CHECK_FALSE(e.offset().has_value());
+        CHECK(std::string(e.what()).find("at offset") == std::string::npos);
+        CHECK_THAT(e.what(), Catch::Matchers::Contains("tiny.b2nd") &&
+                                 Catch::Matchers::Contains("cannot hold a frame header"));
+    }
+    const FormatError at(std::string("bad marker"), 7);
+    CHECK(at.offset() == std::uint64_t{7});
+    CHECK(std::string(at.what()) == "bad marker at offset 7");
 }

@@ -259,7 +259,8 @@ ArrayCore::ArrayCore(storage::Frame frame,
     const format::FrameHeader& h = frame_.header();
     const std::int64_t typesize = h.typesize;
     if (typesize <= 0) {
-        throw FormatError(where() + ": frame header typesize " + num(typesize) + " is not positive");
+        throw FormatError(where() + ": frame header typesize " + num(typesize) +
+                          " is not positive");
     }
     const format::Metalayer* ml = frame_.metalayer("b2nd");
     if (ml == nullptr) {
@@ -282,9 +283,9 @@ ArrayCore::ArrayCore(storage::Frame frame,
         if (h.chunksize <= 0 || h.chunksize % typesize != 0 || h.nbytes % typesize != 0) {
             throw UnsupportedError(
                 where() +
-                    ": a frame without a b2nd metalayer reads as an array only with fixed-size "
-                    "chunks of whole items (chunk size " +
-                    num(h.chunksize) + ", typesize " + num(typesize) + ")");
+                ": a frame without a b2nd metalayer reads as an array only with fixed-size "
+                "chunks of whole items (chunk size " +
+                num(h.chunksize) + ", typesize " + num(typesize) + ")");
         }
         shape = {h.nbytes / typesize};
         chunk_shape = {h.chunksize / typesize};
@@ -292,18 +293,20 @@ ArrayCore::ArrayCore(storage::Frame frame,
     }
     const std::string why = Grid::check(shape, chunk_shape, block_shape, typesize);
     if (!why.empty()) {
-        throw FormatError(where() + ": the " + (ml != nullptr ? "'" + ml->name + "' metalayer" : std::string("frame")) + " describes an invalid array: " + why);
+        throw FormatError(where() + ": the " +
+                          (ml != nullptr ? "'" + ml->name + "' metalayer" : std::string("frame")) +
+                          " describes an invalid array: " + why);
     }
     grid_ = Grid(shape, chunk_shape, block_shape, typesize);
     if (grid_.nchunks() != frame_.nchunks()) {
         throw FormatError(where() + ": an array of shape " + to_string(shape) + " in chunks of " +
-                              to_string(chunk_shape) + " needs " + num(grid_.nchunks()) +
-                              " chunks, the frame holds " + num(frame_.nchunks()));
+                          to_string(chunk_shape) + " needs " + num(grid_.nchunks()) +
+                          " chunks, the frame holds " + num(frame_.nchunks()));
     }
     if (!plain_ && grid_.nchunks() > 0 && h.chunksize != grid_.chunk_nbytes()) {
         throw FormatError(where() + ": the frame's chunk size " + num(h.chunksize) +
-                              " differs from the " + num(grid_.chunk_nbytes()) +
-                              " bytes of a chunk of shape " + to_string(grid_.ext_chunk_shape()));
+                          " differs from the " + num(grid_.chunk_nbytes()) +
+                          " bytes of a chunk of shape " + to_string(grid_.ext_chunk_shape()));
     }
 
     if (dtype_override) {
@@ -722,8 +725,7 @@ void ArrayCore::require_writable(const char* op) const {
     }
     if (!codec::compressor_from_code(frame_.header().compcode())) {
         throw UnsupportedError(where() + ": " + op + ": chunks are compressed with plugin codec " +
-                                   num(frame_.header().compcode()) +
-                                   ", which b2nd-cpp cannot write");
+                               num(frame_.header().compcode()) + ", which b2nd-cpp cannot write");
     }
 }
 

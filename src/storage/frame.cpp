@@ -97,7 +97,7 @@ void Frame::Impl::map_and_load() {
     auto m = MappedFile::open(file);
     if (base > m->size()) {
         throw FormatError(where() + ": frame offset " + std::to_string(base) +
-                              " is past the end of the " + std::to_string(m->size()) + "-byte file");
+                          " is past the end of the " + std::to_string(m->size()) + "-byte file");
     }
     const ByteSpan bytes = m->bytes().subspan(base, m->size() - base);
     load(bytes, std::move(m));
@@ -108,7 +108,7 @@ void Frame::Impl::load(ByteSpan bytes, std::shared_ptr<const MappedFile> mapping
     try {
         if (bytes.size() < static_cast<std::size_t>(format::kFrameHeaderMinLen)) {
             throw FormatError("frame: " + num(static_cast<std::int64_t>(bytes.size())) +
-                                  " bytes cannot hold a frame header");
+                              " bytes cannot hold a frame header");
         }
         const format::FrameLengths lengths = format::read_frame_lengths(bytes);
         if (lengths.frame_len > bytes.size()) {
@@ -203,9 +203,8 @@ void Frame::Impl::load(ByteSpan bytes, std::shared_ptr<const MappedFile> mapping
 std::int32_t Frame::Impl::special_nbytes(std::int64_t i) const {
     const std::int32_t cs = header.chunksize;
     if (cs <= 0) {
-        throw FormatError(
-            where() + ": chunk " + num(i) +
-                " is an index-only special chunk in a frame without a fixed chunk size");
+        throw FormatError(where() + ": chunk " + num(i) +
+                          " is an index-only special chunk in a frame without a fixed chunk size");
     }
     const auto n = static_cast<std::int64_t>(index.size());
     if (i == n - 1 && header.nbytes % cs != 0) {

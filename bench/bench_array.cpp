@@ -251,7 +251,7 @@ void bench_array(const Spec& s,
     std::printf("\n%s: %s %s, chunks %s, blocks %s, %s %d + %s\n", s.name.c_str(), s.dtype.c_str(),
                 b2nd::to_string(s.shape).c_str(), b2nd::to_string(s.chunks).c_str(),
                 b2nd::to_string(s.blocks).c_str(),
-                std::string(b2nd::codec::compressor_name(s.codec)).c_str(), s.clevel,
+                std::string(b2nd::codec::codec_name(s.codec)).c_str(), s.clevel,
                 b2nd::codec::filter_name(static_cast<std::uint8_t>(s.filter)).c_str());
 
     // write

@@ -64,7 +64,7 @@ std::vector<std::uint8_t> i64_counter(std::size_t n) {
 }
 
 struct Config {
-    Compressor c;
+    Codec c;
     int clevel;
 };
 
@@ -73,7 +73,7 @@ std::vector<std::uint8_t> blosc2_encode(const std::vector<std::uint8_t>& src,
                                         const EncodeParams& p,
                                         int nthreads) {
     blosc2_cparams cp = BLOSC2_CPARAMS_DEFAULTS;
-    cp.compcode = static_cast<std::uint8_t>(p.compressor);
+    cp.compcode = static_cast<std::uint8_t>(p.codec);
     cp.clevel = static_cast<std::uint8_t>(p.clevel);
     cp.typesize = p.typesize;
     cp.nthreads = static_cast<std::int16_t>(nthreads);
@@ -96,9 +96,8 @@ std::vector<std::uint8_t> blosc2_encode(const std::vector<std::uint8_t>& src,
 #endif
 
 void codec_table(const char* data_name, const std::vector<std::uint8_t>& src, int typesize) {
-    const Config configs[] = {{Compressor::blosclz, 5}, {Compressor::lz4, 5},
-                              {Compressor::lz4hc, 9},   {Compressor::zlib, 5},
-                              {Compressor::zstd, 1},    {Compressor::zstd, 5}};
+    const Config configs[] = {{Codec::blosclz, 5}, {Codec::lz4, 5},  {Codec::lz4hc, 9},
+                              {Codec::zlib, 5},    {Codec::zstd, 1}, {Codec::zstd, 5}};
     const double gb = static_cast<double>(src.size()) / 1e9;
     std::vector<std::uint8_t> out(src.size());
     std::printf("\n%s, %zu bytes, typesize %d\n", data_name, src.size(), typesize);
@@ -112,7 +111,7 @@ void codec_table(const char* data_name, const std::vector<std::uint8_t>& src, in
         for (Filter f : {Filter::shuffle, Filter::bitshuffle}) {
             for (int nthreads : {1, 2}) {
                 EncodeParams p;
-                p.compressor = cfg.c;
+                p.codec = cfg.c;
                 p.clevel = cfg.clevel;
                 p.typesize = typesize;
                 p.filters = make_pipeline({{f, 0}});
@@ -126,7 +125,7 @@ void codec_table(const char* data_name, const std::vector<std::uint8_t>& src, in
                     std::exit(1);
                 }
                 const std::string name =
-                    std::string(compressor_name(cfg.c)) + " " + std::to_string(cfg.clevel);
+                    std::string(codec_name(cfg.c)) + " " + std::to_string(cfg.clevel);
                 const char* fname = f == Filter::shuffle ? "shuffle" : "bitshuffle";
                 const double ratio =
                     static_cast<double>(src.size()) / static_cast<double>(chunk.size());

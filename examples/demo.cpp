@@ -82,7 +82,7 @@ int main() {
                 b2nd::to_string(a.shape()).c_str(), a.dtype().str().c_str(),
                 b2nd::to_string(a.chunk_shape()).c_str(), b2nd::to_string(a.block_shape()).c_str());
     std::printf("  %s, %.1f MiB on disk, compression ratio %.2f\n\n",
-                std::string(b2nd::codec::compressor_name(a.any().compression().codec)).c_str(),
+                std::string(b2nd::codec::codec_name(a.any().compression().codec)).c_str(),
                 static_cast<double>(a.any().cbytes()) / (1 << 20),
                 nbytes / static_cast<double>(a.any().cbytes()));
 

@@ -13,9 +13,9 @@
 
 namespace b2nd {
 
-using Codec = codec::Compressor;
-using Filter = codec::Filter;
-using SplitMode = codec::SplitMode;
+using codec::Codec;
+using codec::Filter;
+using codec::SplitMode;
 
 /// One filter of the pipeline with its meta byte (TRUNC_PREC: the precision bits to keep).
 struct FilterSpec {

@@ -346,8 +346,8 @@ ArrayCore::ArrayCore(storage::Frame frame,
 
     encode_params_.typesize = static_cast<int>(std::min<std::int64_t>(typesize, 0x7fffffff));
     encode_params_.blocksize = static_cast<std::int32_t>(grid_.block_nbytes());
-    const auto comp = codec::compressor_from_code(h.compcode());
-    encode_params_.compressor = comp.value_or(codec::Compressor::zstd);
+    const auto comp = codec::codec_from_code(h.compcode());
+    encode_params_.codec = comp.value_or(codec::Codec::zstd);
     encode_params_.clevel = std::clamp(h.clevel(), 0, 9);
     for (std::size_t i = 0; i < 6; ++i) {
         encode_params_.filters[i] = {static_cast<codec::Filter>(h.filters[i]), h.filters_meta[i]};
@@ -376,7 +376,7 @@ std::shared_ptr<ArrayCore> ArrayCore::open(const std::string& path, const OpenOp
 CompressionParams ArrayCore::compression() const {
     CompressionParams c;
     const format::FrameHeader& h = frame_.header();
-    c.codec = codec::compressor_from_code(h.compcode()).value_or(Codec::zstd);
+    c.codec = codec::codec_from_code(h.compcode()).value_or(Codec::zstd);
     c.clevel = h.clevel();
     c.filters.clear();
     for (std::size_t i = 0; i < 6; ++i) {
@@ -723,7 +723,7 @@ void ArrayCore::require_writable(const char* op) const {
         throw UsageError(where() + ": " + op +
                          " needs the array opened for writing (OpenOptions::writable)");
     }
-    if (!codec::compressor_from_code(frame_.header().compcode())) {
+    if (!codec::codec_from_code(frame_.header().compcode())) {
         throw UnsupportedError(where() + ": " + op + ": chunks are compressed with plugin codec " +
                                num(frame_.header().compcode()) + ", which b2nd-cpp cannot write");
     }
@@ -1248,7 +1248,7 @@ std::shared_ptr<ArrayCore> ArrayCore::create(const std::string& path,
     fp.typesize = static_cast<std::int32_t>(std::min<std::int64_t>(isz, 0x7fffffff));
     fp.chunksize = static_cast<std::int32_t>(g.chunk_nbytes());
     fp.blocksize = static_cast<std::int32_t>(g.block_nbytes());
-    fp.compressor = cp.codec;
+    fp.codec = cp.codec;
     fp.clevel = cp.clevel;
     fp.filters = codec::FilterPipeline{};
     const std::size_t first = 6 - cp.filters.size();
@@ -1319,7 +1319,7 @@ std::shared_ptr<ArrayCore> ArrayCore::create(const std::string& path,
                                 static_cast<std::size_t>(isz));
                 }
                 codec::EncodeParams ep;
-                ep.compressor = cp.codec;
+                ep.codec = cp.codec;
                 ep.clevel = cp.clevel;
                 ep.filters = fp.filters;
                 ep.typesize = ts;

@@ -81,7 +81,7 @@ int cmd_import(const std::vector<std::string>& argv) {
     }
     CreateOptions o;
     if (a.has("--codec")) {
-        const auto c = codec::parse_compressor(a.get("--codec"));
+        const auto c = codec::parse_codec(a.get("--codec"));
         if (!c) {
             throw ArgError("--codec: unknown codec '" + a.get("--codec") + "'");
         }

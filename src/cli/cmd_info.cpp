@@ -76,8 +76,8 @@ std::string filters_text(const format::FrameHeader& h) {
 }
 
 std::string codec_text(const format::FrameHeader& h) {
-    const auto c = codec::compressor_from_code(h.compcode());
-    return c ? std::string(codec::compressor_name(*c)) : "codec" + std::to_string(h.compcode());
+    const auto c = codec::codec_from_code(h.compcode());
+    return c ? std::string(codec::codec_name(*c)) : "codec" + std::to_string(h.compcode());
 }
 
 std::string shape_json(const Shape& s) {

@@ -34,8 +34,8 @@ bool has_filter(const FilterPipeline& p, Filter f) {
     return std::any_of(p.begin(), p.end(), [f](const FilterSlot& s) { return s.id == f; });
 }
 
-bool is_hcr(Compressor c) {
-    return c == Compressor::lz4hc || c == Compressor::zlib || c == Compressor::zstd;
+bool is_hcr(Codec c) {
+    return c == Codec::lz4hc || c == Codec::zlib || c == Codec::zstd;
 }
 
 /// c-blosc2's split rule (stune.c split_block), for a coded typesize.
@@ -49,9 +49,8 @@ bool split_rule(const EncodeParams& p, int ts, std::int64_t blocksize) {
         case SplitMode::forward_compat:
             break;
     }
-    const bool fast_codec = p.compressor == Compressor::blosclz ||
-                            p.compressor == Compressor::lz4 ||
-                            (p.compressor == Compressor::zstd && p.clevel <= 5);
+    const bool fast_codec = p.codec == Codec::blosclz || p.codec == Codec::lz4 ||
+                            (p.codec == Codec::zstd && p.clevel <= 5);
     return fast_codec && has_filter(p.filters, Filter::shuffle) && ts <= kMaxSplitStreams &&
            blocksize / ts >= kMinBufferSize;
 }
@@ -71,8 +70,8 @@ void validate(const EncodeParams& p, std::size_t nbytes) {
         throw UsageError("encode: a chunk holds at most " + num(format::kMaxChunkNbytes) +
                          " bytes, got " + num(static_cast<std::int64_t>(nbytes)));
     }
-    if (!compressor_from_code(static_cast<std::uint8_t>(p.compressor))) {
-        throw UsageError("encode: unknown compressor code " + num(static_cast<int>(p.compressor)));
+    if (!codec_from_code(static_cast<std::uint8_t>(p.codec))) {
+        throw UsageError("encode: unknown compressor code " + num(static_cast<int>(p.codec)));
     }
     const auto mode = static_cast<int>(p.splitmode);
     if (mode < 1 || mode > 4) {
@@ -129,7 +128,7 @@ format::ChunkHeader base_header(const EncodeParams& p,
             h.filters_meta[i] = static_cast<std::uint8_t>(coded_typesize(p.typesize));
         }
     }
-    h.udcodec = static_cast<std::uint8_t>(p.compressor);
+    h.udcodec = static_cast<std::uint8_t>(p.codec);
     return h;
 }
 
@@ -268,7 +267,7 @@ std::size_t encode_block(
         }
         all_zero_runs = false;
         const std::size_t room = cap - used;
-        std::size_t csize = detail::compress_stream(c.p->compressor, c.p->clevel, stream, neblock,
+        std::size_t csize = detail::compress_stream(c.p->codec, c.p->clevel, stream, neblock,
                                                     out + used, std::min(neblock, room));
         if (csize == 0 || csize >= neblock) {
             if (room < neblock) {
@@ -338,12 +337,12 @@ std::int32_t effective_blocksize(const EncodeParams& p, std::int64_t nbytes) {
         const bool split = split_rule(p, ts, nbytes);
         if (nbytes >= kL1) {
             blocksize = kL1;
-            if (is_hcr(p.compressor)) {
+            if (is_hcr(p.codec)) {
                 blocksize *= 2;
             }
             static constexpr int kFactor4[10] = {1, 2, 4, 8, 16, 16, 32, 32, 32, 32};  // x/4
             blocksize = blocksize * kFactor4[p.clevel] / 4;
-            if (p.clevel == 9 && is_hcr(p.compressor)) {
+            if (p.clevel == 9 && is_hcr(p.codec)) {
                 blocksize *= 2;
             }
         }
@@ -410,7 +409,7 @@ std::size_t encode_chunk(ByteSpan src, const EncodeParams& p, MutableByteSpan de
             format::chunk_flags::kExtended |
             (has_filter(p.filters, Filter::delta) ? format::chunk_flags::kDelta : 0) |
             (c.split ? 0 : format::chunk_flags::kDontSplit) |
-            (static_cast<unsigned>(comp_format_of(p.compressor)) << 5));
+            (static_cast<unsigned>(comp_format_of(p.codec)) << 5));
 
         const std::size_t table = hs + 4 * static_cast<std::size_t>(c.nblocks);
         bool fits = table <= limit;

@@ -81,7 +81,7 @@ StreamDict::~StreamDict() {
     ZSTD_freeDDict(static_cast<ZSTD_DDict*>(ddict_));
 }
 
-std::size_t compress_stream(Compressor c,
+std::size_t compress_stream(Codec c,
                             int clevel,
                             const std::uint8_t* src,
                             std::size_t n,
@@ -92,21 +92,21 @@ std::size_t compress_stream(Compressor c,
     }
     const std::size_t capped = cap > kIntMax ? kIntMax : cap;
     switch (c) {
-        case Compressor::blosclz:
+        case Codec::blosclz:
             return blosclz_compress(clevel, src, n, out, capped);
-        case Compressor::lz4: {
+        case Codec::lz4: {
             const int r =
                 LZ4_compress_fast(reinterpret_cast<const char*>(src), reinterpret_cast<char*>(out),
                                   static_cast<int>(n), static_cast<int>(capped), 10 - clevel);
             return r > 0 ? static_cast<std::size_t>(r) : 0;
         }
-        case Compressor::lz4hc: {
+        case Codec::lz4hc: {
             const int r =
                 LZ4_compress_HC(reinterpret_cast<const char*>(src), reinterpret_cast<char*>(out),
                                 static_cast<int>(n), static_cast<int>(capped), clevel);
             return r > 0 ? static_cast<std::size_t>(r) : 0;
         }
-        case Compressor::zlib: {
+        case Codec::zlib: {
             uLongf len = static_cast<uLongf>(capped);
             const int r = compress2(out, &len, src, static_cast<uLong>(n), clevel);
             if (r == Z_BUF_ERROR) {
@@ -117,7 +117,7 @@ std::size_t compress_stream(Compressor c,
             }
             return static_cast<std::size_t>(len);
         }
-        case Compressor::zstd: {
+        case Codec::zstd: {
             const std::size_t r = ZSTD_compressCCtx(zstd_contexts().compressor(), out, capped, src,
                                                     n, zstd_level(clevel));
             if (ZSTD_isError(r) != 0U) {

@@ -32,7 +32,7 @@ private:
 /// Compresses src[0, n) into out[0, cap); returns the compressed size, or 0 when the result
 /// would not fit (the caller then stores the stream raw).
 /// \throws CodecError when the library fails for another reason.
-std::size_t compress_stream(Compressor c,
+std::size_t compress_stream(Codec c,
                             int clevel,
                             const std::uint8_t* src,
                             std::size_t n,

@@ -4,44 +4,43 @@
 
 namespace b2nd::codec {
 
-std::string_view compressor_name(Compressor c) noexcept {
+std::string_view codec_name(Codec c) noexcept {
     switch (c) {
-        case Compressor::blosclz:
+        case Codec::blosclz:
             return "blosclz";
-        case Compressor::lz4:
+        case Codec::lz4:
             return "lz4";
-        case Compressor::lz4hc:
+        case Codec::lz4hc:
             return "lz4hc";
-        case Compressor::zlib:
+        case Codec::zlib:
             return "zlib";
-        case Compressor::zstd:
+        case Codec::zstd:
             return "zstd";
     }
     return "unknown";
 }
 
-std::optional<Compressor> parse_compressor(std::string_view name) noexcept {
-    for (Compressor c : {Compressor::blosclz, Compressor::lz4, Compressor::lz4hc, Compressor::zlib,
-                         Compressor::zstd}) {
-        if (compressor_name(c) == name) {
+std::optional<Codec> parse_codec(std::string_view name) noexcept {
+    for (Codec c : {Codec::blosclz, Codec::lz4, Codec::lz4hc, Codec::zlib, Codec::zstd}) {
+        if (codec_name(c) == name) {
             return c;
         }
     }
     return std::nullopt;
 }
 
-std::optional<Compressor> compressor_from_code(std::uint8_t code) noexcept {
+std::optional<Codec> codec_from_code(std::uint8_t code) noexcept {
     switch (code) {
         case 0:
-            return Compressor::blosclz;
+            return Codec::blosclz;
         case 1:
-            return Compressor::lz4;
+            return Codec::lz4;
         case 2:
-            return Compressor::lz4hc;
+            return Codec::lz4hc;
         case 4:
-            return Compressor::zlib;
+            return Codec::zlib;
         case 5:
-            return Compressor::zstd;
+            return Codec::zstd;
         default:
             return std::nullopt;
     }

@@ -46,7 +46,7 @@ codec::Special special_of(std::int64_t entry, std::int64_t i) {
 
 std::vector<std::uint8_t> encode_index(const std::vector<std::int64_t>& index) {
     codec::EncodeParams p;
-    p.compressor = codec::Compressor::blosclz;
+    p.codec = codec::Codec::blosclz;
     p.clevel = 5;
     p.typesize = 8;
     p.blocksize = 16 * 1024;

@@ -338,7 +338,7 @@ Frame Frame::create(const std::string& path,
     format::FrameHeader h;
     h.general_flags = general_flags_for(params.chunksize);
     h.frame_type = sparse ? 1 : 0;
-    h.codec_flags = static_cast<std::uint8_t>(static_cast<unsigned>(params.compressor) |
+    h.codec_flags = static_cast<std::uint8_t>(static_cast<unsigned>(params.codec) |
                                               (static_cast<unsigned>(params.clevel) << 4));
     h.other_flags = static_cast<std::uint8_t>(static_cast<int>(params.splitmode) - 1);
     h.typesize = params.typesize;
@@ -350,7 +350,7 @@ Frame Frame::create(const std::string& path,
         h.filters[i] = static_cast<std::uint8_t>(params.filters[i].id);
         h.filters_meta[i] = params.filters[i].meta;
     }
-    h.udcodec = static_cast<std::uint8_t>(params.compressor);
+    h.udcodec = static_cast<std::uint8_t>(params.codec);
     h.metalayers = metalayers;
     std::vector<std::uint8_t> image = format::write_frame_header(h);
     const std::vector<std::uint8_t> trailer = format::write_frame_trailer({});
@@ -501,7 +501,7 @@ void Frame::set_vlmeta(const std::string& name, ByteSpan content) {
     }
     // c-blosc2 stores vlmetalayer contents as Blosc2 chunks (blosclz by default).
     codec::EncodeParams p;
-    p.compressor = codec::Compressor::blosclz;
+    p.codec = codec::Codec::blosclz;
     p.clevel = 5;
     p.typesize = 1;
     format::Metalayer ml{name, codec::encode_chunk(content, p), 0};

@@ -171,8 +171,7 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < data.size(); ++i) {
         data[i] = static_cast<std::uint8_t>((i / 4) % 97 + ((i * 7919) % 13 == 0 ? 1 : 0));
     }
-    const Compressor codecs[] = {Compressor::blosclz, Compressor::lz4, Compressor::lz4hc,
-                                 Compressor::zlib, Compressor::zstd};
+    const Codec codecs[] = {Codec::blosclz, Codec::lz4, Codec::lz4hc, Codec::zlib, Codec::zstd};
     const std::pair<const char*, FilterPipeline> pipes[] = {
         {"none", make_pipeline({})},
         {"shuffle", make_pipeline({{Filter::shuffle, 0}})},
@@ -180,17 +179,17 @@ int main(int argc, char** argv) {
         {"delta", make_pipeline({{Filter::delta, 0}, {Filter::shuffle, 0}})},
         {"bytedelta", make_pipeline({{Filter::shuffle, 0}, {Filter::bytedelta, 0}})},
         {"truncprec", make_pipeline({{Filter::trunc_prec, 9}, {Filter::bitshuffle, 0}})}};
-    for (Compressor c : codecs) {
+    for (Codec c : codecs) {
         for (const auto& [name, pipe] : pipes) {
             for (SplitMode m : {SplitMode::always, SplitMode::never}) {
                 EncodeParams p;
-                p.compressor = c;
+                p.codec = c;
                 p.clevel = 5;
                 p.filters = pipe;
                 p.typesize = 4;
                 p.blocksize = 512;
                 p.splitmode = m;
-                save(std::string(compressor_name(c)) + "-" + name + "-" +
+                save(std::string(codec_name(c)) + "-" + name + "-" +
                          std::string(split_mode_name(m)) + ".chunk",
                      encode_chunk(data, p));
             }

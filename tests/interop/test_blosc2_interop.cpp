@@ -81,7 +81,7 @@ std::vector<std::uint8_t> blosc2_encode(const std::vector<std::uint8_t>& src,
                                         bool use_dict = false) {
     ensure_init();
     blosc2_cparams cp = BLOSC2_CPARAMS_DEFAULTS;
-    cp.compcode = static_cast<std::uint8_t>(p.compressor);
+    cp.compcode = static_cast<std::uint8_t>(p.codec);
     cp.clevel = static_cast<std::uint8_t>(p.clevel);
     cp.typesize = p.typesize;
     cp.blocksize = p.blocksize;
@@ -120,8 +120,7 @@ const Pipeline kPipelines[] = {
     {"shuffle+bytedelta", make_pipeline({{Filter::shuffle, 0}, {Filter::bytedelta, 0}}), false},
 };
 
-const Compressor kCompressors[] = {Compressor::blosclz, Compressor::lz4, Compressor::lz4hc,
-                                   Compressor::zlib, Compressor::zstd};
+const Codec kCompressors[] = {Codec::blosclz, Codec::lz4, Codec::lz4hc, Codec::zlib, Codec::zstd};
 
 }  // namespace
 
@@ -135,18 +134,18 @@ TEST_CASE("interop: chunks we encode decode in c-blosc2 to the same bytes", "[in
                                          static_cast<std::size_t>(typesize) * 40, 0};
             for (std::size_t nbytes : sizes) {
                 const auto in = sample(nbytes, typesize, nbytes);
-                for (Compressor c : kCompressors) {
+                for (Codec c : kCompressors) {
                     for (int clevel : {0, 1, 5, 9}) {
                         for (SplitMode m :
                              {SplitMode::always, SplitMode::never, SplitMode::automatic}) {
                             EncodeParams p;
-                            p.compressor = c;
+                            p.codec = c;
                             p.clevel = clevel;
                             p.filters = pl.filters;
                             p.typesize = typesize;
                             p.blocksize = 256 * typesize;
                             p.splitmode = m;
-                            INFO(compressor_name(c)
+                            INFO(codec_name(c)
                                  << " " << clevel << " " << pl.name << " ts " << typesize << " "
                                  << split_mode_name(m) << " n " << nbytes);
                             const auto chunk = encode_chunk(in, p);
@@ -180,17 +179,17 @@ TEST_CASE("interop: chunks c-blosc2 encodes decode here to the same bytes", "[in
                 continue;
             }
             const auto in = sample(static_cast<std::size_t>(typesize) * 3000 + 5, typesize, 3);
-            for (Compressor c : kCompressors) {
+            for (Codec c : kCompressors) {
                 for (int clevel : {0, 1, 5, 9}) {
                     for (std::int32_t blocksize : {0, 512 * typesize}) {
                         EncodeParams p;
-                        p.compressor = c;
+                        p.codec = c;
                         p.clevel = clevel;
                         p.filters = pl.filters;
                         p.typesize = typesize;
                         p.blocksize = blocksize;
-                        INFO(compressor_name(c) << " " << clevel << " " << pl.name << " ts "
-                                                << typesize << " blocksize " << blocksize);
+                        INFO(codec_name(c) << " " << clevel << " " << pl.name << " ts " << typesize
+                                           << " blocksize " << blocksize);
                         const auto chunk = blosc2_encode(in, p);
                         const auto ours = decode_chunk(chunk, 2);
                         std::vector<std::uint8_t> theirs;
@@ -235,18 +234,18 @@ TEST_CASE("interop: chunks c-blosc2 encodes decode here to the same bytes", "[in
 
 TEST_CASE("interop: c-blosc2 chunks with zstd and lz4 dictionaries decode here", "[interop]") {
     const auto in = sample(4 * 40000, 4, 11);
-    std::vector<Compressor> codecs = {Compressor::zstd};
+    std::vector<Codec> codecs = {Codec::zstd};
     if (BLOSC2_VERSION_MAJOR >= 3) {
-        codecs.push_back(Compressor::lz4);  // LZ4 dictionaries arrived in 3.x
-        codecs.push_back(Compressor::lz4hc);
+        codecs.push_back(Codec::lz4);  // LZ4 dictionaries arrived in 3.x
+        codecs.push_back(Codec::lz4hc);
     }
-    for (Compressor c : codecs) {
+    for (Codec c : codecs) {
         EncodeParams p;
-        p.compressor = c;
+        p.codec = c;
         p.clevel = 5;
         p.typesize = 4;
         p.blocksize = 4096;
-        INFO(compressor_name(c));
+        INFO(codec_name(c));
         const auto chunk = blosc2_encode(in, p, true);
         ChunkDecoder dec(chunk);
         CHECK(dec.header().use_dict());

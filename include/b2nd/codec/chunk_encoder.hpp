@@ -36,7 +36,7 @@ FilterPipeline make_pipeline(std::initializer_list<FilterSlot> filters);
 
 /// Parameters of encode_chunk().
 struct EncodeParams {
-    Compressor compressor = Compressor::zstd;
+    Codec codec = Codec::zstd;
     int clevel = 1;  ///< 0 (store) .. 9
     FilterPipeline filters = make_pipeline({{Filter::shuffle, 0}});
     int typesize = 1;            ///< element size in bytes (>= 1; > 255 is coded as 1)

@@ -1,7 +1,7 @@
 // Identifiers of the Blosc2 chunk format (README_CHUNK_FORMAT.rst), with their spec values.
 //
 // Two compressor enumerations exist and must not be confused (see STYLE.md):
-//  - Compressor: c-blosc2's public compressor code (BLOSC_BLOSCLZ 0 ... BLOSC_ZSTD 5). It is what
+//  - Codec: c-blosc2's public compressor code (BLOSC_BLOSCLZ 0 ... BLOSC_ZSTD 5). It is what
 //    users choose, what frame headers store, and what the extended chunk header's `udcodec`
 //    byte holds.
 //  - CompFormat: the 3-bit code stored in bits 5-7 of a chunk's `flags` byte
@@ -15,7 +15,7 @@
 namespace b2nd::codec {
 
 /// c-blosc2's public compressor codes.
-enum class Compressor : std::uint8_t { blosclz = 0, lz4 = 1, lz4hc = 2, zlib = 4, zstd = 5 };
+enum class Codec : std::uint8_t { blosclz = 0, lz4 = 1, lz4hc = 2, zlib = 4, zstd = 5 };
 
 /// The 3-bit compressor format stored in a chunk header's flags (bits 5-7).
 enum class CompFormat : std::uint8_t {
@@ -62,27 +62,27 @@ inline constexpr std::int32_t kMinBufferSize = 32;
 inline constexpr int kMaxSplitStreams = 16;
 
 /// The CompFormat a compressor writes.
-constexpr CompFormat comp_format_of(Compressor c) noexcept {
+constexpr CompFormat comp_format_of(Codec c) noexcept {
     switch (c) {
-        case Compressor::blosclz:
+        case Codec::blosclz:
             return CompFormat::blosclz;
-        case Compressor::lz4:
-        case Compressor::lz4hc:
+        case Codec::lz4:
+        case Codec::lz4hc:
             return CompFormat::lz4;
-        case Compressor::zlib:
+        case Codec::zlib:
             return CompFormat::zlib;
-        case Compressor::zstd:
+        case Codec::zstd:
             return CompFormat::zstd;
     }
     return CompFormat::user_defined;
 }
 
 /// "blosclz", "lz4", "lz4hc", "zlib", "zstd".
-std::string_view compressor_name(Compressor c) noexcept;
+std::string_view codec_name(Codec c) noexcept;
 /// Parses a compressor name (as above); nullopt when unknown.
-std::optional<Compressor> parse_compressor(std::string_view name) noexcept;
-/// Compressor from its public code, nullopt for plugin codes.
-std::optional<Compressor> compressor_from_code(std::uint8_t code) noexcept;
+std::optional<Codec> parse_codec(std::string_view name) noexcept;
+/// Codec from its public code, nullopt for plugin codes.
+std::optional<Codec> codec_from_code(std::uint8_t code) noexcept;
 /// "none", "shuffle", "bitshuffle", "delta", "trunc_prec", "bytedelta", or "filter<N>".
 std::string filter_name(std::uint8_t id);
 /// Parses a filter name (as above); nullopt when unknown.

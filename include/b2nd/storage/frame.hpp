@@ -23,7 +23,7 @@
 #include <b2nd/byte_span.hpp>
 #include <b2nd/codec/chunk_encoder.hpp>
 #include <b2nd/codec/ids.hpp>
-#include <b2nd/format/frame.hpp>
+#include <b2nd/format/frame_header.hpp>
 
 namespace b2nd::storage {
 
@@ -58,7 +58,7 @@ struct FrameParams {
     std::int32_t typesize = 1;
     std::int32_t chunksize = 0;  ///< uncompressed bytes per chunk; 0 = chunks of any size
     std::int32_t blocksize = 0;
-    codec::Compressor compressor = codec::Compressor::zstd;
+    codec::Codec codec = codec::Codec::zstd;
     int clevel = 1;
     codec::FilterPipeline filters = codec::make_pipeline({{codec::Filter::shuffle, 0}});
     codec::SplitMode splitmode = codec::SplitMode::forward_compat;

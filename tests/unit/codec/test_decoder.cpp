@@ -83,7 +83,7 @@ TEST_CASE("decoder: a corrupt compressed stream names the codec", "[codec]") {
         in[i] = static_cast<std::uint8_t>(i % 13);
     }
     EncodeParams p;
-    p.compressor = Compressor::lz4;
+    p.codec = Codec::lz4;
     p.typesize = 1;
     p.filters = make_pipeline({});
     auto chunk = encode_chunk(in, p);

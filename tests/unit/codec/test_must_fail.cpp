@@ -31,24 +31,24 @@ std::vector<std::uint8_t> sample(std::size_t n, int typesize) {
 std::vector<std::vector<std::uint8_t>> small_chunks() {
     std::vector<std::vector<std::uint8_t>> chunks;
     struct Spec {
-        Compressor c;
+        Codec c;
         FilterPipeline f;
         SplitMode m;
         int ts;
     };
     const Spec specs[] = {
-        {Compressor::blosclz, make_pipeline({{Filter::shuffle, 0}}), SplitMode::always, 4},
-        {Compressor::lz4, make_pipeline({{Filter::bitshuffle, 0}}), SplitMode::never, 2},
-        {Compressor::lz4hc, make_pipeline({{Filter::delta, 0}, {Filter::shuffle, 0}}),
+        {Codec::blosclz, make_pipeline({{Filter::shuffle, 0}}), SplitMode::always, 4},
+        {Codec::lz4, make_pipeline({{Filter::bitshuffle, 0}}), SplitMode::never, 2},
+        {Codec::lz4hc, make_pipeline({{Filter::delta, 0}, {Filter::shuffle, 0}}),
          SplitMode::automatic, 8},
-        {Compressor::zlib, make_pipeline({{Filter::shuffle, 0}, {Filter::bytedelta, 0}}),
+        {Codec::zlib, make_pipeline({{Filter::shuffle, 0}, {Filter::bytedelta, 0}}),
          SplitMode::always, 4},
-        {Compressor::zstd, make_pipeline({{Filter::trunc_prec, 10}, {Filter::bitshuffle, 0}}),
+        {Codec::zstd, make_pipeline({{Filter::trunc_prec, 10}, {Filter::bitshuffle, 0}}),
          SplitMode::forward_compat, 4},
     };
     for (const Spec& s : specs) {
         EncodeParams p;
-        p.compressor = s.c;
+        p.codec = s.c;
         p.clevel = 5;
         p.filters = s.f;
         p.splitmode = s.m;

@@ -101,8 +101,8 @@ void check_roundtrip(const std::vector<std::uint8_t>& in,
 }  // namespace
 
 TEST_CASE("round trip: every compressor x clevel x pipeline x typesize x splitmode", "[codec]") {
-    const Compressor compressors[] = {Compressor::blosclz, Compressor::lz4, Compressor::lz4hc,
-                                      Compressor::zlib, Compressor::zstd};
+    const Codec compressors[] = {Codec::blosclz, Codec::lz4, Codec::lz4hc, Codec::zlib,
+                                 Codec::zstd};
     const SplitMode modes[] = {SplitMode::always, SplitMode::never, SplitMode::automatic,
                                SplitMode::forward_compat};
     for (const Pipeline& pl : pipelines()) {
@@ -121,17 +121,17 @@ TEST_CASE("round trip: every compressor x clevel x pipeline x typesize x splitmo
                 const auto in =
                     field(nbytes, typesize, nbytes + static_cast<std::size_t>(typesize));
                 const auto want = pl.trunc_bits != 0 ? truncated(in, typesize, pl.trunc_bits) : in;
-                for (Compressor c : compressors) {
+                for (Codec c : compressors) {
                     for (int clevel : {0, 1, 5, 9}) {
                         for (SplitMode m : modes) {
                             EncodeParams p;
-                            p.compressor = c;
+                            p.codec = c;
                             p.clevel = clevel;
                             p.filters = pl.filters;
                             p.typesize = typesize;
                             p.blocksize = blocksize;
                             p.splitmode = m;
-                            INFO(compressor_name(c)
+                            INFO(codec_name(c)
                                  << " clevel " << clevel << " " << pl.name << " typesize "
                                  << typesize << " " << split_mode_name(m) << " nbytes " << nbytes);
                             check_roundtrip(in, p, want);
@@ -145,12 +145,12 @@ TEST_CASE("round trip: every compressor x clevel x pipeline x typesize x splitmo
 
 TEST_CASE("round trip: automatic block sizes on a 1 MiB float32 field", "[codec]") {
     const auto in = field(1 << 20, 4, 3);
-    for (Compressor c : {Compressor::blosclz, Compressor::lz4, Compressor::zstd}) {
+    for (Codec c : {Codec::blosclz, Codec::lz4, Codec::zstd}) {
         EncodeParams p;
-        p.compressor = c;
+        p.codec = c;
         p.clevel = 5;
         p.typesize = 4;
-        INFO(compressor_name(c));
+        INFO(codec_name(c));
         const auto chunk = encode_chunk(in, p);
         CHECK(chunk.size() < in.size() * 3 / 4);
         ChunkDecoder dec(chunk);
@@ -163,17 +163,17 @@ TEST_CASE("round trip: automatic block sizes on a 1 MiB float32 field", "[codec]
 TEST_CASE("encoder: automatic block size and split follow c-blosc2's rules", "[codec]") {
     EncodeParams p;
     p.typesize = 4;
-    p.compressor = Compressor::zstd;
+    p.codec = Codec::zstd;
     p.clevel = 1;  // split (zstd <= 5 with shuffle): 32 KiB x typesize
     CHECK(effective_blocksize(p, 4 << 20) == 128 * 1024);
     CHECK(splits_streams(p, 128 * 1024));
     p.clevel = 9;  // not split; HCR: 32K * 2 * 8 * 2
     CHECK(effective_blocksize(p, 4 << 20) == 1024 * 1024);
     CHECK_FALSE(splits_streams(p, 1024 * 1024));
-    p.compressor = Compressor::lz4hc;
+    p.codec = Codec::lz4hc;
     p.clevel = 5;
     CHECK_FALSE(splits_streams(p, 256 * 1024));
-    p.compressor = Compressor::blosclz;
+    p.codec = Codec::blosclz;
     p.filters = make_pipeline({});
     CHECK_FALSE(splits_streams(p, 256 * 1024));  // no shuffle: not split
     p.splitmode = SplitMode::always;
@@ -218,9 +218,9 @@ TEST_CASE("encoder: incompressible data falls back to a memcpyed chunk", "[codec
     for (auto& b : in) {
         b = static_cast<std::uint8_t>(rng.next());
     }
-    for (Compressor c : {Compressor::blosclz, Compressor::lz4, Compressor::zstd}) {
+    for (Codec c : {Codec::blosclz, Codec::lz4, Codec::zstd}) {
         EncodeParams p;
-        p.compressor = c;
+        p.codec = c;
         p.typesize = 1;
         const auto chunk = encode_chunk(in, p);
         ChunkDecoder dec(chunk);

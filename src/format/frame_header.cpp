@@ -4,7 +4,7 @@
 #include <b2nd/error.hpp>
 #include <b2nd/format/byte_reader.hpp>
 #include <b2nd/format/byte_writer.hpp>
-#include <b2nd/format/frame.hpp>
+#include <b2nd/format/frame_header.hpp>
 #include <b2nd/format/msgpack.hpp>
 
 #include "../detail/strings.hpp"

@@ -15,20 +15,16 @@ namespace b2nd {
 
 using codec::Codec;
 using codec::Filter;
+using codec::FilterSlot;
 using codec::SplitMode;
-
-/// One filter of the pipeline with its meta byte (TRUNC_PREC: the precision bits to keep).
-struct FilterSpec {
-    Filter id = Filter::none;
-    std::uint8_t meta = 0;
-};
 
 /// How chunks are compressed. The defaults are python-blosc2's: Zstd level 1 with SHUFFLE.
 struct CompressionParams {
     Codec codec = Codec::zstd;
     int clevel = 1;
-    /// Applied in order (at most 6).
-    std::vector<FilterSpec> filters = {{Filter::shuffle, 0}};
+    /// Applied in order (at most 6, format::kChunkMaxFilters); each with its meta byte
+    /// (SHUFFLE: bytes per unit, 0 for the item size; TRUNC_PREC: the precision bits to keep).
+    std::vector<FilterSlot> filters = {{Filter::shuffle, 0}};
     SplitMode splitmode = SplitMode::forward_compat;
 };
 

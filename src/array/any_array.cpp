@@ -4,6 +4,7 @@
 
 #include "../detail/strings.hpp"
 #include "array_core.hpp"
+#include "params_detail.hpp"
 
 namespace b2nd {
 
@@ -17,11 +18,9 @@ AnyArray AnyArray::open_buffer(ByteSpan frame, const OpenOptions& options) {
     if (options.writable) {
         throw UsageError("an array in a memory buffer is read-only");
     }
-    storage::OpenOptions so;
-    so.offset = options.offset;
-    return AnyArray(std::make_shared<detail::ArrayCore>(storage::Frame::from_buffer(frame, so),
-                                                        options.dtype, options.nthreads,
-                                                        options.cache_bytes));
+    return AnyArray(std::make_shared<detail::ArrayCore>(
+        storage::Frame::from_buffer(frame, detail::frame_options(options)), options.dtype,
+        options.nthreads, options.cache_bytes));
 }
 
 AnyArray AnyArray::create(const std::string& path,

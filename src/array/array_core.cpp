@@ -12,6 +12,7 @@
 #include "../detail/memory.hpp"
 #include "../detail/strings.hpp"
 #include "../detail/thread_pool.hpp"
+#include "params_detail.hpp"
 #include "strided_copy.hpp"
 #include <unistd.h>
 
@@ -148,15 +149,6 @@ void release_if_large(Scratch& v) {
     if (v.capacity() > (std::size_t{64} << 20)) {
         Scratch().swap(v);
     }
-}
-
-int hardware_threads() {
-    const unsigned n = std::thread::hardware_concurrency();
-    return n == 0 ? 1 : static_cast<int>(n);
-}
-
-int chunk_typesize(std::int64_t itemsize) {
-    return itemsize <= 255 ? static_cast<int>(itemsize) : 1;
 }
 
 DType caterva_dtype(std::int64_t typesize) {
@@ -344,16 +336,7 @@ ArrayCore::ArrayCore(storage::Frame frame,
         }
     }
 
-    encode_params_.typesize = static_cast<int>(std::min<std::int64_t>(typesize, 0x7fffffff));
-    encode_params_.blocksize = static_cast<std::int32_t>(grid_.block_nbytes());
-    const auto comp = codec::codec_from_code(h.compcode());
-    encode_params_.codec = comp.value_or(codec::Codec::zstd);
-    encode_params_.clevel = std::clamp(h.clevel(), 0, 9);
-    for (std::size_t i = 0; i < 6; ++i) {
-        encode_params_.filters[i] = {static_cast<codec::Filter>(h.filters[i]), h.filters_meta[i]};
-    }
-    const int sm = h.splitmode();
-    encode_params_.splitmode = static_cast<codec::SplitMode>(sm >= 1 && sm <= 4 ? sm : 4);
+    encode_params_ = encode_params_of(h, grid_);
 }
 
 std::string ArrayCore::where() const {
@@ -361,31 +344,16 @@ std::string ArrayCore::where() const {
 }
 
 void ArrayCore::set_nthreads(int n) noexcept {
-    nthreads_ = n > 0 ? n : hardware_threads();
+    nthreads_ = resolve_nthreads(n);
 }
 
 std::shared_ptr<ArrayCore> ArrayCore::open(const std::string& path, const OpenOptions& o) {
-    storage::OpenOptions so;
-    so.writable = o.writable;
-    so.offset = o.offset;
-    so.durable = o.durable;
-    return std::make_shared<ArrayCore>(storage::Frame::open(path, so), o.dtype, o.nthreads,
-                                       o.cache_bytes);
+    return std::make_shared<ArrayCore>(storage::Frame::open(path, frame_options(o)), o.dtype,
+                                       o.nthreads, o.cache_bytes);
 }
 
 CompressionParams ArrayCore::compression() const {
-    CompressionParams c;
-    const format::FrameHeader& h = frame_.header();
-    c.codec = codec::codec_from_code(h.compcode()).value_or(Codec::zstd);
-    c.clevel = h.clevel();
-    c.filters.clear();
-    for (std::size_t i = 0; i < 6; ++i) {
-        if (h.filters[i] != 0) {
-            c.filters.push_back({static_cast<Filter>(h.filters[i]), h.filters_meta[i]});
-        }
-    }
-    c.splitmode = encode_params_.splitmode;
-    return c;
+    return compression_of(frame_.header());
 }
 
 [[noreturn]] void ArrayCore::corrupt(std::int64_t ci, const std::string& what) const {
@@ -1241,23 +1209,11 @@ std::shared_ptr<ArrayCore> ArrayCore::create(const std::string& path,
     }
     const Grid g(shape, chunks, blocks, isz);
     const CompressionParams& cp = o.compression;
-    if (cp.clevel < 0 || cp.clevel > 9 || cp.filters.size() > 6) {
-        throw UsageError(where + ": clevel must be 0..9 and at most 6 filters be given");
+    const std::string bad = check_compression(cp);
+    if (!bad.empty()) {
+        throw UsageError(where + ": " + bad);
     }
-    storage::FrameParams fp;
-    fp.typesize = static_cast<std::int32_t>(std::min<std::int64_t>(isz, 0x7fffffff));
-    fp.chunksize = static_cast<std::int32_t>(g.chunk_nbytes());
-    fp.blocksize = static_cast<std::int32_t>(g.block_nbytes());
-    fp.codec = cp.codec;
-    fp.clevel = cp.clevel;
-    fp.filters = codec::FilterPipeline{};
-    const std::size_t first = 6 - cp.filters.size();
-    for (std::size_t i = 0; i < cp.filters.size(); ++i) {
-        fp.filters[first + i] = {cp.filters[i].id, cp.filters[i].meta};
-    }
-    fp.splitmode = cp.splitmode;
-    fp.nthreads = static_cast<std::int16_t>(
-        std::clamp(o.nthreads > 0 ? o.nthreads : hardware_threads(), 1, 32767));
+    const storage::FrameParams fp = frame_params(cp, g, o.nthreads);
 
     format::B2ndMeta meta;
     meta.shape = shape;
@@ -1318,14 +1274,7 @@ std::shared_ptr<ArrayCore> ArrayCore::create(const std::string& path,
                     std::memcpy(buf.data() + off, o.fill_value.data(),
                                 static_cast<std::size_t>(isz));
                 }
-                codec::EncodeParams ep;
-                ep.codec = cp.codec;
-                ep.clevel = cp.clevel;
-                ep.filters = fp.filters;
-                ep.typesize = ts;
-                ep.blocksize = bn;
-                ep.splitmode = cp.splitmode;
-                initial = codec::encode_chunk({buf.data(), buf.size()}, ep);
+                initial = codec::encode_chunk({buf.data(), buf.size()}, encode_params(cp, g));
             }
             break;
         }
@@ -1359,11 +1308,8 @@ std::shared_ptr<ArrayCore> ArrayCore::create(const std::string& path,
         std::filesystem::remove_all(tmp, ignored);
         throw IoError(where + ": cannot move the new array into place", ec);
     }
-    storage::OpenOptions so;
-    so.writable = true;
-    so.durable = o.durable;
-    return std::make_shared<ArrayCore>(storage::Frame::open(target, so), dtype, o.nthreads,
-                                       o.cache_bytes);
+    return std::make_shared<ArrayCore>(storage::Frame::open(target, frame_options(o)), dtype,
+                                       o.nthreads, o.cache_bytes);
 }
 
 }  // namespace b2nd::detail

@@ -1,7 +1,9 @@
 #include <algorithm>
+#include <thread>
 
 #include <b2nd/params.hpp>
 
+#include "params_detail.hpp"
 #include <unistd.h>
 
 namespace b2nd {
@@ -45,3 +47,106 @@ std::pair<Shape, Shape> auto_chunk_block_shapes(const Shape& shape, std::int64_t
 }
 
 }  // namespace b2nd
+
+namespace b2nd::detail {
+
+std::string check_compression(const CompressionParams& c) {
+    if (c.clevel < 0 || c.clevel > 9) {
+        return "clevel " + std::to_string(c.clevel) + " is not in 0..9";
+    }
+    if (c.filters.size() > static_cast<std::size_t>(format::kChunkMaxFilters)) {
+        return std::to_string(c.filters.size()) + " filters; a pipeline has " +
+               std::to_string(format::kChunkMaxFilters) + " slots";
+    }
+    return {};
+}
+
+namespace {
+
+codec::SplitMode split_mode_of(const format::FrameHeader& h) {
+    const int sm = h.splitmode();
+    return static_cast<codec::SplitMode>(sm >= 1 && sm <= 4 ? sm : 4);
+}
+
+codec::FilterPipeline pipeline_of(const format::FrameHeader& h) {
+    codec::FilterPipeline p{};
+    for (std::size_t i = 0; i < p.size(); ++i) {
+        p[i] = {static_cast<codec::Filter>(h.filters[i]), h.filters_meta[i]};
+    }
+    return p;
+}
+
+}  // namespace
+
+CompressionParams compression_of(const format::FrameHeader& h) {
+    CompressionParams c;
+    c.codec = codec::codec_from_code(h.compcode()).value_or(Codec::zstd);
+    c.clevel = h.clevel();
+    c.filters = codec::filters_of(pipeline_of(h));
+    c.splitmode = split_mode_of(h);
+    return c;
+}
+
+codec::EncodeParams encode_params_of(const format::FrameHeader& h, const Grid& g) {
+    codec::EncodeParams p;
+    p.codec = codec::codec_from_code(h.compcode()).value_or(Codec::zstd);
+    p.clevel = std::clamp(h.clevel(), 0, 9);
+    p.filters = pipeline_of(h);
+    p.splitmode = split_mode_of(h);
+    p.typesize = static_cast<int>(std::min<std::int64_t>(g.itemsize(), 0x7fffffff));
+    p.blocksize = static_cast<std::int32_t>(g.block_nbytes());
+    return p;
+}
+
+codec::EncodeParams encode_params(const CompressionParams& c, const Grid& g) {
+    codec::EncodeParams p;
+    p.codec = c.codec;
+    p.clevel = c.clevel;
+    p.filters = codec::make_pipeline(c.filters);
+    p.splitmode = c.splitmode;
+    p.typesize = chunk_typesize(g.itemsize());
+    p.blocksize = static_cast<std::int32_t>(g.block_nbytes());
+    return p;
+}
+
+storage::FrameParams frame_params(const CompressionParams& c, const Grid& g, int nthreads) {
+    storage::FrameParams fp;
+    fp.typesize = static_cast<std::int32_t>(std::min<std::int64_t>(g.itemsize(), 0x7fffffff));
+    fp.chunksize = static_cast<std::int32_t>(g.chunk_nbytes());
+    fp.blocksize = static_cast<std::int32_t>(g.block_nbytes());
+    fp.codec = c.codec;
+    fp.clevel = c.clevel;
+    fp.filters = codec::make_pipeline(c.filters);
+    fp.splitmode = c.splitmode;
+    fp.nthreads = static_cast<std::int16_t>(std::clamp(resolve_nthreads(nthreads), 1, 32767));
+    return fp;
+}
+
+storage::OpenOptions frame_options(const OpenOptions& o) {
+    storage::OpenOptions so;
+    so.writable = o.writable;
+    so.offset = o.offset;
+    so.durable = o.durable;
+    return so;
+}
+
+storage::OpenOptions frame_options(const CreateOptions& o) {
+    storage::OpenOptions so;
+    so.writable = true;
+    so.durable = o.durable;
+    return so;
+}
+
+int chunk_typesize(std::int64_t itemsize) noexcept {
+    return itemsize <= 255 ? static_cast<int>(itemsize) : 1;
+}
+
+int resolve_nthreads(int n) noexcept {
+    if (n > 0) {
+        return n;
+    }
+    const unsigned hw = std::thread::hardware_concurrency();
+    return hw == 0 ? 1 : static_cast<int>(hw);
+}
+
+}  // namespace b2nd::detail

@@ -3,6 +3,7 @@
 
 #include <b2nd/any_array.hpp>
 #include <b2nd/error.hpp>
+#include <b2nd/format/chunk_header.hpp>
 #include <b2nd/npy.hpp>
 
 #include "cli.hpp"
@@ -124,8 +125,9 @@ int cmd_import(const std::vector<std::string>& argv) {
             }
             o.compression.filters.push_back({*f, meta});
         }
-        if (o.compression.filters.size() > 6) {
-            throw ArgError("--filters: at most 6 filters");
+        if (o.compression.filters.size() > static_cast<std::size_t>(format::kChunkMaxFilters)) {
+            throw ArgError("--filters: at most " + std::to_string(format::kChunkMaxFilters) +
+                           " filters");
         }
     }
     if (a.has("--chunks")) {

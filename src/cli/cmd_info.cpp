@@ -61,7 +61,7 @@ ChunkKinds count_kinds(const storage::Frame& f) {
 
 std::string filters_text(const format::FrameHeader& h) {
     std::string s;
-    for (std::size_t i = 0; i < 6; ++i) {
+    for (std::size_t i = 0; i < h.filters.size(); ++i) {
         if (h.filters[i] != 0) {
             s += (s.empty() ? "" : ",") + codec::filter_name(h.filters[i]);
             if (h.filters[i] == static_cast<std::uint8_t>(codec::Filter::trunc_prec) ||

@@ -313,16 +313,26 @@ std::vector<std::uint8_t> special_chunk(
 
 }  // namespace
 
-FilterPipeline make_pipeline(std::initializer_list<FilterSlot> filters) {
-    if (filters.size() > 6) {
-        throw UsageError("a filter pipeline has at most 6 slots");
-    }
+FilterPipeline make_pipeline(const std::vector<FilterSlot>& filters) {
     FilterPipeline p{};
-    std::size_t slot = 6 - filters.size();
-    for (const FilterSlot& f : filters) {
-        p[slot++] = f;
+    if (filters.size() > p.size()) {
+        throw UsageError("a filter pipeline has at most " + num(format::kChunkMaxFilters) +
+                         " slots; " + num(static_cast<std::int64_t>(filters.size())) +
+                         " filters were given");
     }
+    std::copy(filters.begin(), filters.end(),
+              p.end() - static_cast<std::ptrdiff_t>(filters.size()));
     return p;
+}
+
+std::vector<FilterSlot> filters_of(const FilterPipeline& pipeline) {
+    std::vector<FilterSlot> out;
+    for (const FilterSlot& f : pipeline) {
+        if (f.id != Filter::none) {
+            out.push_back(f);
+        }
+    }
+    return out;
 }
 
 std::int32_t effective_blocksize(const EncodeParams& p, std::int64_t nbytes) {

@@ -205,9 +205,10 @@ FrameHeader read_frame_header(ByteSpan frame) {
                               num(h.blocksize) + ", chunksize " + num(h.chunksize) + " are invalid",
                           47);
     }
-    if (h.nfilters > 6) {
-        throw FormatError("frame header: " + num(h.nfilters) + " filters (at most 6)",
-                          pipeline - 1);
+    if (h.nfilters > kChunkMaxFilters) {
+        throw FormatError(
+            "frame header: " + num(h.nfilters) + " filters (at most " + num(kChunkMaxFilters) + ")",
+            pipeline - 1);
     }
     if (h.header_len > kFrameHeaderMinLen) {
         r.seek(frame_offsets::kMetalayers, "frame metalayers");

@@ -318,7 +318,13 @@ Frame Frame::from_buffer(ByteSpan buffer, const OpenOptions& options) {
     auto impl = std::make_unique<Impl>();
     impl->options = options;
     impl->options.writable = false;
-    impl->load(buffer, nullptr);
+    if (options.offset > buffer.size()) {
+        throw FormatError("<memory>: frame offset " + std::to_string(options.offset) +
+                          " is past the end of the " + std::to_string(buffer.size()) +
+                          "-byte buffer");
+    }
+    impl->base = options.offset;
+    impl->load(buffer.subspan(options.offset, buffer.size() - options.offset), nullptr);
     return Frame(std::move(impl));
 }
 

@@ -346,7 +346,7 @@ Frame Frame::create(const std::string& path,
     h.chunksize = params.chunksize;
     h.tcomp = params.nthreads;
     h.tdecomp = params.nthreads;
-    for (std::size_t i = 0; i < 6; ++i) {
+    for (std::size_t i = 0; i < params.filters.size(); ++i) {
         h.filters[i] = static_cast<std::uint8_t>(params.filters[i].id);
         h.filters_meta[i] = params.filters[i].meta;
     }

@@ -31,7 +31,7 @@ void write_array_seeds(const std::string& dir) {
         const char* dtype;
         b2nd::Shape shape, chunks, blocks;
         b2nd::Codec codec;
-        std::vector<b2nd::FilterSpec> filters;
+        std::vector<b2nd::FilterSlot> filters;
     };
     const Seed seeds[] = {
         {"f4-3d-zstd-shuffle",

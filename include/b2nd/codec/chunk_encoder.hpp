@@ -20,19 +20,21 @@
 
 #include <b2nd/byte_span.hpp>
 #include <b2nd/codec/ids.hpp>
+#include <b2nd/format/chunk_header.hpp>
 
 namespace b2nd::codec {
 
-/// One slot of the filter pipeline.
-struct FilterSlot {
-    Filter id = Filter::none;
-    std::uint8_t meta = 0;  ///< shuffle: bytes per unit (0 = typesize); trunc_prec: signed bits
-};
-
-using FilterPipeline = std::array<FilterSlot, 6>;
+/// The six slots of a chunk's filter pipeline, applied from slot 0 to slot 5.
+using FilterPipeline = std::array<FilterSlot, format::kChunkMaxFilters>;
 
 /// A pipeline with the given filters in the last slots, in order (c-blosc2's convention).
-FilterPipeline make_pipeline(std::initializer_list<FilterSlot> filters);
+/// \throws UsageError for more than format::kChunkMaxFilters filters
+FilterPipeline make_pipeline(const std::vector<FilterSlot>& filters);
+inline FilterPipeline make_pipeline(std::initializer_list<FilterSlot> filters) {
+    return make_pipeline(std::vector<FilterSlot>(filters));
+}
+/// The filters of a pipeline, in order, without its empty slots.
+std::vector<FilterSlot> filters_of(const FilterPipeline& pipeline);
 
 /// Parameters of encode_chunk().
 struct EncodeParams {

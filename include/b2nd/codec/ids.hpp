@@ -39,6 +39,12 @@ enum class Filter : std::uint8_t {
     bytedelta = 35,
 };
 
+/// One filter of a pipeline with its meta byte.
+struct FilterSlot {
+    Filter id = Filter::none;
+    std::uint8_t meta = 0;  ///< shuffle: bytes per unit (0 = typesize); trunc_prec: signed bits
+};
+
 /// How a block's bytes are split into streams before compression.
 enum class SplitMode : std::uint8_t {
     always = 1,          // BLOSC_ALWAYS_SPLIT

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include <b2nd/byte_span.hpp>
+#include <b2nd/format/chunk_header.hpp>
 
 namespace b2nd::format {
 
@@ -83,9 +84,9 @@ struct FrameHeader {
     std::int16_t tcomp = 0;
     std::int16_t tdecomp = 0;
     bool has_vlmetalayers = false;
-    std::uint8_t nfilters = 6;
-    std::array<std::uint8_t, 6> filters{};
-    std::array<std::uint8_t, 6> filters_meta{};
+    std::uint8_t nfilters = kChunkMaxFilters;
+    std::array<std::uint8_t, kChunkMaxFilters> filters{};
+    std::array<std::uint8_t, kChunkMaxFilters> filters_meta{};
     std::uint8_t udcodec = 0;
     std::uint8_t compcode_meta = 0;
     std::uint8_t other_flags2 = 0;

@@ -184,4 +184,12 @@ TEST_CASE("arrays embedded at an offset in a larger file", "[array]") {
     const auto m = AnyArray::open_buffer({frame.data(), frame.size()});
     CHECK(m.read() == b.read());
     CHECK_FALSE(m.writable());
+    // From memory at an offset (the whole file image, as mapped by the caller).
+    const auto big = b2nd::test::read_file(tmp / "big.bin");
+    const auto mo = AnyArray::open_buffer({big.data(), big.size()}, o);
+    CHECK(mo.read() == b.read());
+    b2nd::OpenOptions past;
+    past.offset = big.size() + 1;
+    CHECK_THROWS_WITH(AnyArray::open_buffer({big.data(), big.size()}, past),
+                      Contains("past the end"));
 }

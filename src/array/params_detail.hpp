@@ -1,0 +1,43 @@
+// Internal: the one place where the public options (params.hpp) become the codec's and the
+// storage layer's parameters, and where a frame header's codec fields become options again.
+#pragma once
+
+#include <string>
+
+#include <b2nd/codec/chunk_encoder.hpp>
+#include <b2nd/format/frame_header.hpp>
+#include <b2nd/grid.hpp>
+#include <b2nd/params.hpp>
+#include <b2nd/storage/frame.hpp>
+
+namespace b2nd::detail {
+
+/// Why `c` cannot compress chunks ("" when it can): clevel outside 0..9, too many filters.
+std::string check_compression(const CompressionParams& c);
+
+/// The compression a frame header records (filters in order, empty slots dropped).
+CompressionParams compression_of(const format::FrameHeader& h);
+
+/// How to encode new chunks of an existing array so that they match its frame header: its codec
+/// (zstd for a plugin codec, which is refused before any write), clevel, filter slots as they
+/// stand, split mode, and the grid's block size.
+codec::EncodeParams encode_params_of(const format::FrameHeader& h, const Grid& g);
+
+/// How to encode chunks of `g` with `c` (checked with check_compression first).
+codec::EncodeParams encode_params(const CompressionParams& c, const Grid& g);
+
+/// The header fields of a new frame holding chunks of `g` encoded with `c`.
+storage::FrameParams frame_params(const CompressionParams& c, const Grid& g, int nthreads);
+
+/// How the storage layer opens the frame of an array opened with `o`.
+storage::OpenOptions frame_options(const OpenOptions& o);
+/// ... and of an array just created with `o` (writable).
+storage::OpenOptions frame_options(const CreateOptions& o);
+
+/// The typesize chunk headers record for items of `itemsize` bytes (1 above 255, as c-blosc2).
+int chunk_typesize(std::int64_t itemsize) noexcept;
+
+/// A thread count as the options give it: n > 0 itself, 0 (or less) every core.
+int resolve_nthreads(int n) noexcept;
+
+}  // namespace b2nd::detail

@@ -809,9 +809,8 @@ void ArrayCore::commit_staged(const std::vector<std::int64_t>& ids,
     }
     std::unique_lock<FairSharedMutex> lock(mutex_);
     storage::FrameEdit e = frame_.keep_all();
-    e.staged = std::move(staged);
     for (std::size_t k = 0; k < ids.size(); ++k) {
-        e.order[static_cast<std::size_t>(ids[k])] = -1 - static_cast<std::int64_t>(k);
+        e.replace(ids[k], staged[k]);
     }
     frame_.apply(e);
     for (std::int64_t ci : ids) {
@@ -900,20 +899,14 @@ void ArrayCore::rebuild(const Grid& ng,
     const int nd = ng.ndim();
     const std::int64_t isz = ng.itemsize();
     const std::int64_t n_new = ng.nchunks();
-    storage::FrameEdit e;
-    e.order.resize(static_cast<std::size_t>(n_new));
+    std::vector<NewChunk> plans(static_cast<std::size_t>(n_new));
     std::vector<std::pair<std::int64_t, NewChunk>> computed;
-    bool uses_zero = false;
     std::int64_t c[kMaxNdim];
     for (std::int64_t k = 0; k < n_new; ++k) {
         ng.chunk_coords(k, c);
-        NewChunk nc = plan_of(c);
-        if (nc.keep >= 0) {
-            e.order[static_cast<std::size_t>(k)] = nc.keep;
-        } else if (nc.zeros) {
-            e.order[static_cast<std::size_t>(k)] = -1;
-            uses_zero = true;
-        } else {
+        NewChunk& nc = plans[static_cast<std::size_t>(k)];
+        nc = plan_of(c);
+        if (nc.keep < 0 && !nc.zeros) {
             computed.emplace_back(k, std::move(nc));
         }
     }
@@ -997,20 +990,21 @@ void ArrayCore::rebuild(const Grid& ng,
         staged[i] = encode_and_stage(buf.data(), 1);  // same chunk and block shapes as grid_
         release_if_large(buf);
     });
-    std::vector<std::uint8_t> zero_chunk;
-    if (uses_zero) {
-        zero_chunk = codec::make_zeros_chunk(static_cast<std::int32_t>(ng.chunk_nbytes()),
-                                             chunk_typesize(isz),
-                                             static_cast<std::int32_t>(ng.block_nbytes()));
-        e.new_chunks.emplace_back(zero_chunk.data(), zero_chunk.size());
+    const std::vector<std::uint8_t> zero_chunk =
+        codec::make_zeros_chunk(static_cast<std::int32_t>(ng.chunk_nbytes()), chunk_typesize(isz),
+                                static_cast<std::int32_t>(ng.block_nbytes()));
+    storage::FrameEdit e;
+    std::size_t next_staged = 0;  // computed chunks are in chunk order
+    for (const NewChunk& nc : plans) {
+        if (nc.keep >= 0) {
+            e.keep(nc.keep);
+        } else if (nc.zeros) {
+            e.add_new(zero_chunk);
+        } else {
+            e.add_staged(staged[next_staged++]);
+        }
     }
-    const std::int64_t base = uses_zero ? 1 : 0;
-    for (std::size_t i = 0; i < computed.size(); ++i) {
-        e.order[static_cast<std::size_t>(computed[i].first)] =
-            -1 - (base + static_cast<std::int64_t>(i));  // staged chunks follow new_chunks
-    }
-    e.staged = std::move(staged);
-    e.metalayers.emplace_back(meta_.has_dtype ? "b2nd" : "caterva", meta_bytes(ng.shape()));
+    e.set_metalayer(meta_.has_dtype ? "b2nd" : "caterva", meta_bytes(ng.shape()));
     std::unique_lock<FairSharedMutex> lock(mutex_);
     frame_.apply(e);
     grid_ = ng;
@@ -1292,8 +1286,9 @@ std::shared_ptr<ArrayCore> ArrayCore::create(const std::string& path,
         storage::Frame frame = storage::Frame::create(tmp, fp, o.sparse, metas, o.durable);
         if (g.nchunks() > 0) {
             storage::FrameEdit e;
-            e.order.assign(static_cast<std::size_t>(g.nchunks()), -1);
-            e.new_chunks.emplace_back(initial.data(), initial.size());
+            for (std::int64_t i = 0; i < g.nchunks(); ++i) {
+                e.add_new(initial);
+            }
             frame.apply(e);
         }
     } catch (...) {

@@ -1,4 +1,4 @@
-// Frame reading: open, parse, chunk lookup, metalayers.
+// Frame reading, the same for both kinds of frame: open, parse, chunk lookup, metalayers.
 #include <cstdio>
 
 #include <b2nd/codec/chunk_decoder.hpp>
@@ -85,14 +85,8 @@ std::string Frame::Impl::chunk_context(std::int64_t i, std::int64_t file) const 
     return s;
 }
 
-std::string Frame::Impl::chunk_file_path(std::uint32_t id) const {
-    char name[32];
-    std::snprintf(name, sizeof name, "/%08X.chunk", id);
-    return path + name;
-}
-
 void Frame::Impl::map_and_load() {
-    const std::string file = is_sparse ? index_file_path() : path;
+    const std::string file = frame_file();
     const std::uint64_t ino = detail::file_identity(file).ino;
     auto m = MappedFile::open(file);
     if (base > m->size()) {
@@ -102,6 +96,7 @@ void Frame::Impl::map_and_load() {
     const ByteSpan bytes = m->bytes().subspan(base, m->size() - base);
     load(bytes, std::move(m));
     mapped_ino = ino;
+    reloaded();
 }
 
 void Frame::Impl::load(ByteSpan bytes, std::shared_ptr<const MappedFile> mapping) {
@@ -119,9 +114,9 @@ void Frame::Impl::load(ByteSpan bytes, std::shared_ptr<const MappedFile> mapping
         }
         const ByteSpan f = bytes.first(static_cast<std::size_t>(lengths.frame_len));
         format::FrameHeader h = format::read_frame_header(f);
-        if ((h.kind() == format::FrameKind::sparse) != is_sparse) {
-            throw FormatError(is_sparse ? "frame: chunks.b2frame is not a sparse frame"
-                                        : "frame: a sparse frame's index outside its directory",
+        if ((h.kind() == format::FrameKind::sparse) != sparse()) {
+            throw FormatError(sparse() ? "frame: chunks.b2frame is not a sparse frame"
+                                       : "frame: a sparse frame's index outside its directory",
                               format::frame_offsets::kFrameType);
         }
         const std::uint32_t tlen = format::read_trailer_len(f);
@@ -137,7 +132,7 @@ void Frame::Impl::load(ByteSpan bytes, std::shared_ptr<const MappedFile> mapping
         std::vector<std::int64_t> idx;
         std::int64_t ipos = h.header_len;
         if (h.nbytes > 0) {
-            ipos = h.header_len + (is_sparse ? 0 : h.cbytes);
+            ipos = index_at(h);
             if (ipos < h.header_len || static_cast<std::uint64_t>(ipos) >= trailer_at) {
                 throw FormatError("frame: the offsets index (at " + num(ipos) +
                                       ") does not lie between the header and the trailer (at " +
@@ -213,23 +208,6 @@ std::int32_t Frame::Impl::special_nbytes(std::int64_t i) const {
     return cs;
 }
 
-std::shared_ptr<const MappedFile> Frame::Impl::chunk_file(std::uint32_t id) const {
-    std::lock_guard<std::mutex> lock(cache_mutex);
-    auto it = cache.find(id);
-    if (it != cache.end()) {
-        lru.splice(lru.begin(), lru, it->second.second);
-        return it->second.first;
-    }
-    auto m = MappedFile::open(chunk_file_path(id));
-    lru.push_front(id);
-    cache.emplace(id, std::make_pair(m, lru.begin()));
-    while (cache.size() > std::max<std::size_t>(1, options.max_mapped_chunk_files)) {
-        cache.erase(lru.back());
-        lru.pop_back();
-    }
-    return m;
-}
-
 StoredChunk Frame::Impl::chunk_unlocked(std::int64_t i) const {
     const auto n = static_cast<std::int64_t>(index.size());
     if (i < 0 || i >= n) {
@@ -246,32 +224,8 @@ StoredChunk Frame::Impl::chunk_unlocked(std::int64_t i) const {
         c.nbytes = special_nbytes(i);
         return c;
     }
-    ByteSpan region;  // where the chunk must lie
-    std::uint64_t region_base = 0;
-    if (is_sparse) {
-        if (entry > 0xFFFFFFFFLL) {
-            throw FormatError(where() + ": chunk " + num(i) + " names chunk file " + num(entry) +
-                                  ", beyond the 8-hex-digit range",
-                              base + static_cast<std::uint64_t>(index_pos));
-        }
-        auto file = chunk_file(static_cast<std::uint32_t>(entry));
-        region = file->bytes();
-        c.owner = file;
-        c.file = entry;
-    } else {
-        // The chunk must start inside the chunks section, leaving room for a Blosc2 header.
-        if (entry > header.cbytes - format::kChunkExtendedHeaderSize) {
-            throw FormatError(where() + ": chunk " + num(i) + " offset " + num(entry) +
-                                  " is outside the chunks section (" + num(header.cbytes) +
-                                  " bytes)",
-                              base + static_cast<std::uint64_t>(index_pos));
-        }
-        const auto start = static_cast<std::size_t>(header.header_len + entry);
-        region = frame.subspan(start,
-                               static_cast<std::size_t>(header.header_len + header.cbytes) - start);
-        region_base = base + start;
-        c.owner = map;
-    }
+    std::uint64_t region_base = 0;  // where the chunk must lie, and where that is in its file
+    const ByteSpan region = chunk_region(i, entry, c, region_base);
     if (region.size() < static_cast<std::size_t>(format::kChunkMinHeaderSize)) {
         throw FormatError(chunk_context(i, c.file) + " is truncated (" +
                               num(static_cast<std::int64_t>(region.size())) + " bytes)",
@@ -298,24 +252,25 @@ Frame& Frame::operator=(Frame&&) noexcept = default;
 Frame::~Frame() = default;
 
 Frame Frame::open(const std::string& path, const OpenOptions& options) {
-    auto impl = std::make_unique<Impl>();
-    impl->path = path;
-    while (impl->path.size() > 1 && impl->path.back() == '/') {
-        impl->path.pop_back();
+    std::string p = path;
+    while (p.size() > 1 && p.back() == '/') {
+        p.pop_back();
     }
+    const bool sparse = detail::is_directory(p);
+    if (sparse && options.offset != 0) {
+        throw UsageError("\"" + path + "\": a sparse frame (directory) cannot start at an offset");
+    }
+    auto impl = sparse ? make_sparse_frame() : make_contiguous_frame();
+    impl->path = std::move(p);
     impl->options = options;
     impl->base = options.offset;
     impl->is_writable = options.writable;
-    impl->is_sparse = detail::is_directory(impl->path);
-    if (impl->is_sparse && options.offset != 0) {
-        throw UsageError("\"" + path + "\": a sparse frame (directory) cannot start at an offset");
-    }
     impl->map_and_load();
     return Frame(std::move(impl));
 }
 
 Frame Frame::from_buffer(ByteSpan buffer, const OpenOptions& options) {
-    auto impl = std::make_unique<Impl>();
+    auto impl = make_contiguous_frame();
     impl->options = options;
     impl->options.writable = false;
     if (options.offset > buffer.size()) {
@@ -341,7 +296,7 @@ std::string Frame::chunk_context(std::int64_t i, const StoredChunk& c) const {
     return impl_->chunk_context(i, c.file);
 }
 bool Frame::sparse() const noexcept {
-    return impl_->is_sparse;
+    return impl_->sparse();
 }
 bool Frame::writable() const noexcept {
     return impl_->is_writable;
@@ -420,17 +375,7 @@ std::optional<std::vector<std::uint8_t>> Frame::vlmeta(const std::string& name) 
 
 std::int64_t Frame::dead_bytes() const {
     std::shared_lock<std::shared_mutex> lock(impl_->mutex);
-    if (impl_->is_sparse) {
-        return 0;
-    }
-    std::int64_t live = 0;
-    for (std::size_t i = 0; i < impl_->index.size(); ++i) {
-        if (impl_->index[i] >= 0) {
-            live += static_cast<std::int64_t>(
-                impl_->chunk_unlocked(static_cast<std::int64_t>(i)).bytes.size());
-        }
-    }
-    return impl_->header.cbytes - live;
+    return impl_->dead_bytes();
 }
 
 }  // namespace b2nd::storage

@@ -1,12 +1,18 @@
-// Internal: the state behind storage::Frame, shared by the reader (frame.cpp) and the writer
-// (frame_writer.cpp).
+// Internal: the state behind storage::Frame.
+//
+// Frame::Impl holds what every frame has (header, offsets index, vlmetalayers, the lock, the
+// staging generation) and does what is the same for both kinds: parsing (frame.cpp), and turning
+// a FrameEdit into a new index (frame_writer.cpp). Where the bytes live differs, so it is split:
+//  - ContiguousFrame (contiguous_frame.cpp): one file (or a caller's buffer); chunks are byte
+//    offsets; a commit appends chunks, index and trailer and patches the header last;
+//  - SparseFrame (sparse_frame.cpp): a directory; chunks are NNNNNNNN.chunk files; a commit
+//    writes new chunk files, replaces chunks.b2frame by a rename, then removes unused files.
 #pragma once
 
-#include <list>
+#include <memory>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include <b2nd/storage/frame.hpp>
@@ -19,46 +25,49 @@ inline constexpr std::uint64_t kSpecialZeros = 0x8100000000000000ULL;
 inline constexpr std::uint64_t kSpecialNan = 0x8200000000000000ULL;
 inline constexpr std::uint64_t kSpecialUninit = 0x8400000000000000ULL;
 
+/// A commit's outcome, built by Frame::Impl::apply and written by the frame kind.
+struct FrameCommit {
+    std::vector<std::int64_t> index;  ///< the new offsets index (slots of `writes` still open)
+    std::int64_t nbytes = 0;          ///< uncompressed bytes of all chunks
+    std::vector<ByteSpan> writes;     ///< chunks to store now ...
+    std::vector<std::size_t> slots;   ///< ... at these index positions
+    std::int64_t staged_bytes = 0;    ///< bytes of staged chunks the index names
+    std::vector<format::Metalayer> metalayers;
+    std::vector<format::Metalayer> vlmeta;
+};
+
 struct Frame::Impl {
+    virtual ~Impl() = default;
+
     // Where the frame lives.
     std::string path;  // contiguous file, or sparse directory; empty for a buffer
-    bool is_sparse = false;
     bool is_writable = false;
     std::uint64_t base = 0;  // frame offset in the file
     OpenOptions options;
 
     // What is mapped and parsed. Guarded by `mutex`: readers share it, writers take it alone.
     mutable std::shared_mutex mutex;
-    std::shared_ptr<const MappedFile> map;  // the contiguous file or chunks.b2frame
+    std::shared_ptr<const MappedFile> map;  // the file holding header, index and trailer
     ByteSpan frame;                         // [0, frame_len) of the frame
     format::FrameHeader header;
     std::vector<std::int64_t> index;        // offsets (or sparse file numbers, or specials)
     std::vector<format::Metalayer> vlmeta;  // trailer contents, still compressed
     std::uint32_t trailer_len = 0;
-    std::int64_t index_pos = 0;  // offset of the index chunk in the frame
-
-    // Sparse frames: chunk files mapped on demand, least recently used evicted.
-    mutable std::mutex cache_mutex;
-    mutable std::list<std::uint32_t> lru;
-    mutable std::unordered_map<
-        std::uint32_t,
-        std::pair<std::shared_ptr<const MappedFile>, std::list<std::uint32_t>::iterator>>
-        cache;
+    std::int64_t index_pos = 0;    // offset of the index chunk in the frame
+    std::uint64_t mapped_ino = 0;  // the mapped file's inode (a rename changes it)
+    std::uint64_t generation = 1;  // bumped by every commit and reload (staged chunks expire)
 
     /// `"path"` (or `<memory>`), for error messages.
     std::string where() const;
-    /// Maps the file (or index file) and parses it.
+    /// `"path": chunk i`, with the chunk's file for a sparse frame (file >= 0).
+    std::string chunk_context(std::int64_t i, std::int64_t file) const;
+    /// Maps frame_file() and parses it.
     void map_and_load();
     /// Parses header, trailer and index from `bytes` (from the frame start to the end of the
     /// file or buffer).
     void load(ByteSpan bytes, std::shared_ptr<const MappedFile> mapping);
     StoredChunk chunk_unlocked(std::int64_t i) const;
     std::int32_t special_nbytes(std::int64_t i) const;
-    std::shared_ptr<const MappedFile> chunk_file(std::uint32_t id) const;
-    /// `"path": chunk i`, with the chunk's file for a sparse frame (file >= 0).
-    std::string chunk_context(std::int64_t i, std::int64_t file) const;
-    std::string chunk_file_path(std::uint32_t id) const;
-    std::string index_file_path() const { return path + "/chunks.b2frame"; }
 
     // ---- writing (frame_writer.cpp) ----
     /// A chunk given to a writer, classified: stored bytes, or an index-only special.
@@ -68,49 +77,50 @@ struct Frame::Impl {
         std::int32_t nbytes;
     };
     NewChunk classify(ByteSpan chunk) const;
-    /// Uncompressed and stored size of the chunk an index entry points at.
-    std::pair<std::int32_t, std::int64_t> entry_sizes(std::int64_t i) const;
     /// Frame::apply, with the lock held.
     void apply(const FrameEdit& edit);
-    /// Writes the stored chunks (`writes`, into index slots `slots`), then the index, trailer
-    /// and header, and adopts the result.
-    void commit(std::vector<std::int64_t> new_index,
-                std::int64_t new_nbytes,
-                const std::vector<ByteSpan>& writes,
-                const std::vector<std::size_t>& slots,
-                std::vector<format::Metalayer> new_vlmeta,
-                std::int64_t stored_delta,
-                const std::vector<format::Metalayer>& new_metalayers);
-    void commit_contiguous(std::vector<std::int64_t>& new_index,
-                           std::int64_t new_nbytes,
-                           const std::vector<ByteSpan>& writes,
-                           const std::vector<std::size_t>& slots,
-                           const std::vector<format::Metalayer>& new_vlmeta,
-                           const std::vector<format::Metalayer>& new_metalayers);
-    void commit_sparse(std::vector<std::int64_t>& new_index,
-                       std::int64_t new_nbytes,
-                       const std::vector<ByteSpan>& writes,
-                       const std::vector<std::size_t>& slots,
-                       const std::vector<format::Metalayer>& new_vlmeta,
-                       std::int64_t stored_delta,
-                       const std::vector<format::Metalayer>& new_metalayers);
-    /// A whole new frame image (header, chunks in order, index, trailer) written to `out`.
-    void write_compacted(const std::string& out) const;
+    /// Writes a commit (write_commit) and adopts its index and vlmetalayers.
+    void commit(FrameCommit c);
+    /// Frame::stage, with the lock held.
+    StagedChunk stage(ByteSpan chunk);
     void require_writable(const char* op) const;
     /// Re-reads the frame if another handle changed it (caller holds the lock exclusively).
     bool refresh_unlocked();
-
-    /// The mapped file's inode when it was mapped (a replacement by rename changes it).
-    std::uint64_t mapped_ino = 0;
-
-    // Staging (Frame::stage): chunks written ahead of a commit.
-    std::uint64_t generation = 1;          // bumped by every commit and reload
-    std::uint64_t staging_end = 0;         // contiguous: next staged byte position (0: none yet)
-    std::int64_t next_staged_id = -1;      // sparse: next chunk file number (-1: none yet)
-    std::vector<std::int64_t> staged_ids;  // sparse: files written by stage()
-    /// Ends a staging generation: removes staged files that `live` does not name.
+    /// Ends a staging generation: staged chunks that `live` does not name become dead.
     void end_staging(const std::vector<std::int64_t>& live);
+
+    // ---- what differs between contiguous and sparse frames ----
+    virtual bool sparse() const noexcept = 0;
+    /// The file holding header, index and trailer.
+    virtual std::string frame_file() const = 0;
+    /// Where the offsets index starts in the frame.
+    virtual std::int64_t index_at(const format::FrameHeader& h) const = 0;
+    /// The bytes a regular index entry points at (to the end of its file or section), with the
+    /// owner and file fields of `c` set; offset_out: where they start in their file.
+    virtual ByteSpan chunk_region(std::int64_t i,
+                                  std::int64_t entry,
+                                  StoredChunk& c,
+                                  std::uint64_t& offset_out) const = 0;
+    /// Writes a chunk's bytes ahead of a commit; returns its index entry.
+    virtual std::int64_t stage_bytes(ByteSpan bytes) = 0;
+    /// Writes `c` to disk (the commit point included) and re-maps; updates header, trailer_len,
+    /// index_pos, map and frame. index and vlmeta are adopted by commit().
+    virtual void write_commit(FrameCommit& c) = 0;
+    /// Drops staged chunks that `live` does not name, and forgets staging positions.
+    virtual void drop_staged(const std::vector<std::int64_t>& live) = 0;
+    /// Whether another handle committed since this one loaded.
+    virtual bool changed_on_disk() const = 0;
+    /// Called after map_and_load(): drop what was mapped for the frame as it was.
+    virtual void reloaded() {}
+    virtual void sync() = 0;
+    virtual void compact() = 0;
+    virtual std::int64_t dead_bytes() const = 0;
 };
+
+/// A frame in one file, or in a caller's buffer (contiguous_frame.cpp).
+std::unique_ptr<Frame::Impl> make_contiguous_frame();
+/// A frame in a directory (sparse_frame.cpp).
+std::unique_ptr<Frame::Impl> make_sparse_frame();
 
 /// The special kind of an index entry, or Special::none for a regular offset.
 /// \throws FormatError for an unknown special encoding
@@ -118,5 +128,9 @@ codec::Special special_of(std::int64_t entry, std::int64_t i);
 
 /// Encodes an offsets index as c-blosc2 does (blosclz 5, shuffle, typesize 8, no split).
 std::vector<std::uint8_t> encode_index(const std::vector<std::int64_t>& index);
+
+/// The frame header's general_flags for a new frame: 64-bit offsets, version 2 for fixed-size
+/// chunks, 3 (+ bit 6) for variable-size chunks.
+std::uint8_t general_flags_for(std::int32_t chunksize);
 
 }  // namespace b2nd::storage

@@ -76,15 +76,59 @@ struct StagedChunk {
 
 /// One atomic change of a frame (Frame::apply): the chunks it holds afterwards, in order, and
 /// metalayers to overwrite. A crash leaves the frame as it was before or after, never between.
-struct FrameEdit {
-    /// For each chunk after the edit: k >= 0 keeps the current chunk k; -1 - j stores
-    /// new_chunks[j] (a new chunk may be used at several positions), or, for
-    /// j >= new_chunks.size(), the staged chunk staged[j - new_chunks.size()].
-    std::vector<std::int64_t> order;
-    std::vector<ByteSpan> new_chunks;
-    std::vector<StagedChunk> staged;
-    /// Metalayers to overwrite; each keeps its size.
-    std::vector<std::pair<std::string, std::vector<std::uint8_t>>> metalayers;
+///
+///   storage::FrameEdit e = frame.keep_all();   // every chunk where it is
+///   e.replace(3, frame.stage(chunk_bytes));    // chunk 3 replaced by a chunk written ahead
+///   e.add_new(more_bytes);                     // one more chunk at the end
+///   frame.apply(e);
+class FrameEdit {
+public:
+    /// Where a chunk of the edited frame comes from.
+    enum class Source : std::uint8_t {
+        kept,    ///< the frame's chunk `index`, as it is
+        fresh,   ///< new_chunks()[index], written by apply()
+        staged,  ///< staged()[index], written ahead by Frame::stage
+    };
+    struct Slot {
+        Source source = Source::kept;
+        std::int64_t index = 0;
+    };
+
+    /// Appends the frame's current chunk k (checked by apply()).
+    void keep(std::int64_t k);
+    /// Appends a new chunk; `chunk` must stay valid until apply() returns.
+    void add_new(ByteSpan chunk);
+    /// Appends a chunk written ahead by Frame::stage.
+    void add_staged(const StagedChunk& chunk);
+
+    /// Position `pos` takes a new chunk / a staged chunk instead.
+    /// \throws UsageError for a position out of range
+    void replace(std::int64_t pos, ByteSpan chunk);
+    void replace(std::int64_t pos, const StagedChunk& chunk);
+    /// Inserts a new chunk before position `pos` (size() appends).
+    void insert(std::int64_t pos, ByteSpan chunk);
+    /// Removes position `pos`.
+    void erase(std::int64_t pos);
+
+    /// Overwrites a metalayer's content; its size must not change.
+    void set_metalayer(const std::string& name, std::vector<std::uint8_t> content);
+
+    /// Chunks of the frame after the edit.
+    std::int64_t size() const noexcept { return static_cast<std::int64_t>(slots_.size()); }
+    const std::vector<Slot>& slots() const noexcept { return slots_; }
+    const std::vector<ByteSpan>& new_chunks() const noexcept { return new_chunks_; }
+    const std::vector<StagedChunk>& staged() const noexcept { return staged_; }
+    const std::vector<format::Metalayer>& metalayers() const noexcept { return metalayers_; }
+
+private:
+    Slot fresh_slot(ByteSpan chunk);
+    Slot staged_slot(const StagedChunk& chunk);
+    void check_position(std::int64_t pos, std::int64_t end) const;
+
+    std::vector<Slot> slots_;
+    std::vector<ByteSpan> new_chunks_;
+    std::vector<StagedChunk> staged_;
+    std::vector<format::Metalayer> metalayers_;
 };
 
 class Frame {
@@ -143,7 +187,7 @@ public:
     /// Applies an edit in one commit (every other writer below is a special case of it).
     /// \throws UsageError for invalid positions, chunks, sizes; IoError
     void apply(const FrameEdit& edit);
-    /// An edit that keeps every chunk as it is (order 0..n-1), to be modified.
+    /// An edit that keeps every chunk where it is, to be modified.
     FrameEdit keep_all() const;
     /// Writes a chunk's bytes now, after everything the frame uses (a new chunk file for a
     /// sparse frame), without changing the frame: a writer can stream any number of chunks to
@@ -179,8 +223,11 @@ public:
     /// Bytes of the file (contiguous frames: the frame length) not used by any chunk.
     std::int64_t dead_bytes() const;
 
-private:
+    /// The implementation (src/storage/frame_impl.hpp); named here so that the two kinds of
+    /// frame can derive from it.
     struct Impl;
+
+private:
     explicit Frame(std::unique_ptr<Impl> impl);
     std::unique_ptr<Impl> impl_;
 };

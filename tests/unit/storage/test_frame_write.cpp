@@ -320,20 +320,26 @@ TEST_CASE("frame write: apply() reorders, reuses a new chunk and updates metalay
         storage::FrameEdit e;
         const auto zeros = codec::make_zeros_chunk(kChunk, 4, 1000);
         const auto fresh = encoded(5000);
-        e.order = {2, -1, 0, -2, -1, -2};  // chunk 1 dropped
-        e.new_chunks = {zeros, fresh};
-        e.metalayers = {{"units", {4, 4, 4, 4}}};
+        e.keep(2);  // chunk 1 dropped
+        e.add_new(zeros);
+        e.keep(0);
+        e.add_new(fresh);
+        e.add_new(zeros);
+        e.add_new(fresh);
+        e.set_metalayer("units", {4, 4, 4, 4});
         f.apply(e);
         const Frame g = Frame::open(path);
         CHECK(firsts(path) == std::vector<std::int32_t>{2000, 0, 0, 5000, 0, 5000});
         CHECK(g.chunk(1).index_only());
         CHECK(g.metalayer("units")->content == std::vector<std::uint8_t>({4, 4, 4, 4}));
         storage::FrameEdit bad = f.keep_all();
-        bad.order.push_back(17);
+        bad.keep(17);
         REQUIRE_THROWS_AS(f.apply(bad), UsageError);
         bad = f.keep_all();
-        bad.metalayers = {{"units", {1}}};
+        bad.set_metalayer("units", {1});
         REQUIRE_THROWS_AS(f.apply(bad), UsageError);
+        REQUIRE_THROWS_AS(bad.replace(6, fresh), UsageError);  // positions 0..5
+        REQUIRE_THROWS_AS(bad.erase(-1), UsageError);
         CHECK(Frame::open(path).nchunks() == 6);  // failed edits changed nothing
     }
 }
@@ -361,9 +367,12 @@ TEST_CASE("frame write: staged chunks join the frame in one apply", "[storage]")
         CHECK(firsts(path) == std::vector<std::int32_t>{0, 1000});  // nothing visible yet
 
         storage::FrameEdit e = f.keep_all();  // [0, 1]
-        e.staged = staged;
-        e.staged.push_back(zeros);
-        e.order = {1, -1 - 7, -1 - 0, -1 - 8, 0, -1 - 3};
+        e.erase(0);                           // [1]
+        e.add_staged(staged[7]);              // [1, s7]
+        e.add_staged(staged[0]);              // [1, s7, s0]
+        e.add_staged(zeros);                  // [1, s7, s0, z]
+        e.keep(0);                            // [1, s7, s0, z, 0]
+        e.add_staged(staged[3]);              // [1, s7, s0, z, 0, s3]
         f.apply(e);
         CHECK(firsts(path) == std::vector<std::int32_t>{1000, 17000, 10000, 0, 0, 13000});
         CHECK(Frame::open(path).chunk(3).special == codec::Special::zeros);

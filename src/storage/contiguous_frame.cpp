@@ -1,0 +1,217 @@
+// A contiguous frame: one file (".b2nd"), possibly at an offset in a larger file, or a caller's
+// buffer. Index entries are byte offsets from the end of the header.
+//
+// Crash safety (DESIGN.md section 5): the frame is only ever extended. New chunk bytes, then the
+// new offsets index, then the new trailer are written after the current end of the frame, and
+// the header from byte 16 on (frame_len, nbytes, cbytes, has_vlmetalayers and the metalayers) is
+// rewritten last with a single pwrite. Until then the header describes the old frame, whose
+// bytes are untouched; after it, the new one. The old index and trailer become dead space inside
+// the chunks section (the header's cbytes covers it, which c-blosc2 accepts: it only needs every
+// chunk inside [0, cbytes) and the index at header_len + cbytes). compact() rewrites the frame
+// without dead space to a temporary file and renames it over the original.
+#include <algorithm>
+
+#include <b2nd/error.hpp>
+#include <b2nd/format/chunk_header.hpp>
+#include <b2nd/format/endian.hpp>
+
+#include "../detail/strings.hpp"
+#include "frame_impl.hpp"
+#include "posix_file.hpp"
+
+namespace b2nd::storage {
+
+using b2nd::detail::num;
+
+namespace {
+
+constexpr std::size_t kPatchBegin = format::frame_offsets::kFrameLen;  // 16
+
+class ContiguousFrame final : public Frame::Impl {
+public:
+    bool sparse() const noexcept override { return false; }
+    std::string frame_file() const override { return path; }
+    std::int64_t index_at(const format::FrameHeader& h) const override {
+        return h.header_len + h.cbytes;
+    }
+
+    ByteSpan chunk_region(std::int64_t i,
+                          std::int64_t entry,
+                          StoredChunk& c,
+                          std::uint64_t& offset_out) const override {
+        // The chunk must start inside the chunks section, leaving room for a Blosc2 header.
+        if (entry > header.cbytes - format::kChunkExtendedHeaderSize) {
+            throw FormatError(chunk_context(i, -1) + " offset " + num(entry) +
+                                  " is outside the chunks section (" + num(header.cbytes) +
+                                  " bytes)",
+                              base + static_cast<std::uint64_t>(index_pos));
+        }
+        const auto start = static_cast<std::size_t>(header.header_len + entry);
+        c.owner = map;
+        offset_out = base + start;
+        return frame.subspan(start,
+                             static_cast<std::size_t>(header.header_len + header.cbytes) - start);
+    }
+
+    std::int64_t stage_bytes(ByteSpan bytes) override {
+        if (staging_end_ == 0) {
+            staging_end_ = base + frame.size();
+        }
+        detail::PosixFile f(path, detail::PosixFile::Mode::read_write);
+        f.write_at(bytes, staging_end_);
+        const auto entry = static_cast<std::int64_t>(staging_end_ - base) - header.header_len;
+        staging_end_ += bytes.size();
+        return entry;
+    }
+
+    void write_commit(FrameCommit& c) override {
+        const std::vector<std::uint8_t> trailer = format::write_frame_trailer(c.vlmeta);
+        format::FrameHeader h = header;
+        h.metalayers = c.metalayers;
+        h.has_vlmetalayers = !c.vlmeta.empty();
+        if (c.nbytes == 0) {
+            write_empty(h, trailer);
+            return;
+        }
+        detail::PosixFile f(path, detail::PosixFile::Mode::read_write);
+        // After the live frame and after anything staged: staged bytes the index names stay.
+        std::uint64_t pos = std::max<std::uint64_t>(base + frame.size(), staging_end_);
+        for (std::size_t k = 0; k < c.writes.size(); ++k) {
+            f.write_at(c.writes[k], pos);
+            c.index[c.slots[k]] = static_cast<std::int64_t>(pos - base) - header.header_len;
+            pos += c.writes[k].size();
+        }
+        const auto index_at = static_cast<std::int64_t>(pos - base);
+        const std::vector<std::uint8_t> idx = encode_index(c.index);
+        f.write_at(idx, pos);
+        pos += idx.size();
+        f.write_at(trailer, pos);
+        pos += trailer.size();
+        if (options.durable) {
+            f.sync();
+        }
+        // The commit: one write of the header from byte 16 on (lengths, sizes, metalayers).
+        h.frame_len = static_cast<std::uint64_t>(pos - base);
+        h.nbytes = c.nbytes;
+        h.cbytes = index_at - header.header_len;
+        const std::vector<std::uint8_t> image = format::write_frame_header(h);
+        if (image.size() != static_cast<std::size_t>(header.header_len)) {
+            throw UsageError(where() + ": the header would change length (" +
+                             num(header.header_len) + " -> " +
+                             num(static_cast<std::int64_t>(image.size())) + " bytes)");
+        }
+        f.write_at(ByteSpan(image.data() + kPatchBegin, image.size() - kPatchBegin),
+                   base + kPatchBegin);
+        if (options.durable) {
+            f.sync();
+        }
+        header = format::read_frame_header(image);  // picks up the metalayer content offsets too
+        trailer_len = static_cast<std::uint32_t>(trailer.size());
+        index_pos = index_at;
+        map = MappedFile::open(path);
+        frame = map->bytes().subspan(base, h.frame_len);
+    }
+
+    void drop_staged(const std::vector<std::int64_t>& /*live*/) override {
+        staging_end_ = 0;  // staged bytes no index names are dead space inside the file
+    }
+
+    bool changed_on_disk() const override {
+        if (detail::file_identity(path).ino != mapped_ino) {
+            return true;  // replaced by a rename (compact)
+        }
+        // The file is mapped shared: the header bytes seen through the map are current.
+        const std::uint8_t* h = map->bytes().data() + base;
+        return format::load_be<std::uint64_t>(h + format::frame_offsets::kFrameLen) !=
+                   header.frame_len ||
+               format::load_be<std::int64_t>(h + format::frame_offsets::kCbytes) != header.cbytes ||
+               format::load_be<std::int64_t>(h + format::frame_offsets::kNbytes) != header.nbytes ||
+               h[format::frame_offsets::kHasVlMeta] != (header.has_vlmetalayers ? 0xc3 : 0xc2);
+    }
+
+    void sync() override {
+        detail::PosixFile(path, detail::PosixFile::Mode::read_write).sync();
+        detail::fsync_directory(detail::directory_of(path));
+    }
+
+    void compact() override {
+        if (base != 0) {
+            throw UsageError(where() + ": an embedded frame cannot be compacted in place");
+        }
+        const std::string tmp = path + ".compact.tmp";
+        write_compacted(tmp);
+        detail::rename_file(tmp, path);
+        detail::fsync_directory(detail::directory_of(path));
+        map_and_load();
+    }
+
+    std::int64_t dead_bytes() const override {
+        std::int64_t live = 0;
+        for (std::size_t i = 0; i < index.size(); ++i) {
+            if (index[i] >= 0) {
+                live += static_cast<std::int64_t>(
+                    chunk_unlocked(static_cast<std::int64_t>(i)).bytes.size());
+            }
+        }
+        return header.cbytes - live;
+    }
+
+private:
+    /// An empty frame: c-blosc2 looks for its trailer right after the header, so the file is
+    /// rebuilt (atomically) rather than live bytes overwritten.
+    void write_empty(format::FrameHeader h, const std::vector<std::uint8_t>& trailer) {
+        if (base != 0) {
+            throw UsageError(where() + ": an embedded frame cannot become empty");
+        }
+        h.nbytes = 0;
+        h.cbytes = 0;
+        std::vector<std::uint8_t> image = format::write_frame_header(h);
+        format::store_be<std::uint64_t>(image.data() + format::frame_offsets::kFrameLen,
+                                        image.size() + trailer.size());
+        image.insert(image.end(), trailer.begin(), trailer.end());
+        detail::write_file_atomically(path, image, options.durable);
+        map_and_load();
+    }
+
+    /// A whole new frame image (header, chunks in order, index, trailer) written to `out`.
+    void write_compacted(const std::string& out) const {
+        detail::PosixFile f(out, detail::PosixFile::Mode::create_truncate);
+        format::FrameHeader h = header;
+        std::vector<std::uint8_t> head = format::write_frame_header(h);
+        std::uint64_t pos = head.size();
+        std::vector<std::int64_t> idx(index.size());
+        for (std::size_t i = 0; i < index.size(); ++i) {
+            const StoredChunk c = chunk_unlocked(static_cast<std::int64_t>(i));
+            if (c.index_only()) {
+                idx[i] = index[i];
+                continue;
+            }
+            idx[i] = static_cast<std::int64_t>(pos) - static_cast<std::int64_t>(head.size());
+            f.write_at(c.bytes, pos);
+            pos += c.bytes.size();
+        }
+        h.cbytes = static_cast<std::int64_t>(pos - head.size());
+        std::vector<std::uint8_t> tail;
+        if (h.nbytes > 0) {
+            tail = encode_index(idx);
+        }
+        const std::vector<std::uint8_t> trailer = format::write_frame_trailer(vlmeta);
+        tail.insert(tail.end(), trailer.begin(), trailer.end());
+        f.write_at(tail, pos);
+        pos += tail.size();
+        h.frame_len = pos;
+        head = format::write_frame_header(h);
+        f.write_at(head, 0);
+        f.sync();
+    }
+
+    std::uint64_t staging_end_ = 0;  // next staged byte position in the file (0: none yet)
+};
+
+}  // namespace
+
+std::unique_ptr<Frame::Impl> make_contiguous_frame() {
+    return std::make_unique<ContiguousFrame>();
+}
+
+}  // namespace b2nd::storage

@@ -1,0 +1,245 @@
+// A sparse frame (c-blosc2's README_SFRAME_FORMAT.rst): a directory holding chunks.b2frame
+// (header, offsets index, trailer) and one NNNNNNNN.chunk file per stored chunk; index entries
+// are chunk file numbers.
+//
+// Crash safety (DESIGN.md section 5): chunk files get fresh numbers and are written under a
+// temporary name and renamed; chunks.b2frame is then replaced the same way (the commit point),
+// and only then are the files of replaced or deleted chunks removed. Chunk files are mapped on
+// first use, at most OpenOptions::max_mapped_chunk_files at a time (least recently used out).
+#include <algorithm>
+#include <cstdio>
+#include <list>
+#include <set>
+#include <unordered_map>
+
+#include <b2nd/error.hpp>
+#include <b2nd/format/endian.hpp>
+
+#include "../detail/strings.hpp"
+#include "frame_impl.hpp"
+#include "posix_file.hpp"
+#include <dirent.h>
+
+namespace b2nd::storage {
+
+using b2nd::detail::num;
+
+namespace {
+
+constexpr std::int64_t kMaxFileNumber = 0xFFFFFFFFLL;  // eight hex digits
+
+class SparseFrame final : public Frame::Impl {
+public:
+    bool sparse() const noexcept override { return true; }
+    std::string frame_file() const override { return path + "/chunks.b2frame"; }
+    std::int64_t index_at(const format::FrameHeader& h) const override { return h.header_len; }
+
+    ByteSpan chunk_region(std::int64_t i,
+                          std::int64_t entry,
+                          StoredChunk& c,
+                          std::uint64_t& offset_out) const override {
+        if (entry > kMaxFileNumber) {
+            throw FormatError(chunk_context(i, -1) + " names chunk file " + num(entry) +
+                                  ", beyond the 8-hex-digit range",
+                              base + static_cast<std::uint64_t>(index_pos));
+        }
+        auto file = chunk_file(static_cast<std::uint32_t>(entry));
+        c.owner = file;
+        c.file = entry;
+        offset_out = 0;
+        return file->bytes();
+    }
+
+    std::int64_t stage_bytes(ByteSpan bytes) override {
+        if (next_staged_id_ < 0) {
+            next_staged_id_ = next_free_number();
+        }
+        const std::int64_t id = claim_number(next_staged_id_);
+        detail::write_file_atomically(chunk_file_path(static_cast<std::uint32_t>(id)), bytes,
+                                      options.durable);
+        staged_ids_.push_back(id);
+        return id;
+    }
+
+    void write_commit(FrameCommit& c) override {
+        std::int64_t next_id = std::max(next_free_number(), next_staged_id_);
+        for (std::size_t k = 0; k < c.writes.size(); ++k) {
+            const std::int64_t id = claim_number(next_id);
+            detail::write_file_atomically(chunk_file_path(static_cast<std::uint32_t>(id)),
+                                          c.writes[k], options.durable);
+            c.index[c.slots[k]] = id;
+        }
+        // cbytes: what the chunk files hold, kept up to date by the bytes each commit adds and
+        // removes (reading every file's size would map them all).
+        const std::set<std::int64_t> live(c.index.begin(), c.index.end());
+        std::int64_t cbytes = header.cbytes + c.staged_bytes;
+        for (ByteSpan w : c.writes) {
+            cbytes += static_cast<std::int64_t>(w.size());
+        }
+        std::vector<std::int64_t> removed;
+        for (std::size_t i = 0; i < index.size(); ++i) {
+            if (index[i] >= 0 && live.count(index[i]) == 0) {
+                cbytes -= static_cast<std::int64_t>(
+                    chunk_unlocked(static_cast<std::int64_t>(i)).bytes.size());
+                removed.push_back(index[i]);
+            }
+        }
+
+        format::FrameHeader h = header;
+        h.nbytes = c.nbytes;
+        h.cbytes = cbytes;
+        h.has_vlmetalayers = !c.vlmeta.empty();
+        h.metalayers = c.metalayers;
+        std::vector<std::uint8_t> image = format::write_frame_header(h);
+        const auto index_at = static_cast<std::int64_t>(image.size());
+        if (c.nbytes > 0) {
+            const std::vector<std::uint8_t> idx = encode_index(c.index);
+            image.insert(image.end(), idx.begin(), idx.end());
+        }
+        const std::vector<std::uint8_t> trailer = format::write_frame_trailer(c.vlmeta);
+        image.insert(image.end(), trailer.begin(), trailer.end());
+        format::store_be<std::uint64_t>(image.data() + format::frame_offsets::kFrameLen,
+                                        image.size());
+        detail::write_file_atomically(frame_file(), image, options.durable);  // the commit
+
+        // Files no longer referenced go only now that the new index is in place.
+        for (std::int64_t e : removed) {
+            detail::remove_file(chunk_file_path(static_cast<std::uint32_t>(e)));
+            forget_file(static_cast<std::uint32_t>(e));
+        }
+        header = format::read_frame_header(image);
+        trailer_len = static_cast<std::uint32_t>(trailer.size());
+        index_pos = index_at;
+        mapped_ino = detail::file_identity(frame_file()).ino;
+        map = MappedFile::open(frame_file());
+        frame = map->bytes().first(image.size());
+    }
+
+    void drop_staged(const std::vector<std::int64_t>& live) override {
+        if (!staged_ids_.empty()) {
+            const std::set<std::int64_t> keep(live.begin(), live.end());
+            for (std::int64_t id : staged_ids_) {
+                if (keep.count(id) == 0) {
+                    detail::remove_file(chunk_file_path(static_cast<std::uint32_t>(id)));
+                }
+            }
+        }
+        staged_ids_.clear();
+        next_staged_id_ = -1;
+    }
+
+    bool changed_on_disk() const override {
+        return detail::file_identity(frame_file()).ino != mapped_ino;  // replaced by a rename
+    }
+
+    void reloaded() override {
+        std::lock_guard<std::mutex> lock(files_mutex_);
+        files_.clear();
+        lru_.clear();
+    }
+
+    void sync() override {
+        for (std::int64_t e : index) {
+            if (e >= 0) {
+                detail::PosixFile(chunk_file_path(static_cast<std::uint32_t>(e)),
+                                  detail::PosixFile::Mode::read_write)
+                    .sync();
+            }
+        }
+        detail::PosixFile(frame_file(), detail::PosixFile::Mode::read_write).sync();
+        detail::fsync_directory(path);
+    }
+
+    /// Removes chunk files the index does not name (left by interrupted writes).
+    void compact() override {
+        const std::set<std::int64_t> live(index.begin(), index.end());
+        std::vector<std::string> orphans;
+        if (DIR* d = ::opendir(path.c_str())) {
+            while (const dirent* e = ::readdir(d)) {
+                const std::string n = e->d_name;
+                unsigned id = 0;
+                char tail[16] = {0};
+                if (n.size() >= 14 && std::sscanf(n.c_str(), "%8X%15s", &id, tail) == 2 &&
+                    (std::string(tail) == ".chunk" || std::string(tail) == ".chunk.tmp") &&
+                    (live.count(id) == 0 || std::string(tail) == ".chunk.tmp")) {
+                    orphans.push_back(path + "/" + n);
+                }
+            }
+            ::closedir(d);
+        }
+        for (const auto& o : orphans) {
+            detail::remove_file(o);
+        }
+    }
+
+    std::int64_t dead_bytes() const override { return 0; }
+
+private:
+    std::string chunk_file_path(std::uint32_t id) const {
+        char name[32];
+        std::snprintf(name, sizeof name, "/%08X.chunk", id);
+        return path + name;
+    }
+
+    /// One past the highest chunk file number the index names.
+    std::int64_t next_free_number() const {
+        std::int64_t next = 0;
+        for (std::int64_t e : index) {
+            next = std::max(next, e + 1);
+        }
+        return next;
+    }
+
+    /// Returns `next` and advances it. \throws UsageError when the numbers are exhausted
+    std::int64_t claim_number(std::int64_t& next) const {
+        if (next > kMaxFileNumber) {
+            throw UsageError(where() + ": chunk file numbers are exhausted; compact the frame");
+        }
+        return next++;
+    }
+
+    std::shared_ptr<const MappedFile> chunk_file(std::uint32_t id) const {
+        std::lock_guard<std::mutex> lock(files_mutex_);
+        auto it = files_.find(id);
+        if (it != files_.end()) {
+            lru_.splice(lru_.begin(), lru_, it->second.second);
+            return it->second.first;
+        }
+        auto m = MappedFile::open(chunk_file_path(id));
+        lru_.push_front(id);
+        files_.emplace(id, std::make_pair(m, lru_.begin()));
+        while (files_.size() > std::max<std::size_t>(1, options.max_mapped_chunk_files)) {
+            files_.erase(lru_.back());
+            lru_.pop_back();
+        }
+        return m;
+    }
+
+    void forget_file(std::uint32_t id) {
+        std::lock_guard<std::mutex> lock(files_mutex_);
+        auto it = files_.find(id);
+        if (it != files_.end()) {
+            lru_.erase(it->second.second);
+            files_.erase(it);
+        }
+    }
+
+    // Chunk files mapped on demand, least recently used first out.
+    mutable std::mutex files_mutex_;
+    mutable std::list<std::uint32_t> lru_;
+    mutable std::unordered_map<
+        std::uint32_t,
+        std::pair<std::shared_ptr<const MappedFile>, std::list<std::uint32_t>::iterator>>
+        files_;
+    // Staging (Frame::stage): chunk files written ahead of a commit.
+    std::int64_t next_staged_id_ = -1;      // next chunk file number (-1: none staged yet)
+    std::vector<std::int64_t> staged_ids_;  // files written by stage()
+};
+
+}  // namespace
+
+std::unique_ptr<Frame::Impl> make_sparse_frame() {
+    return std::make_unique<SparseFrame>();
+}
+
+}  // namespace b2nd::storage

@@ -174,4 +174,15 @@ void fill_strided(const StridedBox& box,
          });
 }
 
+void fill_elements(std::uint8_t* dst,
+                   std::size_t n,
+                   const std::uint8_t* element,
+                   std::int64_t itemsize) noexcept {
+    StridedBox box;
+    box.ndim = 1;
+    box.extent[0] = static_cast<std::int64_t>(n) / itemsize;
+    box.dst_stride[0] = itemsize;
+    fill_strided(box, dst, element, itemsize);
+}
+
 }  // namespace b2nd::detail

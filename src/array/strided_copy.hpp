@@ -27,4 +27,10 @@ void fill_strided(const StridedBox& box,
                   const std::uint8_t* pattern,
                   std::int64_t itemsize) noexcept;
 
+/// Fills dst[0, n) with copies of `element` (itemsize bytes; n a multiple of it).
+void fill_elements(std::uint8_t* dst,
+                   std::size_t n,
+                   const std::uint8_t* element,
+                   std::int64_t itemsize) noexcept;
+
 }  // namespace b2nd::detail

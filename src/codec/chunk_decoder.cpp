@@ -53,6 +53,15 @@ bool known_filter(std::uint8_t f) {
     return false;
 }
 
+/// The quiet NaN c-blosc2 fills NaN chunks with, little-endian (typesize 4 or 8).
+void quiet_nan(std::int64_t typesize, std::uint8_t* out) {
+    if (typesize == 4) {
+        format::store_le<std::uint32_t>(out, 0x7FC00000U);
+    } else {
+        format::store_le<std::uint64_t>(out, 0x7FF8000000000000ULL);
+    }
+}
+
 /// Fills n bytes with a periodic pattern of period p whose phase is `phase` (0 <= phase < p).
 void fill_pattern(std::uint8_t* dest,
                   std::size_t n,
@@ -227,6 +236,26 @@ std::int64_t ChunkDecoder::block_offset(std::int32_t i) const {
     return geometry(i).offset;
 }
 
+std::vector<std::uint8_t> special_element(Special kind, std::int64_t typesize) {
+    std::vector<std::uint8_t> e(static_cast<std::size_t>(std::max<std::int64_t>(typesize, 0)), 0);
+    switch (kind) {
+        case Special::zeros:
+        case Special::uninit:
+            return e;
+        case Special::nan:
+            if (typesize != 4 && typesize != 8) {
+                throw UnsupportedError("NaN special chunk with typesize " + num(typesize) +
+                                       " (only 4 and 8 are defined)");
+            }
+            quiet_nan(typesize, e.data());
+            return e;
+        case Special::none:
+        case Special::value:
+            break;
+    }
+    throw UsageError("special_element: not a header-only special kind");
+}
+
 ByteSpan ChunkDecoder::special_value() const noexcept {
     if (special() != Special::value) {
         return {};
@@ -241,11 +270,7 @@ void ChunkDecoder::fill_special(std::int64_t chunk_offset,
     switch (special()) {
         case Special::nan: {
             std::uint8_t pattern[8];
-            if (header_.typesize == 4) {
-                format::store_le<std::uint32_t>(pattern, 0x7FC00000U);
-            } else {
-                format::store_le<std::uint64_t>(pattern, 0x7FF8000000000000ULL);
-            }
+            quiet_nan(header_.typesize, pattern);  // typesize 4 or 8: checked on construction
             const auto p = static_cast<std::size_t>(header_.typesize);
             fill_pattern(dest, n, pattern, p, static_cast<std::size_t>(chunk_offset) % p);
             return;

@@ -35,4 +35,11 @@ std::uint8_t* scratch_bytes(std::vector<std::uint8_t, A>& v, std::size_t n) {
 /// Per-thread scratch, counted in memory_stats().
 using Scratch = tracked_vector<std::uint8_t>;
 
+/// Per-thread scratch is kept for reuse, unless it grew beyond 64 MiB.
+inline void release_if_large(Scratch& v) {
+    if (v.capacity() > (std::size_t{64} << 20)) {
+        Scratch().swap(v);
+    }
+}
+
 }  // namespace b2nd::detail

@@ -71,12 +71,12 @@ struct Frame::Impl {
 
     // ---- writing (frame_writer.cpp) ----
     /// A chunk given to a writer, classified: stored bytes, or an index-only special.
-    struct NewChunk {
+    struct ClassifiedChunk {
         ByteSpan bytes;      // encoded chunk to store (empty: index-only special)
         std::int64_t entry;  // the index entry for index-only specials
         std::int32_t nbytes;
     };
-    NewChunk classify(ByteSpan chunk) const;
+    ClassifiedChunk classify(ByteSpan chunk) const;
     /// Frame::apply, with the lock held.
     void apply(const FrameEdit& edit);
     /// Writes a commit (write_commit) and adopts its index and vlmetalayers.

@@ -28,7 +28,7 @@ void Frame::Impl::require_writable(const char* op) const {
     }
 }
 
-Frame::Impl::NewChunk Frame::Impl::classify(ByteSpan chunk) const {
+Frame::Impl::ClassifiedChunk Frame::Impl::classify(ByteSpan chunk) const {
     format::ChunkHeader ch;
     try {
         ch = format::read_chunk_header(chunk);
@@ -40,7 +40,7 @@ Frame::Impl::NewChunk Frame::Impl::classify(ByteSpan chunk) const {
         throw UsageError(where() + ": a chunk of " + num(ch.nbytes) +
                          " bytes does not fit the frame's chunk size " + num(header.chunksize));
     }
-    NewChunk c{chunk.first(static_cast<std::size_t>(ch.cbytes)), 0, ch.nbytes};
+    ClassifiedChunk c{chunk.first(static_cast<std::size_t>(ch.cbytes)), 0, ch.nbytes};
     switch (static_cast<codec::Special>(ch.special())) {
         case codec::Special::zeros:
             c.entry = static_cast<std::int64_t>(kSpecialZeros);
@@ -66,7 +66,7 @@ Frame::Impl::NewChunk Frame::Impl::classify(ByteSpan chunk) const {
 
 void Frame::Impl::apply(const FrameEdit& edit) {
     const auto n_old = static_cast<std::int64_t>(index.size());
-    std::vector<NewChunk> fresh;
+    std::vector<ClassifiedChunk> fresh;
     fresh.reserve(edit.new_chunks().size());
     for (ByteSpan c : edit.new_chunks()) {
         fresh.push_back(classify(c));
@@ -124,7 +124,7 @@ void Frame::Impl::apply(const FrameEdit& edit) {
                 break;
             }
             case FrameEdit::Source::fresh: {
-                const NewChunk& f = fresh[static_cast<std::size_t>(k)];
+                const ClassifiedChunk& f = fresh[static_cast<std::size_t>(k)];
                 if (f.bytes.empty()) {
                     c.index[p] = f.entry;
                 } else {
@@ -164,7 +164,7 @@ StagedChunk Frame::Impl::stage(ByteSpan chunk) {
     if (refresh_unlocked()) {
         end_staging(index);
     }
-    const NewChunk c = classify(chunk);
+    const ClassifiedChunk c = classify(chunk);
     StagedChunk s{c.entry, c.nbytes, static_cast<std::int64_t>(c.bytes.size()), generation};
     if (!c.bytes.empty()) {
         s.entry = stage_bytes(c.bytes);

@@ -108,6 +108,12 @@ private:
     std::vector<std::int64_t> vl_offsets_;  // VL-block chunks: nblocks + 1 decoded offsets
 };
 
+/// The element a header-only special chunk of `typesize`-byte items repeats: zeros for
+/// Special::zeros and Special::uninit (which reads as zeros here), the quiet NaN of float32 or
+/// float64 for Special::nan. \throws UnsupportedError for NaN with a typesize other than 4 or 8,
+/// UsageError for Special::none and Special::value (whose value is in the chunk)
+std::vector<std::uint8_t> special_element(Special kind, std::int64_t typesize);
+
 /// Decodes a whole chunk into a new buffer.
 /// \param max_nbytes refuse chunks claiming more uncompressed bytes than this (UsageError), so
 ///        that a hostile header cannot make us allocate gigabytes.

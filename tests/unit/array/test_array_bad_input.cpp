@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <b2nd/b2nd.hpp>
+#include <b2nd/codec/chunk_decoder.hpp>
 #include <b2nd/format/b2nd_meta.hpp>
 #include <b2nd/storage/frame.hpp>
 
@@ -192,4 +193,74 @@ TEST_CASE("arrays embedded at an offset in a larger file", "[array]") {
     past.offset = big.size() + 1;
     CHECK_THROWS_WITH(AnyArray::open_buffer({big.data(), big.size()}, past),
                       Contains("past the end"));
+}
+
+TEST_CASE("bad arrays: a corrupt chunk is named with its file and its offset in the file",
+          "[array]") {
+    b2nd::test::TempDir tmp;
+    for (const bool sparse : {false, true}) {
+        INFO((sparse ? "sparse" : "contiguous"));
+        const std::string path = tmp / (sparse ? "c.b2frame" : "c.b2nd");
+        b2nd::CreateOptions o;
+        o.chunk_shape = {64};
+        o.block_shape = {16};
+        o.sparse = sparse;
+        std::vector<std::int32_t> v(256);
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            v[i] = static_cast<std::int32_t>(i / 3);
+        }
+        (void)b2nd::NDArray<std::int32_t>::create_from(path, {256}, v, o);
+        // Chunk 2's block 1 start (4 bytes after the 32-byte chunk header) points outside it.
+        const auto frame = b2nd::storage::Frame::open(path);
+        const auto entry = static_cast<std::uint64_t>(frame.index_entry(2));
+        char name[32];
+        std::snprintf(name, sizeof name, "%08X.chunk", static_cast<unsigned>(entry));
+        const std::string file = sparse ? path + "/" + name : path;
+        const std::uint64_t chunk_at =
+            sparse ? 0 : static_cast<std::uint64_t>(frame.header().header_len) + entry;
+        {
+            std::fstream f(file, std::ios::binary | std::ios::in | std::ios::out);
+            f.seekp(static_cast<std::streamoff>(chunk_at + 36));
+            f.write("\xf0\xff\xff\xff", 4);
+        }
+        const auto a = b2nd::NDArray<std::int32_t>::open(path);
+        CHECK(a(64 + 5) == 23);  // chunk 1 is intact
+        const std::string where = sparse ? "chunk 2 (file " + std::string(name) + ")" : "chunk 2";
+        const std::string at = "at offset " + std::to_string(chunk_at + 36);
+        CHECK_THROWS_WITH(a(128 + 20), Contains(path) && Contains(where + ": chunk: block 1") &&
+                                           Catch::Matchers::EndsWith(at));
+        CHECK_THROWS_WITH(a.read(), Contains(where) && Catch::Matchers::EndsWith(at));
+        try {
+            (void)a.read();
+        } catch (const b2nd::FormatError& e) {
+            CHECK(e.offset() == chunk_at + 36);
+        }
+    }
+}
+
+TEST_CASE("bad arrays: a chunk that contradicts the grid names the header field", "[array]") {
+    b2nd::test::TempDir tmp;
+    const std::string path = tmp / "g.b2nd";
+    b2nd::CreateOptions o;
+    o.chunk_shape = {64};
+    o.block_shape = {16};
+    std::vector<std::int32_t> v(256);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        v[i] = static_cast<std::int32_t>(i / 3);
+    }
+    (void)b2nd::NDArray<std::int32_t>::create_from(path, {256}, v, o);
+    const auto frame = b2nd::storage::Frame::open(path);
+    const auto chunk_at = static_cast<std::uint64_t>(frame.header().header_len) +
+                          static_cast<std::uint64_t>(frame.index_entry(1));
+    REQUIRE_FALSE(b2nd::codec::ChunkDecoder(frame.chunk(1).bytes).memcpyed());
+    {
+        // nbytes (bytes 4-7 of the chunk header) one item short.
+        std::fstream f(path, std::ios::binary | std::ios::in | std::ios::out);
+        f.seekp(static_cast<std::streamoff>(chunk_at + 4));
+        const std::int32_t nbytes = 64 * 4 - 4;
+        f.write(reinterpret_cast<const char*>(&nbytes), 4);
+    }
+    CHECK_THROWS_WITH(open_and_read(path),
+                      Contains("chunk 1: holds 252 bytes; this array's chunks hold 256") &&
+                          Catch::Matchers::EndsWith("at offset " + std::to_string(chunk_at + 4)));
 }

@@ -1,0 +1,170 @@
+#include "box_plan.hpp"
+
+#include <algorithm>
+
+namespace b2nd::detail {
+
+namespace {
+
+DimPlan plan_dim(const Grid& g, int d, std::int64_t start, std::int64_t count, std::int64_t step) {
+    DimPlan p;
+    p.count = count;
+    p.flip = step < 0;
+    p.step = p.flip ? -step : step;
+    p.first = p.flip ? start + (count - 1) * step : start;
+    const std::int64_t c = g.chunk_shape()[static_cast<std::size_t>(d)];
+    const std::int64_t b = g.block_shape()[static_cast<std::size_t>(d)];
+    for (std::int64_t j = 0; j < count;) {
+        const std::int64_t i = p.first + j * p.step;
+        const std::int64_t ch = i / c;
+        const std::int64_t in_chunk = i - ch * c;
+        const std::int64_t bl = in_chunk / b;
+        const std::int64_t end = ch * c + std::min((bl + 1) * b, c);
+        const std::int64_t n = std::min((end - 1 - i) / p.step + 1, count - j);
+        if (p.segs.empty() || p.segs.back().chunk != ch) {
+            p.runs.push_back(p.segs.size());
+        }
+        p.segs.push_back({ch, bl, j, n, in_chunk - bl * b});
+        j += n;
+    }
+    p.runs.push_back(p.segs.size());
+    return p;
+}
+
+}  // namespace
+
+BoxPlan::BoxPlan(const Grid& g, const Box& box) : grid_(g), box_(box) {
+    const int nd = g.ndim();
+    c_strides(g.block_shape().data(), g.block_shape().size(), 1, block_stride_);
+    for (int d = 0; d < nd; ++d) {
+        const auto u = static_cast<std::size_t>(d);
+        dims_.push_back(plan_dim(g, d, box.start[u], box.count[u], box.step[u]));
+    }
+    std::int64_t ntouched = 1;
+    for (const DimPlan& p : dims_) {
+        ntouched *= static_cast<std::int64_t>(p.nruns());
+    }
+    chunks_.resize(static_cast<std::size_t>(ntouched));
+    for (std::int64_t t = 0; t < ntouched; ++t) {
+        ChunkTask& ct = chunks_[static_cast<std::size_t>(t)];
+        std::int64_t rest = t;
+        for (int d = nd - 1; d >= 0; --d) {
+            const DimPlan& p = dims_[static_cast<std::size_t>(d)];
+            const auto r = static_cast<std::size_t>(rest % static_cast<std::int64_t>(p.nruns()));
+            rest /= static_cast<std::int64_t>(p.nruns());
+            ct.run[d] = r;
+            ct.coords[d] = p.segs[p.runs[r]].chunk;
+            ct.nblocks *= static_cast<std::int64_t>(p.runs[r + 1] - p.runs[r]);
+        }
+        ct.ci = g.chunk_index(ct.coords);
+        ct.first_block_task = nblock_tasks_;
+        nblock_tasks_ += ct.nblocks;
+    }
+}
+
+std::size_t BoxPlan::chunk_of_block_task(std::int64_t task) const {
+    const auto it =
+        std::upper_bound(chunks_.begin(), chunks_.end(), task,
+                         [](std::int64_t v, const ChunkTask& c) { return v < c.first_block_task; });
+    return static_cast<std::size_t>(it - chunks_.begin()) - 1;
+}
+
+bool BoxPlan::only_block0(const ChunkTask& ct) const {
+    if (ct.nblocks != 1) {
+        return false;
+    }
+    for (std::size_t d = 0; d < dims_.size(); ++d) {
+        const DimPlan& p = dims_[d];
+        if (p.segs[p.runs[ct.run[d]]].block != 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool BoxPlan::covers(const ChunkTask& ct) const {
+    for (std::size_t d = 0; d < dims_.size(); ++d) {
+        const DimPlan& p = dims_[d];
+        std::int64_t covered = 0;
+        for (std::size_t s = p.runs[ct.run[d]]; s < p.runs[ct.run[d] + 1]; ++s) {
+            covered += p.segs[s].n;
+        }
+        if (p.step != 1 || covered != grid_.chunk_extent(static_cast<int>(d), ct.coords[d])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+std::int64_t BoxPlan::walk_strides(const std::int64_t* strides, std::int64_t* out) const {
+    std::int64_t base = 0;
+    std::int64_t c_stride = grid_.itemsize();
+    for (std::size_t d = dims_.size(); d-- > 0;) {
+        const std::int64_t s = strides != nullptr ? strides[d] : c_stride;
+        c_stride *= box_.count[d];
+        if (dims_[d].flip) {
+            base += (box_.count[d] - 1) * s;
+            out[d] = -s;
+        } else {
+            out[d] = s;
+        }
+    }
+    return base;
+}
+
+std::int64_t BoxPlan::first_in_walk(const ChunkTask& ct, const std::int64_t* walk) const {
+    std::int64_t off = 0;
+    for (std::size_t d = 0; d < dims_.size(); ++d) {
+        const DimPlan& p = dims_[d];
+        off += p.segs[p.runs[ct.run[d]]].j0 * walk[d];
+    }
+    return off;
+}
+
+BlockPart BoxPlan::part(const ChunkTask& ct, std::int64_t local, const std::int64_t* walk) const {
+    const int nd = grid_.ndim();
+    const std::int64_t isz = grid_.itemsize();
+    // The segment of each dimension: block `local` of the chunk task, C order over its runs.
+    const Segment* seg[kMaxNdim];
+    for (std::size_t d = dims_.size(); d-- > 0;) {
+        const DimPlan& p = dims_[d];
+        const auto len = static_cast<std::int64_t>(p.runs[ct.run[d] + 1] - p.runs[ct.run[d]]);
+        seg[d] = &p.segs[p.runs[ct.run[d]] + static_cast<std::size_t>(local % len)];
+        local /= len;
+    }
+    BlockPart bp;
+    bp.box.ndim = nd;
+    bp.whole = true;
+    for (int d = 0; d < nd; ++d) {
+        const auto u = static_cast<std::size_t>(d);
+        const DimPlan& p = dims_[u];
+        bp.block = bp.block * grid_.blocks_in(d) + seg[d]->block;
+        bp.in_block += seg[d]->pos * block_stride_[d];
+        bp.in_walk += seg[d]->j0 * walk[d];
+        bp.box.extent[d] = seg[d]->n;
+        bp.box.src_stride[d] = p.step * block_stride_[d] * isz;
+        bp.box.dst_stride[d] = walk[d];
+        const std::int64_t bs = grid_.block_shape()[u];
+        bp.whole = bp.whole && seg[d]->n == bs &&
+                   (bs == 1 || (p.step == 1 && walk[d] == block_stride_[d] * isz));
+    }
+    return bp;
+}
+
+void pack_chunk(const BoxPlan& plan,
+                const ChunkTask& ct,
+                const std::uint8_t* src0,
+                const std::int64_t* walk,
+                std::uint8_t* chunk,
+                const Grid& g) {
+    const std::int64_t isz = g.itemsize();
+    for (std::int64_t l = 0; l < ct.nblocks; ++l) {
+        BlockPart bp = plan.part(ct, l, walk);
+        // part() describes a read (block -> caller); a write goes the other way.
+        std::swap(bp.box.src_stride, bp.box.dst_stride);
+        copy_strided(bp.box, src0 + bp.in_walk,
+                     chunk + bp.block * g.block_nbytes() + bp.in_block * isz, isz);
+    }
+}
+
+}  // namespace b2nd::detail

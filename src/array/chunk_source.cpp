@@ -1,0 +1,304 @@
+#include "chunk_source.hpp"
+
+#include <cstring>
+
+#include <b2nd/error.hpp>
+
+#include "../detail/memory.hpp"
+#include "../detail/strings.hpp"
+#include "params_detail.hpp"
+
+namespace b2nd::detail {
+
+namespace {
+
+thread_local Scratch tl_block;   // a decoded block nobody caches
+thread_local Scratch tl_encode;  // an encoded chunk on its way to the frame
+
+/// Offsets of chunk header fields that the grid checks (README_CHUNK_FORMAT).
+constexpr std::uint64_t kNbytesField = 4;
+constexpr std::uint64_t kBlocksizeField = 8;
+
+}  // namespace
+
+ChunkSource::ChunkSource(storage::Frame frame, Grid grid, bool plain, std::size_t cache_bytes)
+    : frame_(std::move(frame)), grid_(std::move(grid)), plain_(plain), cache_(cache_bytes) {
+    encode_params_ = encode_params_of(frame_.header(), grid_);
+}
+
+std::string ChunkSource::where() const {
+    return quoted_path(frame_.path());
+}
+
+CachePolicy ChunkSource::cache_policy(std::int64_t nblocks, CacheUse use) const noexcept {
+    CachePolicy p;
+    p.lookups = cache_.budget() > 0;
+    p.inserts =
+        p.lookups && use != CacheUse::never &&
+        (use == CacheUse::always ||
+         static_cast<std::uint64_t>(nblocks) * static_cast<std::uint64_t>(grid_.block_nbytes()) <=
+             cache_.budget() / 4);
+    return p;
+}
+
+std::int64_t ChunkSource::chunk_nbytes(std::int64_t ci) const {
+    return plain_ ? grid_.chunk_extent(0, ci) * grid_.itemsize() : grid_.chunk_nbytes();
+}
+
+void ChunkSource::rethrow(const LoadedChunk& c, const FormatError& e) const {
+    rethrow_with_context(e, frame_.chunk_context(c.index_, c.stored_),
+                         c.stored_.index_only() ? 0 : c.stored_.offset);
+}
+
+void ChunkSource::mismatch(const LoadedChunk& c,
+                           const std::string& what,
+                           std::optional<std::uint64_t> field) const {
+    const std::string msg = frame_.chunk_context(c.index_, c.stored_) + ": " + what;
+    if (field) {
+        throw FormatError(msg, c.stored_.offset + *field);
+    }
+    throw FormatError(msg);
+}
+
+LoadedChunk ChunkSource::load(std::int64_t ci, bool need_block0, const CachePolicy& policy) const {
+    LoadedChunk c;
+    c.index_ = ci;
+    c.stored_ = frame_.chunk(ci);
+    const std::int64_t isz = grid_.itemsize();
+    const std::int64_t expected = chunk_nbytes(ci);
+    if (c.stored_.index_only()) {
+        if (c.stored_.nbytes != expected) {
+            mismatch(c,
+                     "special chunk of " + num(c.stored_.nbytes) +
+                         " bytes; this array's chunks hold " + num(expected),
+                     std::nullopt);
+        }
+        try {
+            c.element_ = codec::special_element(c.stored_.special, isz);
+        } catch (const FormatError& e) {
+            rethrow(c, e);
+        }
+        return c;
+    }
+    try {
+        c.decoder_.emplace(c.stored_.bytes);
+    } catch (const FormatError& e) {
+        rethrow(c, e);
+    }
+    const codec::ChunkDecoder& dec = *c.decoder_;
+    if (dec.nbytes() != expected) {
+        mismatch(c,
+                 "holds " + num(dec.nbytes()) + " bytes; this array's chunks hold " + num(expected),
+                 kNbytesField);
+    }
+    // Memcpyed data is laid out in blocks too: its block size must be the grid's.
+    if (dec.special() == codec::Special::none && !plain_ &&
+        (dec.header().vl_blocks() || dec.blocksize() != grid_.block_nbytes())) {
+        mismatch(c,
+                 "has blocks of " + num(dec.blocksize()) + " bytes; blocks of shape " +
+                     to_string(grid_.block_shape()) + " hold " + num(grid_.block_nbytes()),
+                 kBlocksizeField);
+    }
+    try {
+        if (dec.special() != codec::Special::none) {
+            c.kind_ = LoadedChunk::Kind::uniform;
+            c.element_.resize(static_cast<std::size_t>(isz));
+            dec.decode_range(0, {c.element_.data(), c.element_.size()});
+        } else if (dec.memcpyed()) {
+            c.kind_ = LoadedChunk::Kind::raw;
+            c.raw_ = dec.memcpyed_data().data();
+        } else {
+            c.kind_ = LoadedChunk::Kind::encoded;
+            if (need_block0 && !plain_ && dec.needs_block0() && dec.nblocks() > 1) {
+                const std::uint64_t key = grid_.block_key(ci, 0);
+                c.block0_ = policy.lookups ? cache_.find(key) : nullptr;
+                if (!c.block0_) {
+                    auto buf = std::make_shared<std::vector<std::uint8_t>>(
+                        static_cast<std::size_t>(grid_.block_nbytes()));
+                    dec.decode_block(0, {buf->data(), buf->size()});
+                    if (policy.inserts) {
+                        cache_.insert(key, buf);
+                    }
+                    c.block0_ = std::move(buf);
+                }
+            }
+        }
+    } catch (const FormatError& e) {
+        rethrow(c, e);
+    }
+    return c;
+}
+
+void ChunkSource::decode_block_into(const LoadedChunk& c,
+                                    std::int64_t block,
+                                    std::uint8_t* into) const {
+    const codec::ChunkDecoder& dec = *c.decoder_;
+    try {
+        if (plain_) {
+            dec.decode({into, static_cast<std::size_t>(dec.nbytes())}, 1);
+        } else {
+            dec.decode_block(static_cast<std::int32_t>(block),
+                             {into, static_cast<std::size_t>(grid_.block_nbytes())},
+                             c.block0_ ? c.block0_->data() : nullptr);
+        }
+    } catch (const FormatError& e) {
+        rethrow(c, e);
+    }
+}
+
+BlockView ChunkSource::view_block(const LoadedChunk& c,
+                                  std::int64_t block,
+                                  const CachePolicy& policy) const {
+    const std::int64_t isz = grid_.itemsize();
+    BlockView v;
+    switch (c.kind_) {
+        case LoadedChunk::Kind::uniform:
+            v.data = c.element_.data();
+            return v;
+        case LoadedChunk::Kind::raw:
+            v.data = c.raw_ + block * grid_.block_nbytes();
+            v.stride = isz;
+            return v;
+        case LoadedChunk::Kind::encoded:
+            break;
+    }
+    return decoded_view(c, block, policy, cached(c, block, policy));
+}
+
+BlockCache::Buffer ChunkSource::cached(const LoadedChunk& c,
+                                       std::int64_t block,
+                                       const CachePolicy& policy) const {
+    if (block == 0 && c.block0_) {
+        return c.block0_;
+    }
+    return policy.lookups ? cache_.find(grid_.block_key(c.index_, block)) : nullptr;
+}
+
+BlockView ChunkSource::decoded_view(const LoadedChunk& c,
+                                    std::int64_t block,
+                                    const CachePolicy& policy,
+                                    BlockCache::Buffer hold) const {
+    BlockView v;
+    v.stride = grid_.itemsize();
+    v.hold = std::move(hold);
+    if (v.hold) {
+        v.data = v.hold->data();
+        return v;
+    }
+    const auto size =
+        static_cast<std::size_t>(plain_ ? c.decoder_->nbytes() : grid_.block_nbytes());
+    if (policy.inserts) {
+        auto buf = std::make_shared<std::vector<std::uint8_t>>(size);
+        decode_block_into(c, block, buf->data());
+        cache_.insert(grid_.block_key(c.index_, block), buf);
+        v.hold = std::move(buf);
+        v.data = v.hold->data();
+        return v;
+    }
+    v.data = scratch_bytes(tl_block, size);
+    decode_block_into(c, block, tl_block.data());
+    return v;
+}
+
+void ChunkSource::copy_block(const LoadedChunk& c,
+                             std::int64_t block,
+                             const StridedBox& box,
+                             std::int64_t first,
+                             std::uint8_t* dst,
+                             bool lands_whole,
+                             const CachePolicy& policy) const {
+    const std::int64_t isz = grid_.itemsize();
+    switch (c.kind_) {
+        case LoadedChunk::Kind::uniform:
+            fill_strided(box, dst, c.element_.data(), isz);
+            return;
+        case LoadedChunk::Kind::raw:
+            copy_strided(box, c.raw_ + block * grid_.block_nbytes() + first * isz, dst, isz);
+            return;
+        case LoadedChunk::Kind::encoded:
+            break;
+    }
+    BlockCache::Buffer hold = cached(c, block, policy);
+    if (!hold && lands_whole && !policy.inserts && !plain_) {
+        decode_block_into(c, block, dst);  // straight into the destination
+        return;
+    }
+    const BlockView v = decoded_view(c, block, policy, std::move(hold));
+    copy_strided(box, v.at(first), dst, isz);
+}
+
+void ChunkSource::decode_chunk(std::int64_t ci, std::uint8_t* buf, int threads) const {
+    const LoadedChunk c = load(ci, false, {});
+    const std::int64_t n = grid_.chunk_nbytes();
+    switch (c.kind_) {
+        case LoadedChunk::Kind::uniform:
+            fill_elements(buf, static_cast<std::size_t>(n), c.element_.data(), grid_.itemsize());
+            return;
+        case LoadedChunk::Kind::raw:
+            copy_bytes(buf, c.raw_, static_cast<std::size_t>(n));
+            return;
+        case LoadedChunk::Kind::encoded:
+            try {
+                c.decoder_->decode({buf, static_cast<std::size_t>(n)}, threads);
+            } catch (const FormatError& e) {
+                rethrow(c, e);
+            }
+            return;
+    }
+}
+
+bool ChunkSource::cached_element(const Grid::Location& loc, std::uint8_t* out) const {
+    const std::int64_t isz = grid_.itemsize();
+    return cache_.budget() > 0 && cache_.copy_from(grid_.block_key(loc.chunk, loc.block),
+                                                   static_cast<std::size_t>(loc.offset * isz),
+                                                   static_cast<std::size_t>(isz), out);
+}
+
+storage::StagedChunk ChunkSource::stage_chunk(const std::uint8_t* buf, int threads) {
+    const std::int64_t n = grid_.chunk_nbytes();
+    const std::int64_t isz = grid_.itemsize();
+    bool uniform = n >= isz;
+    for (std::int64_t off = isz; off < n && uniform; off += isz) {
+        uniform = std::memcmp(buf + off, buf, static_cast<std::size_t>(isz)) == 0;
+    }
+    if (uniform) {
+        bool zero = true;
+        for (std::int64_t i = 0; i < isz && zero; ++i) {
+            zero = buf[i] == 0;
+        }
+        if (zero) {
+            return frame_.stage(zeros_chunk(grid_));
+        }
+        if (isz <= 255) {  // c-blosc2's limit on a repeated value
+            return frame_.stage(codec::make_repeated_chunk(
+                static_cast<std::int32_t>(n), {buf, static_cast<std::size_t>(isz)},
+                static_cast<std::int32_t>(grid_.block_nbytes())));
+        }
+    }
+    codec::EncodeParams p = encode_params_;
+    p.nthreads = threads;
+    // Encoded into reused scratch: fresh chunk-sized buffers would cost page faults per chunk.
+    const auto cap = codec::max_encoded_size(static_cast<std::size_t>(n));
+    const std::size_t used = codec::encode_chunk({buf, static_cast<std::size_t>(n)}, p,
+                                                 {scratch_bytes(tl_encode, cap), cap});
+    const storage::StagedChunk staged = frame_.stage({tl_encode.data(), used});
+    release_if_large(tl_encode);
+    return staged;
+}
+
+std::vector<std::uint8_t> ChunkSource::zeros_chunk(const Grid& g) const {
+    return codec::make_zeros_chunk(static_cast<std::int32_t>(g.chunk_nbytes()),
+                                   chunk_typesize(g.itemsize()),
+                                   static_cast<std::int32_t>(g.block_nbytes()));
+}
+
+void ChunkSource::forget(std::int64_t ci) {
+    cache_.erase_range(grid_.block_key(ci, 0), static_cast<std::uint64_t>(grid_.nblocks()));
+}
+
+void ChunkSource::set_grid(Grid g) {
+    grid_ = std::move(g);
+    cache_.clear();
+}
+
+}  // namespace b2nd::detail

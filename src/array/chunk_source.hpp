@@ -1,0 +1,153 @@
+// Internal: an array's chunks as the engine reads and writes them (DESIGN.md sections 4, 5).
+//
+// ChunkSource is the one place of the array layer that knows what a stored chunk can be:
+//  - uniform: every element the same (index-only zeros, NaN and uninitialized chunks, special
+//    chunks with a header, repeated-value chunks): served without decoding anything;
+//  - raw: a memcpyed chunk: its blocks are copied from the map;
+//  - encoded: its blocks are decoded from the map by codec::ChunkDecoder, through the block
+//    cache, a per-thread scratch buffer, or straight into the caller's buffer.
+// It owns the frame, the grid, the block cache and its keys, the checks of a chunk against the
+// grid, the context of chunk errors (file, chunk, offset in the file), and the making of new
+// chunks: uniform chunks become special chunks, others are encoded with the array's parameters.
+//
+// Thread safety: const members may run concurrently; the caller (ArrayCore) serializes writes.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <b2nd/codec/chunk_decoder.hpp>
+#include <b2nd/codec/chunk_encoder.hpp>
+#include <b2nd/error.hpp>
+#include <b2nd/grid.hpp>
+#include <b2nd/storage/frame.hpp>
+
+#include "block_cache.hpp"
+#include "strided_copy.hpp"
+
+namespace b2nd::detail {
+
+/// Whether a request puts the blocks it decodes into the cache: when it is small against the
+/// budget (automatic), always (single elements), or never (one-pass scans whose blocks are
+/// about to be replaced or never read again).
+enum class CacheUse { automatic, always, never };
+
+/// How one request uses the block cache (ChunkSource::cache_policy).
+struct CachePolicy {
+    bool lookups = false;  ///< look blocks up
+    bool inserts = false;  ///< insert the blocks it decodes
+};
+
+/// A chunk resolved for one request (ChunkSource::load): its kind and what serving its blocks
+/// needs. Keeps the chunk's bytes mapped while it lives.
+class LoadedChunk {
+public:
+    enum class Kind { uniform, raw, encoded };
+
+    std::int64_t index() const noexcept { return index_; }
+    Kind kind() const noexcept { return kind_; }
+    /// The one element of a uniform chunk (itemsize bytes); null otherwise.
+    const std::uint8_t* element() const noexcept {
+        return kind_ == Kind::uniform ? element_.data() : nullptr;
+    }
+
+private:
+    friend class ChunkSource;
+    std::int64_t index_ = 0;
+    Kind kind_ = Kind::uniform;
+    std::vector<std::uint8_t> element_;  // uniform
+    const std::uint8_t* raw_ = nullptr;  // raw: the chunk's data in the map
+    std::optional<codec::ChunkDecoder> decoder_;
+    storage::StoredChunk stored_;
+    BlockCache::Buffer block0_;  // encoded with DELTA: decoded block 0, the other blocks' reference
+};
+
+/// The elements of one block: element k is at data + k * stride (stride 0 for a uniform chunk).
+/// `hold` keeps a cached block alive.
+struct BlockView {
+    const std::uint8_t* data = nullptr;
+    std::int64_t stride = 0;
+    BlockCache::Buffer hold;
+    const std::uint8_t* at(std::int64_t k) const noexcept { return data + k * stride; }
+};
+
+class ChunkSource {
+public:
+    /// `plain`: a frame without a b2nd metalayer, read as a 1-D array whose chunks are one block.
+    ChunkSource(storage::Frame frame, Grid grid, bool plain, std::size_t cache_bytes);
+
+    const storage::Frame& frame() const noexcept { return frame_; }
+    storage::Frame& frame() noexcept { return frame_; }
+    const Grid& grid() const noexcept { return grid_; }
+    bool plain() const noexcept { return plain_; }
+    BlockCache& cache() const noexcept { return cache_; }
+    /// `"path"`, for messages.
+    std::string where() const;
+
+    // ---- reading ----
+    /// How a request of `nblocks` blocks uses the cache.
+    CachePolicy cache_policy(std::int64_t nblocks, CacheUse use) const noexcept;
+    /// Resolves chunk ci and checks it against the grid. `need_block0`: blocks other than 0
+    /// will be read (a DELTA chunk decodes block 0 first, once per request or from the cache).
+    /// \throws FormatError naming the file, the chunk and its offset in the file
+    LoadedChunk load(std::int64_t ci, bool need_block0, const CachePolicy& policy) const;
+    /// Copies part of block `block` of `c` into dst: `box` walks the block's elements (strides
+    /// in bytes, src from the block's element `first`) and dst. With `lands_whole` the block's
+    /// bytes land contiguously at dst, which lets an uncached block be decoded straight there.
+    void copy_block(const LoadedChunk& c,
+                    std::int64_t block,
+                    const StridedBox& box,
+                    std::int64_t first,
+                    std::uint8_t* dst,
+                    bool lands_whole,
+                    const CachePolicy& policy) const;
+    /// The elements of block `block` of `c` (decoded into the cache or this thread's scratch).
+    BlockView view_block(const LoadedChunk& c, std::int64_t block, const CachePolicy& policy) const;
+    /// Chunk ci whole, in the padded block layout (grid().chunk_nbytes() bytes).
+    void decode_chunk(std::int64_t ci, std::uint8_t* buf, int threads) const;
+    /// Copies element `loc` from the cache into out; false when its block is not cached.
+    bool cached_element(const Grid::Location& loc, std::uint8_t* out) const;
+
+    // ---- writing ----
+    /// Makes and stages a chunk of the grid from `buf` (padded block layout): uniform chunks
+    /// become special chunks (zeros: index-only; other values: a repeated-value chunk), others
+    /// are encoded with the array's parameters on up to `threads` threads.
+    storage::StagedChunk stage_chunk(const std::uint8_t* buf, int threads);
+    /// The special chunk of zeros of a grid of this array's chunk and block shapes.
+    std::vector<std::uint8_t> zeros_chunk(const Grid& g) const;
+    /// Drops the cached blocks of chunk ci.
+    void forget(std::int64_t ci);
+    /// Adopts a new grid (after a reshape commit); the cache is cleared.
+    void set_grid(Grid g);
+
+private:
+    /// The bytes chunk ci holds uncompressed.
+    std::int64_t chunk_nbytes(std::int64_t ci) const;
+    void decode_block_into(const LoadedChunk& c, std::int64_t block, std::uint8_t* into) const;
+    /// Block `block` of an encoded chunk if it is at hand (block 0 of a DELTA chunk, or cached).
+    BlockCache::Buffer cached(const LoadedChunk& c,
+                              std::int64_t block,
+                              const CachePolicy& policy) const;
+    /// The decoded elements of a block of an encoded chunk: `hold` when set (from cached()),
+    /// else decoded into a new cache entry (policy.inserts) or this thread's scratch.
+    BlockView decoded_view(const LoadedChunk& c,
+                           std::int64_t block,
+                           const CachePolicy& policy,
+                           BlockCache::Buffer hold) const;
+    /// A chunk's decode error, with the file, the chunk and the offset in the file.
+    [[noreturn]] void rethrow(const LoadedChunk& c, const FormatError& e) const;
+    /// A chunk that contradicts the grid; `field` is the chunk header offset of the culprit.
+    [[noreturn]] void mismatch(const LoadedChunk& c,
+                               const std::string& what,
+                               std::optional<std::uint64_t> field) const;
+
+    storage::Frame frame_;
+    Grid grid_;
+    bool plain_ = false;
+    codec::EncodeParams encode_params_;
+    mutable BlockCache cache_;
+};
+
+}  // namespace b2nd::detail

@@ -1,0 +1,87 @@
+// Chunk by chunk: write_chunks (produce whole chunks in parallel, stage them, one commit) and
+// for_each_chunk (visit chunks in parallel, uniform chunks without decoding them), the
+// primitives of out-of-core evaluation and reductions.
+#include <mutex>
+
+#include "../detail/memory.hpp"
+#include "../detail/thread_pool.hpp"
+#include "array_core.hpp"
+#include "box_plan.hpp"
+
+namespace b2nd::detail {
+
+void ArrayCore::write_chunks(const std::vector<std::int64_t>& ids,
+                             const ChunkProducer& produce,
+                             int in_flight,
+                             const Progress& progress) {
+    std::lock_guard<std::mutex> writer(writer_mutex_);
+    require_writable("write_chunks");
+    require_chunks(ids);
+    ChunkSource& source = *source_;
+    const Grid& g = source.grid();
+    const int threads = in_flight > 0 ? std::min(in_flight, nthreads_) : nthreads_;
+    const std::int64_t isz = g.itemsize();
+    std::vector<storage::StagedChunk> staged(ids.size());
+    std::mutex progress_mutex;
+    std::int64_t done = 0;
+    parallel_for(ids.size(), threads, [&](std::size_t k) {
+        const Box region = g.chunk_box(ids[k]);
+        thread_local Scratch values;
+        values.resize(static_cast<std::size_t>(region.size() * isz));
+        produce(ids[k], region, values.data());
+        const BoxPlan plan(g, region);
+        std::int64_t walk[kMaxNdim];
+        const std::uint8_t* src0 = values.data() + plan.walk_strides(nullptr, walk);
+        thread_local Scratch buf;
+        buf.resize(static_cast<std::size_t>(g.chunk_nbytes()));
+        fill_elements(buf.data(), buf.size(), values.data(), isz);  // padding: see write()
+        pack_chunk(plan, plan.chunks().front(), src0, walk, buf.data(), g);
+        staged[k] = source.stage_chunk(buf.data(), 1);
+        release_if_large(buf);
+        release_if_large(values);
+        if (progress) {
+            std::lock_guard<std::mutex> lock(progress_mutex);
+            progress(++done, static_cast<std::int64_t>(ids.size()));
+        }
+    });
+    commit_staged(ids, staged);
+}
+
+void ArrayCore::for_each_chunk(const std::vector<std::int64_t>& ids,
+                               const ChunkVisitor& visit,
+                               int in_flight) const {
+    std::shared_lock<FairSharedMutex> lock(mutex_);
+    require_chunks(ids);
+    const ChunkSource& source = *source_;
+    const Grid& g = source.grid();
+    const int threads = in_flight > 0 ? std::min(in_flight, nthreads_) : nthreads_;
+    const std::int64_t isz = g.itemsize();
+    const CachePolicy no_cache;  // one pass: the blocks would only flush the hot set
+    parallel_for(ids.size(), threads, [&](std::size_t k) {
+        const Box region = g.chunk_box(ids[k]);
+        const LoadedChunk c = source.load(ids[k], true, no_cache);
+        if (c.kind() == LoadedChunk::Kind::uniform && !source.plain()) {
+            visit(ids[k], region, nullptr, c.element());  // nothing decoded
+            return;
+        }
+        // The chunk's valid region, block by block, from the chunk loaded above.
+        thread_local Scratch values;
+        values.resize(static_cast<std::size_t>(region.size() * isz));
+        if (region.size() > 0) {
+            const BoxPlan plan(g, region);
+            std::int64_t walk[kMaxNdim];
+            std::uint8_t* out0 = values.data() + plan.walk_strides(nullptr, walk);
+            const ChunkTask& ct = plan.chunks().front();
+            parallel_for(static_cast<std::size_t>(ct.nblocks), ids.size() == 1 ? threads : 1,
+                         [&](std::size_t l) {
+                             const BlockPart bp = plan.part(ct, static_cast<std::int64_t>(l), walk);
+                             source.copy_block(c, bp.block, bp.box, bp.in_block, out0 + bp.in_walk,
+                                               bp.whole, no_cache);
+                         });
+        }
+        visit(ids[k], region, values.data(), nullptr);
+        release_if_large(values);
+    });
+}
+
+}  // namespace b2nd::detail

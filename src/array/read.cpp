@@ -1,0 +1,124 @@
+// Reads (DESIGN.md section 4): a box is planned into the blocks it touches; the touched chunks
+// are loaded (and checked) first, then every touched block of the whole request is one task on
+// the thread pool, which ChunkSource serves: filled (uniform chunks), copied from the map
+// (memcpyed chunks), or decoded into the cache, a scratch buffer, or straight into the caller's
+// buffer. Single elements come from the cache when their block is there; point lists decode each
+// touched block once.
+#include <algorithm>
+#include <cstring>
+
+#include <b2nd/error.hpp>
+
+#include "../detail/strings.hpp"
+#include "../detail/thread_pool.hpp"
+#include "array_core.hpp"
+#include "box_plan.hpp"
+
+namespace b2nd::detail {
+
+void ArrayCore::read(const Box& box, std::uint8_t* out, const std::int64_t* out_strides) const {
+    std::shared_lock<FairSharedMutex> lock(mutex_);
+    require_box(box, "read");
+    read_unlocked(box, out, out_strides, CacheUse::automatic);
+}
+
+void ArrayCore::read_unlocked(const Box& box,
+                              std::uint8_t* out,
+                              const std::int64_t* out_strides,
+                              CacheUse use) const {
+    if (box.size() == 0) {
+        return;
+    }
+    const ChunkSource& src = *source_;
+    const BoxPlan plan(src.grid(), box);
+    std::int64_t walk[kMaxNdim];
+    std::uint8_t* const out0 = out + plan.walk_strides(out_strides, walk);
+    const CachePolicy policy = src.cache_policy(plan.nblock_tasks(), use);
+
+    const std::vector<ChunkTask>& tasks = plan.chunks();
+    std::vector<LoadedChunk> chunks(tasks.size());
+    parallel_for(tasks.size(), nthreads_, [&](std::size_t t) {
+        chunks[t] = src.load(tasks[t].ci, !plan.only_block0(tasks[t]), policy);
+    });
+    parallel_for(static_cast<std::size_t>(plan.nblock_tasks()), nthreads_, [&](std::size_t task) {
+        const auto t = plan.chunk_of_block_task(static_cast<std::int64_t>(task));
+        const ChunkTask& ct = tasks[t];
+        const BlockPart bp =
+            plan.part(ct, static_cast<std::int64_t>(task) - ct.first_block_task, walk);
+        src.copy_block(chunks[t], bp.block, bp.box, bp.in_block, out0 + bp.in_walk, bp.whole,
+                       policy);
+    });
+}
+
+void ArrayCore::read_element(const std::int64_t* idx, std::uint8_t* out) const {
+    std::shared_lock<FairSharedMutex> lock(mutex_);
+    const Grid& g = grid();
+    const int nd = g.ndim();
+    for (int d = 0; d < nd; ++d) {
+        if (idx[d] < 0 || idx[d] >= g.shape()[static_cast<std::size_t>(d)]) {
+            throw UsageError(where() + ": index " + to_string(Shape(idx, idx + nd)) +
+                             " is out of range for shape " + to_string(g.shape()));
+        }
+    }
+    if (source_->cached_element(g.locate(idx), out)) {
+        return;
+    }
+    const Box b = Box::region(Shape(idx, idx + nd), Shape(static_cast<std::size_t>(nd), 1));
+    read_unlocked(b, out, nullptr, CacheUse::always);
+}
+
+void ArrayCore::read_points(const std::int64_t* coords, std::size_t n, std::uint8_t* out) const {
+    std::shared_lock<FairSharedMutex> lock(mutex_);
+    const ChunkSource& src = *source_;
+    const Grid& g = src.grid();
+    const int nd = g.ndim();
+    const std::int64_t isz = g.itemsize();
+    struct Point {
+        std::int64_t chunk, block, offset;
+        std::size_t index;
+    };
+    std::vector<Point> pts(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::int64_t* idx = coords + i * static_cast<std::size_t>(nd);
+        for (int d = 0; d < nd; ++d) {
+            if (idx[d] < 0 || idx[d] >= g.shape()[static_cast<std::size_t>(d)]) {
+                throw UsageError(where() + ": point " + num(static_cast<std::int64_t>(i)) + " " +
+                                 to_string(Shape(idx, idx + nd)) + " is out of range for shape " +
+                                 to_string(g.shape()));
+            }
+        }
+        const Grid::Location l = g.locate(idx);
+        pts[i] = {l.chunk, l.block, l.offset, i};
+    }
+    // Points grouped by block: each block is decoded once, blocks in parallel.
+    std::sort(pts.begin(), pts.end(), [](const Point& a, const Point& b) {
+        return a.chunk != b.chunk ? a.chunk < b.chunk : a.block < b.block;
+    });
+    std::vector<std::size_t> groups;  // first point of each block
+    std::vector<std::size_t> chunk_of_group;
+    std::vector<std::int64_t> ids;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (i == 0 || pts[i].chunk != pts[i - 1].chunk || pts[i].block != pts[i - 1].block) {
+            if (ids.empty() || ids.back() != pts[i].chunk) {
+                ids.push_back(pts[i].chunk);
+            }
+            groups.push_back(i);
+            chunk_of_group.push_back(ids.size() - 1);
+        }
+    }
+    groups.push_back(n);
+    const CachePolicy policy =
+        src.cache_policy(static_cast<std::int64_t>(groups.size() - 1), CacheUse::automatic);
+    std::vector<LoadedChunk> chunks(ids.size());
+    parallel_for(ids.size(), nthreads_,
+                 [&](std::size_t c) { chunks[c] = src.load(ids[c], true, policy); });
+    parallel_for(groups.size() - 1, nthreads_, [&](std::size_t k) {
+        const BlockView v = src.view_block(chunks[chunk_of_group[k]], pts[groups[k]].block, policy);
+        for (std::size_t i = groups[k]; i < groups[k + 1]; ++i) {
+            std::memcpy(out + static_cast<std::int64_t>(pts[i].index) * isz, v.at(pts[i].offset),
+                        static_cast<std::size_t>(isz));
+        }
+    });
+}
+
+}  // namespace b2nd::detail

@@ -1,9 +1,11 @@
 // AnyArray: a b2nd array with its dtype known at run time (any dtype, including ones with no C++
 // type). Copies are handles to the same open array (its mapping, cache and lock).
 //
+// clang-format off
 //   auto a = b2nd::AnyArray::open("data.b2nd");
-//   std::vector<std::uint8_t> bytes = a.read(b2nd::resolve(a.shape(), b2nd::parse_selection("0:10,
-//   3")).box);
+//   std::vector<std::uint8_t> bytes = a.read(b2nd::parse_selection("0:10, 3"));
+//   b2nd::Shape shape = b2nd::resolve(a.shape(), b2nd::parse_selection("0:10, 3")).shape;
+// clang-format on
 //
 // Data crosses this interface as raw bytes in the stored byte order (NDArray<T> converts).
 // All const member functions may run concurrently from many threads; writes (write, resize,
@@ -14,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,9 +30,14 @@
 
 namespace b2nd {
 
+class AnyArray;
+
 namespace detail {
 class ArrayCore;
-}
+/// Internal (NDArray<T>): \throws UsageError naming the file and the reason when `box` is not a
+/// box of `a` (`op` says what for: "read", "write").
+void require_box(const AnyArray& a, const Box& box, const char* op);
+}  // namespace detail
 namespace storage {
 class Frame;
 }
@@ -100,16 +108,18 @@ public:
     int nthreads() const;
     void set_nthreads(int n);
 
-    /// \throws UsageError naming the file and the reason when `box` is not a box of this array
-    /// (`op` says what for: "read", "write").
-    void require_box(const Box& box, const char* op) const;
-
     // ---- reading ----
     /// Reads `box` into out (C order of box.count; out_bytes must be box.size() * itemsize()).
     /// \throws UsageError for a box out of range or a buffer of the wrong size; FormatError for
     ///         corrupt chunks (naming file and chunk)
     void read(const Box& box, void* out, std::size_t out_bytes) const;
     std::vector<std::uint8_t> read(const Box& box) const;
+    /// Reads a selection (NumPy-style slices and indices; its result's shape is
+    /// resolve(shape(), sel).shape). \throws UsageError for a selection out of range
+    std::vector<std::uint8_t> read(const Selection& sel) const;
+    std::vector<std::uint8_t> read(std::initializer_list<DimIndex> sel) const {
+        return read(Selection(sel));
+    }
     /// Reads `box` into a strided buffer (strides in bytes per dimension, may be negative).
     void read_strided(const Box& box, void* out, const std::int64_t* strides) const;
     /// The whole array.
@@ -177,6 +187,7 @@ public:
     NDArray<T> as() const;
 
 private:
+    friend void detail::require_box(const AnyArray& a, const Box& box, const char* op);
     explicit AnyArray(std::shared_ptr<detail::ArrayCore> core) : core_(std::move(core)) {}
     detail::ArrayCore& core() const;
     std::int64_t extent_of(int axis, std::size_t nbytes, const char* op) const;

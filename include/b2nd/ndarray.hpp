@@ -142,7 +142,7 @@ public:
         fix(out, box.size());
     }
     std::vector<T> read(const Box& box) const {
-        a_.require_box(box, "read");
+        detail::require_box(a_, box, "read");
         if constexpr (std::is_same_v<T, bool>) {
             // std::vector<bool> packs bits: read bytes, then convert.
             std::vector<std::uint8_t> bytes(static_cast<std::size_t>(box.size()));

@@ -103,8 +103,8 @@ void AnyArray::set_nthreads(int n) {
     core().set_nthreads(n);
 }
 
-void AnyArray::require_box(const Box& box, const char* op) const {
-    core().require_box(box, op);
+void detail::require_box(const AnyArray& a, const Box& box, const char* op) {
+    a.core().require_box(box, op);
 }
 
 void AnyArray::read(const Box& box, void* out, std::size_t out_bytes) const {
@@ -125,6 +125,10 @@ std::vector<std::uint8_t> AnyArray::read(const Box& box) const {
     std::vector<std::uint8_t> out(static_cast<std::size_t>(box.size() * c.grid().itemsize()));
     c.read(box, out.data());
     return out;
+}
+
+std::vector<std::uint8_t> AnyArray::read(const Selection& sel) const {
+    return read(resolve(shape(), sel).box);
 }
 
 void AnyArray::read_strided(const Box& box, void* out, const std::int64_t* strides) const {

@@ -12,6 +12,9 @@
 //   b2nd::codec::ChunkDecoder dec(chunk_bytes);
 //   std::vector<std::uint8_t> out(dec.nbytes());
 //   dec.decode(out, /*nthreads=*/2);
+//
+// Advanced (b2nd::codec, the chunk codec): for tools that encode or decode single chunks.
+// Programs that read and write arrays need only <b2nd/b2nd.hpp>.
 #pragma once
 
 #include <cstdint>

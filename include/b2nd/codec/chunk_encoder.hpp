@@ -12,6 +12,9 @@
 // Differences (see src/format/CONFORMANCE.md): output is byte-reproducible for any nthreads, and
 // the DELTA reference of a chunk that also uses TRUNC_PREC is the truncated block, so it reads
 // back exactly.
+//
+// Advanced (b2nd::codec, the chunk codec): for tools that encode or decode single chunks.
+// Programs that read and write arrays need only <b2nd/b2nd.hpp>.
 #pragma once
 
 #include <array>

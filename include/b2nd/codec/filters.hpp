@@ -1,5 +1,8 @@
 // The Blosc2 filters as plain functions over byte buffers. The chunk codec calls these; they are
 // public for tests, benchmarks and tools. Buffers must not overlap unless stated.
+//
+// Advanced (b2nd::codec, the chunk codec): for tools that encode or decode single chunks.
+// Programs that read and write arrays need only <b2nd/b2nd.hpp>.
 #pragma once
 
 #include <cstddef>

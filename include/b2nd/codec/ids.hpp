@@ -6,6 +6,9 @@
 //    byte holds.
 //  - CompFormat: the 3-bit code stored in bits 5-7 of a chunk's `flags` byte
 //    (blosclz 0, lz4 and lz4hc 1, zlib 3, zstd 4, user-defined 6).
+//
+// Advanced (b2nd::codec, the chunk codec): for tools that encode or decode single chunks.
+// Programs that read and write arrays need only <b2nd/b2nd.hpp>.
 #pragma once
 
 #include <cstdint>

@@ -7,6 +7,9 @@
 //
 // All integers are big-endian. ndim is at most 16; c-blosc2 writes the array markers as
 // 0x90 + ndim, which for ndim 16 is 0xa0 (see CONFORMANCE.md).
+//
+// Advanced (b2nd::format, the byte layer): for tools that parse or write the format itself.
+// Programs that read and write arrays need only <b2nd/b2nd.hpp>.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,8 @@
 // A bounds-checked cursor over untrusted bytes. Every read names its field so that a truncated
 // input reports what was being read, where, and how many bytes were missing.
+//
+// Advanced (b2nd::format, the byte layer): for tools that parse or write the format itself.
+// Programs that read and write arrays need only <b2nd/b2nd.hpp>.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,7 @@
 // Appends bytes to a growable buffer; the writing twin of ByteReader.
+//
+// Advanced (b2nd::format, the byte layer): for tools that parse or write the format itself.
+// Programs that read and write arrays need only <b2nd/b2nd.hpp>.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,7 @@
 // Overflow-checked arithmetic for sizes taken from untrusted input.
+//
+// Advanced (b2nd::format, the byte layer): for tools that parse or write the format itself.
+// Programs that read and write arrays need only <b2nd/b2nd.hpp>.
 #pragma once
 
 #include <cstdint>

@@ -16,6 +16,9 @@
 //
 // `read_chunk_header` validates every field before anything uses it; see
 // src/format/CONFORMANCE.md for where it is stricter or more lenient than c-blosc2.
+//
+// Advanced (b2nd::format, the byte layer): for tools that parse or write the format itself.
+// Programs that read and write arrays need only <b2nd/b2nd.hpp>.
 #pragma once
 
 #include <array>

@@ -1,4 +1,7 @@
 // Endian-aware loads and stores through memcpy: no alignment or aliasing assumptions.
+//
+// Advanced (b2nd::format, the byte layer): for tools that parse or write the format itself.
+// Programs that read and write arrays need only <b2nd/b2nd.hpp>.
 #pragma once
 
 #include <cstdint>

@@ -17,6 +17,9 @@
 //     0x57 93 cd idx_size de nmeta {fixstr name, d2 offset}*  dc nmeta {c6 len content}*
 //   trailer = msgpack fixarray(4): version, vlmetalayers (same layout as the header's
 //             metalayers, each content a Blosc2 chunk), ce trailer_len, d8 fp_type fp[16]
+//
+// Advanced (b2nd::format, the byte layer): for tools that parse or write the format itself.
+// Programs that read and write arrays need only <b2nd/b2nd.hpp>.
 #pragma once
 
 #include <array>

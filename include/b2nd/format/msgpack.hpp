@@ -1,5 +1,8 @@
 // The subset of msgpack (https://github.com/msgpack/msgpack/blob/master/spec.md) that the frame,
 // b2nd and caterva formats use. Integers are big-endian. Every read checks its marker.
+//
+// Advanced (b2nd::format, the byte layer): for tools that parse or write the format itself.
+// Programs that read and write arrays need only <b2nd/b2nd.hpp>.
 #pragma once
 
 #include <cstdint>

@@ -12,6 +12,9 @@
 // one write, so a crash leaves the old or the new frame. Sparse-frame files are written under a
 // temporary name and renamed. sync() makes writes durable; compact() reclaims the dead space
 // updates leave behind. See DESIGN.md section 5.
+//
+// Advanced (b2nd::storage, frames and files): for tools that work on chunks as stored.
+// Programs that read and write arrays need only <b2nd/b2nd.hpp>.
 #pragma once
 
 #include <cstdint>

@@ -3,6 +3,9 @@
 //
 // Caveat: mmap cannot protect against another process truncating the file while it is mapped;
 // touching the vanished pages raises SIGBUS. Do not truncate files that b2nd-cpp has open.
+//
+// Advanced (b2nd::storage, frames and files): for tools that work on chunks as stored.
+// Programs that read and write arrays need only <b2nd/b2nd.hpp>.
 #pragma once
 
 #include <cstdint>

@@ -1,20 +1,18 @@
 // Lazy views: slice an array on disk with xtensor slices; nothing is decoded until the view is
 // used, and then only the blocks it touches.
 #include <cstdio>
-#include <filesystem>
 
 #include <xtensor/xmath.hpp>
 
 #include <b2nd/xtensor.hpp>
 
+#include "example_dir.hpp"
+
 using xt::placeholders::_;
 
 int main() {
-    const std::string path =
-        (std::filesystem::temp_directory_path() / "b2nd-example-views.b2nd").string();
-    b2nd::CreateOptions o;
-    o.overwrite = true;
-    auto t = b2nd::create<float>(path, {100, 200, 300}, o);
+    const ExampleDir dir;  // removed, with the array, when main returns
+    auto t = b2nd::create<float>(dir / "views.b2nd", {100, 200, 300});
     b2nd::write(t, xt::arange<float>(300.0f));  // broadcast along the first two axes
 
     auto day = b2nd::view(t, 7, xt::all(), xt::range(0, 300, 10));    // a lazy (200, 30) window

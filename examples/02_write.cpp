@@ -1,18 +1,16 @@
 // Writes from xtensor expressions: any expression, broadcast to the selected region, is
 // encoded chunk by chunk; partly covered chunks are read, patched and re-encoded.
 #include <cstdio>
-#include <filesystem>
 
 #include <b2nd/xtensor.hpp>
+
+#include "example_dir.hpp"
 
 using xt::placeholders::_;
 
 int main() {
-    const std::string path =
-        (std::filesystem::temp_directory_path() / "b2nd-example-write.b2nd").string();
-    b2nd::CreateOptions o;
-    o.overwrite = true;
-    auto a = b2nd::create<double>(path, {64, 64}, o);
+    const ExampleDir dir;  // removed, with the array, when main returns
+    auto a = b2nd::create<double>(dir / "write.b2nd", {64, 64});
     const xt::xarray<double> ramp = xt::linspace<double>(0.0, 1.0, 64);
     b2nd::write(a, xt::range(0, 32), xt::all(), ramp);                // rows 0-31: a ramp per row
     b2nd::write(a, xt::range(32, 64), xt::all(), 7.0);                // rows 32-63: a constant

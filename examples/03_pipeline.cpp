@@ -3,26 +3,23 @@
 // along the field's first axis.
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 
 #include <b2nd/xtensor.hpp>
 
+#include "example_dir.hpp"
+
 int main() {
-    const auto dir = std::filesystem::temp_directory_path();
+    const ExampleDir dir;  // removed, with the arrays, when main returns
     b2nd::CreateOptions o;
-    o.overwrite = true;
     o.chunk_shape = {8, 60, 80};  // 150 KiB chunks: many of them, a few in memory at a time
     o.block_shape = {4, 30, 40};
-    auto field = b2nd::create<float>((dir / "b2nd-example-field.b2nd").string(), {48, 120, 160}, o);
+    auto field = b2nd::create<float>(dir / "field.b2nd", {48, 120, 160}, o);
     b2nd::evaluate(
         field, [](const auto& x) { return x + 10.0f; }, field);  // a constant field
-    b2nd::CreateOptions o2;
-    o2.overwrite = true;
-    auto clim = b2nd::create<float>((dir / "b2nd-example-clim.b2nd").string(), {120, 160}, o2);
+    auto clim = b2nd::create<float>(dir / "clim.b2nd", {120, 160});
     b2nd::write(clim, xt::arange<float>(160.0f) * 0.01f);
 
-    auto anomaly =
-        b2nd::create<float>((dir / "b2nd-example-anomaly.b2nd").string(), field.shape(), o);
+    auto anomaly = b2nd::create<float>(dir / "anomaly.b2nd", field.shape(), o);
     b2nd::EvaluateOptions eo;
     eo.memory_budget = std::size_t{4} << 20;
     eo.progress = [](std::int64_t done, std::int64_t total) {

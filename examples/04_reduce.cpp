@@ -1,16 +1,15 @@
 // Reductions of arrays of any size, chunk by chunk in parallel: chunks that are uniform (never
 // written, or filled with one value) are not even decoded.
 #include <cstdio>
-#include <filesystem>
 
 #include <b2nd/xtensor.hpp>
 
+#include "example_dir.hpp"
+
 int main() {
-    const std::string path =
-        (std::filesystem::temp_directory_path() / "b2nd-example-reduce.b2nd").string();
-    b2nd::CreateOptions o;
-    o.overwrite = true;
-    auto a = b2nd::create<std::int32_t>(path, {1000, 1000}, o);  // zeros: nothing stored
+    const ExampleDir dir;  // removed, with the array, when main returns
+    auto a =
+        b2nd::create<std::int32_t>(dir / "reduce.b2nd", {1000, 1000});  // zeros: nothing stored
     b2nd::write(a, xt::range(0, 10), xt::all(), xt::arange<std::int32_t>(1000));
     b2nd::write(a, xt::range(500, 600), xt::range(0, 100), -3);
     const std::int64_t total = b2nd::sum(a);

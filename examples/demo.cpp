@@ -2,6 +2,9 @@
 // straight to a compressed b2nd file (chunk by chunk, never whole in memory), described, read
 // in slices, run through an out-of-core anomaly pipeline (field minus its mean over time) and
 // reduced. Every step prints its time.
+//
+//   demo               works in a fresh temporary directory, removed at the end
+//   demo --keep DIR    works in DIR (created if missing) and leaves the arrays there
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -11,6 +14,8 @@
 #include <string>
 
 #include <b2nd/xtensor.hpp>
+
+#include "example_dir.hpp"
 
 namespace {
 
@@ -51,18 +56,23 @@ std::string gbs(double bytes, double seconds) {
 
 }  // namespace
 
-int main() {
-    const std::string dir = (std::filesystem::temp_directory_path() / "b2nd-demo").string();
-    std::filesystem::create_directories(dir);
+int main(int argc, char** argv) {
+    if (!(argc == 1 || (argc == 3 && std::string(argv[1]) == "--keep"))) {
+        std::fprintf(stderr, "usage: demo [--keep DIR]\n");
+        return 2;
+    }
+    // Declared first, so that it is removed after every array in it is closed.
+    const ExampleDir dir = argc == 3 ? ExampleDir(argv[2]) : ExampleDir();
     const b2nd::Shape shape{256, 512, 512};
     const double nbytes = 256.0 * 512 * 512 * 4;
     b2nd::CreateOptions o;  // Zstd 1 + SHUFFLE; chunk and block shapes from the CPU caches
     o.overwrite = true;
-    std::printf("b2nd-cpp demo: a (256, 512, 512) float32 field, 256 MiB, in %s\n\n", dir.c_str());
+    std::printf("b2nd-cpp demo: a (256, 512, 512) float32 field, 256 MiB, in %s\n\n",
+                dir.path().c_str());
 
     // 1. Generate straight to disk, chunk by chunk.
     auto t0 = Clock::now();
-    auto t = b2nd::create<float>(dir + "/temperature.b2nd", shape, o);
+    auto t = b2nd::create<float>(dir / "temperature.b2nd", shape, o);
     t.any().write_chunks(
         t.any().all_chunks(), [](std::int64_t, const b2nd::Box& r, std::uint8_t* out) {
             float* p = reinterpret_cast<float*>(out);
@@ -77,7 +87,7 @@ int main() {
     step("generate and compress", since(t0), gbs(nbytes, since(t0)));
 
     // 2. What is on disk.
-    const auto a = b2nd::open<float>(dir + "/temperature.b2nd");
+    const auto a = b2nd::open<float>(dir / "temperature.b2nd");
     std::printf("\n  shape %s, dtype %s, chunks %s, blocks %s\n",
                 b2nd::to_string(a.shape()).c_str(), a.dtype().str().c_str(),
                 b2nd::to_string(a.chunk_shape()).c_str(), b2nd::to_string(a.block_shape()).c_str());
@@ -108,12 +118,12 @@ int main() {
     t0 = Clock::now();
     const xt::xarray<double> clim_mem = b2nd::mean(a, 0);
     b2nd::CreateOptions o2 = o;
-    auto clim = b2nd::create<float>(dir + "/climatology.b2nd", {512, 512}, o2);
+    auto clim = b2nd::create<float>(dir / "climatology.b2nd", {512, 512}, o2);
     b2nd::write(clim, clim_mem);
     step("climatology = mean(a, axis 0)", since(t0), gbs(nbytes, since(t0)));
 
     // 5. Anomaly pipeline: out of core, within a memory budget.
-    auto anomaly = b2nd::create<float>(dir + "/anomaly.b2nd", shape, o);
+    auto anomaly = b2nd::create<float>(dir / "anomaly.b2nd", shape, o);
     b2nd::EvaluateOptions eo;
     eo.memory_budget = std::size_t{128} << 20;
     b2nd::reset_memory_peak();
@@ -139,7 +149,14 @@ int main() {
 
     const bool ok =
         x == field(120, 40, 7) && plane(5, 9) == field(5, 100, 9) && std::fabs(mean) < 1e-3;
-    std::printf("\n%s\n(try: build/b2nd info %s/temperature.b2nd)\n",
-                ok ? "all checks passed" : "CHECK FAILED", dir.c_str());
+    std::printf("\n%s\n", ok ? "all checks passed" : "CHECK FAILED");
+    if (dir.kept()) {
+        std::printf("(the arrays stay in %s; try: build/b2nd info %s)\n", dir.path().c_str(),
+                    (dir / "temperature.b2nd").c_str());
+    } else {
+        std::printf(
+            "(the arrays were in a temporary directory, now removed; "
+            "demo --keep DIR keeps them)\n");
+    }
     return ok ? 0 : 1;
 }

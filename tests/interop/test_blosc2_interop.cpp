@@ -13,6 +13,7 @@
 #include <b2nd/error.hpp>
 #include <b2nd/storage/frame.hpp>
 
+#include "support/data.hpp"
 #include "support/files.hpp"
 #include "support/temp_dir.hpp"
 #include <b2nd.h>
@@ -29,21 +30,6 @@ struct Blosc2Library {
 
 void ensure_init() {
     static Blosc2Library lib;
-}
-
-std::vector<std::uint8_t> sample(std::size_t nbytes, int typesize, std::uint64_t seed) {
-    std::vector<std::uint8_t> v(nbytes);
-    b2nd::test::SplitMix rng(seed);
-    const auto ts = static_cast<std::size_t>(typesize);
-    for (std::size_t i = 0; i < nbytes; ++i) {
-        const std::size_t e = i / ts;
-        const std::size_t b = i % ts;
-        const auto x =
-            static_cast<std::uint64_t>(1000.0 * std::sin(static_cast<double>(e) / 40.0) + 5000.0) +
-            rng.below(4);
-        v[i] = b < 8 ? static_cast<std::uint8_t>(x >> (8 * b)) : 0;
-    }
-    return v;
 }
 
 /// Decodes with c-blosc2; returns false when c-blosc2 reports an error.
@@ -133,7 +119,7 @@ TEST_CASE("interop: chunks we encode decode in c-blosc2 to the same bytes", "[in
             const std::size_t sizes[] = {static_cast<std::size_t>(typesize) * 1000 + 3,
                                          static_cast<std::size_t>(typesize) * 40, 0};
             for (std::size_t nbytes : sizes) {
-                const auto in = sample(nbytes, typesize, nbytes);
+                const auto in = b2nd::test::smooth_bytes(nbytes, typesize, nbytes);
                 for (Codec c : kCompressors) {
                     for (int clevel : {0, 1, 5, 9}) {
                         for (SplitMode m :
@@ -178,7 +164,8 @@ TEST_CASE("interop: chunks c-blosc2 encodes decode here to the same bytes", "[in
             if (pl.lossy && typesize != 4 && typesize != 8) {
                 continue;
             }
-            const auto in = sample(static_cast<std::size_t>(typesize) * 3000 + 5, typesize, 3);
+            const auto in = b2nd::test::smooth_bytes(static_cast<std::size_t>(typesize) * 3000 + 5,
+                                                     typesize, 3);
             for (Codec c : kCompressors) {
                 for (int clevel : {0, 1, 5, 9}) {
                     for (std::int32_t blocksize : {0, 512 * typesize}) {
@@ -233,7 +220,7 @@ TEST_CASE("interop: chunks c-blosc2 encodes decode here to the same bytes", "[in
 }
 
 TEST_CASE("interop: c-blosc2 chunks with zstd and lz4 dictionaries decode here", "[interop]") {
-    const auto in = sample(4 * 40000, 4, 11);
+    const auto in = b2nd::test::smooth_bytes(4 * 40000, 4, 11);
     std::vector<Codec> codecs = {Codec::zstd};
     if (BLOSC2_VERSION_MAJOR >= 3) {
         codecs.push_back(Codec::lz4);  // LZ4 dictionaries arrived in 3.x
@@ -261,9 +248,9 @@ TEST_CASE("interop: c-blosc2 VL-block chunks decode here", "[interop]") {
     B2ND_SKIP("VL-block chunks need c-blosc2 3.x");
 #else
     ensure_init();
-    const auto a = sample(1000, 1, 1);
-    const auto b = sample(3333, 1, 2);
-    const auto c = sample(17, 1, 3);
+    const auto a = b2nd::test::smooth_bytes(1000, 1, 1);
+    const auto b = b2nd::test::smooth_bytes(3333, 1, 2);
+    const auto c = b2nd::test::smooth_bytes(17, 1, 3);
     const void* srcs[] = {a.data(), b.data(), c.data()};
     const std::int32_t sizes[] = {1000, 3333, 17};
     blosc2_cparams cp = BLOSC2_CPARAMS_DEFAULTS;
@@ -324,7 +311,7 @@ TEST_CASE("interop: special chunks agree both ways", "[interop]") {
 
 TEST_CASE("interop: c-blosc2 getitem reads ranges of our chunks", "[interop]") {
     ensure_init();
-    const auto in = sample(8 * 5000, 8, 4);
+    const auto in = b2nd::test::smooth_bytes(8 * 5000, 8, 4);
     EncodeParams p;
     p.typesize = 8;
     p.blocksize = 8 * 512;
@@ -398,7 +385,8 @@ TEST_CASE("interop: frames we write open in c-blosc2, through every operation", 
         p.blocksize = 4 * 500;
         std::vector<std::vector<std::uint8_t>> chunks;
         for (int k = 0; k < 6; ++k) {
-            chunks.push_back(encode_chunk(sample(4 * 3000, 4, static_cast<std::uint64_t>(k)), p));
+            chunks.push_back(encode_chunk(
+                b2nd::test::smooth_bytes(4 * 3000, 4, static_cast<std::uint64_t>(k)), p));
         }
         f.append_chunks({chunks[0], chunks[1], chunks[2]});
         f.append_chunk(make_zeros_chunk(4 * 3000, 4, 4 * 500));
@@ -411,7 +399,7 @@ TEST_CASE("interop: frames we write open in c-blosc2, through every operation", 
         f.delete_chunk(3);
         f.set_vlmeta("attrs", std::vector<std::uint8_t>{0x81, 0xa1, 0x61, 0x01});
         f.update_metalayer("user", std::vector<std::uint8_t>{7, 7, 7});
-        f.append_chunk(encode_chunk(sample(400, 4, 9), p));  // a short last chunk
+        f.append_chunk(encode_chunk(b2nd::test::smooth_bytes(400, 4, 9), p));  // a short last chunk
         check_frame_in_blosc2(path);
         f.compact();
         check_frame_in_blosc2(path);

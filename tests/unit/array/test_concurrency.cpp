@@ -8,6 +8,7 @@
 
 #include <b2nd/b2nd.hpp>
 
+#include "../../support/data.hpp"
 #include "../../support/files.hpp"
 #include "../../support/random_box.hpp"
 #include "../../support/reference.hpp"
@@ -73,10 +74,7 @@ TEST_CASE("concurrency: a writer and readers of other regions", "[array][concurr
     b2nd::CreateOptions o;
     o.chunk_shape = {8, 32};
     o.block_shape = {4, 8};
-    std::vector<std::int32_t> v(64 * 32);
-    for (std::size_t i = 0; i < v.size(); ++i) {
-        v[i] = static_cast<std::int32_t>(i);
-    }
+    auto v = b2nd::test::generate<std::int32_t>(64 * 32, [](std::size_t i) { return i; });
     auto t = b2nd::NDArray<std::int32_t>::create_from(tmp / "w.b2nd", {64, 32}, v, o);
     std::atomic<bool> stop{false};
     std::atomic<int> failures{0};

@@ -33,9 +33,10 @@ DimPlan plan_dim(const Grid& g, int d, std::int64_t start, std::int64_t count, s
 
 }  // namespace
 
-BoxPlan::BoxPlan(const Grid& g, const Box& box) : grid_(g), box_(box) {
+BoxPlan::BoxPlan(const Grid& g, const Box& box) : grid_(g) {
     const int nd = g.ndim();
     c_strides(g.block_shape().data(), g.block_shape().size(), 1, block_stride_);
+    dims_.reserve(static_cast<std::size_t>(nd));
     for (int d = 0; d < nd; ++d) {
         const auto u = static_cast<std::size_t>(d);
         dims_.push_back(plan_dim(g, d, box.start[u], box.count[u], box.step[u]));
@@ -101,9 +102,9 @@ std::int64_t BoxPlan::walk_strides(const std::int64_t* strides, std::int64_t* ou
     std::int64_t c_stride = grid_.itemsize();
     for (std::size_t d = dims_.size(); d-- > 0;) {
         const std::int64_t s = strides != nullptr ? strides[d] : c_stride;
-        c_stride *= box_.count[d];
+        c_stride *= dims_[d].count;
         if (dims_[d].flip) {
-            base += (box_.count[d] - 1) * s;
+            base += (dims_[d].count - 1) * s;
             out[d] = -s;
         } else {
             out[d] = s;

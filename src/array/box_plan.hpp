@@ -83,7 +83,6 @@ public:
 
 private:
     const Grid& grid_;
-    Box box_;
     std::vector<DimPlan> dims_;
     std::vector<ChunkTask> chunks_;
     std::int64_t nblock_tasks_ = 0;

@@ -131,10 +131,10 @@ storage::OpenOptions frame_options(const OpenOptions& o) {
 }
 
 storage::OpenOptions frame_options(const CreateOptions& o) {
-    storage::OpenOptions so;
-    so.writable = true;
-    so.durable = o.durable;
-    return so;
+    OpenOptions oo;
+    oo.writable = true;
+    oo.durable = o.durable;
+    return frame_options(oo);
 }
 
 int chunk_typesize(std::int64_t itemsize) noexcept {

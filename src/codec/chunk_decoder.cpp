@@ -30,12 +30,12 @@ using format::load_le;
 constexpr std::uint8_t kLastBlosc1Version = 2;
 
 /// Per-thread scratch buffers; they grow to the largest block seen and are reused.
-struct Scratch {
+struct DecodeBuffers {
     b2nd::detail::Scratch streams, ping, pong, bits, block0, range, range0;
 };
 
-Scratch& scratch() {
-    thread_local Scratch s;
+DecodeBuffers& scratch() {
+    thread_local DecodeBuffers s;
     return s;
 }
 
@@ -377,7 +377,7 @@ void ChunkDecoder::apply_filters(std::int32_t i,
                                  std::uint8_t* dest,
                                  const std::uint8_t* block0) const {
     const auto& h = header_;
-    Scratch& s = scratch();
+    DecodeBuffers& s = scratch();
     // Count the filters to undo so the last one writes straight into dest.
     int remaining = 0;
     for (std::uint8_t f : h.filters) {
@@ -434,7 +434,7 @@ void ChunkDecoder::decode_block_impl(std::int32_t i,
         return;
     }
     if (needs_block0_ && i > 0 && block0 == nullptr) {
-        Scratch& s = scratch();
+        DecodeBuffers& s = scratch();
         std::uint8_t* b0 =
             b2nd::detail::scratch_bytes(s.block0, static_cast<std::size_t>(geometry(0).nbytes));
         decode_block_impl(0, b0, nullptr);
@@ -514,7 +514,7 @@ void ChunkDecoder::decode_range(std::int64_t offset, MutableByteSpan dest) const
     };
     const std::int32_t first = block_of(offset);
     const std::int32_t last = block_of(offset + len - 1);
-    Scratch& s = scratch();
+    DecodeBuffers& s = scratch();
     const std::uint8_t* block0 = nullptr;
     for (std::int32_t b = first; b <= last; ++b) {
         const BlockGeometry g = geometry(b);

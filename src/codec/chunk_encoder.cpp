@@ -152,12 +152,12 @@ bool is_run(const std::uint8_t* p, std::size_t n) {
     return true;
 }
 
-struct Scratch {
+struct EncodeBuffers {
     b2nd::detail::Scratch ping, pong, bits;
 };
 
-Scratch& scratch() {
-    thread_local Scratch s;
+EncodeBuffers& scratch() {
+    thread_local EncodeBuffers s;
     return s;
 }
 
@@ -202,7 +202,7 @@ const std::uint8_t* filter_block(const ChunkPlan& c,
                                  std::int32_t i,
                                  const std::uint8_t* data,
                                  std::size_t n) {
-    Scratch& s = scratch();
+    EncodeBuffers& s = scratch();
     const std::uint8_t* cur = data;
     for (const FilterSlot& f : c.p->filters) {
         if (f.id == Filter::none) {

@@ -7,6 +7,7 @@
 //   │   └── UnsupportedError  valid bytes that use a feature we do not implement
 //   ├── CodecError          a compression library failed on input we had validated
 //   ├── IoError             open/map/read/write failed; keeps the std::error_code
+//   ├── LockError           another process (or handle) holds the array for writing
 //   └── UsageError          a caller mistake: bad parameter, wrong dtype, out-of-range index
 // clang-format on
 //
@@ -91,6 +92,13 @@ public:
 
 private:
     std::error_code code_;
+};
+
+/// An array or frame is held for writing by another handle, in this process or another: one
+/// writer at a time (see README, "Sharing an array between processes").
+class LockError : public Error {
+public:
+    using Error::Error;
 };
 
 /// The caller asked for something invalid.

@@ -45,6 +45,13 @@ struct OpenOptions {
     std::size_t cache_bytes = kDefaultCacheBytes;
     /// Writing: fsync before each commit names new data, and after it.
     bool durable = false;
+    /// Share the array with other handles and processes through c-blosc2's lock file (NAME.b2lock
+    /// beside a .b2nd, DIR/.b2lock in a .b2frame): one writer at a time, readers that see whole
+    /// commits. Off: no lock file is touched.
+    bool locking = true;
+    /// Opening for writing while another handle writes: wait this long for it to close, then
+    /// throw LockError (0: at once).
+    int lock_wait_ms = 0;
 };
 
 /// What a new array holds before anything is written.
@@ -71,6 +78,7 @@ struct CreateOptions {
     int nthreads = 0;
     std::size_t cache_bytes = kDefaultCacheBytes;
     bool durable = false;
+    bool locking = true;  ///< as OpenOptions::locking
 };
 
 /// The automatic chunk and block shapes for an array (what create() picks when none is given).

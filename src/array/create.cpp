@@ -131,8 +131,9 @@ std::shared_ptr<ArrayCore> ArrayCore::create(const std::string& path,
     }
     const std::string tmp = target + ".b2nd-tmp-" + std::to_string(::getpid());
     try {
+        // Private until renamed into place: no lock file for the temporary name.
         storage::Frame frame = storage::Frame::create(
-            tmp, frame_params(o.compression, g, o.nthreads), o.sparse, metas, o.durable);
+            tmp, frame_params(o.compression, g, o.nthreads), o.sparse, metas, o.durable, false);
         if (g.nchunks() > 0) {
             storage::FrameEdit e;
             for (std::int64_t i = 0; i < g.nchunks(); ++i) {

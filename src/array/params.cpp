@@ -127,6 +127,8 @@ storage::OpenOptions frame_options(const OpenOptions& o) {
     so.writable = o.writable;
     so.offset = o.offset;
     so.durable = o.durable;
+    so.locking = o.locking;
+    so.lock_wait_ms = o.lock_wait_ms;
     return so;
 }
 
@@ -134,6 +136,7 @@ storage::OpenOptions frame_options(const CreateOptions& o) {
     OpenOptions oo;
     oo.writable = true;
     oo.durable = o.durable;
+    oo.locking = o.locking;
     return frame_options(oo);
 }
 

@@ -139,10 +139,13 @@ public:
             throw UsageError(where() + ": an embedded frame cannot be compacted in place");
         }
         const std::string tmp = path + ".compact.tmp";
-        write_compacted(tmp);
+        write_compacted(tmp);  // chunks are immutable: no lock needed to copy them
+        // Readers of older snapshots keep the old file mapped; new snapshots see the new one.
+        detail::Sidecar::Lock lock = commit_lock();
         detail::rename_file(tmp, path);
         detail::fsync_directory(detail::directory_of(path));
         map_and_load();
+        committed();
     }
 
     std::int64_t dead_bytes() const override {

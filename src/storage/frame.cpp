@@ -1,4 +1,5 @@
 // Frame reading, the same for both kinds of frame: open, parse, chunk lookup, metalayers.
+#include <chrono>
 #include <cstdio>
 
 #include <b2nd/codec/chunk_decoder.hpp>
@@ -83,6 +84,87 @@ std::string Frame::Impl::chunk_context(std::int64_t i, std::int64_t file) const 
         s += name;
     }
     return s;
+}
+
+void Frame::Impl::attach_sidecar() {
+    if (!options.locking || path.empty()) {
+        return;
+    }
+    sidecar = detail::Sidecar::open(path, sparse(), is_writable);
+    if (!is_writable) {
+        return;
+    }
+    if (!sidecar) {
+        throw IoError(where() + ": cannot create the lock file \"" +
+                          detail::Sidecar::path_for(path, sparse()) + "\"",
+                      std::error_code(EACCES, std::generic_category()));
+    }
+    if (!sidecar->acquire_writer(options.lock_wait_ms)) {
+        throw LockError(where() +
+                        ": another handle, in this or another process, has it open for writing "
+                        "(one writer at a time; lock file \"" +
+                        sidecar->path() + "\")");
+    }
+}
+
+void Frame::Impl::load_snapshot() {
+    if (!sidecar && options.locking && !path.empty()) {
+        // No sidecar yet: parse without a lock, then look again. A locking writer creates the
+        // sidecar before its first commit, so if there is still none, no commit overlapped.
+        map_and_load();
+        sidecar = detail::Sidecar::open(path, sparse(), false);
+        if (!sidecar) {
+            return;
+        }
+    }
+    detail::Sidecar::Lock lock;
+    if (sidecar) {
+        lock = sidecar->lock_shared();
+    }
+    map_and_load();
+    if (sidecar) {
+        snapshot_generation = sidecar->generation();
+        sidecar->register_reader(snapshot_generation);
+    }
+}
+
+detail::Sidecar::Lock Frame::Impl::commit_lock() const {
+    return sidecar ? sidecar->lock_exclusive() : detail::Sidecar::Lock();
+}
+
+void Frame::Impl::committed() {
+    if (sidecar) {
+        snapshot_generation = sidecar->bump();
+        sidecar->register_reader(snapshot_generation);
+    }
+}
+
+bool Frame::Impl::stale() const {
+    if (path.empty()) {
+        return false;
+    }
+    if (sidecar) {
+        return sidecar->generation() != snapshot_generation;
+    }
+    // No sidecar: the header as mapped (a contiguous frame's writer patches it in place), and
+    // now and then the files themselves (a replaced file, a sidecar that appeared).
+    if (!sparse()) {
+        const std::uint8_t* h = map->bytes().data() + base;
+        if (format::load_be<std::uint64_t>(h + format::frame_offsets::kFrameLen) !=
+                header.frame_len ||
+            format::load_be<std::int64_t>(h + format::frame_offsets::kCbytes) != header.cbytes) {
+            return true;
+        }
+    }
+    const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::steady_clock::now().time_since_epoch())
+                                 .count();
+    if (now < next_stat_ns) {
+        return false;
+    }
+    next_stat_ns = now + 10'000'000;
+    return changed_on_disk() ||
+           (options.locking && detail::path_exists(detail::Sidecar::path_for(path, sparse())));
 }
 
 void Frame::Impl::map_and_load() {
@@ -265,7 +347,8 @@ Frame Frame::open(const std::string& path, const OpenOptions& options) {
     impl->options = options;
     impl->base = options.offset;
     impl->is_writable = options.writable;
-    impl->map_and_load();
+    impl->attach_sidecar();
+    impl->load_snapshot();
     return Frame(std::move(impl));
 }
 

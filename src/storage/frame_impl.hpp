@@ -18,6 +18,8 @@
 #include <b2nd/storage/frame.hpp>
 #include <b2nd/storage/mapped_file.hpp>
 
+#include "sidecar.hpp"
+
 namespace b2nd::storage {
 
 /// Special values of offsets-index entries (bit 63 set, kind in the top byte).
@@ -53,16 +55,34 @@ struct Frame::Impl {
     std::vector<std::int64_t> index;        // offsets (or sparse file numbers, or specials)
     std::vector<format::Metalayer> vlmeta;  // trailer contents, still compressed
     std::uint32_t trailer_len = 0;
-    std::int64_t index_pos = 0;    // offset of the index chunk in the frame
-    std::uint64_t mapped_ino = 0;  // the mapped file's inode (a rename changes it)
-    std::uint64_t generation = 1;  // bumped by every commit and reload (staged chunks expire)
+    std::int64_t index_pos = 0;       // offset of the index chunk in the frame
+    std::uint64_t mapped_ino = 0;     // the mapped file's inode (a rename changes it)
+    std::uint64_t staging_epoch = 1;  // bumped by every commit and reload (staged chunks expire)
+
+    // Sharing with other handles and processes (sidecar.hpp); null when locking is off, for
+    // buffers, and for readers of a frame no locking writer has touched.
+    std::unique_ptr<detail::Sidecar> sidecar;
+    std::uint64_t snapshot_generation = 0;  // the sidecar's generation when this snapshot was taken
+    mutable std::int64_t next_stat_ns = 0;  // without a sidecar: when stale() may stat() again
 
     /// `"path"` (or `<memory>`), for error messages.
     std::string where() const;
     /// `"path": chunk i`, with the chunk's file for a sparse frame (file >= 0).
     std::string chunk_context(std::int64_t i, std::int64_t file) const;
-    /// Maps frame_file() and parses it.
+    /// Opens the sidecar (writers create it and take the writer byte). \throws LockError
+    void attach_sidecar();
+    /// Takes a snapshot: maps and parses frame_file() while no commit is in progress (the shared
+    /// lock), records its generation and registers it in the reader table.
+    void load_snapshot();
+    /// Maps frame_file() and parses it (the caller holds whatever lock it needs).
     void map_and_load();
+    /// Whether another handle may have committed since this snapshot: cheap (no system call
+    /// with a sidecar; without one, the mapped header, and a stat() at most every 10 ms).
+    bool stale() const;
+    /// The exclusive lock for a commit (empty without a sidecar).
+    detail::Sidecar::Lock commit_lock() const;
+    /// After a commit is on disk (commit_lock held): bumps the generation and re-registers.
+    void committed();
     /// Parses header, trailer and index from `bytes` (from the frame start to the end of the
     /// file or buffer).
     void load(ByteSpan bytes, std::shared_ptr<const MappedFile> mapping);
@@ -112,6 +132,8 @@ struct Frame::Impl {
     virtual bool changed_on_disk() const = 0;
     /// Called after map_and_load(): drop what was mapped for the frame as it was.
     virtual void reloaded() {}
+    /// Called after each commit, the lock released: reclaim what no reader needs any more.
+    virtual void after_commit() {}
     virtual void sync() = 0;
     virtual void compact() = 0;
     virtual std::int64_t dead_bytes() const = 0;

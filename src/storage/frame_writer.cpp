@@ -114,7 +114,7 @@ void Frame::Impl::apply(const FrameEdit& edit) {
                 break;
             case FrameEdit::Source::staged: {
                 const StagedChunk& sc = edit.staged()[static_cast<std::size_t>(k)];
-                if (sc.generation != generation) {
+                if (sc.generation != staging_epoch) {
                     throw UsageError(where() +
                                      ": a staged chunk from before the last commit or reload");
                 }
@@ -148,15 +148,21 @@ void Frame::Impl::apply(const FrameEdit& edit) {
 }
 
 void Frame::Impl::commit(FrameCommit c) {
-    write_commit(c);
-    index = std::move(c.index);
-    vlmeta = std::move(c.vlmeta);
+    {
+        // Readers of other handles take their snapshots between commits, never during one.
+        detail::Sidecar::Lock lock = commit_lock();
+        write_commit(c);
+        index = std::move(c.index);
+        vlmeta = std::move(c.vlmeta);
+        committed();
+    }
     end_staging(index);
+    after_commit();
 }
 
 void Frame::Impl::end_staging(const std::vector<std::int64_t>& live) {
     drop_staged(live);
-    ++generation;
+    ++staging_epoch;
 }
 
 StagedChunk Frame::Impl::stage(ByteSpan chunk) {
@@ -165,7 +171,7 @@ StagedChunk Frame::Impl::stage(ByteSpan chunk) {
         end_staging(index);
     }
     const ClassifiedChunk c = classify(chunk);
-    StagedChunk s{c.entry, c.nbytes, static_cast<std::int64_t>(c.bytes.size()), generation};
+    StagedChunk s{c.entry, c.nbytes, static_cast<std::int64_t>(c.bytes.size()), staging_epoch};
     if (!c.bytes.empty()) {
         s.entry = stage_bytes(c.bytes);
     }
@@ -173,12 +179,22 @@ StagedChunk Frame::Impl::stage(ByteSpan chunk) {
 }
 
 bool Frame::Impl::refresh_unlocked() {
-    if (path.empty() || !changed_on_disk()) {
+    if (path.empty()) {
         return false;
     }
-    map_and_load();
+    bool changed = changed_on_disk() || (sidecar && sidecar->generation() != snapshot_generation);
+    const bool sidecar_appeared = !sidecar && options.locking &&
+                                  detail::path_exists(detail::Sidecar::path_for(path, sparse()));
+    if (!changed && !sidecar_appeared) {
+        return false;
+    }
+    const std::vector<std::int64_t> old_index = index;
+    const format::FrameHeader old = header;
+    load_snapshot();
     end_staging(index);
-    return true;
+    // A sidecar that appeared is only a reason to look; say "changed" when something did.
+    return changed || old_index != index || old.frame_len != header.frame_len ||
+           old.nbytes != header.nbytes || old.cbytes != header.cbytes;
 }
 
 // ---- Frame ----------------------------------------------------------------------------------
@@ -187,7 +203,8 @@ Frame Frame::create(const std::string& path,
                     const FrameParams& params,
                     bool sparse,
                     const std::vector<format::Metalayer>& metalayers,
-                    bool durable) {
+                    bool durable,
+                    bool locking) {
     if (detail::path_exists(path)) {
         throw UsageError("\"" + path + "\" already exists");
     }
@@ -231,6 +248,7 @@ Frame Frame::create(const std::string& path,
     OpenOptions o;
     o.writable = true;
     o.durable = durable;
+    o.locking = locking;
     return open(p, o);
 }
 

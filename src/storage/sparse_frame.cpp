@@ -8,6 +8,7 @@
 // first use, at most OpenOptions::max_mapped_chunk_files at a time (least recently used out).
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <list>
 #include <set>
 #include <unordered_map>
@@ -30,6 +31,13 @@ constexpr std::int64_t kMaxFileNumber = 0xFFFFFFFFLL;  // eight hex digits
 
 class SparseFrame final : public Frame::Impl {
 public:
+    ~SparseFrame() override {
+        try {
+            collect();   // what readers released since the last commit
+        } catch (...) {  // NOLINT(bugprone-empty-catch): a destructor cannot report; files stay
+        }
+    }
+
     bool sparse() const noexcept override { return true; }
     std::string frame_file() const override { return path + "/chunks.b2frame"; }
     std::int64_t index_at(const format::FrameHeader& h) const override { return h.header_len; }
@@ -102,10 +110,17 @@ public:
                                         image.size());
         detail::write_file_atomically(frame_file(), image, options.durable);  // the commit
 
-        // Files no longer referenced go only now that the new index is in place.
+        // Files no longer referenced go only now that the new index is in place, and only once
+        // no reader's snapshot names them: with a sidecar, after_commit() removes them when the
+        // reader table says so (the generation this commit is about to make is the first that
+        // does not need them).
         for (std::int64_t e : removed) {
-            detail::remove_file(chunk_file_path(static_cast<std::uint32_t>(e)));
             forget_file(static_cast<std::uint32_t>(e));
+            if (sidecar) {
+                unlinked_.push_back({sidecar->generation() + 1, e});
+            } else {
+                detail::remove_file(chunk_file_path(static_cast<std::uint32_t>(e)));
+            }
         }
         header = format::read_frame_header(image);
         trailer_len = static_cast<std::uint32_t>(trailer.size());
@@ -114,6 +129,8 @@ public:
         map = MappedFile::open(frame_file());
         frame = map->bytes().first(image.size());
     }
+
+    void after_commit() override { collect(); }
 
     void drop_staged(const std::vector<std::int64_t>& live) override {
         if (!staged_ids_.empty()) {
@@ -150,8 +167,13 @@ public:
         detail::fsync_directory(path);
     }
 
-    /// Removes chunk files the index does not name (left by interrupted writes).
+    /// Removes chunk files the index does not name (left by interrupted writes), unless a reader
+    /// of an older snapshot may still use them.
     void compact() override {
+        collect();
+        if (sidecar && sidecar->oldest_reader() < snapshot_generation) {
+            return;  // an older snapshot is being read: what it names cannot be told from leftovers
+        }
         const std::set<std::int64_t> live(index.begin(), index.end());
         std::vector<std::string> orphans;
         if (DIR* d = ::opendir(path.c_str())) {
@@ -181,13 +203,41 @@ private:
         return path + name;
     }
 
-    /// One past the highest chunk file number the index names.
-    std::int64_t next_free_number() const {
-        std::int64_t next = 0;
+    /// A number no chunk file has: past those the index names, those waiting for readers to
+    /// let go, and any file in the directory (left by earlier writers; a reader of an older
+    /// snapshot may need one, so its number is never reused).
+    std::int64_t next_free_number() {
+        if (directory_floor_ < 0) {
+            directory_floor_ = 0;
+            for (const std::int64_t id : chunk_files_on_disk()) {
+                directory_floor_ = std::max(directory_floor_, id + 1);
+            }
+        }
+        std::int64_t next = directory_floor_;
         for (std::int64_t e : index) {
             next = std::max(next, e + 1);
         }
+        for (const auto& u : unlinked_) {
+            next = std::max(next, u.second + 1);
+        }
         return next;
+    }
+
+    /// The numbers of the NNNNNNNN.chunk files in the directory.
+    std::vector<std::int64_t> chunk_files_on_disk() const {
+        std::vector<std::int64_t> ids;
+        if (DIR* d = ::opendir(path.c_str())) {
+            while (const dirent* e = ::readdir(d)) {
+                unsigned id = 0;
+                char tail[16] = {0};
+                if (std::sscanf(e->d_name, "%8X%15s", &id, tail) == 2 &&
+                    std::string(tail) == ".chunk" && std::strlen(e->d_name) == 14) {
+                    ids.push_back(id);
+                }
+            }
+            ::closedir(d);
+        }
+        return ids;
     }
 
     /// Returns `next` and advances it. \throws UsageError when the numbers are exhausted
@@ -231,6 +281,26 @@ private:
         std::uint32_t,
         std::pair<std::shared_ptr<const MappedFile>, std::list<std::uint32_t>::iterator>>
         files_;
+    /// Removes the replaced chunk files no registered reader can still need.
+    void collect() {
+        if (unlinked_.empty()) {
+            return;
+        }
+        const std::uint64_t oldest = sidecar->oldest_reader();
+        std::vector<std::pair<std::uint64_t, std::int64_t>> keep;
+        for (const auto& [generation, id] : unlinked_) {
+            if (generation <= oldest) {
+                detail::remove_file(chunk_file_path(static_cast<std::uint32_t>(id)));
+            } else {
+                keep.push_back({generation, id});
+            }
+        }
+        unlinked_ = std::move(keep);
+    }
+
+    std::int64_t directory_floor_ = -1;  // one past the highest file number on disk (-1: unread)
+    // Replaced chunk files not removed yet: {first generation that does not name them, file}.
+    std::vector<std::pair<std::uint64_t, std::int64_t>> unlinked_;
     // Staging (Frame::stage): chunk files written ahead of a commit.
     std::int64_t next_staged_id_ = -1;      // next chunk file number (-1: none staged yet)
     std::vector<std::int64_t> staged_ids_;  // files written by stage()

@@ -54,6 +54,12 @@ struct OpenOptions {
     /// Writing: fsync data before the header names it, and the header after, at every commit
     /// (survives power loss, not only crashes of the process; slower).
     bool durable = false;
+    /// Take part in the lock protocol shared with c-blosc2 (the NAME.b2lock sidecar): one writer
+    /// at a time, snapshots parsed while no commit is in progress, the generation counter. Off:
+    /// no sidecar is touched (for frames nobody else uses, or media where none can exist).
+    bool locking = true;
+    /// Writing: how long to wait for another writer to close (0: fail at once with LockError).
+    int lock_wait_ms = 0;
 };
 
 /// What a new frame holds in its header (c-blosc2's super-chunk parameters).
@@ -73,8 +79,8 @@ struct FrameParams {
 struct StagedChunk {
     std::int64_t entry = 0;  ///< the offsets-index entry it will have
     std::int32_t nbytes = 0;
-    std::int64_t cbytes = 0;  ///< bytes stored (0 for index-only specials)
-    std::uint64_t generation = 0;
+    std::int64_t cbytes = 0;       ///< bytes stored (0 for index-only specials)
+    std::uint64_t generation = 0;  ///< the staging epoch it belongs to (ends at a commit)
 };
 
 /// One atomic change of a frame (Frame::apply): the chunks it holds afterwards, in order, and
@@ -142,12 +148,13 @@ public:
     /// A read-only frame over a caller's buffer, which must outlive the Frame (no copy).
     static Frame from_buffer(ByteSpan buffer, const OpenOptions& options = {});
     /// Creates a new, empty frame on disk (a file, or with `sparse` a directory). Fails if the
-    /// path exists. The frame is open for writing.
+    /// path exists. The frame is open for writing (with `locking`, as the one writer).
     static Frame create(const std::string& path,
                         const FrameParams& params,
                         bool sparse = false,
                         const std::vector<format::Metalayer>& metalayers = {},
-                        bool durable = false);
+                        bool durable = false,
+                        bool locking = true);
 
     Frame(Frame&&) noexcept;
     Frame& operator=(Frame&&) noexcept;

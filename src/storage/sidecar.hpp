@@ -1,0 +1,95 @@
+// Internal: the lock file beside a frame, shared with c-blosc2 3.3's locking protocol
+// (blosc/frame.c: frame_lock, frame_unlock), extended for b2nd-cpp's single writer and readers.
+//
+// Where: NAME.b2lock beside a contiguous frame NAME, DIR/.b2lock inside a sparse frame DIR.
+// Layout (c-blosc2 uses bytes 0-15 and ignores the rest):
+//
+//   [0, 8)        reserved: the byte range LockFileEx locks on Windows
+//   [8, 16)       generation counter, uint64 in native order (c-blosc2's): every writer bumps it
+//                 under the exclusive lock, so a changed value means "another commit happened"
+//   [64, 65)      the writer byte: a b2nd-cpp handle open for writing holds an open-file-
+//                 description write lock (F_OFD_SETLK) on it for its lifetime; a second writer
+//                 finds it taken. OFD locks are independent of flock, so c-blosc2 never sees it.
+//   [4096, 8192)  the reader table: 256 slots of {owner, generation} (uint64 each). A reader
+//                 handle claims a slot (owner = pid << 32 | a random token) and records the
+//                 generation of the snapshot it reads; a writer frees space (sparse chunk files)
+//                 only once no live reader holds an older generation. Slots of dead processes
+//                 are cleared by whoever finds them.
+//
+// Locks, as c-blosc2 takes them: flock(LOCK_SH) while a snapshot is taken (header, index and
+// trailer parsed), flock(LOCK_EX) while a commit is written. Data reads take no lock.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace b2nd::storage::detail {
+
+class Sidecar {
+public:
+    /// The sidecar's path for a frame at `frame_path` (a directory when `sparse`).
+    static std::string path_for(const std::string& frame_path, bool sparse);
+
+    /// Opens the sidecar of a frame, creating it when `create` (writers do; readers only use an
+    /// existing one, so that reading leaves no file behind). Null when there is none and
+    /// `create` is false, or when it can be neither opened nor created (read-only media).
+    /// \throws IoError for other failures
+    static std::unique_ptr<Sidecar> open(const std::string& frame_path, bool sparse, bool create);
+    ~Sidecar();
+    Sidecar(const Sidecar&) = delete;
+    Sidecar& operator=(const Sidecar&) = delete;
+
+    const std::string& path() const noexcept { return path_; }
+
+    /// flock held for a scope.
+    class Lock {
+    public:
+        Lock() = default;
+        Lock(Lock&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+        Lock& operator=(Lock&& o) noexcept;
+        ~Lock();
+        void release() noexcept;
+
+    private:
+        friend class Sidecar;
+        explicit Lock(int fd) : fd_(fd) {}
+        int fd_ = -1;
+    };
+    /// Blocks until no writer holds the lock (a commit in progress).
+    Lock lock_shared() const;
+    /// Blocks until no reader takes a snapshot and no other commit is in progress.
+    Lock lock_exclusive() const;
+
+    /// The generation counter: a load from the shared mapping (no system call).
+    std::uint64_t generation() const noexcept;
+    /// With the exclusive lock held: adds one to the counter and returns the new value.
+    std::uint64_t bump();
+
+    /// Takes the writer byte for this handle: false when another handle (of any process) holds
+    /// it. `wait_ms` > 0 retries for that long.
+    bool acquire_writer(int wait_ms);
+    void release_writer() noexcept;
+
+    /// Records that this handle reads the snapshot of generation `g` (claims a slot the first
+    /// time). False when the table is full or read-only: the handle then reads unregistered.
+    bool register_reader(std::uint64_t g);
+    void release_reader() noexcept;
+    /// The oldest generation a live registered reader holds (clearing slots of dead processes),
+    /// or UINT64_MAX when there is none.
+    std::uint64_t oldest_reader();
+
+private:
+    Sidecar(std::string path, int fd, bool writable);
+    std::uint64_t* word(std::size_t offset) const noexcept;
+
+    std::string path_;
+    int fd_ = -1;
+    bool writable_ = false;
+    std::uint8_t* map_ = nullptr;  // the first kMapBytes, shared
+    bool writer_ = false;
+    int slot_ = -1;
+    std::uint64_t owner_ = 0;
+};
+
+}  // namespace b2nd::storage::detail

@@ -1,0 +1,172 @@
+// Frames shared between handles through the lock file (sidecar.hpp): one writer at a time, the
+// generation counter, snapshots readers keep while a writer replaces chunks, reading that leaves
+// no lock file behind. (tests/process/ does the same with real processes.)
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include <b2nd/b2nd.hpp>
+#include <b2nd/codec/chunk_encoder.hpp>
+#include <b2nd/error.hpp>
+#include <b2nd/storage/frame.hpp>
+
+#include "support/temp_dir.hpp"
+
+using namespace b2nd;
+using storage::Frame;
+
+namespace {
+
+constexpr std::int32_t kChunk = 400;  // 100 int32 per chunk
+
+/// A chunk of 100 int32, all `v` except the last, v + 1 (so it is not a special chunk).
+std::vector<std::uint8_t> chunk_of(std::int32_t v) {
+    std::vector<std::int32_t> x(100, v);
+    x.back() = v + 1;
+    codec::EncodeParams p;
+    p.typesize = 4;
+    p.blocksize = 200;
+    return codec::encode_chunk({reinterpret_cast<const std::uint8_t*>(x.data()), kChunk}, p);
+}
+
+std::int32_t first_of(const Frame& f, std::int64_t i) {
+    const auto b = f.decode_chunk(i);
+    std::int32_t v = 0;
+    std::memcpy(&v, b.data(), 4);
+    return v;
+}
+
+storage::FrameParams params() {
+    storage::FrameParams p;
+    p.typesize = 4;
+    p.chunksize = kChunk;
+    p.blocksize = 200;
+    return p;
+}
+
+std::size_t chunk_files(const std::string& dir) {
+    std::size_t n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+        n += e.path().extension() == ".chunk" ? 1U : 0U;
+    }
+    return n;
+}
+
+}  // namespace
+
+TEST_CASE("sharing: one writer at a time, a clear LockError for the second", "[storage]") {
+    for (const bool sparse : {false, true}) {
+        INFO((sparse ? "sparse" : "contiguous"));
+        test::TempDir dir;
+        const std::string path = dir / (sparse ? "w.b2frame" : "w.b2nd");
+        Frame w = Frame::create(path, params(), sparse);
+        w.append_chunk(chunk_of(1));
+        const std::string lock_file = sparse ? path + "/.b2lock" : path + ".b2lock";
+        CHECK(std::filesystem::exists(lock_file));
+        storage::OpenOptions o;
+        o.writable = true;
+        REQUIRE_THROWS_AS(Frame::open(path, o), LockError);
+        CHECK_THROWS_WITH(Frame::open(path, o), Catch::Matchers::Contains(path) &&
+                                                    Catch::Matchers::Contains("open for writing") &&
+                                                    Catch::Matchers::Contains(".b2lock"));
+        // Readers are welcome, and see the writer's commits after a refresh.
+        Frame r = Frame::open(path);
+        CHECK(r.nchunks() == 1);
+        w.append_chunk(chunk_of(2));
+        CHECK(r.nchunks() == 1);  // its snapshot
+        CHECK(r.refresh());
+        CHECK(r.nchunks() == 2);
+        CHECK(first_of(r, 1) == 2);
+        CHECK_FALSE(r.refresh());  // nothing new
+        // Waiting: a writer that closes within the wait lets the next one in.
+        o.lock_wait_ms = 2000;
+        std::thread closer([&] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            w = Frame::open(path);  // the writable handle goes; w becomes a reader
+        });
+        const auto t0 = std::chrono::steady_clock::now();
+        Frame w2 = Frame::open(path, o);
+        closer.join();
+        CHECK(std::chrono::steady_clock::now() - t0 >= std::chrono::milliseconds(90));
+        w2.append_chunk(chunk_of(3));
+        CHECK(w.refresh());
+        CHECK(first_of(w, 2) == 3);
+        // Without locking a handle neither takes nor honours the protocol.
+        o.locking = false;
+        o.lock_wait_ms = 0;
+        CHECK_NOTHROW(Frame::open(path, o));
+    }
+}
+
+TEST_CASE("sharing: reading a frame no writer shares leaves no lock file", "[storage]") {
+    test::TempDir dir;
+    const std::string path = dir / "r.b2nd";
+    {
+        Frame w = Frame::create(path, params(), false, {}, false, /*locking=*/false);
+        w.append_chunk(chunk_of(5));
+    }
+    CHECK_FALSE(std::filesystem::exists(path + ".b2lock"));
+    const Frame r = Frame::open(path);
+    CHECK(first_of(r, 0) == 5);
+    CHECK_FALSE(std::filesystem::exists(path + ".b2lock"));
+    // Arrays: create() builds under a temporary name without a lock file, then takes the
+    // array's own for writing; nothing else is left behind.
+    {
+        auto a = NDArray<float>::create(dir / "a.b2nd", {10});
+        a.set({3}, 1.5f);
+    }
+    std::size_t files = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+        ++files;
+        INFO(e.path().string());
+        CHECK((e.path().filename() == "r.b2nd" || e.path().filename() == "a.b2nd" ||
+               e.path().filename() == "a.b2nd.b2lock"));
+    }
+    CHECK(files == 3);
+}
+
+TEST_CASE("sharing: a reader's snapshot survives the writer replacing its chunks", "[storage]") {
+    test::TempDir dir;
+    const std::string path = dir / "s.b2frame";
+    Frame w = Frame::create(path, params(), true);
+    w.append_chunks({chunk_of(10), chunk_of(20), chunk_of(30)});
+    std::optional<Frame> old_reader = Frame::open(path);
+    // Replace every chunk twice: the files the old snapshot names must stay.
+    for (int round = 1; round <= 2; ++round) {
+        storage::FrameEdit e;
+        for (std::int32_t i = 0; i < 3; ++i) {
+            e.add_staged(w.stage(chunk_of(100 * round + i)));
+        }
+        w.apply(e);
+    }
+    CHECK(first_of(*old_reader, 0) == 10);
+    CHECK(first_of(*old_reader, 2) == 30);
+    CHECK(chunk_files(path) == 9);  // 3 live, 6 kept for the older snapshot
+    // Once the reader moves on, the writer's next commit removes what no snapshot names: the 6
+    // files of the first two states, not the one it replaces now (the reader's state has it).
+    CHECK(old_reader->refresh());
+    CHECK(first_of(*old_reader, 0) == 200);
+    w.update_chunk(0, chunk_of(300));
+    CHECK(chunk_files(path) == 4);
+    CHECK(first_of(*old_reader, 0) == 200);
+    CHECK(first_of(Frame::open(path), 0) == 300);
+    // A reader that closes releases its claim.
+    old_reader.reset();
+    w.update_chunk(1, chunk_of(301));
+    CHECK(chunk_files(path) == 3);
+}
+
+TEST_CASE("sharing: arrays take the writer lock too", "[storage]") {
+    test::TempDir dir;
+    auto a = NDArray<std::int32_t>::create(dir / "x.b2nd", {100});
+    OpenOptions o;
+    o.writable = true;
+    CHECK_THROWS_AS(NDArray<std::int32_t>::open(dir / "x.b2nd", o), LockError);
+    auto r = NDArray<std::int32_t>::open(dir / "x.b2nd");
+    a.set({7}, 70);
+    CHECK(r(7) == 0);  // r's snapshot is from before
+}

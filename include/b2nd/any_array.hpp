@@ -108,6 +108,20 @@ public:
     int nthreads() const;
     void set_nthreads(int n);
 
+    // ---- sharing with other handles and processes (README: "Sharing an array between
+    // processes") ----
+    /// Adopts what other handles (in any process) committed since this handle's snapshot:
+    /// shape, chunks, mappings; cached blocks of replaced chunks are dropped. Applies to every
+    /// copy of this handle. True when something changed. \throws FormatError if the new state
+    /// is malformed
+    bool refresh();
+    /// Whether reads refresh() first when another handle has committed (OpenOptions::follow).
+    bool follows() const;
+    /// A handle that reads the array as it is now and never follows: itself, unless it follows,
+    /// else a new read-only handle on the same file. Views and evaluate() read through one, so
+    /// that each sees one committed state.
+    AnyArray pinned() const;
+
     // ---- reading ----
     /// Reads `box` into out (C order of box.count; out_bytes must be box.size() * itemsize()).
     /// \throws UsageError for a box out of range or a buffer of the wrong size; FormatError for
@@ -122,8 +136,12 @@ public:
     }
     /// Reads `box` into a strided buffer (strides in bytes per dimension, may be negative).
     void read_strided(const Box& box, void* out, const std::int64_t* strides) const;
-    /// The whole array.
-    std::vector<std::uint8_t> read() const { return read(Box::whole(shape())); }
+    /// The whole array (as it is in the state read).
+    std::vector<std::uint8_t> read() const { return read(Selection{}); }
+    /// Resolves `sel` against the shape of the state it reads and reads it into
+    /// destination(resolved), called once under the array's lock with what will be read.
+    void read_selection(const Selection& sel,
+                        const std::function<void*(const Resolved&)>& destination) const;
     /// One element (ndim coordinates). \throws UsageError when out of range
     void read_element(const std::int64_t* idx, void* out) const;
     /// `n` elements: point i has coordinates coords[i * ndim() ...] and goes to out at byte
@@ -190,6 +208,8 @@ private:
     friend void detail::require_box(const AnyArray& a, const Box& box, const char* op);
     explicit AnyArray(std::shared_ptr<detail::ArrayCore> core) : core_(std::move(core)) {}
     detail::ArrayCore& core() const;
+    /// core(), refreshed first when it follows and another handle has committed.
+    detail::ArrayCore& reading() const;
     std::int64_t extent_of(int axis, std::size_t nbytes, const char* op) const;
     std::shared_ptr<detail::ArrayCore> core_;
 };

@@ -85,6 +85,11 @@ public:
     AnyArray& any() noexcept { return a_; }
     const AnyArray& any() const noexcept { return a_; }
 
+    /// See AnyArray::refresh(), follows() and pinned().
+    bool refresh() { return a_.refresh(); }
+    bool follows() const { return a_.follows(); }
+    NDArray pinned() const { return NDArray(a_.pinned()); }
+
     /// One element; negative indices are not wrapped. \throws UsageError when out of range
     template <class... I>
     T operator()(I... idx) const {
@@ -154,10 +159,30 @@ public:
             return out;
         }
     }
-    /// Reads a selection (its result shape is resolve(shape(), sel).shape).
-    std::vector<T> read(const Selection& sel) const { return read(resolve(shape(), sel).box); }
+    /// Reads a selection (its result shape is resolve(shape(), sel).shape), resolved against the
+    /// shape of the state it reads (which matters for an array that follows other writers).
+    std::vector<T> read(const Selection& sel) const {
+        std::vector<T> out;
+        std::vector<std::uint8_t> bytes;  // bool only: std::vector<bool> packs bits
+        a_.read_selection(sel, [&](const Resolved& r) {
+            if constexpr (std::is_same_v<T, bool>) {
+                bytes.resize(static_cast<std::size_t>(r.box.size()));
+                return static_cast<void*>(bytes.data());
+            } else {
+                out.resize(static_cast<std::size_t>(r.box.size()));
+                return static_cast<void*>(out.data());
+            }
+        });
+        if constexpr (std::is_same_v<T, bool>) {
+            return std::vector<bool>(bytes.begin(), bytes.end());
+        } else {
+            fix(out.data(), static_cast<std::int64_t>(out.size()));
+            return out;
+        }
+    }
     std::vector<T> read(std::initializer_list<DimIndex> sel) const { return read(Selection(sel)); }
-    std::vector<T> read() const { return read(Box::whole(shape())); }
+    /// The whole array (as it is in the state read).
+    std::vector<T> read() const { return read(Selection{}); }
 
     /// Writes n = box.size() elements (C order) into box.
     void write(const Box& box, const T* data, std::size_t n) {

@@ -52,6 +52,13 @@ struct OpenOptions {
     /// Opening for writing while another handle writes: wait this long for it to close, then
     /// throw LockError (0: at once).
     int lock_wait_ms = 0;
+    /// Writing: compact the file when updates have left it larger than twice its compacted size
+    /// plus 4 MiB (storage::OpenOptions::auto_compact).
+    bool auto_compact = true;
+    /// Follow other writers: before each read, look whether a commit happened since this
+    /// handle's snapshot (a load from shared memory) and if so refresh() first. Off: the handle
+    /// reads its snapshot until refresh() is called.
+    bool follow = false;
 };
 
 /// What a new array holds before anything is written.
@@ -78,7 +85,8 @@ struct CreateOptions {
     int nthreads = 0;
     std::size_t cache_bytes = kDefaultCacheBytes;
     bool durable = false;
-    bool locking = true;  ///< as OpenOptions::locking
+    bool locking = true;       ///< as OpenOptions::locking
+    bool auto_compact = true;  ///< as OpenOptions::auto_compact
 };
 
 /// The automatic chunk and block shapes for an array (what create() picks when none is given).

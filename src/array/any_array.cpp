@@ -66,6 +66,32 @@ detail::ArrayCore& AnyArray::core() const {
     return *core_;
 }
 
+detail::ArrayCore& AnyArray::reading() const {
+    detail::ArrayCore& c = core();
+    if (c.follows() && c.stale()) {
+        c.refresh();
+    }
+    return c;
+}
+
+bool AnyArray::refresh() {
+    return core().refresh();
+}
+
+bool AnyArray::follows() const {
+    return core().follows();
+}
+
+AnyArray AnyArray::pinned() const {
+    const detail::ArrayCore& c = core();
+    if (!c.follows() || c.options().writable) {
+        return *this;
+    }
+    OpenOptions o = c.options();
+    o.follow = false;
+    return open(path(), o);
+}
+
 const std::string& AnyArray::path() const {
     return core().frame().path();
 }
@@ -108,7 +134,7 @@ void detail::require_box(const AnyArray& a, const Box& box, const char* op) {
 }
 
 void AnyArray::read(const Box& box, void* out, std::size_t out_bytes) const {
-    detail::ArrayCore& c = core();
+    detail::ArrayCore& c = reading();
     c.require_box(box, "read");
     const auto need =
         static_cast<std::uint64_t>(box.size()) * static_cast<std::uint64_t>(c.grid().itemsize());
@@ -120,7 +146,7 @@ void AnyArray::read(const Box& box, void* out, std::size_t out_bytes) const {
 }
 
 std::vector<std::uint8_t> AnyArray::read(const Box& box) const {
-    detail::ArrayCore& c = core();
+    detail::ArrayCore& c = reading();
     c.require_box(box, "read");
     std::vector<std::uint8_t> out(static_cast<std::size_t>(box.size() * c.grid().itemsize()));
     c.read(box, out.data());
@@ -128,19 +154,29 @@ std::vector<std::uint8_t> AnyArray::read(const Box& box) const {
 }
 
 std::vector<std::uint8_t> AnyArray::read(const Selection& sel) const {
-    return read(resolve(shape(), sel).box);
+    std::vector<std::uint8_t> out;
+    read_selection(sel, [&](const Resolved& r) {
+        out.resize(static_cast<std::size_t>(r.box.size() * itemsize()));
+        return static_cast<void*>(out.data());
+    });
+    return out;
+}
+
+void AnyArray::read_selection(const Selection& sel,
+                              const std::function<void*(const Resolved&)>& destination) const {
+    reading().read_selection(sel, destination);
 }
 
 void AnyArray::read_strided(const Box& box, void* out, const std::int64_t* strides) const {
-    core().read(box, static_cast<std::uint8_t*>(out), strides);
+    reading().read(box, static_cast<std::uint8_t*>(out), strides);
 }
 
 void AnyArray::read_element(const std::int64_t* idx, void* out) const {
-    core().read_element(idx, static_cast<std::uint8_t*>(out));
+    reading().read_element(idx, static_cast<std::uint8_t*>(out));
 }
 
 void AnyArray::read_points(const std::int64_t* coords, std::size_t n, void* out) const {
-    core().read_points(coords, n, static_cast<std::uint8_t*>(out));
+    reading().read_points(coords, n, static_cast<std::uint8_t*>(out));
 }
 
 void AnyArray::write(const Box& box, ByteSpan data) {
@@ -207,7 +243,7 @@ void AnyArray::for_each_chunk(
     const std::function<void(std::int64_t, const Box&, const std::uint8_t*, const std::uint8_t*)>&
         visit,
     int in_flight) const {
-    core().for_each_chunk(chunks, visit, in_flight);
+    reading().for_each_chunk(chunks, visit, in_flight);
 }
 
 std::vector<std::int64_t> AnyArray::all_chunks() const {

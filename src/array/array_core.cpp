@@ -129,8 +129,38 @@ ArrayCore::ArrayCore(storage::Frame frame,
 }
 
 std::shared_ptr<ArrayCore> ArrayCore::open(const std::string& path, const OpenOptions& o) {
-    return std::make_shared<ArrayCore>(storage::Frame::open(path, frame_options(o)), o.dtype,
-                                       o.nthreads, o.cache_bytes);
+    auto core = std::make_shared<ArrayCore>(storage::Frame::open(path, frame_options(o)), o.dtype,
+                                            o.nthreads, o.cache_bytes);
+    core->options_ = o;
+    return core;
+}
+
+bool ArrayCore::refresh() {
+    std::lock_guard<std::mutex> writer(writer_mutex_);
+    std::unique_lock<FairSharedMutex> lock(mutex_);
+    storage::Frame& f = source_->frame();
+    const std::vector<std::int64_t> before = f.index_entries();
+    const std::uint64_t file_before = f.file_id();
+    if (!f.refresh()) {
+        return false;
+    }
+    format::B2ndMeta meta;
+    bool plain = false;
+    Grid g = grid_of(f, meta, plain);
+    if (g == grid() && f.file_id() == file_before) {
+        // Same grid, same file: only the chunks whose index entry changed are new (entries name
+        // bytes that are never rewritten: offsets past the old data, fresh chunk file numbers).
+        const std::vector<std::int64_t> after = f.index_entries();
+        for (std::size_t i = 0; i < after.size() && i < before.size(); ++i) {
+            if (after[i] != before[i]) {
+                source_->forget(static_cast<std::int64_t>(i));
+            }
+        }
+    } else {
+        source_->set_grid(std::move(g));
+    }
+    meta_ = std::move(meta);
+    return true;
 }
 
 void ArrayCore::set_nthreads(int n) noexcept {

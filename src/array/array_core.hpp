@@ -86,6 +86,15 @@ public:
     void set_nthreads(int n) noexcept;
     BlockCache& cache() const noexcept { return source_->cache(); }
     CompressionParams compression() const;
+    /// The options it was opened with (path-based arrays; follow as set since).
+    const OpenOptions& options() const noexcept { return options_; }
+
+    /// Adopts what other handles committed since this snapshot: shape, grid, mappings; cached
+    /// blocks of replaced chunks are dropped. True when something changed (array_core.cpp).
+    bool refresh();
+    bool follows() const noexcept { return options_.follow; }
+    /// Whether another handle may have committed since this snapshot (cheap).
+    bool stale() const { return frame().stale(); }
 
     /// \throws UsageError naming the file when `box` is not a box of this array.
     void require_box(const Box& box, const char* op) const;
@@ -94,6 +103,10 @@ public:
     /// Reads `box` into out, whose element (k_0, ..) is at byte offset sum k_d * out_strides[d]
     /// (C order of box.count when out_strides is null). Stored byte order.
     void read(const Box& box, std::uint8_t* out, const std::int64_t* out_strides = nullptr) const;
+    /// Resolves `sel` against the current shape and reads it into destination(resolved), all under
+    /// one lock (a concurrent refresh cannot change the shape in between).
+    void read_selection(const Selection& sel,
+                        const std::function<void*(const Resolved&)>& destination) const;
     /// One element (in-range coordinates are checked).
     void read_element(const std::int64_t* idx, std::uint8_t* out) const;
     /// `n` elements at coordinates coords[i * ndim ...] into out[i] (each block decoded once,
@@ -168,6 +181,7 @@ private:
     // The chunks (and frame, grid, cache). A pointer so that ArrayCore's members can be laid out
     // before it is built: the grid comes from the metalayer, which comes from the frame.
     std::unique_ptr<ChunkSource> source_;
+    OpenOptions options_;
     format::B2ndMeta meta_;
     DType dtype_;
     std::string dtype_note_;

@@ -153,8 +153,16 @@ std::shared_ptr<ArrayCore> ArrayCore::create(const std::string& path,
         std::filesystem::remove_all(tmp, ignored);
         throw IoError(where + ": cannot move the new array into place", ec);
     }
-    return std::make_shared<ArrayCore>(storage::Frame::open(target, frame_options(o)), dtype,
-                                       o.nthreads, o.cache_bytes);
+    auto core = std::make_shared<ArrayCore>(storage::Frame::open(target, frame_options(o)), dtype,
+                                            o.nthreads, o.cache_bytes);
+    core->options_.writable = true;
+    core->options_.dtype = dtype;
+    core->options_.nthreads = o.nthreads;
+    core->options_.cache_bytes = o.cache_bytes;
+    core->options_.durable = o.durable;
+    core->options_.locking = o.locking;
+    core->options_.auto_compact = o.auto_compact;
+    return core;
 }
 
 }  // namespace b2nd::detail

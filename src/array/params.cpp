@@ -129,6 +129,7 @@ storage::OpenOptions frame_options(const OpenOptions& o) {
     so.durable = o.durable;
     so.locking = o.locking;
     so.lock_wait_ms = o.lock_wait_ms;
+    so.auto_compact = o.auto_compact;
     return so;
 }
 
@@ -137,6 +138,7 @@ storage::OpenOptions frame_options(const CreateOptions& o) {
     oo.writable = true;
     oo.durable = o.durable;
     oo.locking = o.locking;
+    oo.auto_compact = o.auto_compact;
     return frame_options(oo);
 }
 

@@ -22,6 +22,13 @@ void ArrayCore::read(const Box& box, std::uint8_t* out, const std::int64_t* out_
     read_unlocked(box, out, out_strides, CacheUse::automatic);
 }
 
+void ArrayCore::read_selection(const Selection& sel,
+                               const std::function<void*(const Resolved&)>& destination) const {
+    std::shared_lock<FairSharedMutex> lock(mutex_);
+    const Resolved r = resolve(grid().shape(), sel);
+    read_unlocked(r.box, static_cast<std::uint8_t*>(destination(r)), nullptr, CacheUse::automatic);
+}
+
 void ArrayCore::read_unlocked(const Box& box,
                               std::uint8_t* out,
                               const std::int64_t* out_strides,

@@ -148,6 +148,25 @@ public:
         committed();
     }
 
+    /// The compaction policy (OpenOptions::auto_compact).
+    void after_commit() override {
+        if (!options.auto_compact || base != 0 || path.empty()) {
+            return;
+        }
+        const std::uint64_t file = map->size();
+        if (file <= kAutoCompactSlack) {
+            return;
+        }
+        // Compacted: the header, the live chunks, the index and the trailer.
+        const std::uint64_t compacted = static_cast<std::uint64_t>(header.header_len) +
+                                        static_cast<std::uint64_t>(header.cbytes - dead_bytes()) +
+                                        (frame.size() - static_cast<std::uint64_t>(index_pos));
+        if (file > 2 * compacted + kAutoCompactSlack) {
+            compact();
+            end_staging(index);
+        }
+    }
+
     std::int64_t dead_bytes() const override {
         std::int64_t live = 0;
         for (std::size_t i = 0; i < index.size(); ++i) {

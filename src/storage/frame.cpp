@@ -408,6 +408,21 @@ std::int64_t Frame::index_entry(std::int64_t i) const {
     return impl_->index[static_cast<std::size_t>(i)];
 }
 
+bool Frame::stale() const {
+    std::shared_lock<std::shared_mutex> lock(impl_->mutex);
+    return impl_->stale();
+}
+
+std::vector<std::int64_t> Frame::index_entries() const {
+    std::shared_lock<std::shared_mutex> lock(impl_->mutex);
+    return impl_->index;
+}
+
+std::uint64_t Frame::file_id() const noexcept {
+    std::shared_lock<std::shared_mutex> lock(impl_->mutex);
+    return impl_->mapped_ino;
+}
+
 std::vector<std::uint8_t> Frame::decode_chunk(std::int64_t i, int nthreads) const {
     const StoredChunk c = chunk(i);
     if (c.index_only()) {

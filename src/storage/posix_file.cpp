@@ -1,5 +1,6 @@
 #include "posix_file.hpp"
 
+#include <atomic>
 #include <cerrno>
 #include <system_error>
 
@@ -12,6 +13,8 @@
 namespace b2nd::storage::detail {
 
 namespace {
+
+std::atomic<std::uint64_t> g_fsyncs{0};
 
 [[noreturn]] void fail(const std::string& what, const std::string& path) {
     throw IoError(what + " \"" + path + "\"", std::error_code(errno, std::generic_category()));
@@ -80,7 +83,12 @@ void PosixFile::read_at(MutableByteSpan out, std::uint64_t offset) {
     }
 }
 
+std::uint64_t fsync_calls() noexcept {
+    return g_fsyncs.load(std::memory_order_relaxed);
+}
+
 void PosixFile::sync() {
+    g_fsyncs.fetch_add(1, std::memory_order_relaxed);
     if (::fsync(fd_) != 0) {
         fail("cannot fsync", path_);
     }
@@ -120,6 +128,7 @@ void fsync_directory(const std::string& dir) {
     if (fd < 0) {
         fail("cannot open directory", dir);
     }
+    g_fsyncs.fetch_add(1, std::memory_order_relaxed);
     const int rc = ::fsync(fd);
     ::close(fd);
     if (rc != 0) {

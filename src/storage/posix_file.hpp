@@ -42,6 +42,10 @@ struct FileIdentity {
 };
 FileIdentity file_identity(const std::string& path);
 
+/// fsync calls made so far by this process through PosixFile::sync and fsync_directory (tests
+/// count them to check what `durable` promises).
+std::uint64_t fsync_calls() noexcept;
+
 /// Whole-file helpers.
 void write_file_atomically(const std::string& path, ByteSpan data, bool durable);
 void fsync_directory(const std::string& dir);

@@ -60,7 +60,14 @@ struct OpenOptions {
     bool locking = true;
     /// Writing: how long to wait for another writer to close (0: fail at once with LockError).
     int lock_wait_ms = 0;
+    /// Writing a contiguous frame: after a commit that leaves the file larger than twice its
+    /// compacted size plus kAutoCompactSlack, compact() it (readers of older snapshots keep the
+    /// old file). Updates leave the replaced bytes behind; this bounds how many.
+    bool auto_compact = true;
 };
+
+/// The slack auto-compaction allows above twice the compacted size of a frame.
+inline constexpr std::uint64_t kAutoCompactSlack = std::uint64_t{4} << 20;
 
 /// What a new frame holds in its header (c-blosc2's super-chunk parameters).
 struct FrameParams {
@@ -229,6 +236,13 @@ public:
     void compact();
     /// Re-reads the frame if another handle has changed it; true when something changed.
     bool refresh();
+    /// Whether another handle may have committed since this handle's snapshot: cheap enough to
+    /// ask before every read (with a lock file, one load from shared memory).
+    bool stale() const;
+    /// The offsets-index entries of the snapshot (see index_entry()).
+    std::vector<std::int64_t> index_entries() const;
+    /// Identifies the file the snapshot was read from (its inode): compaction replaces it.
+    std::uint64_t file_id() const noexcept;
 
     /// Bytes of the file (contiguous frames: the frame length) not used by any chunk.
     std::int64_t dead_bytes() const;

@@ -112,9 +112,10 @@ public:
     static constexpr xt::layout_type static_layout = xt::layout_type::dynamic;
     static constexpr bool contiguous_layout = false;
 
-    /// The selection `r` of `array`; decodes up to slab_bytes at a time.
-    LazyView(NDArray<T> array, Resolved r, std::size_t slab_bytes = kDefaultSlabBytes)
-        : state_(std::make_shared<State>(std::move(array), std::move(r), slab_bytes)) {}
+    /// The selection `r` of `array`; decodes up to slab_bytes at a time. A view reads one
+    /// committed state: an array that follows other writers is pinned (AnyArray::pinned()).
+    LazyView(const NDArray<T>& array, Resolved r, std::size_t slab_bytes = kDefaultSlabBytes)
+        : state_(std::make_shared<State>(array.pinned(), std::move(r), slab_bytes)) {}
 
     const inner_shape_type& shape() const noexcept { return state_->shape; }
     using accessible_base::shape;

@@ -14,6 +14,7 @@
 #include <b2nd/error.hpp>
 #include <b2nd/storage/frame.hpp>
 
+#include "storage/posix_file.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace b2nd;
@@ -169,4 +170,75 @@ TEST_CASE("sharing: arrays take the writer lock too", "[storage]") {
     auto r = NDArray<std::int32_t>::open(dir / "x.b2nd");
     a.set({7}, 70);
     CHECK(r(7) == 0);  // r's snapshot is from before
+}
+
+TEST_CASE("sharing: a file under many small updates stays near its compacted size", "[storage]") {
+    test::TempDir dir;
+    const std::string path = dir / "grow.b2nd";
+    CreateOptions co;
+    co.chunk_shape = {16, 40};
+    co.block_shape = {4, 40};
+    auto a = NDArray<std::int32_t>::create(path, {208, 40}, co);
+    std::vector<std::int32_t> model(208 * 40, 0);
+    const auto reader = NDArray<std::int32_t>::open(path);  // an old snapshot, held throughout
+    std::uint64_t largest = 0;
+    for (int i = 0; i < 10000; ++i) {
+        const std::int64_t r = (i * 37) % 208, c = (i * 11) % 40;
+        a.set({r, c}, i);
+        model[static_cast<std::size_t>(r * 40 + c)] = i;
+        largest = std::max<std::uint64_t>(largest, std::filesystem::file_size(path));
+    }
+    CHECK(a.read() == model);
+    CHECK(reader.read() == std::vector<std::int32_t>(208 * 40, 0));  // its file, kept alive
+    // The bound: twice the compacted size plus the slack, at every moment.
+    const std::uint64_t before = std::filesystem::file_size(path);
+    a.any().compact();
+    const std::uint64_t compacted = std::filesystem::file_size(path);
+    INFO("largest " << largest << ", compacted " << compacted << ", before " << before);
+    CHECK(largest <= 2 * compacted + storage::kAutoCompactSlack + 64 * 1024);
+    CHECK(before > compacted);
+    // Without the policy the file grows with every update.
+    OpenOptions o;
+    o.writable = true;
+    o.auto_compact = false;
+    a = NDArray<std::int32_t>();
+    auto b = NDArray<std::int32_t>::open(path, o);
+    for (int i = 0; i < 6000; ++i) {
+        b.set({i % 208, 0}, i);
+    }
+    CHECK(std::filesystem::file_size(path) > 2 * compacted + storage::kAutoCompactSlack);
+}
+
+TEST_CASE("sharing: durable commits make the fsync calls they promise", "[storage]") {
+    using storage::detail::fsync_calls;
+    for (const bool sparse : {false, true}) {
+        INFO((sparse ? "sparse" : "contiguous"));
+        test::TempDir dir;
+        const std::string path = dir / (sparse ? "d.b2frame" : "d.b2nd");
+        {
+            Frame f = Frame::create(path, params(), sparse);  // not durable
+            const std::uint64_t before = fsync_calls();
+            f.append_chunks({chunk_of(1), chunk_of(2)});
+            f.update_chunk(0, chunk_of(3));
+            CHECK(fsync_calls() == before);
+            f.sync();  // asked for
+            CHECK(fsync_calls() > before);
+        }
+        storage::OpenOptions o;
+        o.writable = true;
+        o.durable = true;
+        Frame f = Frame::open(path, o);
+        std::uint64_t before = fsync_calls();
+        f.update_chunk(1, chunk_of(4));
+        // Contiguous: the data before the header names it, the header after. Sparse: the chunk
+        // file and its directory entry, then chunks.b2frame and its directory entry.
+        CHECK(fsync_calls() - before >= (sparse ? 4U : 2U));
+        before = fsync_calls();
+        const storage::StagedChunk s = f.stage(chunk_of(5));
+        storage::FrameEdit e = f.keep_all();
+        e.replace(0, s);
+        f.apply(e);
+        CHECK(fsync_calls() - before >= (sparse ? 4U : 2U));
+        CHECK(first_of(Frame::open(path), 0) == 5);
+    }
 }

@@ -1,0 +1,118 @@
+// Processes sharing one array, tested with real processes (worker.cpp, started with posix_spawn):
+// a writer committing continuously next to readers that must see exactly one committed state
+// every time, a second writer refused, writers killed with SIGKILL at random moments.
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <random>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include "support/process.hpp"
+#include "support/temp_dir.hpp"
+
+using b2nd::test::Child;
+using b2nd::test::field;
+
+namespace {
+
+const std::string kWorker = B2ND_WORKER_PATH;
+
+std::string run(const std::vector<std::string>& args) {
+    std::vector<std::string> argv{kWorker};
+    argv.insert(argv.end(), args.begin(), args.end());
+    Child c(argv);
+    return c.finish();
+}
+
+std::unique_ptr<Child> start(const std::vector<std::string>& args) {
+    std::vector<std::string> argv{kWorker};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return std::make_unique<Child>(argv);
+}
+
+}  // namespace
+
+TEST_CASE("processes: readers see one committed state while a writer commits", "[process]") {
+    const bool sparse = GENERATE(false, true);
+    INFO((sparse ? "sparse" : "contiguous"));
+    b2nd::test::TempDir dir;
+    const std::string path = dir / (sparse ? "a.b2frame" : "a.b2nd");
+    REQUIRE(run({"create", path, sparse ? "sparse" : "contiguous"}).empty());
+    auto writer = start({"writer", path, "4", "7"});
+    std::vector<std::unique_ptr<Child>> readers;
+    for (const char* mode : {"open", "open", "refresh", "follow"}) {
+        readers.push_back(start({"reader", path, "4", mode}));
+    }
+    long long reads = 0;
+    for (auto& r : readers) {
+        const std::string out = r->finish();
+        INFO(out);
+        CHECK(field(out, "errors") == 0);
+        CHECK(field(out, "torn") == 0);
+        REQUIRE(field(out, "reads") > 0);
+        reads += field(out, "reads");
+    }
+    const std::string w = writer->finish();
+    INFO(w);
+    CHECK(field(w, "commits") > 100);
+    CHECK(reads >= 10000);
+    CHECK(run({"check", path}).rfind("ok", 0) == 0);
+}
+
+TEST_CASE("processes: a second writer is refused, and let in once the first is gone", "[process]") {
+    b2nd::test::TempDir dir;
+    const std::string path = dir / "w.b2nd";
+    REQUIRE(run({"create", path}).empty());
+    auto writer = start({"writer", path, "0", "1"});
+    // Wait until the writer holds the array (it commits all the time).
+    std::string seen;
+    for (int i = 0; i < 200; ++i) {
+        seen = run({"try-write", path});
+        if (seen.rfind("locked", 0) == 0) {
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    CHECK(seen.rfind("locked", 0) == 0);
+    CHECK(seen.find("open for writing") != std::string::npos);
+    writer->kill();
+    CHECK(run({"try-write", path}) == "opened\n");
+}
+
+TEST_CASE("processes: writers killed at random moments leave one committed state", "[process]") {
+    const bool sparse = GENERATE(false, true);
+    INFO((sparse ? "sparse" : "contiguous"));
+    b2nd::test::TempDir dir;
+    const std::string path = dir / (sparse ? "k.b2frame" : "k.b2nd");
+    REQUIRE(run({"create", path, sparse ? "sparse" : "contiguous"}).empty());
+    // A reader that runs through all the kills.
+    auto reader = start({"reader", path, "6", "follow"});
+    std::mt19937 rng(sparse ? 2 : 1);
+    int kills = 0;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (kills < 100 || std::chrono::steady_clock::now() < until) {
+        auto w = start({"writer", path, "0", std::to_string(kills)});
+        std::this_thread::sleep_for(std::chrono::microseconds(2000 + rng() % 20000));
+        w->kill();
+        ++kills;
+        if (kills % 20 == 0) {
+            const std::string c = run({"check", path});
+            INFO("after " << kills << " kills: " << c);
+            REQUIRE(c.rfind("ok", 0) == 0);
+        }
+        if (kills >= 100 && std::chrono::steady_clock::now() >= until) {
+            break;
+        }
+    }
+    const std::string c = run({"check", path});
+    INFO(c);
+    CHECK(c.rfind("ok", 0) == 0);
+    const std::string r = reader->finish();
+    INFO(r);
+    CHECK(field(r, "errors") == 0);
+    CHECK(field(r, "torn") == 0);
+    CHECK(field(r, "reads") > 0);
+    CHECK(kills >= 100);
+}

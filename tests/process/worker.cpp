@@ -1,0 +1,213 @@
+// The other processes of the process tests (test_processes.cpp starts them with posix_spawn).
+//
+// The arrays they share have shape (rows, 40) int32 and one invariant in every committed
+// state: element (i, j) is v * 1000 + j for one v. A writer changes v by rewriting everything,
+// and appends, inserts and removes rows of the current v; a reader that ever sees two values of
+// v, or a row that breaks the pattern, has seen a torn state.
+//
+//   worker create PATH [sparse]                 a fresh array, v = 1, 64 rows
+//   worker writer PATH SECONDS SEED             random commits for SECONDS (0: until killed);
+//                                               prints "commits=N" at the end
+//   worker reader PATH SECONDS MODE             reads the whole array again and again; MODE is
+//                                               open (a fresh open per read), refresh, follow;
+//                                               prints "reads=N errors=E torn=T changes=C"
+//   worker try-write PATH                       prints "locked" (LockError) or "opened"
+//   worker check PATH                           prints "ok rows=R v=V" or "bad: ..."
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <b2nd/b2nd.hpp>
+
+namespace {
+
+constexpr std::int64_t kCols = 40;
+using Clock = std::chrono::steady_clock;
+
+std::vector<std::int32_t> rows_of(std::int64_t v, std::int64_t n) {
+    std::vector<std::int32_t> out(static_cast<std::size_t>(n * kCols));
+    for (std::size_t k = 0; k < out.size(); ++k) {
+        out[k] = static_cast<std::int32_t>(v * 1000 + static_cast<std::int64_t>(k) % kCols);
+    }
+    return out;
+}
+
+/// "" when `data` (rows x 40) is one committed state, else what is wrong.
+std::string check_state(const std::vector<std::int32_t>& data, std::int64_t rows) {
+    if (static_cast<std::int64_t>(data.size()) != rows * kCols) {
+        return "size " + std::to_string(data.size()) + " for " + std::to_string(rows) + " rows";
+    }
+    if (rows == 0) {
+        return {};
+    }
+    const std::int64_t v = data[0] / 1000;
+    for (std::size_t k = 0; k < data.size(); ++k) {
+        const std::int64_t want = v * 1000 + static_cast<std::int64_t>(k) % kCols;
+        if (data[k] != want) {
+            return "element " + std::to_string(k) + " is " + std::to_string(data[k]) +
+                   ", expected " + std::to_string(want);
+        }
+    }
+    return {};
+}
+
+struct Rng {
+    std::uint64_t s;
+    std::uint64_t below(std::uint64_t n) {
+        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+        return (s >> 33) % n;
+    }
+};
+
+int create(const std::string& path, bool sparse) {
+    b2nd::CreateOptions o;
+    o.chunk_shape = {16, kCols};
+    o.block_shape = {4, kCols};
+    o.sparse = sparse;
+    o.overwrite = true;
+    o.nthreads = 1;
+    (void)b2nd::NDArray<std::int32_t>::create_from(path, {64, kCols}, rows_of(1, 64), o);
+    return 0;
+}
+
+int writer(const std::string& path, double seconds, std::uint64_t seed) {
+    b2nd::OpenOptions o;
+    o.writable = true;
+    o.nthreads = 1;
+    o.lock_wait_ms = 5000;  // a writer killed a moment ago may still be on its way out
+    auto a = b2nd::NDArray<std::int32_t>::open(path, o);
+    Rng rng{seed};
+    const auto until = Clock::now() + std::chrono::duration<double>(seconds);
+    std::int64_t commits = 0;
+    while (seconds == 0 || Clock::now() < until) {
+        const std::int64_t rows = a.shape()[0];
+        const std::int64_t v = rows == 0 ? 1 : a(0, 0) / 1000;
+        switch (rng.below(rows > 300 ? 5 : 4)) {
+            case 0:  // rewrite everything with the next value
+                a.write(b2nd::Box::whole(a.shape()), rows_of(v + 1, rows));
+                break;
+            case 1:
+                a.append(0, rows_of(v, 1 + static_cast<std::int64_t>(rng.below(20))));
+                break;
+            case 2:
+                a.insert(0,
+                         static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(rows + 1))),
+                         rows_of(v, 1 + static_cast<std::int64_t>(rng.below(20))));
+                break;
+            default: {
+                const std::int64_t n =
+                    std::min<std::int64_t>(rows, 1 + static_cast<std::int64_t>(rng.below(30)));
+                if (n > 0) {
+                    a.remove(0,
+                             static_cast<std::int64_t>(
+                                 rng.below(static_cast<std::uint64_t>(rows - n + 1))),
+                             n);
+                }
+                break;
+            }
+        }
+        ++commits;
+    }
+    std::printf("commits=%lld\n", static_cast<long long>(commits));
+    return 0;
+}
+
+int reader(const std::string& path, double seconds, const std::string& mode) {
+    std::int64_t reads = 0, errors = 0, torn = 0, changes = 0;
+    b2nd::OpenOptions o;
+    o.nthreads = 1;
+    o.follow = mode == "follow";
+    std::optional<b2nd::NDArray<std::int32_t>> kept;
+    const auto until = Clock::now() + std::chrono::duration<double>(seconds);
+    std::string first_problem;
+    while (Clock::now() < until) {
+        try {
+            if (mode == "open" || !kept) {
+                kept = b2nd::NDArray<std::int32_t>::open(path, o);
+            } else if (mode == "refresh") {
+                changes += kept->refresh() ? 1 : 0;
+            }
+            const std::vector<std::int32_t> data = kept->read();
+            const std::string why = check_state(data, kept->shape()[0]);
+            if (!why.empty()) {
+                ++torn;
+                if (first_problem.empty()) {
+                    first_problem = "torn: " + why;
+                }
+            }
+        } catch (const b2nd::Error& e) {
+            ++errors;
+            if (first_problem.empty()) {
+                first_problem = e.what();
+            }
+        }
+        ++reads;
+    }
+    std::printf("reads=%lld errors=%lld torn=%lld changes=%lld\n", static_cast<long long>(reads),
+                static_cast<long long>(errors), static_cast<long long>(torn),
+                static_cast<long long>(changes));
+    if (!first_problem.empty()) {
+        std::printf("first: %s\n", first_problem.c_str());
+    }
+    return 0;
+}
+
+int try_write(const std::string& path) {
+    b2nd::OpenOptions o;
+    o.writable = true;
+    try {
+        (void)b2nd::AnyArray::open(path, o);
+        std::printf("opened\n");
+    } catch (const b2nd::LockError& e) {
+        std::printf("locked: %s\n", e.what());
+    }
+    return 0;
+}
+
+int check(const std::string& path) {
+    try {
+        const auto a = b2nd::NDArray<std::int32_t>::open(path);
+        const std::vector<std::int32_t> data = a.read();
+        const std::string why = check_state(data, a.shape()[0]);
+        if (!why.empty()) {
+            std::printf("bad: %s\n", why.c_str());
+            return 0;
+        }
+        std::printf("ok rows=%lld v=%lld\n", static_cast<long long>(a.shape()[0]),
+                    static_cast<long long>(data.empty() ? 0 : data[0] / 1000));
+    } catch (const b2nd::Error& e) {
+        std::printf("bad: %s\n", e.what());
+    }
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const std::vector<std::string> a(argv + 1, argv + argc);
+    try {
+        if (a.size() >= 2 && a[0] == "create") {
+            return create(a[1], a.size() > 2 && a[2] == "sparse");
+        }
+        if (a.size() == 4 && a[0] == "writer") {
+            return writer(a[1], std::stod(a[2]), std::stoull(a[3]));
+        }
+        if (a.size() == 4 && a[0] == "reader") {
+            return reader(a[1], std::stod(a[2]), a[3]);
+        }
+        if (a.size() == 2 && a[0] == "try-write") {
+            return try_write(a[1]);
+        }
+        if (a.size() == 2 && a[0] == "check") {
+            return check(a[1]);
+        }
+    } catch (const std::exception& e) {
+        std::printf("failed: %s\n", e.what());
+        return 1;
+    }
+    std::fprintf(stderr, "usage: see tests/process/worker.cpp\n");
+    return 2;
+}

@@ -1,0 +1,102 @@
+// Test-side helpers for tests with real processes: start a program with posix_spawn, read what
+// it prints, wait for it or kill it.
+#pragma once
+
+#include <csignal>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace b2nd::test {
+
+class Child {
+public:
+    /// Starts `argv[0]` with these arguments; its standard output goes to a pipe.
+    explicit Child(const std::vector<std::string>& argv) {
+        int fds[2];
+        if (::pipe2(fds, O_CLOEXEC) != 0) {
+            throw std::runtime_error("pipe failed");
+        }
+        posix_spawn_file_actions_t actions;
+        posix_spawn_file_actions_init(&actions);
+        posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+        std::vector<char*> args;
+        for (const auto& a : argv) {
+            args.push_back(const_cast<char*>(a.c_str()));
+        }
+        args.push_back(nullptr);
+        const int rc = ::posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), environ);
+        posix_spawn_file_actions_destroy(&actions);
+        ::close(fds[1]);
+        if (rc != 0) {
+            ::close(fds[0]);
+            throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(rc));
+        }
+        out_ = fds[0];
+    }
+    ~Child() {
+        if (pid_ > 0) {
+            ::kill(pid_, SIGKILL);
+            int status = 0;
+            ::waitpid(pid_, &status, 0);
+        }
+        if (out_ >= 0) {
+            ::close(out_);
+        }
+    }
+    Child(const Child&) = delete;
+    Child& operator=(const Child&) = delete;
+
+    pid_t pid() const noexcept { return pid_; }
+
+    /// Waits for the process to end and returns all it printed; `status` gets waitpid's status.
+    std::string finish(int* status = nullptr) {
+        std::string text;
+        char buf[4096];
+        for (;;) {
+            const ssize_t n = ::read(out_, buf, sizeof buf);
+            if (n > 0) {
+                text.append(buf, static_cast<std::size_t>(n));
+            } else if (n == 0 || errno != EINTR) {
+                break;
+            }
+        }
+        int st = 0;
+        ::waitpid(pid_, &st, 0);
+        pid_ = -1;
+        if (status != nullptr) {
+            *status = st;
+        }
+        return text;
+    }
+
+    /// SIGKILL, then reap.
+    void kill() {
+        if (pid_ > 0) {
+            ::kill(pid_, SIGKILL);
+            int status = 0;
+            ::waitpid(pid_, &status, 0);
+            pid_ = -1;
+        }
+    }
+
+private:
+    pid_t pid_ = -1;
+    int out_ = -1;
+};
+
+/// The number after "key=" in `text`, or -1.
+inline long long field(const std::string& text, const std::string& key) {
+    const auto at = text.find(key + "=");
+    return at == std::string::npos ? -1 : std::stoll(text.substr(at + key.size() + 1));
+}
+
+}  // namespace b2nd::test

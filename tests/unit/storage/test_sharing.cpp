@@ -242,3 +242,44 @@ TEST_CASE("sharing: durable commits make the fsync calls they promise", "[storag
         CHECK(first_of(Frame::open(path), 0) == 5);
     }
 }
+
+TEST_CASE("sharing: array handles refresh, follow, and views keep one state", "[storage]") {
+    test::TempDir dir;
+    const std::string path = dir / "f.b2nd";
+    CreateOptions co;
+    co.chunk_shape = {8, 8};
+    co.block_shape = {4, 4};
+    auto w = NDArray<std::int32_t>::create(path, {16, 16}, co);
+    w.write(Box::whole({16, 16}), std::vector<std::int32_t>(256, 1));
+
+    auto r = NDArray<std::int32_t>::open(path);
+    CHECK(r(5, 5) == 1);  // its block is now cached
+    OpenOptions fo;
+    fo.follow = true;
+    auto f = NDArray<std::int32_t>::open(path, fo);
+    CHECK(f.follows());
+    CHECK(f(5, 5) == 1);
+    const auto view_before = b2nd::NDArray<std::int32_t>(f.pinned());
+
+    w.set({5, 5}, 2);                 // replaces chunk 0
+    w.append(0, std::vector<std::int32_t>(16 * 4, 3));  // 20 rows now
+    CHECK(r(5, 5) == 1);              // r reads its snapshot (and its cache) until it refreshes
+    CHECK(r.shape() == Shape{16, 16});
+    CHECK(r.refresh());
+    CHECK(r.shape() == Shape{20, 16});
+    CHECK(r(5, 5) == 2);              // the cached block of the replaced chunk was dropped
+    CHECK(r(19, 0) == 3);
+    CHECK_FALSE(r.refresh());
+
+    CHECK(f(5, 5) == 2);              // follows without being asked
+    CHECK(f.shape() == Shape{20, 16});
+    CHECK(f.read().size() == 20 * 16);
+    CHECK(view_before.shape() == Shape{16, 16});  // a pinned handle keeps its state
+    CHECK(view_before(5, 5) == 1);
+
+    // Reads of a selection are resolved against the state they read.
+    w.remove(0, 0, 12);  // rows 12-19 remain
+    const std::vector<std::int32_t> all = f.read();
+    CHECK(all.size() == 8 * 16);
+    CHECK(f.shape() == Shape{8, 16});
+}

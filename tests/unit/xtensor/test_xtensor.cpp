@@ -362,3 +362,43 @@ TEST_CASE("xtensor: empty and zero-dimensional arrays", "[xtensor]") {
     CHECK(lz() == 7.0);
     CHECK_THROWS_AS(b2nd::sum(z, 0), b2nd::UsageError);
 }
+
+TEST_CASE("xtensor: views and evaluate of a following array read one committed state",
+          "[xtensor]") {
+    b2nd::test::TempDir tmp;
+    const std::string path = tmp / "src.b2nd";
+    b2nd::CreateOptions co;
+    co.chunk_shape = {4, 8};
+    co.block_shape = {2, 8};
+    auto writer = b2nd::create<float>(path, {16, 8}, co);
+    b2nd::write(writer, 1.0f);
+    b2nd::OpenOptions fo;
+    fo.follow = true;
+    const auto src = b2nd::open<float>(path, fo);
+
+    // A lazy view made before a commit reads the state it was made on, slab by slab.
+    const auto lazy = b2nd::LazyView<float>(src, b2nd::resolve(src.shape(), {}), 64);
+    b2nd::write(writer, 2.0f);
+    CHECK(xt::sum(lazy)() == Approx(16 * 8 * 1.0));
+    CHECK(src(0, 0) == 2.0f);  // the handle itself follows
+
+    // evaluate reads its inputs as they were when it started, even when a commit lands while
+    // it runs (here: from inside the first chunk's function).
+    auto out = b2nd::create<float>(tmp / "out.b2nd", {16, 8}, co);
+    std::atomic<bool> committed{false};
+    b2nd::EvaluateOptions eo;
+    eo.nthreads = 1;
+    b2nd::evaluate(
+        out, eo,
+        [&](const auto& x) {
+            if (!committed.exchange(true)) {
+                b2nd::write(writer, 3.0f);
+            }
+            return x + 0.0f;
+        },
+        src);
+    CHECK(committed.load());
+    CHECK(b2nd::amin(out) == 2.0f);
+    CHECK(b2nd::amax(out) == 2.0f);
+    CHECK(src(15, 7) == 3.0f);
+}

@@ -208,8 +208,10 @@ private:
     friend void detail::require_box(const AnyArray& a, const Box& box, const char* op);
     explicit AnyArray(std::shared_ptr<detail::ArrayCore> core) : core_(std::move(core)) {}
     detail::ArrayCore& core() const;
-    /// core(), refreshed first when it follows and another handle has committed.
-    detail::ArrayCore& reading() const;
+    /// The core for one read call: refreshed first when it follows and another handle has
+    /// committed; with OpenOptions::lock_reads, `lock` holds the shared lock for the call.
+    struct Reading;
+    Reading reading() const;
     std::int64_t extent_of(int axis, std::size_t nbytes, const char* op) const;
     std::shared_ptr<detail::ArrayCore> core_;
 };

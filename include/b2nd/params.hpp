@@ -59,6 +59,10 @@ struct OpenOptions {
     /// handle's snapshot (a load from shared memory) and if so refresh() first. Off: the handle
     /// reads its snapshot until refresh() is called.
     bool follow = false;
+    /// Hold the lock file's shared lock through each read, and follow: for arrays that other
+    /// programs rewrite in place (c-blosc2's writers with locking on). Costs two system calls per
+    /// read. b2nd-cpp's writers never need it. Ignored for a writable handle.
+    bool lock_reads = false;
 };
 
 /// What a new array holds before anything is written.

@@ -66,12 +66,20 @@ detail::ArrayCore& AnyArray::core() const {
     return *core_;
 }
 
-detail::ArrayCore& AnyArray::reading() const {
+struct AnyArray::Reading {
+    detail::ArrayCore& core;
+    storage::Frame::ReadLock lock;
+    detail::ArrayCore* operator->() const noexcept { return &core; }
+};
+
+AnyArray::Reading AnyArray::reading() const {
     detail::ArrayCore& c = core();
-    if (c.follows() && c.stale()) {
+    const bool locked = c.options().lock_reads && !c.options().writable;
+    Reading r{c, locked ? c.frame().read_lock() : storage::Frame::ReadLock()};
+    if ((c.follows() || locked) && c.stale()) {
         c.refresh();
     }
-    return c;
+    return r;
 }
 
 bool AnyArray::refresh() {
@@ -84,7 +92,9 @@ bool AnyArray::follows() const {
 
 AnyArray AnyArray::pinned() const {
     const detail::ArrayCore& c = core();
-    if (!c.follows() || c.options().writable) {
+    // A writer sees its own commits; with lock_reads, other programs rewrite the file in place
+    // and no older state survives them: both read the latest state.
+    if (!c.follows() || c.options().writable || c.options().lock_reads) {
         return *this;
     }
     OpenOptions o = c.options();
@@ -134,7 +144,8 @@ void detail::require_box(const AnyArray& a, const Box& box, const char* op) {
 }
 
 void AnyArray::read(const Box& box, void* out, std::size_t out_bytes) const {
-    detail::ArrayCore& c = reading();
+    const Reading r = reading();
+    detail::ArrayCore& c = r.core;
     c.require_box(box, "read");
     const auto need =
         static_cast<std::uint64_t>(box.size()) * static_cast<std::uint64_t>(c.grid().itemsize());
@@ -146,7 +157,8 @@ void AnyArray::read(const Box& box, void* out, std::size_t out_bytes) const {
 }
 
 std::vector<std::uint8_t> AnyArray::read(const Box& box) const {
-    detail::ArrayCore& c = reading();
+    const Reading r = reading();
+    detail::ArrayCore& c = r.core;
     c.require_box(box, "read");
     std::vector<std::uint8_t> out(static_cast<std::size_t>(box.size() * c.grid().itemsize()));
     c.read(box, out.data());
@@ -164,19 +176,19 @@ std::vector<std::uint8_t> AnyArray::read(const Selection& sel) const {
 
 void AnyArray::read_selection(const Selection& sel,
                               const std::function<void*(const Resolved&)>& destination) const {
-    reading().read_selection(sel, destination);
+    reading()->read_selection(sel, destination);
 }
 
 void AnyArray::read_strided(const Box& box, void* out, const std::int64_t* strides) const {
-    reading().read(box, static_cast<std::uint8_t*>(out), strides);
+    reading()->read(box, static_cast<std::uint8_t*>(out), strides);
 }
 
 void AnyArray::read_element(const std::int64_t* idx, void* out) const {
-    reading().read_element(idx, static_cast<std::uint8_t*>(out));
+    reading()->read_element(idx, static_cast<std::uint8_t*>(out));
 }
 
 void AnyArray::read_points(const std::int64_t* coords, std::size_t n, void* out) const {
-    reading().read_points(coords, n, static_cast<std::uint8_t*>(out));
+    reading()->read_points(coords, n, static_cast<std::uint8_t*>(out));
 }
 
 void AnyArray::write(const Box& box, ByteSpan data) {
@@ -243,7 +255,7 @@ void AnyArray::for_each_chunk(
     const std::function<void(std::int64_t, const Box&, const std::uint8_t*, const std::uint8_t*)>&
         visit,
     int in_flight) const {
-    reading().for_each_chunk(chunks, visit, in_flight);
+    reading()->for_each_chunk(chunks, visit, in_flight);
 }
 
 std::vector<std::int64_t> AnyArray::all_chunks() const {

@@ -413,6 +413,14 @@ bool Frame::stale() const {
     return impl_->stale();
 }
 
+Frame::ReadLock Frame::read_lock() const {
+    const detail::Sidecar* s = impl_->sidecar.get();
+    if (s == nullptr) {
+        return {};
+    }
+    return ReadLock(std::make_shared<detail::Sidecar::Lock>(s->lock_shared()));
+}
+
 std::vector<std::int64_t> Frame::index_entries() const {
     std::shared_lock<std::shared_mutex> lock(impl_->mutex);
     return impl_->index;

@@ -111,8 +111,9 @@ std::uint64_t* Sidecar::word(std::size_t offset) const noexcept {
 Sidecar::Lock& Sidecar::Lock::operator=(Lock&& o) noexcept {
     if (this != &o) {
         release();
-        fd_ = o.fd_;
-        o.fd_ = -1;
+        owner_ = o.owner_;
+        exclusive_ = o.exclusive_;
+        o.owner_ = nullptr;
     }
     return *this;
 }
@@ -122,20 +123,34 @@ Sidecar::Lock::~Lock() {
 }
 
 void Sidecar::Lock::release() noexcept {
-    if (fd_ >= 0) {
-        ::flock(fd_, LOCK_UN);
-        fd_ = -1;
+    if (owner_ != nullptr) {
+        owner_->unlock(exclusive_);
+        owner_ = nullptr;
     }
 }
 
 Sidecar::Lock Sidecar::lock_shared() const {
-    flock_retrying(fd_, LOCK_SH, path_);
-    return Lock(fd_);
+    std::lock_guard<std::mutex> g(shared_mutex_);
+    if (shared_depth_ == 0) {
+        flock_retrying(fd_, LOCK_SH, path_);
+    }
+    ++shared_depth_;
+    return Lock(this, false);
 }
 
 Sidecar::Lock Sidecar::lock_exclusive() const {
     flock_retrying(fd_, LOCK_EX, path_);
-    return Lock(fd_);
+    return Lock(this, true);
+}
+
+void Sidecar::unlock(bool exclusive) const noexcept {
+    if (!exclusive) {
+        std::lock_guard<std::mutex> g(shared_mutex_);
+        if (--shared_depth_ > 0) {
+            return;
+        }
+    }
+    ::flock(fd_, LOCK_UN);
 }
 
 std::uint64_t Sidecar::generation() const noexcept {

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 
 namespace b2nd::storage::detail {
@@ -46,17 +47,19 @@ public:
     class Lock {
     public:
         Lock() = default;
-        Lock(Lock&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+        Lock(Lock&& o) noexcept : owner_(o.owner_), exclusive_(o.exclusive_) { o.owner_ = nullptr; }
         Lock& operator=(Lock&& o) noexcept;
         ~Lock();
         void release() noexcept;
 
     private:
         friend class Sidecar;
-        explicit Lock(int fd) : fd_(fd) {}
-        int fd_ = -1;
+        Lock(const Sidecar* owner, bool exclusive) : owner_(owner), exclusive_(exclusive) {}
+        const Sidecar* owner_ = nullptr;
+        bool exclusive_ = false;
     };
-    /// Blocks until no writer holds the lock (a commit in progress).
+    /// Blocks until no writer holds the lock (a commit in progress). Nests: shared locks taken
+    /// through one Sidecar (from any thread) share one flock, released with the last of them.
     Lock lock_shared() const;
     /// Blocks until no reader takes a snapshot and no other commit is in progress.
     Lock lock_exclusive() const;
@@ -82,6 +85,7 @@ public:
 private:
     Sidecar(std::string path, int fd, bool writable);
     std::uint64_t* word(std::size_t offset) const noexcept;
+    void unlock(bool exclusive) const noexcept;
 
     std::string path_;
     int fd_ = -1;
@@ -90,6 +94,8 @@ private:
     bool writer_ = false;
     int slot_ = -1;
     std::uint64_t owner_ = 0;
+    mutable std::mutex shared_mutex_;  // guards shared_depth_
+    mutable int shared_depth_ = 0;
 };
 
 }  // namespace b2nd::storage::detail

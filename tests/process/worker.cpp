@@ -6,10 +6,12 @@
 // v, or a row that breaks the pattern, has seen a torn state.
 //
 //   worker create PATH [sparse]                 a fresh array, v = 1, 64 rows
-//   worker writer PATH SECONDS SEED             random commits for SECONDS (0: until killed);
-//                                               prints "commits=N" at the end
+//   worker writer PATH SECONDS SEED [rewrite]   random commits for SECONDS (0: until killed);
+//                                               prints "commits=N" at the end; with `rewrite`
+//                                               only whole rewrites (the shape stays)
 //   worker reader PATH SECONDS MODE             reads the whole array again and again; MODE is
-//                                               open (a fresh open per read), refresh, follow;
+//                                               open (a fresh open per read), refresh, follow,
+//                                               lockread (OpenOptions::lock_reads);
 //                                               prints "reads=N errors=E torn=T changes=C"
 //   worker try-write PATH                       prints "locked" (LockError) or "opened"
 //   worker check PATH                           prints "ok rows=R v=V" or "bad: ..."
@@ -73,7 +75,7 @@ int create(const std::string& path, bool sparse) {
     return 0;
 }
 
-int writer(const std::string& path, double seconds, std::uint64_t seed) {
+int writer(const std::string& path, double seconds, std::uint64_t seed, bool rewrite_only) {
     b2nd::OpenOptions o;
     o.writable = true;
     o.nthreads = 1;
@@ -85,7 +87,7 @@ int writer(const std::string& path, double seconds, std::uint64_t seed) {
     while (seconds == 0 || Clock::now() < until) {
         const std::int64_t rows = a.shape()[0];
         const std::int64_t v = rows == 0 ? 1 : a(0, 0) / 1000;
-        switch (rng.below(rows > 300 ? 5 : 4)) {
+        switch (rewrite_only ? 0 : rng.below(rows > 300 ? 5 : 4)) {
             case 0:  // rewrite everything with the next value
                 a.write(b2nd::Box::whole(a.shape()), rows_of(v + 1, rows));
                 break;
@@ -120,6 +122,7 @@ int reader(const std::string& path, double seconds, const std::string& mode) {
     b2nd::OpenOptions o;
     o.nthreads = 1;
     o.follow = mode == "follow";
+    o.lock_reads = mode == "lockread";
     std::optional<b2nd::NDArray<std::int32_t>> kept;
     const auto until = Clock::now() + std::chrono::duration<double>(seconds);
     std::string first_problem;
@@ -192,8 +195,9 @@ int main(int argc, char** argv) {
         if (a.size() >= 2 && a[0] == "create") {
             return create(a[1], a.size() > 2 && a[2] == "sparse");
         }
-        if (a.size() == 4 && a[0] == "writer") {
-            return writer(a[1], std::stod(a[2]), std::stoull(a[3]));
+        if ((a.size() == 4 || a.size() == 5) && a[0] == "writer") {
+            return writer(a[1], std::stod(a[2]), std::stoull(a[3]),
+                          a.size() == 5 && a[4] == "rewrite");
         }
         if (a.size() == 4 && a[0] == "reader") {
             return reader(a[1], std::stod(a[2]), a[3]);

@@ -239,6 +239,21 @@ public:
     /// Whether another handle may have committed since this handle's snapshot: cheap enough to
     /// ask before every read (with a lock file, one load from shared memory).
     bool stale() const;
+    /// A shared hold on the lock file: no commit (of any handle or process that takes part in
+    /// the protocol) happens while it lives. For readers of files that other programs rewrite in
+    /// place (c-blosc2's writers do); b2nd-cpp's writers never touch bytes a snapshot uses.
+    /// Empty without a lock file.
+    class ReadLock {
+    public:
+        ReadLock() = default;
+        explicit operator bool() const noexcept { return hold_ != nullptr; }
+
+    private:
+        friend class Frame;
+        explicit ReadLock(std::shared_ptr<void> hold) : hold_(std::move(hold)) {}
+        std::shared_ptr<void> hold_;
+    };
+    ReadLock read_lock() const;
     /// The offsets-index entries of the snapshot (see index_entry()).
     std::vector<std::int64_t> index_entries() const;
     /// Identifies the file the snapshot was read from (its inode): compaction replaces it.

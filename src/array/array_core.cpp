@@ -147,9 +147,10 @@ bool ArrayCore::refresh() {
     format::B2ndMeta meta;
     bool plain = false;
     Grid g = grid_of(f, meta, plain);
-    if (g == grid() && f.file_id() == file_before) {
-        // Same grid, same file: only the chunks whose index entry changed are new (entries name
-        // bytes that are never rewritten: offsets past the old data, fresh chunk file numbers).
+    if (g == grid() && f.file_id() == file_before && !options_.lock_reads) {
+        // Same grid, same file: only the chunks whose index entry changed are new (b2nd-cpp's
+        // writers never rewrite bytes an entry names: offsets past the old data, fresh chunk
+        // file numbers). Files read with lock_reads are rewritten in place: all blocks go.
         const std::vector<std::int64_t> after = f.index_entries();
         for (std::size_t i = 0; i < after.size() && i < before.size(); ++i) {
             if (after[i] != before[i]) {

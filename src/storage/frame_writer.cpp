@@ -167,9 +167,7 @@ void Frame::Impl::end_staging(const std::vector<std::int64_t>& live) {
 
 StagedChunk Frame::Impl::stage(ByteSpan chunk) {
     require_writable("stage");
-    if (refresh_unlocked()) {
-        end_staging(index);
-    }
+    refresh_unlocked();  // another writer's commit ends what was staged
     const ClassifiedChunk c = classify(chunk);
     StagedChunk s{c.entry, c.nbytes, static_cast<std::int64_t>(c.bytes.size()), staging_epoch};
     if (!c.bytes.empty()) {
@@ -190,11 +188,17 @@ bool Frame::Impl::refresh_unlocked() {
     }
     const std::vector<std::int64_t> old_index = index;
     const format::FrameHeader old = header;
+    const std::uint64_t old_ino = mapped_ino;
     load_snapshot();
-    end_staging(index);
-    // A sidecar that appeared is only a reason to look; say "changed" when something did.
-    return changed || old_index != index || old.frame_len != header.frame_len ||
-           old.nbytes != header.nbytes || old.cbytes != header.cbytes;
+    // A new generation is only a reason to look (c-blosc2 bumps it for every exclusive lock,
+    // reads included); what was staged stays valid unless the frame itself changed.
+    const bool content_changed = old_index != index || old.frame_len != header.frame_len ||
+                                 old.nbytes != header.nbytes || old.cbytes != header.cbytes ||
+                                 old_ino != mapped_ino;
+    if (content_changed) {
+        end_staging(index);
+    }
+    return content_changed;
 }
 
 // ---- Frame ----------------------------------------------------------------------------------

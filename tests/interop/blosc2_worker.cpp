@@ -70,8 +70,8 @@ int creader(const char* path, double seconds) {
         }
         const std::int64_t rows = a->shape[0], cols = a->shape[1];
         std::vector<std::int32_t> buf(static_cast<std::size_t>(rows * cols));
-        const int rc = b2nd_to_cbuffer(a, buf.data(),
-                                       static_cast<std::int64_t>(buf.size() * sizeof(std::int32_t)));
+        const int rc = b2nd_to_cbuffer(
+            a, buf.data(), static_cast<std::int64_t>(buf.size() * sizeof(std::int32_t)));
         blosc2_schunk_unlock(a->sc);
         if (rc < 0) {
             ++errors;
@@ -79,7 +79,8 @@ int creader(const char* path, double seconds) {
         }
         const std::int32_t v = buf.empty() ? 0 : buf[0] / 1000;
         for (std::size_t k = 0; k < buf.size(); ++k) {
-            if (buf[k] != v * 1000 + static_cast<std::int32_t>(static_cast<std::int64_t>(k) % cols)) {
+            if (buf[k] !=
+                v * 1000 + static_cast<std::int32_t>(static_cast<std::int64_t>(k) % cols)) {
                 ++torn;
                 break;
             }

@@ -261,17 +261,17 @@ TEST_CASE("sharing: array handles refresh, follow, and views keep one state", "[
     CHECK(f(5, 5) == 1);
     const auto view_before = b2nd::NDArray<std::int32_t>(f.pinned());
 
-    w.set({5, 5}, 2);                 // replaces chunk 0
+    w.set({5, 5}, 2);                                   // replaces chunk 0
     w.append(0, std::vector<std::int32_t>(16 * 4, 3));  // 20 rows now
-    CHECK(r(5, 5) == 1);              // r reads its snapshot (and its cache) until it refreshes
+    CHECK(r(5, 5) == 1);  // r reads its snapshot (and its cache) until it refreshes
     CHECK(r.shape() == Shape{16, 16});
     CHECK(r.refresh());
     CHECK(r.shape() == Shape{20, 16});
-    CHECK(r(5, 5) == 2);              // the cached block of the replaced chunk was dropped
+    CHECK(r(5, 5) == 2);  // the cached block of the replaced chunk was dropped
     CHECK(r(19, 0) == 3);
     CHECK_FALSE(r.refresh());
 
-    CHECK(f(5, 5) == 2);              // follows without being asked
+    CHECK(f(5, 5) == 2);  // follows without being asked
     CHECK(f.shape() == Shape{20, 16});
     CHECK(f.read().size() == 20 * 16);
     CHECK(view_before.shape() == Shape{16, 16});  // a pinned handle keeps its state
@@ -282,4 +282,30 @@ TEST_CASE("sharing: array handles refresh, follow, and views keep one state", "[
     const std::vector<std::int32_t> all = f.read();
     CHECK(all.size() == 8 * 16);
     CHECK(f.shape() == Shape{8, 16});
+}
+
+TEST_CASE("sharing: a sparse frame under many small updates keeps only live chunk files",
+          "[storage]") {
+    test::TempDir dir;
+    const std::string path = dir / "grow.b2frame";
+    CreateOptions co;
+    co.chunk_shape = {16, 40};
+    co.block_shape = {4, 40};
+    co.sparse = true;
+    auto a = NDArray<std::int32_t>::create(path, {208, 40}, co);
+    for (int i = 0; i < 2000; ++i) {
+        a.set({(i * 37) % 208, (i * 11) % 40}, i + 1);
+    }
+    CHECK(chunk_files(path) == 13);  // one per chunk: replaced files went at once (no readers)
+    {
+        const auto reader = NDArray<std::int32_t>::open(path);
+        const std::vector<std::int32_t> before = reader.read();
+        for (int i = 0; i < 200; ++i) {
+            a.set({(i * 53) % 208, 0}, -i);
+        }
+        CHECK(reader.read() == before);  // the files of its snapshot are still there
+        CHECK(chunk_files(path) > 13);
+    }
+    a.set({0, 0}, 7);  // the reader is gone: its files go with this commit
+    CHECK(chunk_files(path) == 13);
 }

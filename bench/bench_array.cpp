@@ -42,8 +42,6 @@ double best_seconds(const std::function<void()>& fn) {
     return b2nd::bench::best_seconds(fn, g_min_seconds);
 }
 
-constexpr double kTp = 2 * M_PI;
-
 void parallel_fill(std::size_t n, const std::function<void(std::size_t, std::size_t)>& fill) {
     std::thread t([&] { fill(0, n / 2); });
     fill(n / 2, n);
@@ -55,15 +53,7 @@ std::vector<std::uint8_t> f32cube(std::int64_t edge) {
     std::vector<std::uint8_t> out(n * 4);
     parallel_fill(n, [&](std::size_t lo, std::size_t hi) {
         for (std::size_t flat = lo; flat < hi; ++flat) {
-            const auto e = static_cast<std::size_t>(edge);
-            const auto i = static_cast<double>(flat / (e * e));
-            const auto j = static_cast<double>((flat / e) % e);
-            const auto k = static_cast<double>(flat % e);
-            const double a =
-                20 * std::sin(kTp * i / 256) * std::cos(kTp * j / 300) + 0.05 * (j - 256) / 256;
-            const double u = static_cast<double>(mix(flat) >> 11) / 9007199254740992.0;
-            const auto v =
-                static_cast<float>(a + 10 * std::sin(kTp * (i + k) / 200) + 0.01 * (u - 0.5));
+            const float v = b2nd::bench::f32cube_value(flat, edge);
             std::memcpy(&out[flat * 4], &v, 4);
         }
     });

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 
@@ -28,6 +29,19 @@ inline std::uint64_t mix(std::uint64_t x) {
     x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
     x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
     return x ^ (x >> 31);
+}
+
+/// BENCHMARKS.md's f32cube value at C-order position `flat` of a cube of `edge`^3.
+inline float f32cube_value(std::size_t flat, std::int64_t edge) {
+    constexpr double kTp = 2 * 3.14159265358979323846;
+    const auto e = static_cast<std::size_t>(edge);
+    const auto i = static_cast<double>(flat / (e * e));
+    const auto j = static_cast<double>((flat / e) % e);
+    const auto k = static_cast<double>(flat % e);
+    const double a =
+        20 * std::sin(kTp * i / 256) * std::cos(kTp * j / 300) + 0.05 * (j - 256) / 256;
+    const double u = static_cast<double>(mix(flat) >> 11) / 9007199254740992.0;
+    return static_cast<float>(a + 10 * std::sin(kTp * (i + k) / 200) + 0.01 * (u - 0.5));
 }
 
 }  // namespace b2nd::bench

@@ -48,17 +48,9 @@ void row(const char* what, const Spread& s, const char* unit, double scale) {
 }
 
 std::vector<float> cube(std::int64_t edge) {
-    const double tp = 2 * M_PI;
     std::vector<float> v(static_cast<std::size_t>(edge * edge * edge));
     for (std::size_t flat = 0; flat < v.size(); ++flat) {
-        const auto e = static_cast<std::size_t>(edge);
-        const auto i = static_cast<double>(flat / (e * e));
-        const auto j = static_cast<double>((flat / e) % e);
-        const auto k = static_cast<double>(flat % e);
-        const double a =
-            20 * std::sin(tp * i / 256) * std::cos(tp * j / 300) + 0.05 * (j - 256) / 256;
-        const double u = static_cast<double>(b2nd::bench::mix(flat) >> 11) / 9007199254740992.0;
-        v[flat] = static_cast<float>(a + 10 * std::sin(tp * (i + k) / 200) + 0.01 * (u - 0.5));
+        v[flat] = b2nd::bench::f32cube_value(flat, edge);
     }
     return v;
 }

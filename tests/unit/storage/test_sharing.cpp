@@ -15,6 +15,7 @@
 #include <b2nd/storage/frame.hpp>
 
 #include "storage/posix_file.hpp"
+#include "support/data.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace b2nd;
@@ -175,9 +176,7 @@ TEST_CASE("sharing: arrays take the writer lock too", "[storage]") {
 TEST_CASE("sharing: a file under many small updates stays near its compacted size", "[storage]") {
     test::TempDir dir;
     const std::string path = dir / "grow.b2nd";
-    CreateOptions co;
-    co.chunk_shape = {16, 40};
-    co.block_shape = {4, 40};
+    CreateOptions co = test::chunked({16, 40}, {4, 40});
     auto a = NDArray<std::int32_t>::create(path, {208, 40}, co);
     std::vector<std::int32_t> model(208 * 40, 0);
     const auto reader = NDArray<std::int32_t>::open(path);  // an old snapshot, held throughout
@@ -246,9 +245,7 @@ TEST_CASE("sharing: durable commits make the fsync calls they promise", "[storag
 TEST_CASE("sharing: array handles refresh, follow, and views keep one state", "[storage]") {
     test::TempDir dir;
     const std::string path = dir / "f.b2nd";
-    CreateOptions co;
-    co.chunk_shape = {8, 8};
-    co.block_shape = {4, 4};
+    CreateOptions co = test::chunked({8, 8}, {4, 4});
     auto w = NDArray<std::int32_t>::create(path, {16, 16}, co);
     w.write(Box::whole({16, 16}), std::vector<std::int32_t>(256, 1));
 
@@ -288,9 +285,7 @@ TEST_CASE("sharing: a sparse frame under many small updates keeps only live chun
           "[storage]") {
     test::TempDir dir;
     const std::string path = dir / "grow.b2frame";
-    CreateOptions co;
-    co.chunk_shape = {16, 40};
-    co.block_shape = {4, 40};
+    CreateOptions co = test::chunked({16, 40}, {4, 40});
     co.sparse = true;
     auto a = NDArray<std::int32_t>::create(path, {208, 40}, co);
     for (int i = 0; i < 2000; ++i) {

@@ -38,6 +38,8 @@
 
 namespace b2nd::detail {
 
+class BoxPlan;
+
 /// A shared mutex that does not starve writers: a waiting writer holds the gate, so new readers
 /// queue behind it (glibc's rwlock prefers readers, and a stream of readers would block writes
 /// forever).
@@ -158,6 +160,12 @@ private:
                        std::uint8_t* out,
                        const std::int64_t* out_strides,
                        CacheUse use) const;
+    /// read_unlocked for large reads with rows contiguous in the destination (read.cpp).
+    void read_row_groups(const BoxPlan& plan,
+                         const std::vector<LoadedChunk>& chunks,
+                         std::uint8_t* out0,
+                         const std::int64_t* walk,
+                         const CachePolicy& policy) const;
     /// Commits staged chunks at positions ids (under the exclusive lock) and drops their blocks
     /// from the cache.
     void commit_staged(const std::vector<std::int64_t>& ids,

@@ -152,6 +152,15 @@ BlockPart BoxPlan::part(const ChunkTask& ct, std::int64_t local, const std::int6
     return bp;
 }
 
+std::int64_t BoxPlan::blocks_along_last(const ChunkTask& ct) const {
+    if (dims_.empty()) {
+        return 1;
+    }
+    const DimPlan& p = dims_.back();
+    const std::size_t r = ct.run[dims_.size() - 1];
+    return static_cast<std::int64_t>(p.runs[r + 1] - p.runs[r]);
+}
+
 void pack_chunk(const BoxPlan& plan,
                 const ChunkTask& ct,
                 const std::uint8_t* src0,

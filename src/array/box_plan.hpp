@@ -80,6 +80,9 @@ public:
     std::int64_t first_in_walk(const ChunkTask& ct, const std::int64_t* walk) const;
     /// Block `local` (0 .. ct.nblocks - 1) of chunk task ct, for a caller's walk `walk`.
     BlockPart part(const ChunkTask& ct, std::int64_t local, const std::int64_t* walk) const;
+    /// How many of chunk task ct's blocks lie side by side along the last dimension: blocks
+    /// local = g * n .. g * n + n - 1 form row group g (the last dimension varies fastest).
+    std::int64_t blocks_along_last(const ChunkTask& ct) const;
 
 private:
     const Grid& grid_;

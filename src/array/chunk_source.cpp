@@ -206,14 +206,16 @@ void ChunkSource::copy_block(const LoadedChunk& c,
                              std::int64_t first,
                              std::uint8_t* dst,
                              bool lands_whole,
-                             const CachePolicy& policy) const {
+                             const CachePolicy& policy,
+                             bool stream) const {
     const std::int64_t isz = grid_.itemsize();
     switch (c.kind_) {
         case LoadedChunk::Kind::uniform:
-            fill_strided(box, dst, c.element_.data(), isz);
+            fill_strided(box, dst, c.element_.data(), isz, stream);
             return;
         case LoadedChunk::Kind::raw:
-            copy_strided(box, c.raw_ + block * grid_.block_nbytes() + first * isz, dst, isz);
+            copy_strided(box, c.raw_ + block * grid_.block_nbytes() + first * isz, dst, isz,
+                         stream);
             return;
         case LoadedChunk::Kind::encoded:
             break;
@@ -224,7 +226,7 @@ void ChunkSource::copy_block(const LoadedChunk& c,
         return;
     }
     const BlockView v = decoded_view(c, block, policy, std::move(hold));
-    copy_strided(box, v.at(first), dst, isz);
+    copy_strided(box, v.at(first), dst, isz, stream);
 }
 
 void ChunkSource::decode_chunk(std::int64_t ci, std::uint8_t* buf, int threads) const {

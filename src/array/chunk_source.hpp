@@ -96,13 +96,16 @@ public:
     /// Copies part of block `block` of `c` into dst: `box` walks the block's elements (strides
     /// in bytes, src from the block's element `first`) and dst. With `lands_whole` the block's
     /// bytes land contiguously at dst, which lets an uncached block be decoded straight there.
+    /// `stream`: write with non-temporal stores (a destination larger than the caches; see
+    /// copy_strided); the caller fences.
     void copy_block(const LoadedChunk& c,
                     std::int64_t block,
                     const StridedBox& box,
                     std::int64_t first,
                     std::uint8_t* dst,
                     bool lands_whole,
-                    const CachePolicy& policy) const;
+                    const CachePolicy& policy,
+                    bool stream = false) const;
     /// The elements of block `block` of `c` (decoded into the cache or this thread's scratch).
     BlockView view_block(const LoadedChunk& c, std::int64_t block, const CachePolicy& policy) const;
     /// Chunk ci whole, in the padded block layout (grid().chunk_nbytes() bytes).

@@ -9,6 +9,7 @@
 
 #include <b2nd/error.hpp>
 
+#include "../detail/memory.hpp"
 #include "../detail/strings.hpp"
 #include "../detail/thread_pool.hpp"
 #include "array_core.hpp"
@@ -41,19 +42,90 @@ void ArrayCore::read_unlocked(const Box& box,
     std::int64_t walk[kMaxNdim];
     std::uint8_t* const out0 = out + plan.walk_strides(out_strides, walk);
     const CachePolicy policy = src.cache_policy(plan.nblock_tasks(), use);
+    const bool stream = static_cast<std::uint64_t>(box.size()) *
+                            static_cast<std::uint64_t>(src.grid().itemsize()) >=
+                        kStreamingBytes;
 
     const std::vector<ChunkTask>& tasks = plan.chunks();
     std::vector<LoadedChunk> chunks(tasks.size());
     parallel_for(tasks.size(), nthreads_, [&](std::size_t t) {
         chunks[t] = src.load(tasks[t].ci, !plan.only_block0(tasks[t]), policy);
     });
+    const int nd = src.grid().ndim();
+    if (stream && nd >= 2 && walk[nd - 1] == src.grid().itemsize()) {
+        read_row_groups(plan, chunks, out0, walk, policy);
+        return;
+    }
     parallel_for(static_cast<std::size_t>(plan.nblock_tasks()), nthreads_, [&](std::size_t task) {
         const auto t = plan.chunk_of_block_task(static_cast<std::int64_t>(task));
         const ChunkTask& ct = tasks[t];
         const BlockPart bp =
             plan.part(ct, static_cast<std::int64_t>(task) - ct.first_block_task, walk);
         src.copy_block(chunks[t], bp.block, bp.box, bp.in_block, out0 + bp.in_walk, bp.whole,
-                       policy);
+                       policy, stream);
+        if (stream) {
+            stream_fence();
+        }
+    });
+}
+
+void ArrayCore::read_row_groups(const BoxPlan& plan,
+                                const std::vector<LoadedChunk>& chunks,
+                                std::uint8_t* out0,
+                                const std::int64_t* walk,
+                                const CachePolicy& policy) const {
+    // A large read whose rows are contiguous in the destination: the blocks side by side along
+    // the last dimension (a row group) are gathered in a staging buffer that stays in the cache,
+    // then its long rows go to the destination with non-temporal stores. Copying each block's
+    // short rows there directly costs a read of every destination line and, for a buffer not
+    // aligned to cache lines, partial lines at both ends of every row.
+    const ChunkSource& src = *source_;
+    const std::vector<ChunkTask>& tasks = plan.chunks();
+    const int nd = src.grid().ndim();
+    const std::int64_t isz = src.grid().itemsize();
+    std::vector<std::int64_t> first_group(tasks.size() + 1, 0);  // row groups, numbered in order
+    for (std::size_t t = 0; t < tasks.size(); ++t) {
+        first_group[t + 1] = first_group[t] + tasks[t].nblocks / plan.blocks_along_last(tasks[t]);
+    }
+    parallel_for(static_cast<std::size_t>(first_group.back()), nthreads_, [&](std::size_t g) {
+        const auto it =
+            std::upper_bound(first_group.begin(), first_group.end(), static_cast<std::int64_t>(g));
+        const auto t = static_cast<std::size_t>(it - first_group.begin()) - 1;
+        const ChunkTask& ct = tasks[t];
+        const std::int64_t n = plan.blocks_along_last(ct);
+        const std::int64_t first = (static_cast<std::int64_t>(g) - first_group[t]) * n;
+        // The group's rows: the outer extents of its blocks (the same for all of them) and the
+        // sum of their widths.
+        std::vector<BlockPart> parts;
+        parts.reserve(static_cast<std::size_t>(n));
+        std::int64_t width = 0;
+        for (std::int64_t l = 0; l < n; ++l) {
+            parts.push_back(plan.part(ct, first + l, walk));
+            width += parts.back().box.extent[nd - 1];
+        }
+        StridedBox rows = parts.front().box;  // outer extents; strides set below
+        std::int64_t stage_stride[kMaxNdim];
+        rows.extent[nd - 1] = width;
+        c_strides(rows.extent, static_cast<std::size_t>(nd), isz, stage_stride);
+        std::int64_t nrows_bytes = stage_stride[0] * rows.extent[0];
+        thread_local Scratch stage;
+        std::uint8_t* st = scratch_bytes(stage, static_cast<std::size_t>(nrows_bytes));
+        std::int64_t column = 0;
+        for (BlockPart& bp : parts) {
+            for (int d = 0; d < nd; ++d) {
+                bp.box.dst_stride[d] = stage_stride[d];
+            }
+            src.copy_block(chunks[t], bp.block, bp.box, bp.in_block, st + column * isz, false,
+                           policy);
+            column += bp.box.extent[nd - 1];
+        }
+        for (int d = 0; d < nd; ++d) {
+            rows.src_stride[d] = stage_stride[d];
+            rows.dst_stride[d] = walk[d];
+        }
+        copy_strided(rows, st, out0 + parts.front().in_walk, isz, true);
+        stream_fence();
+        release_if_large(stage);
     });
 }
 

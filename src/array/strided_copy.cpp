@@ -2,6 +2,10 @@
 
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace b2nd::detail {
 
 namespace {
@@ -49,14 +53,39 @@ void copy_elements(const std::uint8_t* src,
     }
 }
 
+/// memcpy with non-temporal stores for the 16-byte-aligned middle of the destination.
+void stream_bytes(std::uint8_t* dst, const std::uint8_t* src, std::size_t n) noexcept {
+#if defined(__SSE2__)
+    const std::size_t head = (16 - (reinterpret_cast<std::uintptr_t>(dst) & 15)) & 15;
+    if (n < head + 64) {
+        std::memcpy(dst, src, n);
+        return;
+    }
+    std::memcpy(dst, src, head);
+    std::size_t i = head;
+    for (; i + 16 <= n; i += 16) {
+        _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i),
+                         _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)));
+    }
+    std::memcpy(dst + i, src + i, n - i);
+#else
+    std::memcpy(dst, src, n);
+#endif
+}
+
 void copy_row(const std::uint8_t* src,
               std::int64_t ss,
               std::uint8_t* dst,
               std::int64_t ds,
               std::int64_t n,
-              std::int64_t itemsize) noexcept {
+              std::int64_t itemsize,
+              bool stream) noexcept {
     if (ss == itemsize && ds == itemsize) {
-        std::memcpy(dst, src, static_cast<std::size_t>(n * itemsize));
+        if (stream) {
+            stream_bytes(dst, src, static_cast<std::size_t>(n * itemsize));
+        } else {
+            std::memcpy(dst, src, static_cast<std::size_t>(n * itemsize));
+        }
         return;
     }
     switch (itemsize) {
@@ -87,9 +116,34 @@ void fill_row(std::uint8_t* dst,
               std::int64_t n,
               const std::uint8_t* pattern,
               std::int64_t itemsize,
-              bool zero) noexcept {
+              bool zero,
+              bool stream) noexcept {
     const auto isz = static_cast<std::size_t>(itemsize);
     if (ds == itemsize) {
+#if defined(__SSE2__)
+        if (stream && (16 % isz == 0) && static_cast<std::size_t>(n) * isz >= 64) {
+            // Sixteen bytes of the pattern, stored from a 16-byte boundary of the destination
+            // (the pattern rotated to the boundary's phase).
+            const std::size_t total = static_cast<std::size_t>(n) * isz;
+            const std::size_t head = (16 - (reinterpret_cast<std::uintptr_t>(dst) & 15)) & 15;
+            alignas(16) std::uint8_t v[16];
+            for (std::size_t k = 0; k < 16; ++k) {
+                v[k] = pattern[(head + k) % isz];
+            }
+            for (std::size_t k = 0; k < head; ++k) {
+                dst[k] = pattern[k % isz];
+            }
+            const __m128i x = _mm_load_si128(reinterpret_cast<const __m128i*>(v));
+            std::size_t i = head;
+            for (; i + 16 <= total; i += 16) {
+                _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i), x);
+            }
+            for (; i < total; ++i) {
+                dst[i] = pattern[i % isz];
+            }
+            return;
+        }
+#endif
         if (zero) {
             std::memset(dst, 0, static_cast<std::size_t>(n) * isz);
             return;
@@ -142,20 +196,29 @@ void walk(const StridedBox& b, const std::uint8_t* src, std::uint8_t* dst, Row&&
 void copy_strided(const StridedBox& box,
                   const std::uint8_t* src,
                   std::uint8_t* dst,
-                  std::int64_t itemsize) noexcept {
+                  std::int64_t itemsize,
+                  bool stream) noexcept {
     StridedBox b;
     if (!simplify(box, b, true)) {
         return;
     }
-    walk(b, src, dst,
-         [itemsize](const std::uint8_t* s, std::int64_t ss, std::uint8_t* d, std::int64_t ds,
-                    std::int64_t n) { copy_row(s, ss, d, ds, n, itemsize); });
+    walk(
+        b, src, dst,
+        [itemsize, stream](const std::uint8_t* s, std::int64_t ss, std::uint8_t* d, std::int64_t ds,
+                           std::int64_t n) { copy_row(s, ss, d, ds, n, itemsize, stream); });
+}
+
+void stream_fence() noexcept {
+#if defined(__SSE2__)
+    _mm_sfence();
+#endif
 }
 
 void fill_strided(const StridedBox& box,
                   std::uint8_t* dst,
                   const std::uint8_t* pattern,
-                  std::int64_t itemsize) noexcept {
+                  std::int64_t itemsize,
+                  bool stream) noexcept {
     StridedBox in = box;
     for (int d = 0; d < in.ndim; ++d) {
         in.src_stride[d] = 0;
@@ -170,7 +233,7 @@ void fill_strided(const StridedBox& box,
     }
     walk(b, dst, dst,
          [&](const std::uint8_t*, std::int64_t, std::uint8_t* d, std::int64_t ds, std::int64_t n) {
-             fill_row(d, ds, n, pattern, itemsize, zero);
+             fill_row(d, ds, n, pattern, itemsize, zero, stream);
          });
 }
 

@@ -479,3 +479,45 @@ TEMPLATE_TEST_CASE("ndarray: typed round trips, both byte orders",
     const auto full = b2nd::NDArray<T>::full(tmp / "f.b2nd", {9, 4}, one, fo);
     CHECK(full.read() == std::vector<T>(36, one));
 }
+
+TEST_CASE("ndarray: large reads (streamed to the destination) equal the data", "[array]") {
+    // Reads of at least kStreamingBytes go through row groups and non-temporal stores.
+    b2nd::test::TempDir tmp;
+    const Shape big{192, 250, 360};  // 17.3 M int32: 69 MB
+    const auto v =
+        b2nd::test::generate<std::int32_t>(static_cast<std::size_t>(count_of(big)),
+                                           [](std::size_t i) { return (i * 2654435761U) >> 7; });
+    b2nd::CreateOptions o = b2nd::test::chunked({64, 100, 120}, {16, 50, 24});
+    o.compression.codec = b2nd::Codec::lz4;
+    auto a = b2nd::NDArray<std::int32_t>::create_from(tmp / "big.b2nd", big, v, o);
+    // A uniform region: whole chunks of zeros and of a repeated value.
+    a.write(Box::region({0, 0, 0}, {64, 100, 120}), std::vector<std::int32_t>(64 * 100 * 120, 0));
+    a.write(Box::region({64, 100, 120}, {64, 100, 120}),
+            std::vector<std::int32_t>(64 * 100 * 120, -5));
+    std::vector<std::int32_t> model = v;
+    for (std::int64_t i = 0; i < 64; ++i) {
+        for (std::int64_t j = 0; j < 100; ++j) {
+            for (std::int64_t k = 0; k < 120; ++k) {
+                model[static_cast<std::size_t>((i * 250 + j) * 360 + k)] = 0;
+                model[static_cast<std::size_t>(((64 + i) * 250 + 100 + j) * 360 + 120 + k)] = -5;
+            }
+        }
+    }
+    const std::vector<std::uint8_t> bytes(
+        reinterpret_cast<const std::uint8_t*>(model.data()),
+        reinterpret_cast<const std::uint8_t*>(model.data() + model.size()));
+    for (const int threads : {1, 2}) {
+        a.any().set_nthreads(threads);
+        B2ND_REQUIRE_SAME_BYTES(a.read(), model);
+        // Boxes of more than 32 MiB with an offset, a step in an outer dimension, a flipped
+        // outer dimension, a partial last dimension.
+        for (const Box& b :
+             {Box::region({1, 3, 7}, {190, 247, 350}), Box{{0, 0, 0}, {96, 250, 360}, {2, 1, 1}},
+              Box{{191, 0, 5}, {192, 250, 355}, {-1, 1, 1}}}) {
+            INFO(b.str() << ", " << threads << " threads");
+            REQUIRE(static_cast<std::uint64_t>(b.size()) * 4 >= (std::uint64_t{32} << 20));
+            B2ND_REQUIRE_SAME_BYTES(a.any().read(b), b2nd::test::reference_slice(
+                                                         bytes, big, 4, b.start, b.count, b.step));
+        }
+    }
+}

@@ -15,11 +15,14 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <b2nd/b2nd.hpp>
+#include <b2nd/codec/chunk_decoder.hpp>
+#include <b2nd/storage/frame.hpp>
 
 #if defined(B2ND_HAVE_BLOSC2)
 #include <b2nd.h>
@@ -139,7 +142,85 @@ std::string fmt_time(double s) {
     return buf;
 }
 
-/// One measured row: seconds per operation and bytes per operation, for us and c-blosc2.
+/// The codec limit of a workload: seconds to decode, on one thread, every block its requests
+/// touch (each once per request) with nothing else done — no planning, no copying out.
+class CodecLimit {
+public:
+    CodecLimit(const std::string& path, const b2nd::Grid& g)
+        : frame_(b2nd::storage::Frame::open(path)), g_(g) {
+        for (std::int64_t c = 0; c < frame_.nchunks(); ++c) {
+            const auto sc = frame_.chunk(c);
+            decoders_.emplace_back(
+                sc.index_only() ? nullptr : std::make_unique<b2nd::codec::ChunkDecoder>(sc.bytes));
+        }
+        scratch_.resize(static_cast<std::size_t>(g.block_nbytes()));
+    }
+    double seconds(const std::vector<Box>& boxes) {
+        std::vector<std::pair<std::int64_t, std::int64_t>> work;
+        for (const Box& b : boxes) {
+            append_blocks(b, work);
+        }
+        return best_seconds([&] {
+            for (const auto& [c, blk] : work) {
+                if (decoders_[static_cast<std::size_t>(c)]) {
+                    decoders_[static_cast<std::size_t>(c)]->decode_block(
+                        static_cast<std::int32_t>(blk), {scratch_.data(), scratch_.size()});
+                }
+            }
+        });
+    }
+
+private:
+    /// The (chunk, block) pairs a step-1 box touches.
+    void append_blocks(const Box& b,
+                       std::vector<std::pair<std::int64_t, std::int64_t>>& out) const {
+        const int nd = g_.ndim();
+        std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> per_dim(
+            static_cast<std::size_t>(nd));
+        for (int d = 0; d < nd; ++d) {
+            const auto u = static_cast<std::size_t>(d);
+            const std::int64_t c = g_.chunk_shape()[u], bl = g_.block_shape()[u];
+            for (std::int64_t p = b.start[u]; p < b.start[u] + b.count[u];) {
+                const std::int64_t ch = p / c, inb = (p % c) / bl;
+                per_dim[u].push_back({ch, inb});
+                p = ch * c + std::min((inb + 1) * bl, c);
+            }
+        }
+        std::vector<std::size_t> k(static_cast<std::size_t>(nd), 0);
+        for (;;) {
+            std::int64_t chunk = 0, block = 0;
+            for (int d = 0; d < nd; ++d) {
+                const auto& [ch, inb] =
+                    per_dim[static_cast<std::size_t>(d)][k[static_cast<std::size_t>(d)]];
+                chunk = chunk * g_.chunks_in(d) + ch;
+                block = block * g_.blocks_in(d) + inb;
+            }
+            out.push_back({chunk, block});
+            int d = nd - 1;
+            for (; d >= 0; --d) {
+                const auto u = static_cast<std::size_t>(d);
+                if (++k[u] < per_dim[u].size()) {
+                    break;
+                }
+                k[u] = 0;
+            }
+            if (d < 0) {
+                return;
+            }
+        }
+    }
+
+    b2nd::storage::Frame frame_;
+    b2nd::Grid g_;
+    std::vector<std::unique_ptr<b2nd::codec::ChunkDecoder>> decoders_;
+    std::vector<std::uint8_t> scratch_;
+};
+
+/// The codec limit for `threads` threads (one thread's time shared perfectly), or 0.
+double g_limit = 0;
+
+/// One measured row: seconds per operation and bytes per operation, for us and c-blosc2; with a
+/// codec limit (g_limit, seconds per operation) the share of it we reach.
 void row(const std::string& array,
          const std::string& workload,
          int threads,
@@ -152,6 +233,10 @@ void row(const std::string& array,
         std::printf("  | %s %7.2f GB/s  %7.2fx", fmt_time(theirs).c_str(), bytes / theirs / 1e9,
                     theirs / ours);
     }
+    if (g_limit > 0) {
+        std::printf("  | %3.0f%% of codec limit", 100.0 * g_limit / threads / ours);
+    }
+    g_limit = 0;
     std::printf("\n");
     std::fflush(stdout);
 }
@@ -287,7 +372,9 @@ void bench_array(const Spec& s,
 #if defined(B2ND_HAVE_BLOSC2)
         const Blosc2Array c(read_path, threads);
 #endif
+        CodecLimit limit(read_path, a.grid());
         // full
+        g_limit = limit.seconds({Box::whole(s.shape)});
         const double full =
             best_seconds([&] { a.read(Box::whole(s.shape), out.data(), out.size()); });
         if (std::memcmp(out.data(), data.data(), data.size()) != 0) {
@@ -321,6 +408,7 @@ void bench_array(const Spec& s,
                  }) /
                  static_cast<double>(planes.size());
 #endif
+            g_limit = limit.seconds(planes) / static_cast<double>(planes.size());
             row(s.name, "slice axis " + std::to_string(ax), threads, t, pbytes, tc);
         }
 
@@ -393,6 +481,7 @@ void bench_array(const Spec& s,
               }) /
               nb;
 #endif
+        g_limit = limit.seconds(req.boxes) / nb;
         row(s.name, "box 16-edge", threads, tb, box_bytes / nb, tbc);
     }
 }

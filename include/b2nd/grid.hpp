@@ -62,6 +62,8 @@ public:
     std::int64_t chunk_extent(int d, std::int64_t coord) const noexcept;
     /// The region of the array chunk `index` holds (its valid elements, step 1).
     Box chunk_box(std::int64_t index) const;
+    /// Whether chunk `index` stores padding: an edge chunk, or blocks that do not divide it.
+    bool chunk_padded(std::int64_t index) const noexcept;
     /// A key naming block `block` of chunk `chunk` uniquely in this grid (chunk-major), as the
     /// block cache stores it.
     std::uint64_t block_key(std::int64_t chunk, std::int64_t block) const noexcept {

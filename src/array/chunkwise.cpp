@@ -34,7 +34,9 @@ void ArrayCore::write_chunks(const std::vector<std::int64_t>& ids,
         const std::uint8_t* src0 = values.data() + plan.walk_strides(nullptr, walk);
         thread_local Scratch buf;
         buf.resize(static_cast<std::size_t>(g.chunk_nbytes()));
-        fill_elements(buf.data(), buf.size(), values.data(), isz);  // padding: see write()
+        if (g.chunk_padded(ids[k])) {
+            fill_elements(buf.data(), buf.size(), values.data(), isz);  // padding: see write()
+        }
         pack_chunk(plan, plan.chunks().front(), src0, walk, buf.data(), g);
         staged[k] = source.stage_chunk(buf.data(), 1);
         release_if_large(buf);

@@ -132,6 +132,17 @@ Box Grid::chunk_box(std::int64_t index) const {
     return b;
 }
 
+bool Grid::chunk_padded(std::int64_t index) const noexcept {
+    for (std::size_t d = shape_.size(); d-- > 0;) {
+        const std::int64_t coord = index % chunks_in_[d];
+        index /= chunks_in_[d];
+        if (chunk_extent(static_cast<int>(d), coord) != ext_chunk_shape_[d]) {
+            return true;
+        }
+    }
+    return false;
+}
+
 Grid::Location Grid::locate(const std::int64_t* idx) const noexcept {
     Location l{0, 0, 0};
     for (std::size_t d = 0; d < shape_.size(); ++d) {

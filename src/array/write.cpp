@@ -33,9 +33,12 @@ void ArrayCore::write(const Box& box, const std::uint8_t* src, const std::int64_
         buf.resize(static_cast<std::size_t>(g.chunk_nbytes()));
         if (plan.covers(ct)) {
             // The padding of edge chunks repeats the first element, so that a chunk whose valid
-            // elements are all equal is recognized as uniform.
-            fill_elements(buf.data(), buf.size(), src0 + plan.first_in_walk(ct, walk),
-                          g.itemsize());
+            // elements are all equal is recognized as uniform. Without padding, packing below
+            // writes every byte.
+            if (g.chunk_padded(ct.ci)) {
+                fill_elements(buf.data(), buf.size(), src0 + plan.first_in_walk(ct, walk),
+                              g.itemsize());
+            }
         } else {
             source.decode_chunk(ct.ci, buf.data(), inner);
         }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <exception>
 
 namespace b2nd::detail {
@@ -64,13 +65,26 @@ void ThreadPool::run_iterations(Job& job) {
 void ThreadPool::worker_loop() {
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
+        if (queue_.empty() && !stop_) {
+            // Watch for work for about 50 microseconds before sleeping.
+            lock.unlock();
+            const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
+            while (queued_.load(std::memory_order_acquire) == 0 &&
+                   std::chrono::steady_clock::now() < until) {
+                std::this_thread::yield();
+            }
+            lock.lock();
+        }
+        ++sleeping_;
         wake_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+        --sleeping_;
         if (stop_) {
             return;
         }
         Job* job = queue_.front();
         if (--job->helpers_wanted == 0) {
             queue_.pop_front();
+            queued_.fetch_sub(1, std::memory_order_relaxed);
         }
         ++job->helpers_active;
         lock.unlock();
@@ -91,15 +105,21 @@ void ThreadPool::parallel_for(std::size_t n,
     const auto helpers = static_cast<int>(std::min<std::size_t>(
         {static_cast<std::size_t>(std::max(nthreads, 1) - 1), threads_.size(), n > 0 ? n - 1 : 0}));
     if (helpers > 0) {
+        int sleeping = 0;
         {
             std::lock_guard<std::mutex> lock(mutex_);
             job.helpers_wanted = helpers;
             queue_.push_back(&job);
+            queued_.fetch_add(1, std::memory_order_release);
+            sleeping = sleeping_;
         }
-        if (helpers == 1) {
-            wake_.notify_one();
-        } else {
-            wake_.notify_all();
+        // Workers watching the queue take the job without a wake-up.
+        if (sleeping > 0) {
+            if (helpers == 1) {
+                wake_.notify_one();
+            } else {
+                wake_.notify_all();
+            }
         }
     }
     run_iterations(job);
@@ -108,6 +128,7 @@ void ThreadPool::parallel_for(std::size_t n,
         // Workers that have not picked the job up yet must not find it any more.
         if (job.helpers_wanted > 0) {
             queue_.erase(std::find(queue_.begin(), queue_.end(), &job));
+            queued_.fetch_sub(1, std::memory_order_relaxed);
             job.helpers_wanted = 0;
         }
         job.done.wait(lock, [&job] { return job.helpers_active == 0; });

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include <b2nd/error.hpp>
+#include <b2nd/storage/mapped_file.hpp>
 
 #include "../detail/memory.hpp"
 #include "../detail/strings.hpp"
@@ -227,6 +228,12 @@ void ChunkSource::copy_block(const LoadedChunk& c,
     }
     const BlockView v = decoded_view(c, block, policy, std::move(hold));
     copy_strided(box, v.at(first), dst, isz, stream);
+}
+
+void ChunkSource::prefetch(const LoadedChunk& c) const noexcept {
+    if (c.kind_ != LoadedChunk::Kind::uniform) {
+        storage::MappedFile::prefetch(c.stored_.bytes);
+    }
 }
 
 void ChunkSource::decode_chunk(std::int64_t ci, std::uint8_t* buf, int threads) const {

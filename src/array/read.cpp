@@ -51,6 +51,13 @@ void ArrayCore::read_unlocked(const Box& box,
     parallel_for(tasks.size(), nthreads_, [&](std::size_t t) {
         chunks[t] = src.load(tasks[t].ci, !plan.only_block0(tasks[t]), policy);
     });
+    if (stream) {
+        // A large read: ask for every chunk's bytes now, so that files not in the page cache
+        // are read ahead while the first blocks decode, not one page fault at a time.
+        for (const LoadedChunk& c : chunks) {
+            src.prefetch(c);
+        }
+    }
     const int nd = src.grid().ndim();
     if (stream && nd >= 2 && walk[nd - 1] == src.grid().itemsize()) {
         read_row_groups(plan, chunks, out0, walk, policy);

@@ -8,7 +8,9 @@
 #include <b2nd/error.hpp>
 #include <b2nd/storage/mapped_file.hpp>
 
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace b2nd::storage {
 
@@ -23,6 +25,17 @@ MappedFile::MappedFile(std::string path, std::unique_ptr<Impl> impl, ByteSpan by
     : path_(std::move(path)), impl_(std::move(impl)), bytes_(bytes) {}
 
 MappedFile::~MappedFile() = default;
+
+void MappedFile::prefetch(ByteSpan range) noexcept {
+    if (range.empty()) {
+        return;
+    }
+    static const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const auto begin = reinterpret_cast<std::uintptr_t>(range.data()) & ~(page - 1);
+    const auto end = reinterpret_cast<std::uintptr_t>(range.data()) + range.size();
+    // NOLINTNEXTLINE(performance-no-int-to-ptr): the page that holds the range's first byte
+    ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_WILLNEED);
+}
 
 std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path) {
     struct stat st {};

@@ -27,6 +27,11 @@ public:
     MappedFile& operator=(const MappedFile&) = delete;
 
     ByteSpan bytes() const noexcept { return bytes_; }
+
+    /// Asks the kernel to start reading `range` (bytes of some mapping) into the page cache
+    /// now, in the background (madvise MADV_WILLNEED): a scan that announces what it will read
+    /// next does not wait for each page fault in turn. A hint: failures are ignored.
+    static void prefetch(ByteSpan range) noexcept;
     std::uint64_t size() const noexcept { return bytes_.size(); }
     const std::string& path() const noexcept { return path_; }
 

@@ -230,9 +230,9 @@ void ChunkSource::copy_block(const LoadedChunk& c,
     copy_strided(box, v.at(first), dst, isz, stream);
 }
 
-void ChunkSource::prefetch(const LoadedChunk& c) const noexcept {
-    if (c.kind_ != LoadedChunk::Kind::uniform) {
-        storage::MappedFile::prefetch(c.stored_.bytes);
+void ChunkSource::prefetch(const LoadedChunk& c) const {
+    if (c.kind_ != LoadedChunk::Kind::uniform && c.stored_.owner) {
+        storage::MappedFile::prefetch(c.stored_.owner, c.stored_.bytes);
     }
 }
 

@@ -1,5 +1,9 @@
 #include <cerrno>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
 #include <system_error>
+#include <thread>
 
 #include <boost/interprocess/exceptions.hpp>
 #include <boost/interprocess/file_mapping.hpp>
@@ -26,15 +30,64 @@ MappedFile::MappedFile(std::string path, std::unique_ptr<Impl> impl, ByteSpan by
 
 MappedFile::~MappedFile() = default;
 
-void MappedFile::prefetch(ByteSpan range) noexcept {
-    if (range.empty()) {
-        return;
+namespace {
+
+/// The thread behind MappedFile::prefetch: advises ranges one after the other, in order.
+class Prefetcher {
+public:
+    Prefetcher() : thread_([this] { run(); }) {}
+    ~Prefetcher() {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            stop_ = true;
+            queue_.clear();
+        }
+        wake_.notify_one();
+        thread_.join();
     }
-    static const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-    const auto begin = reinterpret_cast<std::uintptr_t>(range.data()) & ~(page - 1);
-    const auto end = reinterpret_cast<std::uintptr_t>(range.data()) + range.size();
-    // NOLINTNEXTLINE(performance-no-int-to-ptr): the page that holds the range's first byte
-    ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_WILLNEED);
+    void push(std::shared_ptr<const void> owner, ByteSpan range) {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            queue_.emplace_back(std::move(owner), range);
+        }
+        wake_.notify_one();
+    }
+
+private:
+    void run() {
+        static const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+        std::unique_lock<std::mutex> lock(mutex_);
+        for (;;) {
+            wake_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+            if (stop_) {
+                return;
+            }
+            auto [owner, range] = std::move(queue_.front());
+            queue_.pop_front();
+            lock.unlock();
+            const auto begin = reinterpret_cast<std::uintptr_t>(range.data()) & ~(page - 1);
+            const auto end = reinterpret_cast<std::uintptr_t>(range.data()) + range.size();
+            // NOLINTNEXTLINE(performance-no-int-to-ptr): the page holding the range's first byte
+            ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_WILLNEED);
+            owner.reset();  // the mapping may go once its range is advised
+            lock.lock();
+        }
+    }
+
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    std::deque<std::pair<std::shared_ptr<const void>, ByteSpan>> queue_;
+    bool stop_ = false;
+    std::thread thread_;
+};
+
+}  // namespace
+
+void MappedFile::prefetch(std::shared_ptr<const void> owner, ByteSpan range) {
+    if (!range.empty()) {
+        static Prefetcher prefetcher;
+        prefetcher.push(std::move(owner), range);
+    }
 }
 
 std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path) {

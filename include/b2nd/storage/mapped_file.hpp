@@ -28,10 +28,12 @@ public:
 
     ByteSpan bytes() const noexcept { return bytes_; }
 
-    /// Asks the kernel to start reading `range` (bytes of some mapping) into the page cache
-    /// now, in the background (madvise MADV_WILLNEED): a scan that announces what it will read
-    /// next does not wait for each page fault in turn. A hint: failures are ignored.
-    static void prefetch(ByteSpan range) noexcept;
+    /// Asks the kernel to read `range` (bytes of a mapping that `owner` keeps alive) into the
+    /// page cache, from a background thread (madvise MADV_WILLNEED, which waits for the reads on
+    /// many systems): a scan that announces what it will read next decodes while the rest of
+    /// the file arrives, instead of waiting for one page fault after another. Requests are served
+    /// in order. A hint: failures are ignored.
+    static void prefetch(std::shared_ptr<const void> owner, ByteSpan range);
     std::uint64_t size() const noexcept { return bytes_.size(); }
     const std::string& path() const noexcept { return path_; }
 

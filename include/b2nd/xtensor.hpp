@@ -7,6 +7,7 @@
 #pragma once
 
 #include <b2nd/b2nd.hpp>
+#include <b2nd/xtensor/assign.hpp>
 #include <b2nd/xtensor/evaluate.hpp>
 #include <b2nd/xtensor/lazy.hpp>
 #include <b2nd/xtensor/reduce.hpp>

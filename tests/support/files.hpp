@@ -34,6 +34,18 @@ inline std::vector<std::uint8_t> read_file(const std::string& path) {
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+/// Overwrites `n` bytes of the file from a third of its length with 0x5a: inside the compressed
+/// chunks of a small array, while its header and chunk index stay readable.
+inline void garble_middle(const std::string& path, std::size_t n = 8) {
+    auto bytes = read_file(path);
+    for (std::size_t i = bytes.size() / 3; i < bytes.size() / 3 + n && i < bytes.size(); ++i) {
+        bytes[i] = 0x5a;
+    }
+    std::ofstream(path, std::ios::binary | std::ios::trunc)
+        .write(reinterpret_cast<const char*>(bytes.data()),
+               static_cast<std::streamsize>(bytes.size()));
+}
+
 inline std::vector<std::string> read_lines(const std::string& path) {
     std::ifstream in(path);
     std::vector<std::string> lines;

@@ -27,6 +27,7 @@
 
 namespace b2nd {
 
+struct lazy_expression_tag;
 template <class T>
 class LazyView;
 template <class T>
@@ -96,7 +97,7 @@ public:
     using self_type = LazyView<T>;
     using accessible_base = xt::xconst_accessible<self_type>;
     using iterable_base = xt::xconst_iterable<self_type>;
-    using expression_tag = xt::xtensor_expression_tag;
+    using expression_tag = lazy_expression_tag;  // assign.hpp
     using value_type = T;
     using reference = T;
     using const_reference = T;
@@ -327,9 +328,17 @@ public:
         std::fill(index_.begin(), index_.end(), 0);
         stale_ = true;
     }
+    /// One step past the last element along the last dimension, as xtensor's steppers do, so
+    /// that stepping back from the end lands on the last element.
     void to_end(xt::layout_type) {
-        std::copy(p_->shape().begin(), p_->shape().end(), index_.begin());
-        stale_ = true;  // never dereferenced
+        const auto& shape = p_->shape();
+        for (std::size_t d = 0; d < index_.size(); ++d) {
+            index_[d] = shape[d] > 0 ? shape[d] - 1 : 0;
+        }
+        if (!index_.empty() && shape.back() != 1) {
+            ++index_.back();
+        }
+        stale_ = true;
     }
 
 private:
@@ -338,6 +347,9 @@ private:
             return;
         }
         const size_type d = dim - offset_;
+        if (p_->shape()[d] == 1) {
+            return;  // broadcast along this dimension (xtensor steps it with the result's)
+        }
         index_[d] = static_cast<size_type>(static_cast<std::ptrdiff_t>(index_[d]) + n);
         if (d == 0) {
             stale_ = true;  // maybe another slab: found on the next read

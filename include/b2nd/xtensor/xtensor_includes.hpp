@@ -16,6 +16,15 @@
 #include <xtensor/views/xbroadcast.hpp>
 #include <xtensor/views/xslice.hpp>
 #include <xtensor/views/xview.hpp>
+#if __has_include(<xtensor/reducers/xreducer.hpp>)
+#include <xtensor/generators/xgenerator.hpp>
+#include <xtensor/reducers/xreducer.hpp>
+#include <xtensor/views/xdynamic_view.hpp>
+#include <xtensor/views/xfunctor_view.hpp>
+#include <xtensor/views/xindex_view.hpp>
+#include <xtensor/views/xrepeat.hpp>
+#include <xtensor/views/xstrided_view.hpp>
+#endif
 #else
 #include <xtensor/xaccessible.hpp>
 #include <xtensor/xadapt.hpp>
@@ -30,4 +39,13 @@
 #include <xtensor/xtensor.hpp>
 #include <xtensor/xutils.hpp>
 #include <xtensor/xview.hpp>
+// For b2nd::lazy_expression_tag (assign.hpp): the headers of every expression kind that has an
+// extension base per expression tag.
+#include <xtensor/xdynamic_view.hpp>
+#include <xtensor/xfunctor_view.hpp>
+#include <xtensor/xgenerator.hpp>
+#include <xtensor/xindex_view.hpp>
+#include <xtensor/xreducer.hpp>
+#include <xtensor/xrepeat.hpp>
+#include <xtensor/xstrided_view.hpp>
 #endif

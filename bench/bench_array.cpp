@@ -155,7 +155,9 @@ void drop_from_page_cache(const std::string& path) {
 }
 
 /// The codec limit of a workload: seconds to decode, on one thread, every block its requests
-/// touch (each once per request) with nothing else done — no planning, no copying out.
+/// touch (each once per request, up to the request's last element in it where the streams can
+/// stop early: ChunkDecoder::decode_block_prefix) with nothing else done — no planning, no
+/// copying out.
 class CodecLimit {
 public:
     CodecLimit(const std::string& path, const b2nd::Grid& g)
@@ -168,46 +170,58 @@ public:
         scratch_.resize(static_cast<std::size_t>(g.block_nbytes()));
     }
     double seconds(const std::vector<Box>& boxes) {
-        std::vector<std::pair<std::int64_t, std::int64_t>> work;
+        std::vector<Touch> work;
         for (const Box& b : boxes) {
             append_blocks(b, work);
         }
         return best_seconds([&] {
-            for (const auto& [c, blk] : work) {
-                if (decoders_[static_cast<std::size_t>(c)]) {
-                    decoders_[static_cast<std::size_t>(c)]->decode_block(
-                        static_cast<std::int32_t>(blk), {scratch_.data(), scratch_.size()});
+            for (const Touch& t : work) {
+                if (decoders_[static_cast<std::size_t>(t.chunk)]) {
+                    decoders_[static_cast<std::size_t>(t.chunk)]->decode_block_prefix(
+                        static_cast<std::int32_t>(t.block), {scratch_.data(), scratch_.size()},
+                        t.need);
                 }
             }
         });
     }
 
 private:
-    /// The (chunk, block) pairs a step-1 box touches.
-    void append_blocks(const Box& b,
-                       std::vector<std::pair<std::int64_t, std::int64_t>>& out) const {
+    /// A block a box touches and the bytes of it up to the box's last element there (what a
+    /// decoder that can stop early needs).
+    struct Touch {
+        std::int64_t chunk, block;
+        std::size_t need;
+    };
+    /// Per dimension: the chunk, the block in it, and the last coordinate used in the block.
+    struct Span {
+        std::int64_t chunk, block, last;
+    };
+    /// The blocks a step-1 box touches.
+    void append_blocks(const Box& b, std::vector<Touch>& out) const {
         const int nd = g_.ndim();
-        std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> per_dim(
-            static_cast<std::size_t>(nd));
+        std::vector<std::vector<Span>> per_dim(static_cast<std::size_t>(nd));
         for (int d = 0; d < nd; ++d) {
             const auto u = static_cast<std::size_t>(d);
             const std::int64_t c = g_.chunk_shape()[u], bl = g_.block_shape()[u];
-            for (std::int64_t p = b.start[u]; p < b.start[u] + b.count[u];) {
+            const std::int64_t end = b.start[u] + b.count[u];
+            for (std::int64_t p = b.start[u]; p < end;) {
                 const std::int64_t ch = p / c, inb = (p % c) / bl;
-                per_dim[u].push_back({ch, inb});
-                p = ch * c + std::min((inb + 1) * bl, c);
+                const std::int64_t next = ch * c + std::min((inb + 1) * bl, c);
+                per_dim[u].push_back({ch, inb, std::min(end, next) - 1 - (ch * c + inb * bl)});
+                p = next;
             }
         }
         std::vector<std::size_t> k(static_cast<std::size_t>(nd), 0);
         for (;;) {
-            std::int64_t chunk = 0, block = 0;
+            std::int64_t chunk = 0, block = 0, last = 0;
             for (int d = 0; d < nd; ++d) {
-                const auto& [ch, inb] =
-                    per_dim[static_cast<std::size_t>(d)][k[static_cast<std::size_t>(d)]];
-                chunk = chunk * g_.chunks_in(d) + ch;
-                block = block * g_.blocks_in(d) + inb;
+                const auto u = static_cast<std::size_t>(d);
+                const Span& sp = per_dim[u][k[u]];
+                chunk = chunk * g_.chunks_in(d) + sp.chunk;
+                block = block * g_.blocks_in(d) + sp.block;
+                last = last * g_.block_shape()[u] + sp.last;
             }
-            out.push_back({chunk, block});
+            out.push_back({chunk, block, static_cast<std::size_t>((last + 1) * g_.itemsize())});
             int d = nd - 1;
             for (; d >= 0; --d) {
                 const auto u = static_cast<std::size_t>(d);

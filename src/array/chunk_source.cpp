@@ -132,15 +132,16 @@ LoadedChunk ChunkSource::load(std::int64_t ci, bool need_block0, const CachePoli
 
 void ChunkSource::decode_block_into(const LoadedChunk& c,
                                     std::int64_t block,
-                                    std::uint8_t* into) const {
+                                    std::uint8_t* into,
+                                    std::size_t need) const {
     const codec::ChunkDecoder& dec = *c.decoder_;
     try {
         if (plain_) {
             dec.decode({into, static_cast<std::size_t>(dec.nbytes())}, 1);
         } else {
-            dec.decode_block(static_cast<std::int32_t>(block),
-                             {into, static_cast<std::size_t>(grid_.block_nbytes())},
-                             c.block0_ ? c.block0_->data() : nullptr);
+            dec.decode_block_prefix(static_cast<std::int32_t>(block),
+                                    {into, static_cast<std::size_t>(grid_.block_nbytes())}, need,
+                                    c.block0_ ? c.block0_->data() : nullptr);
         }
     } catch (const FormatError& e) {
         rethrow(c, e);
@@ -178,7 +179,8 @@ BlockCache::Buffer ChunkSource::cached(const LoadedChunk& c,
 BlockView ChunkSource::decoded_view(const LoadedChunk& c,
                                     std::int64_t block,
                                     const CachePolicy& policy,
-                                    BlockCache::Buffer hold) const {
+                                    BlockCache::Buffer hold,
+                                    std::size_t need) const {
     BlockView v;
     v.stride = grid_.itemsize();
     v.hold = std::move(hold);
@@ -197,7 +199,7 @@ BlockView ChunkSource::decoded_view(const LoadedChunk& c,
         return v;
     }
     v.data = scratch_bytes(tl_block, size);
-    decode_block_into(c, block, tl_block.data());
+    decode_block_into(c, block, tl_block.data(), need);
     return v;
 }
 
@@ -226,7 +228,16 @@ void ChunkSource::copy_block(const LoadedChunk& c,
         decode_block_into(c, block, dst);  // straight into the destination
         return;
     }
-    const BlockView v = decoded_view(c, block, policy, std::move(hold));
+    // Only the bytes up to the box's last element are needed (streams that can stop early stop
+    // there: a plane near the block's start costs a fraction of the block).
+    std::int64_t last = first * isz;
+    bool forward = true;
+    for (int d = 0; d < box.ndim; ++d) {
+        forward = forward && box.src_stride[d] >= 0;
+        last += (box.extent[d] - 1) * box.src_stride[d];
+    }
+    const std::size_t need = forward ? static_cast<std::size_t>(last + isz) : SIZE_MAX;
+    const BlockView v = decoded_view(c, block, policy, std::move(hold), need);
     copy_strided(box, v.at(first), dst, isz, stream);
 }
 

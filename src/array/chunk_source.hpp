@@ -131,17 +131,23 @@ public:
 private:
     /// The bytes chunk ci holds uncompressed.
     std::int64_t chunk_nbytes(std::int64_t ci) const;
-    void decode_block_into(const LoadedChunk& c, std::int64_t block, std::uint8_t* into) const;
+    /// Decodes block `block` of `c` into `into`: at least its first `need` bytes.
+    void decode_block_into(const LoadedChunk& c,
+                           std::int64_t block,
+                           std::uint8_t* into,
+                           std::size_t need = SIZE_MAX) const;
     /// Block `block` of an encoded chunk if it is at hand (block 0 of a DELTA chunk, or cached).
     BlockCache::Buffer cached(const LoadedChunk& c,
                               std::int64_t block,
                               const CachePolicy& policy) const;
     /// The decoded elements of a block of an encoded chunk: `hold` when set (from cached()),
-    /// else decoded into a new cache entry (policy.inserts) or this thread's scratch.
+    /// else decoded into a new cache entry (policy.inserts, whole) or this thread's scratch (at
+    /// least the first `need` bytes).
     BlockView decoded_view(const LoadedChunk& c,
                            std::int64_t block,
                            const CachePolicy& policy,
-                           BlockCache::Buffer hold) const;
+                           BlockCache::Buffer hold,
+                           std::size_t need = SIZE_MAX) const;
     /// A chunk's decode error, with the file, the chunk and the offset in the file.
     [[noreturn]] void rethrow(const LoadedChunk& c, const FormatError& e) const;
     /// A chunk that contradicts the grid; `field` is the chunk header offset of the culprit.

@@ -223,7 +223,9 @@ std::size_t blosclz_compress(
 bool blosclz_decompress(const std::uint8_t* in,
                         std::size_t n,
                         std::uint8_t* out,
-                        std::size_t out_size) {
+                        std::size_t out_size,
+                        std::size_t want) {
+    const bool partial = want < out_size;
     if (n == 0) {
         return out_size == 0;
     }
@@ -302,9 +304,12 @@ bool blosclz_decompress(const std::uint8_t* in,
         if (ip >= ip_end) {
             break;
         }
+        if (partial && static_cast<std::size_t>(op - out) >= want) {
+            return true;
+        }
         ctrl = *ip++;
     }
-    return op == op_end;
+    return partial ? static_cast<std::size_t>(op - out) >= want : op == op_end;
 }
 
 }  // namespace b2nd::codec::detail

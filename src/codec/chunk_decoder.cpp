@@ -287,7 +287,16 @@ void ChunkDecoder::fill_special(std::int64_t chunk_offset,
     }
 }
 
-void ChunkDecoder::decode_streams(std::int32_t i, const BlockGeometry& g, std::uint8_t* out) const {
+int ChunkDecoder::stream_count(std::int32_t i) const noexcept {
+    const auto& h = header_;
+    const bool leftover = !h.vl_blocks() && i == nblocks_ - 1 && h.nbytes % blocksize_ != 0;
+    return (!h.vl_blocks() && h.split() && !leftover) ? h.typesize : 1;
+}
+
+void ChunkDecoder::decode_streams(std::int32_t i,
+                                  const BlockGeometry& g,
+                                  std::uint8_t* out,
+                                  std::size_t want) const {
     const auto& h = header_;
     const std::uint8_t* base = chunk_.data();
     const std::int64_t cbytes = h.cbytes;
@@ -302,8 +311,7 @@ void ChunkDecoder::decode_streams(std::int32_t i, const BlockGeometry& g, std::u
     }
     const auto format = static_cast<CompFormat>(h.comp_format());
     const bool vl = h.vl_blocks();
-    const bool leftover = !vl && i == nblocks_ - 1 && h.nbytes % blocksize_ != 0;
-    const int nstreams = (!vl && h.split() && !leftover) ? h.typesize : 1;
+    const int nstreams = stream_count(i);
     if (g.nbytes % nstreams != 0) {
         fail(i,
              "split block of " + num(g.nbytes) + " bytes is not a multiple of typesize " +
@@ -311,6 +319,7 @@ void ChunkDecoder::decode_streams(std::int32_t i, const BlockGeometry& g, std::u
              table_at);
     }
     const auto neblock = static_cast<std::size_t>(g.nbytes / nstreams);
+    const std::size_t wanted = std::min(want, neblock);  // of each stream
     std::int64_t pos = bstart;
     for (int j = 0; j < nstreams; ++j, out += neblock) {
         if (cbytes - pos < 4) {
@@ -328,7 +337,7 @@ void ChunkDecoder::decode_streams(std::int32_t i, const BlockGeometry& g, std::u
                 i + 1 < nblocks_ ? load_le<std::int32_t>(base + table_at + 4) : cbytes;
             clen = next - pos;
         } else if (csize == 0) {
-            b2nd::detail::fill_bytes(out, 0, neblock);
+            b2nd::detail::fill_bytes(out, 0, wanted);
             continue;
         } else if (csize < 0) {
             if (pos >= cbytes) {
@@ -347,7 +356,7 @@ void ChunkDecoder::decode_streams(std::int32_t i, const BlockGeometry& g, std::u
                          " does not encode a byte",
                      static_cast<std::uint64_t>(at));
             }
-            b2nd::detail::fill_bytes(out, static_cast<int>(-csize), neblock);
+            b2nd::detail::fill_bytes(out, static_cast<int>(-csize), wanted);
             continue;
         }
         if (clen > cbytes - pos) {
@@ -357,10 +366,10 @@ void ChunkDecoder::decode_streams(std::int32_t i, const BlockGeometry& g, std::u
                  static_cast<std::uint64_t>(at));
         }
         if (clen == static_cast<std::int64_t>(neblock)) {
-            b2nd::detail::copy_bytes(out, base + pos, neblock);
-        } else if (const char* err =
-                       detail::decompress_stream(format, base + pos, static_cast<std::size_t>(clen),
-                                                 out, neblock, dict_.get())) {
+            b2nd::detail::copy_bytes(out, base + pos, wanted);
+        } else if (const char* err = detail::decompress_stream_prefix(
+                       format, base + pos, static_cast<std::size_t>(clen), out, wanted, neblock,
+                       dict_.get())) {
             fail(i,
                  "stream " + num(j) + ": " + comp_format_name(h.comp_format()) + " stream of " +
                      num(clen) + " bytes does not decode to " +
@@ -443,6 +452,79 @@ void ChunkDecoder::decode_block_impl(std::int32_t i,
     std::uint8_t* streams = b2nd::detail::scratch_bytes(scratch().streams, n);
     decode_streams(i, g, streams);
     apply_filters(i, streams, n, dest, block0);
+}
+
+bool ChunkDecoder::decodes_prefix() const noexcept {
+    const auto& h = header_;
+    if (special() != Special::none || memcpyed()) {
+        return true;
+    }
+    if (h.vl_blocks() ||
+        !detail::stops_early(static_cast<CompFormat>(h.comp_format()), dict_.get())) {
+        return false;
+    }
+    if (!has_filters_) {
+        return !h.split() || h.typesize == 1;  // one stream per block
+    }
+    // A single byte shuffle of whole items, over one stream per byte of the item.
+    int undone = 0;
+    bool whole_item_shuffle = false;
+    for (int slot = 0; slot < format::kChunkMaxFilters; ++slot) {
+        const auto f = static_cast<Filter>(h.filters[static_cast<std::size_t>(slot)]);
+        const std::uint8_t meta = h.filters_meta[static_cast<std::size_t>(slot)];
+        if (f == Filter::none || f == Filter::trunc_prec) {
+            continue;
+        }
+        ++undone;
+        whole_item_shuffle = f == Filter::shuffle && (meta == 0 || meta == h.typesize);
+    }
+    return undone == 1 && whole_item_shuffle && (h.split() || h.typesize == 1);
+}
+
+void ChunkDecoder::decode_block_prefix(std::int32_t i,
+                                       MutableByteSpan dest,
+                                       std::size_t need,
+                                       const std::uint8_t* block0) const {
+    const std::int32_t nbytes = block_nbytes(i);
+    if (dest.size() < static_cast<std::size_t>(nbytes)) {
+        throw UsageError("decode_block_prefix: destination of " +
+                         num(static_cast<std::int64_t>(dest.size())) +
+                         " bytes is smaller than block " + num(i) + " (" + num(nbytes) + " bytes)");
+    }
+    const BlockGeometry g = geometry(i);
+    const auto n = static_cast<std::size_t>(g.nbytes);
+    if (need >= n || !decodes_prefix()) {
+        decode_block_impl(i, dest.data(), block0);
+        return;
+    }
+    if (special() != Special::none) {
+        fill_special(g.offset, dest.data(), need);
+        return;
+    }
+    if (memcpyed()) {
+        b2nd::detail::copy_bytes(dest.data(), chunk_.data() + header_.header_size() + g.offset,
+                                 need);
+        return;
+    }
+    const int nstreams = stream_count(i);
+    if (!has_filters_ && nstreams == 1) {
+        decode_streams(i, g, dest.data(), need);
+        return;
+    }
+    const auto ts = static_cast<std::size_t>(header_.typesize);
+    if (!has_filters_ || nstreams != header_.typesize) {
+        decode_block_impl(i, dest.data(), block0);  // an unsplit leftover block
+        return;
+    }
+    // Stream k holds byte k of every item: the first m bytes of each give the first m items.
+    const std::size_t m = (need + ts - 1) / ts;
+    const std::size_t per_stream = n / ts;
+    std::uint8_t* streams = b2nd::detail::scratch_bytes(scratch().streams, n);
+    decode_streams(i, g, streams, m);
+    for (std::size_t k = 1; k < ts; ++k) {
+        std::memmove(streams + k * m, streams + k * per_stream, m);
+    }
+    unshuffle(header_.typesize, m * ts, streams, dest.data());
 }
 
 void ChunkDecoder::decode_block(std::int32_t i,

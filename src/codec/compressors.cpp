@@ -132,6 +132,35 @@ std::size_t compress_stream(Codec c,
     throw UsageError("unknown compressor code " + std::to_string(static_cast<int>(c)));
 }
 
+bool stops_early(CompFormat f, const StreamDict* dict) noexcept {
+    return f == CompFormat::blosclz || (f == CompFormat::lz4 && dict == nullptr);
+}
+
+const char* decompress_stream_prefix(CompFormat f,
+                                     const std::uint8_t* src,
+                                     std::size_t n,
+                                     std::uint8_t* out,
+                                     std::size_t want,
+                                     std::size_t out_size,
+                                     const StreamDict* dict) {
+    if (want >= out_size || !stops_early(f, dict)) {
+        return decompress_stream(f, src, n, out, out_size, dict);
+    }
+    if (n > kIntMax || out_size > kIntMax) {
+        return "stream larger than 2 GiB";
+    }
+    if (f == CompFormat::blosclz) {
+        return blosclz_decompress(src, n, out, out_size, want) ? nullptr : "corrupt blosclz stream";
+    }
+    const int r = LZ4_decompress_safe_partial(reinterpret_cast<const char*>(src),
+                                              reinterpret_cast<char*>(out), static_cast<int>(n),
+                                              static_cast<int>(want), static_cast<int>(out_size));
+    if (r < 0) {
+        return "corrupt lz4 stream";
+    }
+    return static_cast<std::size_t>(r) >= want ? nullptr : "lz4 stream decodes to a wrong size";
+}
+
 const char* decompress_stream(CompFormat f,
                               const std::uint8_t* src,
                               std::size_t n,

@@ -48,11 +48,29 @@ const char* decompress_stream(CompFormat f,
                               std::size_t out_size,
                               const StreamDict* dict);
 
+/// Whether decompress_stream_prefix can stop early for this format (LZ4 and BloscLZ; zstd and
+/// zlib streams of a block decode as one piece).
+bool stops_early(CompFormat f, const StreamDict* dict) noexcept;
+
+/// Decompresses the first `want` bytes of a stream of out_size bytes into out (out_size bytes of
+/// room; bytes past `want` may be written too). For formats that cannot stop early, the whole
+/// stream. Returns nullptr on success, otherwise a static description of the failure.
+const char* decompress_stream_prefix(CompFormat f,
+                                     const std::uint8_t* src,
+                                     std::size_t n,
+                                     std::uint8_t* out,
+                                     std::size_t want,
+                                     std::size_t out_size,
+                                     const StreamDict* dict);
+
 std::size_t blosclz_compress(
     int clevel, const std::uint8_t* in, std::size_t n, std::uint8_t* out, std::size_t cap);
+/// Decodes a BloscLZ stream into exactly out_size bytes, or, with want < out_size, stops once at
+/// least `want` bytes are out (writing at most out_size).
 bool blosclz_decompress(const std::uint8_t* in,
                         std::size_t n,
                         std::uint8_t* out,
-                        std::size_t out_size);
+                        std::size_t out_size,
+                        std::size_t want = SIZE_MAX);
 
 }  // namespace b2nd::codec::detail

@@ -80,6 +80,19 @@ public:
                       MutableByteSpan dest,
                       const std::uint8_t* block0 = nullptr) const;
 
+    /// Decodes at least the first `need` bytes of block i into dest (dest.size() >=
+    /// block_nbytes(i); bytes past `need` are unspecified). Where the block's streams can stop
+    /// early (decodes_prefix()), only what the first `need` bytes depend on is decoded: a slice
+    /// near a block's start costs a fraction of the block. Otherwise the whole block.
+    void decode_block_prefix(std::int32_t i,
+                             MutableByteSpan dest,
+                             std::size_t need,
+                             const std::uint8_t* block0 = nullptr) const;
+    /// Whether decode_block_prefix decodes less than whole blocks for this chunk: special and
+    /// memcpyed chunks, and LZ4 or BloscLZ streams with no filter or one byte shuffle over
+    /// split streams (c-blosc2's default for those codecs).
+    bool decodes_prefix() const noexcept;
+
     /// Decodes bytes [offset, offset + dest.size()) of the chunk, touching only the blocks that
     /// overlap the range. \throws UsageError when the range exceeds nbytes().
     void decode_range(std::int64_t offset, MutableByteSpan dest) const;
@@ -92,7 +105,14 @@ private:
     BlockGeometry geometry(std::int32_t i) const;
     void fill_special(std::int64_t chunk_offset, std::uint8_t* dest, std::size_t n) const;
     void decode_block_impl(std::int32_t i, std::uint8_t* dest, const std::uint8_t* block0) const;
-    void decode_streams(std::int32_t i, const BlockGeometry& g, std::uint8_t* out) const;
+    /// Streams the block is stored as (typesize when split, else 1).
+    int stream_count(std::int32_t i) const noexcept;
+    /// Decodes block i's streams into out, stream after stream; of each only the first `want`
+    /// bytes where its format can stop early (the rest of its room may be written too).
+    void decode_streams(std::int32_t i,
+                        const BlockGeometry& g,
+                        std::uint8_t* out,
+                        std::size_t want = SIZE_MAX) const;
     void apply_filters(std::int32_t i,
                        std::uint8_t* data,
                        std::size_t n,

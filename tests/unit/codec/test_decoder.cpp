@@ -1,4 +1,5 @@
 // Decoder behaviour on hand-assembled chunks: stream kinds, errors with offsets, ranges.
+#include <cmath>
 #include <cstring>
 
 #include <catch2/catch.hpp>
@@ -159,4 +160,74 @@ TEST_CASE("decoder: an empty VL-block chunk claiming blocks has none (fuzzer fin
     std::vector<std::uint8_t> out;
     dec.decode(out);
     CHECK(decode_chunk(chunk).empty());
+}
+
+TEST_CASE("decoder: a block's prefix equals the same bytes of the whole block", "[codec]") {
+    const Codec codec = GENERATE(Codec::blosclz, Codec::lz4, Codec::lz4hc, Codec::zstd);
+    const int typesize = GENERATE(1, 2, 4, 8);
+    const int pipeline = GENERATE(0, 1, 2, 3);  // none, shuffle, bitshuffle, delta + shuffle
+    const SplitMode split = GENERATE(SplitMode::always, SplitMode::never);
+    CAPTURE(static_cast<int>(codec), typesize, pipeline, static_cast<int>(split));
+    b2nd::test::SplitMix rng(static_cast<std::uint64_t>(typesize * 100 + pipeline));
+    // Smooth values with noise in the low bytes: every stream compresses, none is uniform.
+    std::vector<std::uint8_t> in(static_cast<std::size_t>(typesize) * 5003);
+    for (std::size_t i = 0; i < in.size(); ++i) {
+        in[i] = static_cast<std::uint8_t>((i / 97) + (i % 3 == 0 ? rng.below(7) : 0));
+    }
+    EncodeParams p;
+    p.codec = codec;
+    p.clevel = 5;
+    p.typesize = typesize;
+    p.blocksize = typesize * 1024;  // 4 full blocks and a leftover block of 907 items
+    p.splitmode = split;
+    const std::vector<FilterPipeline> pipelines{
+        make_pipeline({}), make_pipeline({{Filter::shuffle, 0}}),
+        make_pipeline({{Filter::bitshuffle, 0}}),
+        make_pipeline({{Filter::delta, 0}, {Filter::shuffle, 0}})};
+    p.filters = pipelines[static_cast<std::size_t>(pipeline)];
+    const auto chunk = encode_chunk(in, p);
+    const ChunkDecoder dec(chunk);
+    // Less than whole blocks: LZ4 and BloscLZ streams holding the items' bytes in order (one
+    // stream, no filter) or one stream per byte of the item under a byte shuffle.
+    bool stops_early = false;
+    if (codec != Codec::zstd && pipeline == 0) {
+        stops_early = split == SplitMode::never || typesize == 1;
+    } else if (codec != Codec::zstd && pipeline == 1) {
+        stops_early = split == SplitMode::always || typesize == 1;
+    }
+    CHECK(dec.decodes_prefix() == stops_early);
+    for (std::int32_t b = 0; b < dec.nblocks(); ++b) {
+        const auto n = static_cast<std::size_t>(dec.block_nbytes(b));
+        for (std::size_t need : {std::size_t{1}, std::size_t{7}, n / 3, n - 1, n, n + 5}) {
+            std::vector<std::uint8_t> out(n, 0xee);
+            dec.decode_block_prefix(b, out, need);
+            const std::size_t k = std::min(need, n);
+            CHECK(std::equal(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(k),
+                             in.begin() + static_cast<std::ptrdiff_t>(b) * p.blocksize));
+        }
+    }
+    std::vector<std::uint8_t> small(3);
+    CHECK_THROWS_AS(dec.decode_block_prefix(0, small, 1), b2nd::UsageError);
+}
+
+TEST_CASE("decoder: prefixes of special and memcpyed chunks", "[codec]") {
+    std::vector<std::uint8_t> out(4000, 0xee);
+    const auto nans = make_nans_chunk(8000, 4, 4000);
+    ChunkDecoder(nans).decode_block_prefix(1, out, 10);
+    float f[2];
+    std::memcpy(f, out.data(), 8);
+    CHECK((std::isnan(f[0]) && std::isnan(f[1])));
+    CHECK(out[12] == 0xee);  // only what was asked for is written
+    std::vector<std::uint8_t> in(4000);
+    for (std::size_t i = 0; i < in.size(); ++i) {
+        in[i] = static_cast<std::uint8_t>(i * 7);
+    }
+    EncodeParams p;
+    p.clevel = 0;  // stored memcpyed
+    p.blocksize = 1000;
+    const auto raw = encode_chunk(in, p);
+    const ChunkDecoder dec(raw);
+    REQUIRE(dec.memcpyed());
+    dec.decode_block_prefix(2, out, 300);
+    CHECK(std::equal(out.begin(), out.begin() + 300, in.begin() + 2000));
 }

@@ -39,6 +39,7 @@
 namespace b2nd::detail {
 
 class BoxPlan;
+class ChunkLoads;
 
 /// A shared mutex that does not starve writers: a waiting writer holds the gate, so new readers
 /// queue behind it (glibc's rwlock prefers readers, and a stream of readers would block writes
@@ -162,7 +163,7 @@ private:
                        CacheUse use) const;
     /// read_unlocked for large reads with rows contiguous in the destination (read.cpp).
     void read_row_groups(const BoxPlan& plan,
-                         const std::vector<LoadedChunk>& chunks,
+                         const ChunkLoads& chunks,
                          std::uint8_t* out0,
                          const std::int64_t* walk,
                          const CachePolicy& policy) const;

@@ -241,12 +241,6 @@ void ChunkSource::copy_block(const LoadedChunk& c,
     copy_strided(box, v.at(first), dst, isz, stream);
 }
 
-void ChunkSource::prefetch(const LoadedChunk& c) const {
-    if (c.kind_ != LoadedChunk::Kind::uniform && c.stored_.owner) {
-        storage::MappedFile::prefetch(c.stored_.owner, c.stored_.bytes);
-    }
-}
-
 void ChunkSource::decode_chunk(std::int64_t ci, std::uint8_t* buf, int threads) const {
     const LoadedChunk c = load(ci, false, {});
     const std::int64_t n = grid_.chunk_nbytes();

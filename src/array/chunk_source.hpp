@@ -108,9 +108,6 @@ public:
                     bool stream = false) const;
     /// The elements of block `block` of `c` (decoded into the cache or this thread's scratch).
     BlockView view_block(const LoadedChunk& c, std::int64_t block, const CachePolicy& policy) const;
-    /// Starts reading `c`'s bytes into the page cache in the background (large scans call it
-    /// for every chunk they will decode, before decoding the first).
-    void prefetch(const LoadedChunk& c) const;
     /// Chunk ci whole, in the padded block layout (grid().chunk_nbytes() bytes).
     void decode_chunk(std::int64_t ci, std::uint8_t* buf, int threads) const;
     /// Copies element `loc` from the cache into out; false when its block is not cached.

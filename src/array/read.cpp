@@ -6,6 +6,8 @@
 // touched block once.
 #include <algorithm>
 #include <cstring>
+#include <memory>
+#include <mutex>
 
 #include <b2nd/error.hpp>
 
@@ -16,6 +18,46 @@
 #include "box_plan.hpp"
 
 namespace b2nd::detail {
+
+/// The chunks a read touches, each loaded (header parsed, checked) once. Small reads load them
+/// all up front, in parallel; large reads load each on first use, so that a chunk's bytes are
+/// touched only when its blocks' turn comes, after the prefetcher has read them from the file.
+class ChunkLoads {
+public:
+    ChunkLoads(const ChunkSource& src, const BoxPlan& plan, const CachePolicy& policy)
+        : src_(src),
+          plan_(plan),
+          policy_(policy),
+          chunks_(plan.chunks().size()),
+          once_(std::make_unique<std::once_flag[]>(plan.chunks().size())) {}
+    const LoadedChunk& operator[](std::size_t t) const {
+        std::call_once(once_[t], [&] {
+            read_ahead_.reached(t);
+            const ChunkTask& ct = plan_.chunks()[t];
+            chunks_[t] = src_.load(ct.ci, !plan_.only_block0(ct), policy_);
+        });
+        return chunks_[t];
+    }
+    /// Reads the chunks' bytes ahead of their first use, in order.
+    void read_ahead() {
+        std::vector<std::int64_t> ids(plan_.chunks().size());
+        for (std::size_t t = 0; t < ids.size(); ++t) {
+            ids[t] = plan_.chunks()[t].ci;
+        }
+        read_ahead_ = src_.frame().prefetch(ids);
+    }
+    void load_all(int nthreads) const {
+        parallel_for(chunks_.size(), nthreads, [&](std::size_t t) { (void)(*this)[t]; });
+    }
+
+private:
+    const ChunkSource& src_;
+    const BoxPlan& plan_;
+    const CachePolicy& policy_;
+    mutable std::vector<LoadedChunk> chunks_;
+    std::unique_ptr<std::once_flag[]> once_;
+    mutable storage::ReadAhead read_ahead_;
+};
 
 void ArrayCore::read(const Box& box, std::uint8_t* out, const std::int64_t* out_strides) const {
     std::shared_lock<FairSharedMutex> lock(mutex_);
@@ -47,16 +89,14 @@ void ArrayCore::read_unlocked(const Box& box,
                         kStreamingBytes;
 
     const std::vector<ChunkTask>& tasks = plan.chunks();
-    std::vector<LoadedChunk> chunks(tasks.size());
-    parallel_for(tasks.size(), nthreads_, [&](std::size_t t) {
-        chunks[t] = src.load(tasks[t].ci, !plan.only_block0(tasks[t]), policy);
-    });
+    ChunkLoads chunks(src, plan, policy);
     if (stream) {
-        // A large read: ask for every chunk's bytes now, so that files not in the page cache
-        // are read ahead while the first blocks decode, not one page fault at a time.
-        for (const LoadedChunk& c : chunks) {
-            src.prefetch(c);
-        }
+        // A large read: the chunks' bytes are read from the file in the background, in the
+        // order the blocks are decoded, while the first ones decode (rather than one fault, and
+        // the kernel's read-around, at a time, with nothing else going on).
+        chunks.read_ahead();
+    } else {
+        chunks.load_all(nthreads_);
     }
     const int nd = src.grid().ndim();
     if (stream && nd >= 2 && walk[nd - 1] == src.grid().itemsize()) {
@@ -77,7 +117,7 @@ void ArrayCore::read_unlocked(const Box& box,
 }
 
 void ArrayCore::read_row_groups(const BoxPlan& plan,
-                                const std::vector<LoadedChunk>& chunks,
+                                const ChunkLoads& chunks,
                                 std::uint8_t* out0,
                                 const std::int64_t* walk,
                                 const CachePolicy& policy) const {

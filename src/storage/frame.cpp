@@ -1,4 +1,5 @@
 // Frame reading, the same for both kinds of frame: open, parse, chunk lookup, metalayers.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -398,6 +399,44 @@ std::int64_t Frame::nbytes() const noexcept {
 StoredChunk Frame::chunk(std::int64_t i) const {
     std::shared_lock<std::shared_mutex> lock(impl_->mutex);
     return impl_->chunk_unlocked(i);
+}
+
+ReadAhead Frame::prefetch(const std::vector<std::int64_t>& chunks, std::size_t window) const {
+    std::shared_lock<std::shared_mutex> lock(impl_->mutex);
+    const Impl& f = *impl_;
+    if (f.sparse() || !f.map || chunks.empty()) {
+        return {};
+    }
+    // Where each stored chunk starts, in file order: a chunk's bytes end at most where the next
+    // one starts (or the chunks section ends).
+    const std::int64_t section = f.header.cbytes;
+    std::vector<std::int64_t> starts;
+    starts.reserve(f.index.size());
+    for (std::int64_t e : f.index) {
+        if (e >= 0 && e < section) {
+            starts.push_back(e);
+        }
+    }
+    std::sort(starts.begin(), starts.end());
+    std::vector<ByteSpan> ranges(chunks.size());  // empty: nothing to read for that chunk
+    for (std::size_t k = 0; k < chunks.size(); ++k) {
+        const std::int64_t i = chunks[k];
+        if (i < 0 || i >= static_cast<std::int64_t>(f.index.size())) {
+            continue;
+        }
+        const std::int64_t e = f.index[static_cast<std::size_t>(i)];
+        if (e < 0 || e >= section) {
+            continue;  // a special chunk (nothing stored) or a bad entry
+        }
+        const auto next = std::upper_bound(starts.begin(), starts.end(), e);
+        const std::int64_t end = next == starts.end() ? section : *next;
+        const auto at = static_cast<std::size_t>(f.header.header_len + e);
+        const auto len = static_cast<std::size_t>(end - e);
+        if (at + len <= f.frame.size()) {
+            ranges[k] = f.frame.subspan(at, len);
+        }
+    }
+    return ReadAhead(f.map, std::move(ranges), window);
 }
 
 std::int64_t Frame::index_entry(std::int64_t i) const {

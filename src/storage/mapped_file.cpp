@@ -1,9 +1,11 @@
+#include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
 #include <system_error>
 #include <thread>
+#include <vector>
 
 #include <boost/interprocess/exceptions.hpp>
 #include <boost/interprocess/file_mapping.hpp>
@@ -32,61 +34,174 @@ MappedFile::~MappedFile() = default;
 
 namespace {
 
-/// The thread behind MappedFile::prefetch: advises ranges one after the other, in order.
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+
+/// madvise(MADV_POPULATE_READ); false where the kernel does not know it (before 5.14).
+bool populate_read(void* at, std::size_t n) {
+    static std::atomic<bool> unknown{false};
+    if (unknown.load(std::memory_order_relaxed)) {
+        return false;
+    }
+    if (::madvise(at, n, MADV_POPULATE_READ) == 0) {
+        return true;
+    }
+    if (errno == EINVAL) {
+        unknown.store(true, std::memory_order_relaxed);
+        return false;
+    }
+    return true;  // EFAULT/EIO: the reader reports what it finds
+}
+
+/// Reads (or advises) the pages of one range of a mapping.
+void read_pages(ByteSpan range) {
+    static const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const auto begin = reinterpret_cast<std::uintptr_t>(range.data()) & ~(page - 1);
+    const auto end = reinterpret_cast<std::uintptr_t>(range.data()) + range.size();
+    // NOLINTNEXTLINE(performance-no-int-to-ptr): the page holding the range's first byte
+    void* const at = reinterpret_cast<void*>(begin);
+    // Read the pages and map them (Linux 5.14+), so that the decoding threads take no page fault
+    // at all; else only read them into the page cache. A range the file no longer covers fails
+    // here (EFAULT) instead of raising SIGBUS.
+    if (!populate_read(at, end - begin)) {
+        ::madvise(at, end - begin, MADV_WILLNEED);
+    }
+}
+
+}  // namespace
+
+/// One ReadAhead's ranges and how far its reader is.
+struct ReadAhead::State {
+    std::shared_ptr<const void> owner;
+    std::vector<ByteSpan> ranges;
+    std::vector<std::size_t> before;  // bytes of the ranges before range k
+    std::size_t window = 0;
+    std::size_t next = 0;                 // the next range to read (prefetcher's mutex)
+    std::atomic<std::size_t> reached{0};  // the range the reader is at
+    std::atomic<bool> cancelled{false};
+
+    /// Whether range `next` is within the window past the reader (prefetcher's mutex held).
+    bool ready() const {
+        return next < ranges.size() &&
+               before[next] <=
+                   before[std::min(reached.load(std::memory_order_relaxed), ranges.size() - 1)] +
+                       window;
+    }
+};
+
+namespace {
+
+/// The thread behind ReadAhead: serves the active read-aheads in turn, a range at a time, each
+/// only as far as its window past its reader allows.
 class Prefetcher {
 public:
-    Prefetcher() : thread_([this] { run(); }) {}
+    static Prefetcher& instance() {
+        static Prefetcher p;
+        return p;
+    }
+    Prefetcher(const Prefetcher&) = delete;
+    Prefetcher& operator=(const Prefetcher&) = delete;
     ~Prefetcher() {
         {
             std::lock_guard<std::mutex> lock(mutex_);
             stop_ = true;
-            queue_.clear();
+            active_.clear();
         }
         wake_.notify_one();
         thread_.join();
     }
-    void push(std::shared_ptr<const void> owner, ByteSpan range) {
+    void add(std::shared_ptr<ReadAhead::State> s) {
         {
             std::lock_guard<std::mutex> lock(mutex_);
-            queue_.emplace_back(std::move(owner), range);
+            active_.push_back(std::move(s));
         }
         wake_.notify_one();
     }
+    /// A reader moved on, or gave up: the thread may have something to do again.
+    void poke() { wake_.notify_one(); }
 
 private:
+    Prefetcher() : thread_([this] { run(); }) {}
+
+    /// The next read-ahead with a range to read now (round robin), dropping finished ones.
+    std::shared_ptr<ReadAhead::State> pick() {
+        for (std::size_t n = active_.size(); n > 0; --n) {
+            std::shared_ptr<ReadAhead::State> s = std::move(active_.front());
+            active_.pop_front();
+            if (s->cancelled.load(std::memory_order_relaxed) || s->next >= s->ranges.size()) {
+                continue;
+            }
+            active_.push_back(s);
+            if (s->ready()) {
+                return s;
+            }
+        }
+        return nullptr;
+    }
+
     void run() {
-        static const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
         std::unique_lock<std::mutex> lock(mutex_);
         for (;;) {
-            wake_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+            std::shared_ptr<ReadAhead::State> s;
+            wake_.wait(lock, [&] { return stop_ || (s = pick()) != nullptr; });
             if (stop_) {
                 return;
             }
-            auto [owner, range] = std::move(queue_.front());
-            queue_.pop_front();
+            const ByteSpan range = s->ranges[s->next++];
             lock.unlock();
-            const auto begin = reinterpret_cast<std::uintptr_t>(range.data()) & ~(page - 1);
-            const auto end = reinterpret_cast<std::uintptr_t>(range.data()) + range.size();
-            // NOLINTNEXTLINE(performance-no-int-to-ptr): the page holding the range's first byte
-            ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_WILLNEED);
-            owner.reset();  // the mapping may go once its range is advised
+            if (!range.empty()) {
+                read_pages(range);
+            }
+            s.reset();  // the mapping may go once its last range is read
             lock.lock();
         }
     }
 
     std::mutex mutex_;
     std::condition_variable wake_;
-    std::deque<std::pair<std::shared_ptr<const void>, ByteSpan>> queue_;
+    std::deque<std::shared_ptr<ReadAhead::State>> active_;
     bool stop_ = false;
     std::thread thread_;
 };
 
 }  // namespace
 
-void MappedFile::prefetch(std::shared_ptr<const void> owner, ByteSpan range) {
-    if (!range.empty()) {
-        static Prefetcher prefetcher;
-        prefetcher.push(std::move(owner), range);
+ReadAhead::ReadAhead(std::shared_ptr<const void> owner,
+                     std::vector<ByteSpan> ranges,
+                     std::size_t window)
+    : state_(std::make_shared<State>()) {
+    state_->owner = std::move(owner);
+    state_->ranges = std::move(ranges);
+    state_->window = window;
+    state_->before.resize(state_->ranges.size());
+    std::size_t total = 0;
+    for (std::size_t k = 0; k < state_->ranges.size(); ++k) {
+        state_->before[k] = total;
+        total += state_->ranges[k].size();
+    }
+    if (!state_->ranges.empty()) {
+        Prefetcher::instance().add(state_);
+    }
+}
+
+void ReadAhead::stop() noexcept {
+    if (state_) {
+        state_->cancelled.store(true, std::memory_order_relaxed);
+        Prefetcher::instance().poke();
+        state_.reset();
+    }
+}
+
+void ReadAhead::reached(std::size_t k) noexcept {
+    if (!state_) {
+        return;
+    }
+    std::size_t cur = state_->reached.load(std::memory_order_relaxed);
+    while (k > cur && !state_->reached.compare_exchange_weak(cur, k, std::memory_order_relaxed)) {
+    }
+    if (k > cur) {
+        Prefetcher::instance().poke();
     }
 }
 

@@ -27,6 +27,7 @@
 #include <b2nd/codec/chunk_encoder.hpp>
 #include <b2nd/codec/ids.hpp>
 #include <b2nd/format/frame_header.hpp>
+#include <b2nd/storage/mapped_file.hpp>
 
 namespace b2nd::storage {
 
@@ -184,6 +185,14 @@ public:
     /// the index entry or the chunk's header does not fit the frame; IoError for a missing
     /// sparse chunk file.
     StoredChunk chunk(std::int64_t i) const;
+    /// Reads the stored bytes of these chunks ahead, in this order, in the background, without
+    /// touching them here: a caller that decodes them one after the other (telling the
+    /// ReadAhead which one it is at) overlaps the file's reads with its work, and the read-ahead
+    /// stays within `window` bytes of it. Contiguous frames only: each chunk's bytes up to the
+    /// next chunk in the file; sparse frames open chunk files on use (nothing read ahead). A bad
+    /// index entry is skipped (the chunk's own read reports it).
+    ReadAhead prefetch(const std::vector<std::int64_t>& chunks,
+                       std::size_t window = std::size_t{128} << 20) const;
     /// The raw offsets-index entry of chunk i: a byte offset (contiguous), a chunk file number
     /// (sparse), or a special value with bit 63 set.
     std::int64_t index_entry(std::int64_t i) const;

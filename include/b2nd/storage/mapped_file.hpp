@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <b2nd/byte_span.hpp>
 
@@ -28,12 +29,6 @@ public:
 
     ByteSpan bytes() const noexcept { return bytes_; }
 
-    /// Asks the kernel to read `range` (bytes of a mapping that `owner` keeps alive) into the
-    /// page cache, from a background thread (madvise MADV_WILLNEED, which waits for the reads on
-    /// many systems): a scan that announces what it will read next decodes while the rest of
-    /// the file arrives, instead of waiting for one page fault after another. Requests are served
-    /// in order. A hint: failures are ignored.
-    static void prefetch(std::shared_ptr<const void> owner, ByteSpan range);
     std::uint64_t size() const noexcept { return bytes_.size(); }
     const std::string& path() const noexcept { return path_; }
 
@@ -44,6 +39,40 @@ private:
     std::string path_;
     std::unique_ptr<Impl> impl_;
     ByteSpan bytes_;
+};
+
+/// Reading ranges of a mapping ahead of a reader that will use them in order, from one
+/// background thread shared by all read-aheads: pages are read and mapped
+/// (madvise MADV_POPULATE_READ, else MADV_WILLNEED), at most `window` bytes past the range the
+/// reader has reached, so that a scan of a file not in the page cache decodes while the rest of
+/// the file arrives, without reading far more than it will soon use. A hint: failures are
+/// ignored (the reader's own access reports them). Destroying it stops it.
+class ReadAhead {
+public:
+    ReadAhead() = default;
+    /// Starts reading `ranges` (bytes of a mapping that `owner` keeps alive; empty ones are
+    /// skipped) in order.
+    ReadAhead(std::shared_ptr<const void> owner, std::vector<ByteSpan> ranges, std::size_t window);
+    ~ReadAhead() { stop(); }
+    ReadAhead(ReadAhead&& o) noexcept : state_(std::move(o.state_)) {}
+    ReadAhead& operator=(ReadAhead&& o) noexcept {
+        if (this != &o) {
+            stop();
+            state_ = std::move(o.state_);
+        }
+        return *this;
+    }
+    ReadAhead(const ReadAhead&) = delete;
+    ReadAhead& operator=(const ReadAhead&) = delete;
+
+    /// The reader is at range k (calls may come from several threads, slightly out of order).
+    void reached(std::size_t k) noexcept;
+
+    struct State;
+
+private:
+    void stop() noexcept;
+    std::shared_ptr<State> state_;
 };
 
 }  // namespace b2nd::storage

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <complex>
 #include <cstring>
+#include <fstream>
 
 #include <catch2/catch.hpp>
 
@@ -519,6 +520,22 @@ TEST_CASE("ndarray: large reads (streamed to the destination) equal the data", "
             B2ND_REQUIRE_SAME_BYTES(a.any().read(b), b2nd::test::reference_slice(
                                                          bytes, big, 4, b.start, b.count, b.step));
         }
+    }
+    // Large reads load each chunk when its blocks' turn comes (after reading it ahead): a chunk
+    // whose block starts are garbage is still a FormatError naming the file, from any thread.
+    const std::uint64_t at = b2nd::storage::Frame::open(tmp / "big.b2nd").chunk(7).offset;
+    {
+        std::fstream f(tmp / "big.b2nd", std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp(static_cast<std::streamoff>(at + 32));
+        const std::string garbage(16, '\xff');
+        f.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+    }
+    b2nd::OpenOptions oo;
+    oo.cache_bytes = 0;
+    auto broken = b2nd::open<std::int32_t>(tmp / "big.b2nd", oo);
+    for (const int threads : {1, 2}) {
+        broken.any().set_nthreads(threads);
+        CHECK_THROWS_WITH(broken.read(), Contains("big.b2nd") && Contains("chunk 7"));
     }
 }
 

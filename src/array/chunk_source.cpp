@@ -1,5 +1,6 @@
 #include "chunk_source.hpp"
 
+#include <atomic>
 #include <cstring>
 
 #include <b2nd/error.hpp>
@@ -268,36 +269,86 @@ bool ChunkSource::cached_element(const Grid::Location& loc, std::uint8_t* out) c
                                                    static_cast<std::size_t>(isz), out);
 }
 
-storage::StagedChunk ChunkSource::stage_chunk(const std::uint8_t* buf, int threads) {
-    const std::int64_t n = grid_.chunk_nbytes();
+namespace {
+
+/// Whether the n bytes at p repeat the element `e` of `isz` bytes.
+bool repeats(const std::uint8_t* p, std::size_t n, const std::uint8_t* e, std::size_t isz) {
+    for (std::size_t off = 0; off + isz <= n; off += isz) {
+        if (std::memcmp(p + off, e, isz) != 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+}  // namespace
+
+std::optional<storage::StagedChunk> ChunkSource::stage_uniform(const std::uint8_t* e) {
     const std::int64_t isz = grid_.itemsize();
-    bool uniform = n >= isz;
-    for (std::int64_t off = isz; off < n && uniform; off += isz) {
-        uniform = std::memcmp(buf + off, buf, static_cast<std::size_t>(isz)) == 0;
+    bool zero = true;
+    for (std::int64_t i = 0; i < isz && zero; ++i) {
+        zero = e[i] == 0;
     }
-    if (uniform) {
-        bool zero = true;
-        for (std::int64_t i = 0; i < isz && zero; ++i) {
-            zero = buf[i] == 0;
-        }
-        if (zero) {
-            return frame_.stage(zeros_chunk(grid_));
-        }
-        if (isz <= 255) {  // c-blosc2's limit on a repeated value
-            return frame_.stage(codec::make_repeated_chunk(
-                static_cast<std::int32_t>(n), {buf, static_cast<std::size_t>(isz)},
-                static_cast<std::int32_t>(grid_.block_nbytes())));
-        }
+    if (zero) {
+        return frame_.stage(zeros_chunk(grid_));
     }
+    if (isz <= 255) {  // c-blosc2's limit on a repeated value
+        return frame_.stage(codec::make_repeated_chunk(
+            static_cast<std::int32_t>(grid_.chunk_nbytes()), {e, static_cast<std::size_t>(isz)},
+            static_cast<std::int32_t>(grid_.block_nbytes())));
+    }
+    return std::nullopt;
+}
+
+storage::StagedChunk ChunkSource::stage_encoded(const std::uint8_t* buf,
+                                                const codec::BlockFill* fill,
+                                                const std::atomic<bool>* uniform,
+                                                const std::uint8_t* first,
+                                                int threads) {
+    const std::int64_t n = grid_.chunk_nbytes();
     codec::EncodeParams p = encode_params_;
     p.nthreads = threads;
     // Encoded into reused scratch: fresh chunk-sized buffers would cost page faults per chunk.
     const auto cap = codec::max_encoded_size(static_cast<std::size_t>(n));
-    const std::size_t used = codec::encode_chunk({buf, static_cast<std::size_t>(n)}, p,
-                                                 {scratch_bytes(tl_encode, cap), cap});
+    const MutableByteSpan dest{scratch_bytes(tl_encode, cap), cap};
+    const std::size_t used = fill != nullptr
+                                 ? codec::encode_chunk(n, *fill, p, dest)
+                                 : codec::encode_chunk({buf, static_cast<std::size_t>(n)}, p, dest);
+    if (uniform != nullptr && uniform->load()) {
+        if (auto s = stage_uniform(first)) {
+            return *s;
+        }
+    }
     const storage::StagedChunk staged = frame_.stage({tl_encode.data(), used});
     release_if_large(tl_encode);
     return staged;
+}
+
+storage::StagedChunk ChunkSource::stage_chunk(const std::uint8_t* buf, int threads) {
+    const std::int64_t n = grid_.chunk_nbytes();
+    const auto isz = static_cast<std::size_t>(grid_.itemsize());
+    if (n >= grid_.itemsize() && repeats(buf, static_cast<std::size_t>(n), buf, isz)) {
+        if (auto s = stage_uniform(buf)) {
+            return *s;
+        }
+    }
+    return stage_encoded(buf, nullptr, nullptr, nullptr, threads);
+}
+
+storage::StagedChunk ChunkSource::stage_blocks(const codec::BlockFill& fill,
+                                               const std::uint8_t* first,
+                                               int threads) {
+    const auto isz = static_cast<std::size_t>(grid_.itemsize());
+    // Whether every block seen so far repeats the first element: checked as the encoder asks
+    // for blocks (a check that stops at the first differing element once one is found).
+    std::atomic<bool> uniform{true};
+    const codec::BlockFill checked = [&](std::int32_t i, std::uint8_t* dest, std::size_t n) {
+        fill(i, dest, n);
+        if (uniform.load(std::memory_order_relaxed) && !repeats(dest, n, first, isz)) {
+            uniform.store(false, std::memory_order_relaxed);
+        }
+    };
+    return stage_encoded(nullptr, &checked, &uniform, first, threads);
 }
 
 std::vector<std::uint8_t> ChunkSource::zeros_chunk(const Grid& g) const {

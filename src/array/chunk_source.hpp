@@ -13,6 +13,7 @@
 // Thread safety: const members may run concurrently; the caller (ArrayCore) serializes writes.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -118,6 +119,11 @@ public:
     /// become special chunks (zeros: index-only; other values: a repeated-value chunk), others
     /// are encoded with the array's parameters on up to `threads` threads.
     storage::StagedChunk stage_chunk(const std::uint8_t* buf, int threads);
+    /// stage_chunk for a chunk whose blocks `fill` writes one at a time (each into a buffer that
+    /// stays in the cache); `first` is the chunk's first element. Same bytes as stage_chunk.
+    storage::StagedChunk stage_blocks(const codec::BlockFill& fill,
+                                      const std::uint8_t* first,
+                                      int threads);
     /// The special chunk of zeros of a grid of this array's chunk and block shapes.
     std::vector<std::uint8_t> zeros_chunk(const Grid& g) const;
     /// Drops the cached blocks of chunk ci.
@@ -126,6 +132,16 @@ public:
     void set_grid(Grid g);
 
 private:
+    /// Stages the special chunk repeating element `e` (nothing for values longer than 255
+    /// bytes, which c-blosc2 cannot repeat).
+    std::optional<storage::StagedChunk> stage_uniform(const std::uint8_t* e);
+    /// Encodes a chunk (`buf`, or block by block from `fill`) and stages it, or its uniform
+    /// special chunk when `uniform` ends up true.
+    storage::StagedChunk stage_encoded(const std::uint8_t* buf,
+                                       const codec::BlockFill* fill,
+                                       const std::atomic<bool>* uniform,
+                                       const std::uint8_t* first,
+                                       int threads);
     /// The bytes chunk ci holds uncompressed.
     std::int64_t chunk_nbytes(std::int64_t ci) const;
     /// Decodes block `block` of `c` into `into`: at least its first `need` bytes.

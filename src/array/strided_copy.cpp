@@ -1,5 +1,6 @@
 #include "strided_copy.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #if defined(__SSE2__)
@@ -206,6 +207,40 @@ void copy_strided(const StridedBox& box,
         b, src, dst,
         [itemsize, stream](const std::uint8_t* s, std::int64_t ss, std::uint8_t* d, std::int64_t ds,
                            std::int64_t n) { copy_row(s, ss, d, ds, n, itemsize, stream); });
+}
+
+void gather_strided(const StridedBox& box,
+                    const std::uint8_t* src,
+                    std::uint8_t* dst,
+                    std::int64_t itemsize) noexcept {
+    StridedBox b;
+    if (!simplify(box, b, true)) {
+        return;
+    }
+    constexpr std::int64_t kAhead = 8;     // rows
+    constexpr std::int64_t kMaxLines = 4;  // of a row
+    if (b.ndim < 2) {
+        copy_strided(b, src, dst, itemsize);
+        return;
+    }
+    const int outer = b.ndim - 2;
+    const std::int64_t row_step = b.src_stride[outer];
+    const std::int64_t inner = b.ndim - 1;
+    const std::int64_t row_bytes = std::min<std::int64_t>(
+        (b.extent[inner] - 1) * b.src_stride[inner] + itemsize, kMaxLines * 64);
+    std::int64_t r = 0;  // the row's index along `outer`
+    walk(b, src, dst,
+         [&](const std::uint8_t* s, std::int64_t ss, std::uint8_t* d, std::int64_t ds,
+             std::int64_t n) {
+             if (r + kAhead < b.extent[outer] && row_step > 0) {
+                 const std::uint8_t* ahead = s + kAhead * row_step;
+                 for (std::int64_t off = 0; off < row_bytes; off += 64) {
+                     __builtin_prefetch(ahead + off);
+                 }
+             }
+             copy_row(s, ss, d, ds, n, itemsize, false);
+             r = r + 1 == b.extent[outer] ? 0 : r + 1;
+         });
 }
 
 void stream_fence() noexcept {

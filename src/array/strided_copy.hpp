@@ -26,6 +26,14 @@ void copy_strided(const StridedBox& box,
                   std::int64_t itemsize,
                   bool stream = false) noexcept;
 
+/// copy_strided from a source far larger than the caches whose rows lie far apart (gathering a
+/// block from an array in memory): each row is prefetched a few rows ahead, since the hardware
+/// prefetchers do not follow strides that cross pages.
+void gather_strided(const StridedBox& box,
+                    const std::uint8_t* src,
+                    std::uint8_t* dst,
+                    std::int64_t itemsize) noexcept;
+
 /// Writes `pattern` (itemsize bytes) to every element of the box at dst (src strides unused);
 /// `stream` as for copy_strided.
 void fill_strided(const StridedBox& box,

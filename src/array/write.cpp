@@ -1,6 +1,8 @@
-// Writes (DESIGN.md section 5): each chunk a box touches is rebuilt in parallel (fresh when the
-// box covers it, else decoded and patched), made into a chunk and staged in the frame by the
-// thread that built it, so memory stays at a chunk or two per thread; one commit at the end.
+// Writes (DESIGN.md section 5): each chunk a box touches is rebuilt in parallel, made into a chunk
+// and staged in the frame by the thread that built it; one commit at the end. A chunk the box
+// covers is gathered block by block as the encoder asks for each block (never whole: a block
+// stays in the cache between gathering and encoding); others are decoded and patched whole, so
+// memory stays at a chunk or two per thread.
 // Readers go on meanwhile: they see the array as it was until the commit.
 #include <b2nd/error.hpp>
 
@@ -10,6 +12,51 @@
 #include "box_plan.hpp"
 
 namespace b2nd::detail {
+
+namespace {
+
+/// Stages chunk task ct, which the box covers, gathering each block from the caller's elements
+/// as the encoder asks for it. The padding of edge chunks repeats the chunk's first element, so
+/// that a chunk whose valid elements are all equal is recognized as uniform.
+storage::StagedChunk stage_covered(ChunkSource& source,
+                                   const BoxPlan& plan,
+                                   const ChunkTask& ct,
+                                   const std::uint8_t* src0,
+                                   const std::int64_t* walk,
+                                   int threads) {
+    const Grid& g = source.grid();
+    const std::int64_t isz = g.itemsize();
+    // The box's part of each block of the chunk (blocks wholly in the padding have none).
+    std::vector<BlockPart> parts(static_cast<std::size_t>(ct.nblocks));
+    std::vector<std::int32_t> part_of(static_cast<std::size_t>(g.nblocks()), -1);
+    std::vector<char> whole(static_cast<std::size_t>(ct.nblocks));
+    for (std::int64_t l = 0; l < ct.nblocks; ++l) {
+        BlockPart& bp = parts[static_cast<std::size_t>(l)];
+        bp = plan.part(ct, l, walk);
+        std::int64_t items = 1;
+        for (int d = 0; d < bp.box.ndim; ++d) {
+            items *= bp.box.extent[d];
+        }
+        whole[static_cast<std::size_t>(l)] = items == g.block_items() ? 1 : 0;
+        // part() describes a read (block -> caller); a write goes the other way.
+        std::swap(bp.box.src_stride, bp.box.dst_stride);
+        part_of[static_cast<std::size_t>(bp.block)] = static_cast<std::int32_t>(l);
+    }
+    const std::uint8_t* first = src0 + plan.first_in_walk(ct, walk);
+    const codec::BlockFill fill = [&](std::int32_t i, std::uint8_t* dest, std::size_t n) {
+        const std::int32_t l = part_of[static_cast<std::size_t>(i)];
+        const BlockPart* bp = l >= 0 ? &parts[static_cast<std::size_t>(l)] : nullptr;
+        if (bp == nullptr || whole[static_cast<std::size_t>(l)] == 0) {
+            fill_elements(dest, n, first, isz);
+        }
+        if (bp != nullptr) {
+            gather_strided(bp->box, src0 + bp->in_walk, dest + bp->in_block * isz, isz);
+        }
+    };
+    return source.stage_blocks(fill, first, threads);
+}
+
+}  // namespace
 
 void ArrayCore::write(const Box& box, const std::uint8_t* src, const std::int64_t* src_strides) {
     std::lock_guard<std::mutex> writer(writer_mutex_);
@@ -29,22 +76,18 @@ void ArrayCore::write(const Box& box, const std::uint8_t* src, const std::int64_
     std::vector<std::int64_t> ids(tasks.size());
     parallel_for(tasks.size(), nthreads_, [&](std::size_t k) {
         const ChunkTask& ct = tasks[k];
+        ids[k] = ct.ci;
+        if (plan.covers(ct)) {
+            // Each block is gathered right before it is encoded, into a buffer that stays in the
+            // cache: the chunk is never gathered whole (which costs a pass through memory).
+            staged[k] = stage_covered(source, plan, ct, src0, walk, inner);
+            return;
+        }
         thread_local Scratch buf;
         buf.resize(static_cast<std::size_t>(g.chunk_nbytes()));
-        if (plan.covers(ct)) {
-            // The padding of edge chunks repeats the first element, so that a chunk whose valid
-            // elements are all equal is recognized as uniform. Without padding, packing below
-            // writes every byte.
-            if (g.chunk_padded(ct.ci)) {
-                fill_elements(buf.data(), buf.size(), src0 + plan.first_in_walk(ct, walk),
-                              g.itemsize());
-            }
-        } else {
-            source.decode_chunk(ct.ci, buf.data(), inner);
-        }
+        source.decode_chunk(ct.ci, buf.data(), inner);
         pack_chunk(plan, ct, src0, walk, buf.data(), g);
         staged[k] = source.stage_chunk(buf.data(), inner);
-        ids[k] = ct.ci;
         release_if_large(buf);
     });
     commit_staged(ids, staged);

@@ -153,7 +153,7 @@ bool is_run(const std::uint8_t* p, std::size_t n) {
 }
 
 struct EncodeBuffers {
-    b2nd::detail::Scratch ping, pong, bits;
+    b2nd::detail::Scratch ping, pong, bits, input;
 };
 
 EncodeBuffers& scratch() {
@@ -182,7 +182,8 @@ struct ChunkPlan {
     std::int32_t nblocks;
     bool split;
     bool filtered;
-    const std::uint8_t* src;
+    const std::uint8_t* src;  // the chunk, or null when `fill` gives its blocks
+    const BlockFill* fill;
     const std::uint8_t* delta_ref;  // block 0 as it will read back
 
     bool leftover(std::int32_t i) const { return i == nblocks - 1 && nbytes % blocksize != 0; }
@@ -194,6 +195,16 @@ struct ChunkPlan {
     std::size_t block_bound(std::int32_t i) const {
         const std::size_t streams = split && !leftover(i) ? static_cast<std::size_t>(ts) : 1;
         return block_nbytes(i) + 5 * streams;
+    }
+    /// Block i's bytes: in the chunk, or filled into the calling thread's input buffer.
+    const std::uint8_t* block_data(std::int32_t i) const {
+        if (src != nullptr) {
+            return src + std::size_t(i) * std::size_t(blocksize);
+        }
+        const std::size_t n = block_nbytes(i);
+        std::uint8_t* buf = b2nd::detail::scratch_bytes(scratch().input, n);
+        (*fill)(i, buf, n);
+        return buf;
     }
 };
 
@@ -238,7 +249,7 @@ const std::uint8_t* filter_block(const ChunkPlan& c,
 std::size_t encode_block(
     const ChunkPlan& c, std::int32_t i, std::uint8_t* out, std::size_t cap, bool& all_zero_runs) {
     const std::size_t n = c.block_nbytes(i);
-    const std::uint8_t* data = c.src + std::size_t(i) * std::size_t(c.blocksize);
+    const std::uint8_t* data = c.block_data(i);
     if (c.filtered) {
         data = filter_block(c, i, data, n);
     }
@@ -375,10 +386,20 @@ bool splits_streams(const EncodeParams& p, std::int32_t blocksize) {
     return blocksize % ts == 0 && split_rule(p, ts, blocksize);
 }
 
-std::size_t encode_chunk(ByteSpan src, const EncodeParams& p, MutableByteSpan dest) {
-    validate(p, src.size());
-    const auto nbytes = static_cast<std::int32_t>(src.size());
-    const std::size_t limit = max_encoded_size(src.size());
+namespace {
+
+/// encode_chunk for a chunk given whole (`src`) or block by block (`fill`).
+std::size_t encode_impl(std::int64_t total,
+                        const std::uint8_t* src,
+                        const BlockFill* fill,
+                        const EncodeParams& p,
+                        MutableByteSpan dest) {
+    if (total < 0) {
+        throw UsageError("encode: negative chunk size " + num(total));
+    }
+    validate(p, static_cast<std::size_t>(total));
+    const auto nbytes = static_cast<std::int32_t>(total);
+    const std::size_t limit = max_encoded_size(static_cast<std::size_t>(total));
     if (dest.size() < limit) {
         throw UsageError("encode: destination of " + num(static_cast<std::int64_t>(dest.size())) +
                          " bytes is smaller than max_encoded_size (" +
@@ -399,20 +420,26 @@ std::size_t encode_chunk(ByteSpan src, const EncodeParams& p, MutableByteSpan de
         c.split = splits_streams(p, blocksize);
         c.filtered = std::any_of(p.filters.begin(), p.filters.end(),
                                  [](const FilterSlot& f) { return f.id != Filter::none; });
-        c.src = src.data();
-        std::vector<std::uint8_t> truncated_block0;
-        c.delta_ref = src.data();
-        if (has_filter(p.filters, Filter::delta) && has_filter(p.filters, Filter::trunc_prec)) {
-            // DELTA's reference must be block 0 as it reads back, i.e. truncated.
-            truncated_block0.resize(c.block_nbytes(0));
-            b2nd::detail::copy_bytes(truncated_block0.data(), src.data(), truncated_block0.size());
+        c.src = src;
+        c.fill = fill;
+        std::vector<std::uint8_t> block0;
+        c.delta_ref = src;
+        const bool delta = has_filter(p.filters, Filter::delta);
+        if (delta && (src == nullptr || has_filter(p.filters, Filter::trunc_prec))) {
+            // DELTA's reference is block 0 as it reads back, i.e. truncated by TRUNC_PREC.
+            block0.resize(c.block_nbytes(0));
+            if (src != nullptr) {
+                b2nd::detail::copy_bytes(block0.data(), src, block0.size());
+            } else {
+                (*fill)(0, block0.data(), block0.size());
+            }
             for (const FilterSlot& f : p.filters) {
                 if (f.id == Filter::trunc_prec) {
-                    trunc_prec(static_cast<std::int8_t>(f.meta), c.ts, truncated_block0.size(),
-                               truncated_block0.data(), truncated_block0.data());
+                    trunc_prec(static_cast<std::int8_t>(f.meta), c.ts, block0.size(), block0.data(),
+                               block0.data());
                 }
             }
-            c.delta_ref = truncated_block0.data();
+            c.delta_ref = block0.data();
         }
 
         h.flags = static_cast<std::uint8_t>(
@@ -481,16 +508,41 @@ std::size_t encode_chunk(ByteSpan src, const EncodeParams& p, MutableByteSpan de
     }
     h.cbytes = static_cast<std::int32_t>(limit);
     format::write_chunk_header(h, out);
-    b2nd::detail::copy_bytes(out + hs, src.data(), src.size());
+    const auto n = static_cast<std::size_t>(nbytes);
+    if (src != nullptr) {
+        b2nd::detail::copy_bytes(out + hs, src, n);
+    } else if (n > 0) {
+        const std::size_t bs = static_cast<std::size_t>(blocksize);
+        for (std::size_t off = 0; off < n; off += bs) {
+            (*fill)(static_cast<std::int32_t>(off / bs), out + hs + off, std::min(bs, n - off));
+        }
+    }
     // Decoders copy memcpyed chunks without filters; apply the lossy TRUNC_PREC anyway so that
     // what reads back does not depend on whether the data compressed (CONFORMANCE.md).
     for (const FilterSlot& f : p.filters) {
         if (f.id == Filter::trunc_prec) {
-            trunc_prec(static_cast<std::int8_t>(f.meta), h.typesize, src.size(), out + hs,
-                       out + hs);
+            trunc_prec(static_cast<std::int8_t>(f.meta), h.typesize, n, out + hs, out + hs);
         }
     }
     return limit;
+}
+
+}  // namespace
+
+std::size_t encode_chunk(ByteSpan src, const EncodeParams& p, MutableByteSpan dest) {
+    static const std::uint8_t kNone = 0;  // an empty span may have no data pointer
+    return encode_impl(static_cast<std::int64_t>(src.size()), src.empty() ? &kNone : src.data(),
+                       nullptr, p, dest);
+}
+
+std::size_t encode_chunk(std::int64_t nbytes,
+                         const BlockFill& fill,
+                         const EncodeParams& p,
+                         MutableByteSpan dest) {
+    if (!fill) {
+        throw UsageError("encode: no block fill function");
+    }
+    return encode_impl(nbytes, nullptr, &fill, p, dest);
 }
 
 std::vector<std::uint8_t> encode_chunk(ByteSpan src, const EncodeParams& params) {

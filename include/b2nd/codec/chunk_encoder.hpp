@@ -19,6 +19,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include <b2nd/byte_span.hpp>
@@ -61,6 +62,17 @@ constexpr std::size_t max_encoded_size(std::size_t nbytes) noexcept {
 std::size_t encode_chunk(ByteSpan src, const EncodeParams& params, MutableByteSpan dest);
 /// Encodes `src` into a new buffer.
 std::vector<std::uint8_t> encode_chunk(ByteSpan src, const EncodeParams& params);
+
+/// Writes block i of a chunk (its `n` bytes, in the chunk's layout) into `dest`. Called once per
+/// block, maybe more, from any of the encoder's threads, each with its own `dest`.
+using BlockFill = std::function<void(std::int32_t i, std::uint8_t* dest, std::size_t n)>;
+/// Encodes a chunk of `nbytes` whose blocks `fill` produces one at a time, into a small buffer
+/// that stays in the cache: a chunk gathered from strided data never exists whole in memory.
+/// The bytes are those encode_chunk gives for the same content.
+std::size_t encode_chunk(std::int64_t nbytes,
+                         const BlockFill& fill,
+                         const EncodeParams& params,
+                         MutableByteSpan dest);
 
 /// The block size encode_chunk uses for `nbytes` of input (resolves blocksize 0).
 std::int32_t effective_blocksize(const EncodeParams& params, std::int64_t nbytes);

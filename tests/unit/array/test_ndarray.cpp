@@ -7,10 +7,12 @@
 #include <complex>
 #include <cstring>
 #include <fstream>
+#include <functional>
 
 #include <catch2/catch.hpp>
 
 #include <b2nd/b2nd.hpp>
+#include <b2nd/codec/chunk_decoder.hpp>
 #include <b2nd/storage/frame.hpp>
 
 #include "../../support/data.hpp"
@@ -575,4 +577,39 @@ TEST_CASE("ndarray: reads without the block cache decode block prefixes, right t
                                 b2nd::test::reference_slice(data, shape, dt.itemsize(), plane.start,
                                                             plane.count, plane.step));
     }
+}
+
+TEST_CASE("ndarray: writes that cover chunks store uniform ones as special chunks", "[array]") {
+    // Covered chunks are gathered block by block as they are encoded; a chunk is special only
+    // when every block (padding included) repeats its first element.
+    b2nd::test::TempDir tmp;
+    const Shape shape{10, 7};
+    const b2nd::CreateOptions o = b2nd::test::chunked({4, 4}, {2, 2});  // 3 x 2 chunks
+    auto a = b2nd::NDArray<std::int32_t>::full(tmp / "u.b2nd", shape, 9, o);
+    std::vector<std::int32_t> model(70, 9);
+    const auto put = [&](std::int64_t r0, std::int64_t c0, std::int64_t nr, std::int64_t nc,
+                         const std::function<std::int32_t(std::int64_t, std::int64_t)>& f) {
+        std::vector<std::int32_t> v;
+        for (std::int64_t r = r0; r < r0 + nr; ++r) {
+            for (std::int64_t c = c0; c < c0 + nc; ++c) {
+                v.push_back(f(r, c));
+                model[static_cast<std::size_t>(r * 7 + c)] = v.back();
+            }
+        }
+        a.write(Box::region({r0, c0}, {nr, nc}), v);
+    };
+    put(8, 4, 2, 3, [](std::int64_t, std::int64_t) { return 3; });  // edge chunk 5, uniform
+    put(0, 0, 4, 4, [](std::int64_t r, std::int64_t c) { return r == 3 && c == 3 ? 8 : 7; });
+    put(4, 0, 4, 4, [](std::int64_t, std::int64_t) { return 0; });                // chunk 2: zeros
+    put(0, 4, 4, 3, [](std::int64_t r, std::int64_t) { return r < 2 ? 1 : 2; });  // chunk 1
+    const auto kind = [&](std::int64_t ci) {
+        const auto c = b2nd::storage::Frame::open(tmp / "u.b2nd").chunk(ci);
+        return c.index_only() ? c.special : b2nd::codec::ChunkDecoder(c.bytes).special();
+    };
+    CHECK(kind(5) == b2nd::codec::Special::value);
+    CHECK(kind(0) == b2nd::codec::Special::none);  // all 7 but its last element
+    CHECK(kind(2) == b2nd::codec::Special::zeros);
+    CHECK(kind(1) == b2nd::codec::Special::none);
+    CHECK(a.read() == model);
+    CHECK(b2nd::open<std::int32_t>(tmp / "u.b2nd").read() == model);
 }

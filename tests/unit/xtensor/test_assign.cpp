@@ -219,10 +219,14 @@ TEST_CASE("assign: a corrupt chunk is a b2nd::Error from a slab", "[xtensor][ass
     const SmallSlabs small(1);
     CHECK_THROWS_WITH(xt::xarray<float>(b2nd::view(a) * 2.0f), Catch::Matchers::Contains("c.b2nd"));
     CHECK_THROWS_AS(xt::xarray<float>(xt::sum(b2nd::view(a), {0})), b2nd::FormatError);
-    // Failing again holds nothing more: the slabs' scratch went back (the first failures made
-    // the engine's per-thread scratch).
+    // Failing again and again holds nothing more: the slabs' scratch goes back. What may grow is
+    // the engine's per-thread scratch (a decoded block, 256 bytes here) of a pool thread that
+    // had not taken part in a failure yet; a leak of even one block per failure would add
+    // 20 x 256 bytes.
     const auto before = b2nd::memory_stats().current;
-    CHECK_THROWS_AS(xt::xarray<float>(b2nd::view(a) * 2.0f), b2nd::FormatError);
-    CHECK_THROWS_AS(xt::xarray<float>(xt::sum(b2nd::view(a), {0})), b2nd::FormatError);
-    CHECK(b2nd::memory_stats().current == before);
+    for (int rep = 0; rep < 20; ++rep) {
+        CHECK_THROWS_AS(xt::xarray<float>(b2nd::view(a) * 2.0f), b2nd::FormatError);
+        CHECK_THROWS_AS(xt::xarray<float>(xt::sum(b2nd::view(a), {0})), b2nd::FormatError);
+    }
+    CHECK(b2nd::memory_stats().current <= before + 2 * 256);
 }

@@ -149,6 +149,64 @@ void ChunkSource::decode_block_into(const LoadedChunk& c,
     }
 }
 
+bool ChunkSource::decode_rows(const LoadedChunk& c,
+                              std::int64_t block,
+                              const StridedBox& box,
+                              std::uint8_t* dst) const {
+    // The box must be the whole block, step 1, its rows contiguous in the destination.
+    const int nd = grid_.ndim();
+    const std::int64_t isz = grid_.itemsize();
+    if (box.ndim != nd || nd == 0 || box.dst_stride[nd - 1] != isz) {
+        return false;
+    }
+    std::int64_t stride = isz;
+    for (int d = nd - 1; d >= 0; --d) {
+        const std::int64_t bs = grid_.block_shape()[static_cast<std::size_t>(d)];
+        if (box.extent[d] != bs || (bs > 1 && box.src_stride[d] != stride)) {
+            return false;
+        }
+        stride *= bs;
+    }
+    // Offsets of the rows in the destination, in block order: the same for every block of a
+    // read, so kept per thread for the last extents and strides.
+    thread_local std::vector<std::ptrdiff_t> offsets;
+    thread_local StridedBox offsets_of;  // the box `offsets` was made for (src strides unused)
+    const auto nrows = static_cast<std::size_t>(grid_.block_items() / box.extent[nd - 1]);
+    bool same = offsets.size() == nrows && offsets_of.ndim == nd;
+    for (int d = 0; d < nd && same; ++d) {
+        same =
+            offsets_of.extent[d] == box.extent[d] && offsets_of.dst_stride[d] == box.dst_stride[d];
+    }
+    if (!same) {
+        offsets.resize(nrows);
+        std::int64_t idx[kMaxNdim] = {};
+        std::int64_t off = 0;
+        for (std::size_t r = 0; r < nrows; ++r) {
+            offsets[r] = static_cast<std::ptrdiff_t>(off);
+            for (int d = nd - 2; d >= 0; --d) {
+                off += box.dst_stride[d];
+                if (++idx[d] < box.extent[d]) {
+                    break;
+                }
+                off -= box.dst_stride[d] * box.extent[d];
+                idx[d] = 0;
+            }
+        }
+        offsets_of = box;
+    }
+    codec::ChunkDecoder::Rows rows;
+    rows.row_bytes = static_cast<std::size_t>(box.extent[nd - 1] * isz);
+    rows.nrows = nrows;
+    rows.offsets = offsets.data();
+    try {
+        c.decoder_->decode_block_rows(static_cast<std::int32_t>(block), dst, rows,
+                                      c.block0_ ? c.block0_->data() : nullptr);
+    } catch (const FormatError& e) {
+        rethrow(c, e);
+    }
+    return true;
+}
+
 BlockView ChunkSource::view_block(const LoadedChunk& c,
                                   std::int64_t block,
                                   const CachePolicy& policy) const {
@@ -227,6 +285,9 @@ void ChunkSource::copy_block(const LoadedChunk& c,
     BlockCache::Buffer hold = cached(c, block, policy);
     if (!hold && lands_whole && !policy.inserts && !plain_) {
         decode_block_into(c, block, dst);  // straight into the destination
+        return;
+    }
+    if (!hold && !policy.inserts && !plain_ && first == 0 && decode_rows(c, block, box, dst)) {
         return;
     }
     // Only the bytes up to the box's last element are needed (streams that can stop early stop

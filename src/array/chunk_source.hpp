@@ -149,6 +149,12 @@ private:
                            std::int64_t block,
                            std::uint8_t* into,
                            std::size_t need = SIZE_MAX) const;
+    /// Decodes block `block` of an encoded chunk into dst when `box` is the whole block with its
+    /// rows contiguous at dst (a byte shuffle then writes the rows in place); false otherwise.
+    bool decode_rows(const LoadedChunk& c,
+                     std::int64_t block,
+                     const StridedBox& box,
+                     std::uint8_t* dst) const;
     /// Block `block` of an encoded chunk if it is at hand (block 0 of a DELTA chunk, or cached).
     BlockCache::Buffer cached(const LoadedChunk& c,
                               std::int64_t block,

@@ -18,6 +18,7 @@
 #include "../detail/strings.hpp"
 #include "../detail/thread_pool.hpp"
 #include "compressors.hpp"
+#include "simd.hpp"
 
 namespace b2nd::codec {
 
@@ -31,7 +32,7 @@ constexpr std::uint8_t kLastBlosc1Version = 2;
 
 /// Per-thread scratch buffers; they grow to the largest block seen and are reused.
 struct DecodeBuffers {
-    b2nd::detail::Scratch streams, ping, pong, bits, block0, range, range0;
+    b2nd::detail::Scratch streams, ping, pong, bits, block0, range, range0, rows;
 };
 
 DecodeBuffers& scratch() {
@@ -525,6 +526,55 @@ void ChunkDecoder::decode_block_prefix(std::int32_t i,
         std::memmove(streams + k * m, streams + k * per_stream, m);
     }
     unshuffle(header_.typesize, m * ts, streams, dest.data());
+}
+
+void ChunkDecoder::decode_block_rows(std::int32_t i,
+                                     std::uint8_t* dest,
+                                     const Rows& rows,
+                                     const std::uint8_t* block0) const {
+    const std::int32_t nbytes = block_nbytes(i);
+    if (rows.row_bytes * rows.nrows != static_cast<std::size_t>(nbytes) ||
+        (rows.nrows > 0 && rows.offsets == nullptr)) {
+        throw UsageError("decode_block_rows: " + num(static_cast<std::int64_t>(rows.nrows)) +
+                         " rows of " + num(static_cast<std::int64_t>(rows.row_bytes)) +
+                         " bytes do not hold block " + num(i) + " (" + num(nbytes) + " bytes)");
+    }
+    const BlockGeometry g = geometry(i);
+    const auto n = static_cast<std::size_t>(g.nbytes);
+    const auto ts = static_cast<std::size_t>(header_.typesize);
+    // The one filter to undo is a byte shuffle of whole items over items split into rows: the
+    // unshuffle writes each row where it goes.
+    bool fused = special() == Special::none && !memcpyed() && has_filters_ && ts > 1 &&
+                 n % ts == 0 && rows.row_bytes % ts == 0;
+    int undone = 0;
+    for (std::size_t slot = 0; fused && slot < header_.filters.size(); ++slot) {
+        const auto f = static_cast<Filter>(header_.filters[slot]);
+        const std::uint8_t meta = header_.filters_meta[slot];
+        if (f == Filter::none || f == Filter::trunc_prec) {
+            continue;
+        }
+        ++undone;
+        fused = f == Filter::shuffle && (meta == 0 || meta == ts);
+    }
+    if (fused && undone == 1) {
+        std::uint8_t* streams = b2nd::detail::scratch_bytes(scratch().streams, n);
+        decode_streams(i, g, streams);
+        detail::unshuffle_rows(static_cast<int>(ts), n / ts, streams, rows.row_bytes / ts,
+                               rows.nrows, dest, rows.offsets);
+        return;
+    }
+    const std::uint8_t* block;
+    if (memcpyed()) {
+        block = chunk_.data() + header_.header_size() + g.offset;
+    } else {
+        std::uint8_t* buf = b2nd::detail::scratch_bytes(scratch().rows, n);
+        decode_block_impl(i, buf, block0);
+        block = buf;
+    }
+    for (std::size_t r = 0; r < rows.nrows; ++r) {
+        b2nd::detail::copy_bytes(dest + rows.offsets[r], block + r * rows.row_bytes,
+                                 rows.row_bytes);
+    }
 }
 
 void ChunkDecoder::decode_block(std::int32_t i,

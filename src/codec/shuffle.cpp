@@ -42,6 +42,30 @@ const SimdKernels* best_kernels() noexcept {
     return kernels;
 }
 
+void unshuffle_rows(int typesize,
+                    std::size_t nelems,
+                    const std::uint8_t* src,
+                    std::size_t row_elems,
+                    std::size_t nrows,
+                    std::uint8_t* dst,
+                    const std::ptrdiff_t* offsets) {
+    if (const auto* k = best_kernels();
+        k != nullptr && typesize > 1 &&
+        k->unshuffle_rows(typesize, nelems, src, row_elems, nrows, dst, offsets)) {
+        return;
+    }
+    const auto ts = static_cast<std::size_t>(typesize);
+    for (std::size_t r = 0; r < nrows; ++r) {
+        const std::uint8_t* in = src + r * row_elems;
+        std::uint8_t* out = dst + offsets[r];
+        for (std::size_t j = 0; j < ts; ++j) {
+            for (std::size_t i = 0; i < row_elems; ++i) {
+                out[i * ts + j] = in[j * nelems + i];
+            }
+        }
+    }
+}
+
 }  // namespace detail
 
 namespace {

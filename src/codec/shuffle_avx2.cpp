@@ -25,8 +25,12 @@ std::size_t rows_to_words_avx2(std::size_t nwords, const std::uint8_t* src, std:
 
 namespace b2nd::codec::detail {
 const SimdKernels& avx2_kernels() noexcept {
-    static const SimdKernels k{"avx2", &shuffle_avx2, &unshuffle_avx2, &words_to_rows_avx2,
-                               &rows_to_words_avx2};
+    static const SimdKernels k{"avx2",
+                               &shuffle_avx2,
+                               &unshuffle_avx2,
+                               &words_to_rows_avx2,
+                               &rows_to_words_avx2,
+                               &unshuffle_rows_dispatch<Avx2Ops>};
     return k;
 }
 }  // namespace b2nd::codec::detail

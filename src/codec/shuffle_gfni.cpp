@@ -38,8 +38,9 @@ std::size_t rows_to_words_gfni(std::size_t nwords, const std::uint8_t* src, std:
 
 namespace b2nd::codec::detail {
 const SimdKernels& gfni_kernels() noexcept {
-    static const SimdKernels k{"avx2+gfni", &shuffle_gfni, &unshuffle_gfni, &words_to_rows_gfni,
-                               &rows_to_words_gfni};
+    static const SimdKernels k{"avx2+gfni",         &shuffle_gfni,
+                               &unshuffle_gfni,     &words_to_rows_gfni,
+                               &rows_to_words_gfni, &unshuffle_rows_dispatch<GfniOps>};
     return k;
 }
 }  // namespace b2nd::codec::detail

@@ -61,19 +61,26 @@ inline void unzip_rounds(typename Ops::V* l) {
 }
 
 /// Unshuffles the first (n / W) * W elements with vectors; returns how many were done.
-/// `src` holds T streams of n bytes; `dst` receives n elements of T bytes.
+/// `src` holds T streams, `stride` bytes apart (n: they are n bytes long), of which the first n
+/// bytes are used; `dst` receives n elements of T bytes.
 /// With kBits, each output vector (whole 8-byte words when T == 8) is also bit-transposed before
 /// it is stored: the fused "rows to words" step of bitunshuffle.
 template <class Ops, std::size_t T, bool kBits = false>
-std::size_t unshuffle_vec(std::size_t n, const std::uint8_t* src, std::uint8_t* dst) {
+std::size_t unshuffle_vec(std::size_t n,
+                          const std::uint8_t* src,
+                          std::uint8_t* dst,
+                          std::size_t stride = 0) {
     using V = typename Ops::V;
     constexpr std::size_t W = Ops::kWidth;
     constexpr int K = log2_of(T);
     const std::size_t nv = n / W * W;
+    if (stride == 0) {
+        stride = n;
+    }
     for (std::size_t i = 0; i < nv; i += W) {
         V l[T];
         for (std::size_t j = 0; j < T; ++j) {
-            l[j] = Ops::load(src + bit_reverse(j, K) * n + i);
+            l[j] = Ops::load(src + bit_reverse(j, K) * stride + i);
         }
         zip_rounds<Ops, T, 1>(l);
         Ops::template after_zip<T>(l);
@@ -158,6 +165,54 @@ bool unshuffle_dispatch(int t, std::size_t n, const std::uint8_t* src, std::uint
     }
     unshuffle_tail(t, n, done, src, dst);
     return true;
+}
+
+/// Unshuffles a block of n elements of T bytes (T streams of n bytes at src) as nrows rows of
+/// row_elems elements, row r to dst + offsets[r]: the scatter of the block's rows into an array
+/// done by the unshuffle itself. Returns false for unsupported T.
+template <class Ops, std::size_t T>
+void unshuffle_rows_vec(std::size_t n,
+                        const std::uint8_t* src,
+                        std::size_t row_elems,
+                        std::size_t nrows,
+                        std::uint8_t* dst,
+                        const std::ptrdiff_t* offsets) {
+    for (std::size_t r = 0; r < nrows; ++r) {
+        const std::uint8_t* in = src + r * row_elems;
+        std::uint8_t* out = dst + offsets[r];
+        const std::size_t done = unshuffle_vec<Ops, T>(row_elems, in, out, n);
+        for (std::size_t i = done; i < row_elems; ++i) {
+            for (std::size_t j = 0; j < T; ++j) {
+                out[i * T + j] = in[j * n + i];
+            }
+        }
+    }
+}
+
+template <class Ops>
+bool unshuffle_rows_dispatch(int t,
+                             std::size_t n,
+                             const std::uint8_t* src,
+                             std::size_t row_elems,
+                             std::size_t nrows,
+                             std::uint8_t* dst,
+                             const std::ptrdiff_t* offsets) {
+    switch (t) {
+        case 2:
+            unshuffle_rows_vec<Ops, 2>(n, src, row_elems, nrows, dst, offsets);
+            return true;
+        case 4:
+            unshuffle_rows_vec<Ops, 4>(n, src, row_elems, nrows, dst, offsets);
+            return true;
+        case 8:
+            unshuffle_rows_vec<Ops, 8>(n, src, row_elems, nrows, dst, offsets);
+            return true;
+        case 16:
+            unshuffle_rows_vec<Ops, 16>(n, src, row_elems, nrows, dst, offsets);
+            return true;
+        default:
+            return false;
+    }
 }
 
 /// Vector + scalar-tail shuffle of n elements of T bytes. Returns false for unsupported T.

@@ -98,8 +98,12 @@ std::size_t rows_to_words_sse2(std::size_t nwords, const std::uint8_t* src, std:
 
 namespace b2nd::codec::detail {
 const SimdKernels& sse2_kernels() noexcept {
-    static const SimdKernels k{"sse2", &shuffle_sse2, &unshuffle_sse2, &words_to_rows_sse2,
-                               &rows_to_words_sse2};
+    static const SimdKernels k{"sse2",
+                               &shuffle_sse2,
+                               &unshuffle_sse2,
+                               &words_to_rows_sse2,
+                               &rows_to_words_sse2,
+                               &unshuffle_rows_dispatch<Sse2Ops>};
     return k;
 }
 }  // namespace b2nd::codec::detail

@@ -16,6 +16,14 @@ struct SimdKernels {
     bool (*unshuffle)(int typesize, std::size_t nelems, const std::uint8_t* src, std::uint8_t* dst);
     std::size_t (*words_to_rows)(std::size_t nwords, const std::uint8_t* src, std::uint8_t* dst);
     std::size_t (*rows_to_words)(std::size_t nwords, const std::uint8_t* src, std::uint8_t* dst);
+    /// unshuffle_rows (below) for the element sizes it vectorizes (false for others).
+    bool (*unshuffle_rows)(int typesize,
+                           std::size_t nelems,
+                           const std::uint8_t* src,
+                           std::size_t row_elems,
+                           std::size_t nrows,
+                           std::uint8_t* dst,
+                           const std::ptrdiff_t* offsets);
 };
 
 #if defined(__x86_64__) || defined(_M_X64)
@@ -27,5 +35,16 @@ const SimdKernels& gfni_kernels() noexcept;  // AVX2 + GFNI
 
 /// The best kernels for this CPU, chosen once (B2ND_SIMD=generic|sse2|avx2|gfni overrides).
 const SimdKernels* best_kernels() noexcept;
+
+/// Unshuffles a block of nelems elements of `typesize` bytes (byte-shuffled: typesize streams of
+/// nelems bytes at src) straight into its place in a larger array: the block is nrows rows of
+/// row_elems elements (nrows * row_elems == nelems), row r goes to dst + offsets[r].
+void unshuffle_rows(int typesize,
+                    std::size_t nelems,
+                    const std::uint8_t* src,
+                    std::size_t row_elems,
+                    std::size_t nrows,
+                    std::uint8_t* dst,
+                    const std::ptrdiff_t* offsets);
 
 }  // namespace b2nd::codec::detail

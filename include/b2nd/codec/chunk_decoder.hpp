@@ -93,6 +93,21 @@ public:
     /// split streams (c-blosc2's default for those codecs).
     bool decodes_prefix() const noexcept;
 
+    /// Where decode_block_rows puts a block: the block is `nrows` rows of `row_bytes` (row r is
+    /// its bytes [r * row_bytes, (r + 1) * row_bytes)); row r goes to dest + offsets[r].
+    struct Rows {
+        std::size_t row_bytes = 0;
+        std::size_t nrows = 0;
+        const std::ptrdiff_t* offsets = nullptr;
+    };
+    /// Decodes block i (whole) into rows scattered from dest (a block's place in an array, say).
+    /// Where a byte shuffle is the last step, it writes the rows in place: no copy of the decoded
+    /// block is made. \throws UsageError when the rows do not hold exactly the block
+    void decode_block_rows(std::int32_t i,
+                           std::uint8_t* dest,
+                           const Rows& rows,
+                           const std::uint8_t* block0 = nullptr) const;
+
     /// Decodes bytes [offset, offset + dest.size()) of the chunk, touching only the blocks that
     /// overlap the range. \throws UsageError when the range exceeds nbytes().
     void decode_range(std::int64_t offset, MutableByteSpan dest) const;

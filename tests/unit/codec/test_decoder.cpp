@@ -231,3 +231,59 @@ TEST_CASE("decoder: prefixes of special and memcpyed chunks", "[codec]") {
     dec.decode_block_prefix(2, out, 300);
     CHECK(std::equal(out.begin(), out.begin() + 300, in.begin() + 2000));
 }
+
+TEST_CASE("decoder: decode_block_rows scatters a block's rows, unshuffling in place", "[codec]") {
+    const Codec codec = GENERATE(Codec::lz4, Codec::zstd);
+    const int typesize = GENERATE(1, 2, 3, 4, 8, 16);
+    // none, shuffle, bitshuffle, delta + shuffle, shuffle of 2-byte units, memcpyed
+    const int pipeline = GENERATE(0, 1, 2, 3, 4, 5);
+    const SplitMode split = GENERATE(SplitMode::always, SplitMode::never);
+    CAPTURE(static_cast<int>(codec), typesize, pipeline, static_cast<int>(split));
+    b2nd::test::SplitMix rng(static_cast<std::uint64_t>(typesize * 10 + pipeline));
+    const auto ts = static_cast<std::size_t>(typesize);
+    // Blocks of 999 items (27 rows of 37: vector loops and their scalar tails), and a leftover
+    // block of 111 items (3 rows).
+    std::vector<std::uint8_t> in(ts * (999 * 3 + 111));
+    for (std::size_t i = 0; i < in.size(); ++i) {
+        in[i] = static_cast<std::uint8_t>((i / 61) * 3 + (i % 29 == 0 ? rng.below(3) : 0));
+    }
+    EncodeParams p;
+    p.codec = codec;
+    p.clevel = pipeline == 5 ? 0 : 5;
+    p.typesize = typesize;
+    p.blocksize = typesize * 999;
+    p.splitmode = split;
+    const std::vector<FilterPipeline> pipelines{
+        make_pipeline({}),
+        make_pipeline({{Filter::shuffle, 0}}),
+        make_pipeline({{Filter::bitshuffle, 0}}),
+        make_pipeline({{Filter::delta, 0}, {Filter::shuffle, 0}}),
+        make_pipeline({{Filter::shuffle, 2}}),
+        make_pipeline({{Filter::shuffle, 0}})};
+    p.filters = pipelines[static_cast<std::size_t>(pipeline)];
+    const auto chunk = encode_chunk(in, p);
+    const ChunkDecoder dec(chunk);
+    REQUIRE(dec.memcpyed() == (pipeline == 5));
+    for (std::int32_t b = 0; b < dec.nblocks(); ++b) {
+        const auto n = static_cast<std::size_t>(dec.block_nbytes(b));
+        const std::size_t row = 37 * ts;
+        const std::size_t nrows = n / row;
+        // Rows in reverse order, each 13 bytes after the previous one's end, from byte 5.
+        std::vector<std::ptrdiff_t> offsets(nrows);
+        for (std::size_t r = 0; r < nrows; ++r) {
+            offsets[r] = static_cast<std::ptrdiff_t>(5 + (nrows - 1 - r) * (row + 13));
+        }
+        std::vector<std::uint8_t> out(5 + nrows * (row + 13), 0xee);
+        dec.decode_block_rows(b, out.data(), {row, nrows, offsets.data()});
+        std::vector<std::uint8_t> want(out.size(), 0xee);
+        for (std::size_t r = 0; r < nrows; ++r) {
+            std::memcpy(want.data() + offsets[r],
+                        in.data() + static_cast<std::size_t>(b) * ts * 999 + r * row, row);
+        }
+        CHECK(out == want);
+    }
+    // Rows that do not hold the block are a usage error.
+    std::vector<std::uint8_t> out(ts * 999);
+    const std::ptrdiff_t offsets[2] = {0, 0};
+    CHECK_THROWS_AS(dec.decode_block_rows(0, out.data(), {ts * 37, 2, offsets}), b2nd::UsageError);
+}

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
@@ -54,6 +55,17 @@ bool populate_read(void* at, std::size_t n) {
     return true;  // EFAULT/EIO: the reader reports what it finds
 }
 
+/// Whether every page of [at, at + n) is in the page cache (false if that cannot be told).
+bool resident(void* at, std::size_t n, std::size_t page) {
+    thread_local std::vector<unsigned char> in_core;
+    in_core.resize((n + page - 1) / page);
+    if (::mincore(at, n, in_core.data()) != 0) {
+        return false;
+    }
+    return std::all_of(in_core.begin(), in_core.end(),
+                       [](unsigned char c) { return (c & 1) != 0; });
+}
+
 /// Reads (or advises) the pages of one range of a mapping.
 void read_pages(ByteSpan range) {
     static const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
@@ -61,6 +73,11 @@ void read_pages(ByteSpan range) {
     const auto end = reinterpret_cast<std::uintptr_t>(range.data()) + range.size();
     // NOLINTNEXTLINE(performance-no-int-to-ptr): the page holding the range's first byte
     void* const at = reinterpret_cast<void*>(begin);
+    // Pages already in the page cache are left to the decoding threads' faults (which map 16
+    // pages at a time): mapping them from here too costs the reader 4-5% (f32cube zstd1, warm).
+    if (resident(at, end - begin, page)) {
+        return;
+    }
     // Read the pages and map them (Linux 5.14+), so that the decoding threads take no page fault
     // at all; else only read them into the page cache. A range the file no longer covers fails
     // here (EFAULT) instead of raising SIGBUS.

@@ -49,6 +49,9 @@ class NDArray;
 struct CacheStats {
     std::size_t budget_bytes = 0;
     std::size_t used_bytes = 0;
+    /// Lookups that found their block, and that did not. Single elements read from the block
+    /// the same thread read its previous element from are served without a lookup and counted
+    /// in neither.
     std::uint64_t hits = 0;
     std::uint64_t misses = 0;
 };

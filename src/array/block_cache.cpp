@@ -4,6 +4,11 @@
 
 namespace b2nd::detail {
 
+std::uint64_t BlockCache::next_id() noexcept {
+    static std::atomic<std::uint64_t> next{1};
+    return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 BlockCache::Buffer BlockCache::find(std::uint64_t key) const {
     Shard& s = shard(key);
     std::lock_guard<std::mutex> lock(s.mutex);
@@ -43,6 +48,7 @@ void BlockCache::insert(std::uint64_t key, Buffer block) {
         s.bytes -= it->second.first->size();
         s.lru.erase(it->second.second);
         s.map.erase(it);
+        bump();
     }
     s.bytes += block->size();
     s.lru.push_front(key);
@@ -52,6 +58,7 @@ void BlockCache::insert(std::uint64_t key, Buffer block) {
 
 void BlockCache::evict(Shard& s, std::size_t limit) {
     while (s.bytes > limit && !s.lru.empty()) {
+        bump();
         const auto it = s.map.find(s.lru.back());
         s.bytes -= it->second.first->size();
         s.map.erase(it);
@@ -68,6 +75,7 @@ void BlockCache::erase_range(std::uint64_t first, std::uint64_t count) {
             s.bytes -= it->second.first->size();
             s.lru.erase(it->second.second);
             s.map.erase(it);
+            bump();
         }
     }
 }
@@ -79,6 +87,7 @@ void BlockCache::clear() {
         s.lru.clear();
         s.bytes = 0;
     }
+    bump();
 }
 
 void BlockCache::set_budget(std::size_t bytes) {

@@ -39,6 +39,11 @@ public:
     /// Bytes currently held.
     std::size_t size_bytes() const;
     std::uint64_t hits() const noexcept { return hits_.load(std::memory_order_relaxed); }
+    /// This cache among all caches of the process (never reused).
+    std::uint64_t id() const noexcept { return id_; }
+    /// Changes whenever a block leaves the cache or is replaced (erased, evicted, cleared): a
+    /// block found at epoch e is still the cached content of its key while epoch() == e.
+    std::uint64_t epoch() const noexcept { return epoch_.load(std::memory_order_acquire); }
     std::uint64_t misses() const noexcept { return misses_.load(std::memory_order_relaxed); }
 
 private:
@@ -59,6 +64,10 @@ private:
     std::atomic<std::size_t> budget_{0};
     mutable std::atomic<std::uint64_t> hits_{0};
     mutable std::atomic<std::uint64_t> misses_{0};
+    const std::uint64_t id_ = next_id();
+    std::atomic<std::uint64_t> epoch_{0};
+    static std::uint64_t next_id() noexcept;
+    void bump() noexcept { epoch_.fetch_add(1, std::memory_order_acq_rel); }
 };
 
 }  // namespace b2nd::detail

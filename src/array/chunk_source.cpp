@@ -323,13 +323,6 @@ void ChunkSource::decode_chunk(std::int64_t ci, std::uint8_t* buf, int threads) 
     }
 }
 
-bool ChunkSource::cached_element(const Grid::Location& loc, std::uint8_t* out) const {
-    const std::int64_t isz = grid_.itemsize();
-    return cache_.budget() > 0 && cache_.copy_from(grid_.block_key(loc.chunk, loc.block),
-                                                   static_cast<std::size_t>(loc.offset * isz),
-                                                   static_cast<std::size_t>(isz), out);
-}
-
 namespace {
 
 /// Whether the n bytes at p repeat the element `e` of `isz` bytes.
@@ -343,6 +336,10 @@ bool repeats(const std::uint8_t* p, std::size_t n, const std::uint8_t* e, std::s
 }
 
 }  // namespace
+
+BlockCache::Buffer ChunkSource::cached_block(const Grid::Location& loc) const {
+    return cache_.budget() > 0 ? cache_.find(grid_.block_key(loc.chunk, loc.block)) : nullptr;
+}
 
 std::optional<storage::StagedChunk> ChunkSource::stage_uniform(const std::uint8_t* e) {
     const std::int64_t isz = grid_.itemsize();

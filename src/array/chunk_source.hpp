@@ -111,8 +111,11 @@ public:
     BlockView view_block(const LoadedChunk& c, std::int64_t block, const CachePolicy& policy) const;
     /// Chunk ci whole, in the padded block layout (grid().chunk_nbytes() bytes).
     void decode_chunk(std::int64_t ci, std::uint8_t* buf, int threads) const;
-    /// Copies element `loc` from the cache into out; false when its block is not cached.
-    bool cached_element(const Grid::Location& loc, std::uint8_t* out) const;
+    /// The cached block holding `loc`, or null.
+    BlockCache::Buffer cached_block(const Grid::Location& loc) const;
+    /// The block cache's identity and epoch (see BlockCache::epoch).
+    std::uint64_t cache_id() const noexcept { return cache_.id(); }
+    std::uint64_t cache_epoch() const noexcept { return cache_.epoch(); }
 
     // ---- writing ----
     /// Makes and stages a chunk of the grid from `buf` (padded block layout): uniform chunks

@@ -176,7 +176,42 @@ void ArrayCore::read_row_groups(const BoxPlan& plan,
     });
 }
 
+namespace {
+
+/// The cached block the calling thread last read an element from. Loops over elements read
+/// mostly from the block of the element before: while the block is still the cache's content for
+/// its key (the cache's epoch has not moved), the next element comes straight from it, without a
+/// lock, a lookup or a division.
+struct ElementMemo {
+    std::uint64_t cache = 0;  // BlockCache::id(); 0: empty
+    std::uint64_t epoch = 0;
+    int ndim = 0;
+    std::int64_t itemsize = 0;
+    std::int64_t lo[kMaxNdim] = {};      // the block's elements in the array: [lo, hi)
+    std::int64_t hi[kMaxNdim] = {};      // (clipped to the array's shape)
+    std::int64_t stride[kMaxNdim] = {};  // byte strides in the block
+    BlockCache::Buffer block;
+};
+
+thread_local ElementMemo tl_element;
+
+}  // namespace
+
 void ArrayCore::read_element(const std::int64_t* idx, std::uint8_t* out) const {
+    const ChunkSource& src = *source_;
+    ElementMemo& m = tl_element;
+    if (m.cache == src.cache_id() && m.epoch == src.cache_epoch()) {
+        std::int64_t off = 0;
+        bool inside = true;
+        for (int d = 0; d < m.ndim; ++d) {
+            inside = inside && idx[d] >= m.lo[d] && idx[d] < m.hi[d];
+            off += (idx[d] - m.lo[d]) * m.stride[d];
+        }
+        if (inside) {
+            std::memcpy(out, m.block->data() + off, static_cast<std::size_t>(m.itemsize));
+            return;
+        }
+    }
     std::shared_lock<FairSharedMutex> lock(mutex_);
     const Grid& g = grid();
     const int nd = g.ndim();
@@ -186,7 +221,34 @@ void ArrayCore::read_element(const std::int64_t* idx, std::uint8_t* out) const {
                              " is out of range for shape " + to_string(g.shape()));
         }
     }
-    if (source_->cached_element(g.locate(idx), out)) {
+    const Grid::Location loc = g.locate(idx);
+    const std::uint64_t epoch = src.cache_epoch();  // before the lookup: see BlockCache::epoch
+    BlockCache::Buffer block = src.cached_block(loc);
+    const std::int64_t isz = g.itemsize();
+    if (block && static_cast<std::size_t>((loc.offset + 1) * isz) <= block->size()) {
+        std::memcpy(out, block->data() + loc.offset * isz, static_cast<std::size_t>(isz));
+        // Remember the block for the next element, if all its elements in the array lie in
+        // the buffer (a short last chunk of a plain frame may not hold a whole block).
+        std::int64_t stride = isz, last = isz;
+        for (int d = nd - 1; d >= 0; --d) {
+            const auto u = static_cast<std::size_t>(d);
+            const std::int64_t bs = g.block_shape()[u], cs = g.chunk_shape()[u];
+            const std::int64_t chunk_end = idx[d] - idx[d] % cs + cs;  // blocks pad chunks
+            m.lo[d] = idx[d] - idx[d] % cs % bs;
+            m.hi[d] = std::min({m.lo[d] + bs, chunk_end, g.shape()[u]});
+            m.stride[d] = stride;
+            last += (m.hi[d] - 1 - m.lo[d]) * stride;
+            stride *= bs;
+        }
+        m.cache = 0;
+        m.block.reset();
+        if (static_cast<std::size_t>(last) <= block->size()) {
+            m.block = std::move(block);
+            m.cache = src.cache_id();
+            m.epoch = epoch;
+            m.ndim = nd;
+            m.itemsize = isz;
+        }
         return;
     }
     const Box b = Box::region(Shape(idx, idx + nd), Shape(static_cast<std::size_t>(nd), 1));

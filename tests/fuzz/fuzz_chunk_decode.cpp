@@ -1,6 +1,7 @@
 // Fuzz target: decode arbitrary bytes as a chunk, every way the decoder offers. The contract is
 // that only b2nd::Error may escape; anything else (another exception, a sanitizer report, a
 // crash) is a bug.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -25,6 +26,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 try {  // streams that stop early: a prefix of the block
                     dec.decode_block_prefix(b, blk, size % (blk.size() + 1));
                 } catch (const b2nd::Error&) {
+                }
+                // The block's rows scattered in reverse order (a fused unshuffle where the
+                // chunk is byte-shuffled), when its size splits into rows of whole items.
+                const std::size_t item = static_cast<std::size_t>(std::max(dec.typesize(), 1));
+                const std::size_t row = blk.size() % (item * 4) == 0 ? item * 4 : blk.size();
+                if (row > 0) {
+                    std::vector<std::ptrdiff_t> offsets(blk.size() / row);
+                    for (std::size_t r = 0; r < offsets.size(); ++r) {
+                        offsets[r] = static_cast<std::ptrdiff_t>((offsets.size() - 1 - r) * row);
+                    }
+                    try {
+                        dec.decode_block_rows(b, blk.data(), {row, offsets.size(), offsets.data()});
+                    } catch (const b2nd::Error&) {
+                    }
                 }
                 dec.decode_block(b, blk);
             }

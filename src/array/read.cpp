@@ -193,13 +193,16 @@ struct ElementMemo {
     BlockCache::Buffer block;
 };
 
-thread_local ElementMemo tl_element;
+/// A few memos per thread, one per array (by cache identity), so that loops over the elements
+/// of several arrays (a(i, j) + b(i, j)) keep one block of each.
+constexpr std::size_t kElementMemos = 4;
+thread_local ElementMemo tl_element[kElementMemos];
 
 }  // namespace
 
 void ArrayCore::read_element(const std::int64_t* idx, std::uint8_t* out) const {
     const ChunkSource& src = *source_;
-    ElementMemo& m = tl_element;
+    ElementMemo& m = tl_element[src.cache_id() % kElementMemos];
     if (m.cache == src.cache_id() && m.epoch == src.cache_epoch()) {
         std::int64_t off = 0;
         bool inside = true;

@@ -542,25 +542,35 @@ void ChunkDecoder::decode_block_rows(std::int32_t i,
     const BlockGeometry g = geometry(i);
     const auto n = static_cast<std::size_t>(g.nbytes);
     const auto ts = static_cast<std::size_t>(header_.typesize);
-    // The one filter to undo is a byte shuffle of whole items over items split into rows: the
-    // unshuffle writes each row where it goes.
-    bool fused = special() == Special::none && !memcpyed() && has_filters_ && ts > 1 &&
-                 n % ts == 0 && rows.row_bytes % ts == 0;
+    // The one filter to undo is a byte shuffle of whole items (or a bit shuffle of whole groups
+    // of 8 items) over items split into rows: the unshuffle writes each row where it goes.
+    Filter last = Filter::none;
     int undone = 0;
-    for (std::size_t slot = 0; fused && slot < header_.filters.size(); ++slot) {
+    for (std::size_t slot = 0; slot < header_.filters.size(); ++slot) {
         const auto f = static_cast<Filter>(header_.filters[slot]);
         const std::uint8_t meta = header_.filters_meta[slot];
         if (f == Filter::none || f == Filter::trunc_prec) {
             continue;
         }
         ++undone;
-        fused = f == Filter::shuffle && (meta == 0 || meta == ts);
+        last = f == Filter::shuffle && meta != 0 && meta != ts ? Filter::none : f;
     }
-    if (fused && undone == 1) {
+    const bool whole_rows = special() == Special::none && !memcpyed() && undone == 1 &&
+                            n % ts == 0 && rows.row_bytes % ts == 0;
+    if (whole_rows && last == Filter::shuffle && ts > 1) {
         std::uint8_t* streams = b2nd::detail::scratch_bytes(scratch().streams, n);
         decode_streams(i, g, streams);
         detail::unshuffle_rows(static_cast<int>(ts), n / ts, streams, rows.row_bytes / ts,
                                rows.nrows, dest, rows.offsets);
+        return;
+    }
+    if (whole_rows && last == Filter::bitshuffle && (n / ts) % 8 == 0) {
+        DecodeBuffers& s = scratch();
+        std::uint8_t* streams = b2nd::detail::scratch_bytes(s.streams, n);
+        decode_streams(i, g, streams);
+        detail::bitunshuffle_rows(static_cast<int>(ts), n / ts, streams,
+                                  b2nd::detail::scratch_bytes(s.bits, n), rows.row_bytes / ts,
+                                  rows.nrows, dest, rows.offsets);
         return;
     }
     const std::uint8_t* block;

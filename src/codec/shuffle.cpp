@@ -242,6 +242,25 @@ void bitunshuffle(int typesize,
     b2nd::detail::copy_bytes(dst + body, src + body, nbytes - body);
 }
 
+namespace detail {
+
+void bitunshuffle_rows(int typesize,
+                       std::size_t nelems,
+                       const std::uint8_t* src,
+                       std::uint8_t* scratch,
+                       std::size_t row_elems,
+                       std::size_t nrows,
+                       std::uint8_t* dst,
+                       const std::ptrdiff_t* offsets) {
+    const auto t = static_cast<std::size_t>(typesize);
+    for (std::size_t j = 0; j < t; ++j) {
+        rows_to_words(nelems / 8, src + j * nelems, scratch + j * nelems);
+    }
+    unshuffle_rows(typesize, nelems, scratch, row_elems, nrows, dst, offsets);
+}
+
+}  // namespace detail
+
 std::string_view simd_backend() noexcept {
     const auto* k = detail::best_kernels();
     return k != nullptr ? k->name : "generic";

@@ -47,4 +47,15 @@ void unshuffle_rows(int typesize,
                     std::uint8_t* dst,
                     const std::ptrdiff_t* offsets);
 
+/// unshuffle_rows for a bit-shuffled block (nelems a multiple of 8, no trailing bytes): the
+/// bit transpose goes to `scratch` (nelems * typesize bytes), the byte unshuffle to the rows.
+void bitunshuffle_rows(int typesize,
+                       std::size_t nelems,
+                       const std::uint8_t* src,
+                       std::uint8_t* scratch,
+                       std::size_t row_elems,
+                       std::size_t nrows,
+                       std::uint8_t* dst,
+                       const std::ptrdiff_t* offsets);
+
 }  // namespace b2nd::codec::detail

@@ -55,34 +55,46 @@ bool populate_read(void* at, std::size_t n) {
     return true;  // EFAULT/EIO: the reader reports what it finds
 }
 
-/// Whether every page of [at, at + n) is in the page cache (false if that cannot be told).
-bool resident(void* at, std::size_t n, std::size_t page) {
-    thread_local std::vector<unsigned char> in_core;
-    in_core.resize((n + page - 1) / page);
-    if (::mincore(at, n, in_core.data()) != 0) {
-        return false;
-    }
-    return std::all_of(in_core.begin(), in_core.end(),
-                       [](unsigned char c) { return (c & 1) != 0; });
-}
-
-/// Reads (or advises) the pages of one range of a mapping.
-void read_pages(ByteSpan range) {
+/// The pages holding a range of a mapping: from the first byte of the first, n bytes.
+struct PageRange {
+    void* at;
+    std::size_t n;
+};
+PageRange pages_of(ByteSpan range) {
     static const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
     const auto begin = reinterpret_cast<std::uintptr_t>(range.data()) & ~(page - 1);
     const auto end = reinterpret_cast<std::uintptr_t>(range.data()) + range.size();
     // NOLINTNEXTLINE(performance-no-int-to-ptr): the page holding the range's first byte
-    void* const at = reinterpret_cast<void*>(begin);
-    // Pages already in the page cache are left to the decoding threads' faults (which map 16
-    // pages at a time): mapping them from here too costs the reader 4-5% (f32cube zstd1, warm).
-    if (resident(at, end - begin, page)) {
-        return;
+    return {reinterpret_cast<void*>(begin), end - begin};
+}
+
+/// Whether every page of every range is in the page cache (false if that cannot be told).
+bool all_resident(const std::vector<ByteSpan>& ranges) {
+    static const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    std::vector<unsigned char> in_core;
+    for (const ByteSpan& r : ranges) {
+        if (r.empty()) {
+            continue;
+        }
+        const PageRange p = pages_of(r);
+        in_core.resize((p.n + page - 1) / page);
+        if (::mincore(p.at, p.n, in_core.data()) != 0 ||
+            !std::all_of(in_core.begin(), in_core.end(),
+                         [](unsigned char c) { return (c & 1) != 0; })) {
+            return false;
+        }
     }
+    return true;
+}
+
+/// Reads (or advises) the pages of one range of a mapping.
+void read_pages(ByteSpan range) {
+    const PageRange p = pages_of(range);
     // Read the pages and map them (Linux 5.14+), so that the decoding threads take no page fault
     // at all; else only read them into the page cache. A range the file no longer covers fails
     // here (EFAULT) instead of raising SIGBUS.
-    if (!populate_read(at, end - begin)) {
-        ::madvise(at, end - begin, MADV_WILLNEED);
+    if (!populate_read(p.at, p.n)) {
+        ::madvise(p.at, p.n, MADV_WILLNEED);
     }
 }
 
@@ -165,9 +177,16 @@ private:
             if (stop_) {
                 return;
             }
+            const bool first = s->next == 0;
             const ByteSpan range = s->ranges[s->next++];
             lock.unlock();
-            if (!range.empty()) {
+            if (first && all_resident(s->ranges)) {
+                // A file already in the page cache is left to the readers' page faults (which
+                // map 16 pages at a time): mapping it from here too costs a warm read 4-5%.
+                // Checked once for the whole read: pages that the kernel's own read-ahead is
+                // still reading look resident too, and must be waited for here, not by a reader.
+                s->cancelled.store(true, std::memory_order_relaxed);
+            } else if (!range.empty()) {
                 read_pages(range);
             }
             s.reset();  // the mapping may go once its last range is read

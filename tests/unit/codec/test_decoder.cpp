@@ -241,9 +241,9 @@ TEST_CASE("decoder: decode_block_rows scatters a block's rows, unshuffling in pl
     CAPTURE(static_cast<int>(codec), typesize, pipeline, static_cast<int>(split));
     b2nd::test::SplitMix rng(static_cast<std::uint64_t>(typesize * 10 + pipeline));
     const auto ts = static_cast<std::size_t>(typesize);
-    // Blocks of 999 items (27 rows of 37: vector loops and their scalar tails), and a leftover
-    // block of 111 items (3 rows).
-    std::vector<std::uint8_t> in(ts * (999 * 3 + 111));
+    // Blocks of 1184 items (32 rows of 37: vector loops and their scalar tails; whole groups of 8
+    // for bitshuffle), and a leftover block of 111 items (3 rows, not groups of 8).
+    std::vector<std::uint8_t> in(ts * (1184 * 3 + 111));
     for (std::size_t i = 0; i < in.size(); ++i) {
         in[i] = static_cast<std::uint8_t>((i / 61) * 3 + (i % 29 == 0 ? rng.below(3) : 0));
     }
@@ -251,7 +251,7 @@ TEST_CASE("decoder: decode_block_rows scatters a block's rows, unshuffling in pl
     p.codec = codec;
     p.clevel = pipeline == 5 ? 0 : 5;
     p.typesize = typesize;
-    p.blocksize = typesize * 999;
+    p.blocksize = typesize * 1184;
     p.splitmode = split;
     const std::vector<FilterPipeline> pipelines{
         make_pipeline({}),
@@ -278,12 +278,12 @@ TEST_CASE("decoder: decode_block_rows scatters a block's rows, unshuffling in pl
         std::vector<std::uint8_t> want(out.size(), 0xee);
         for (std::size_t r = 0; r < nrows; ++r) {
             std::memcpy(want.data() + offsets[r],
-                        in.data() + static_cast<std::size_t>(b) * ts * 999 + r * row, row);
+                        in.data() + static_cast<std::size_t>(b) * ts * 1184 + r * row, row);
         }
         CHECK(out == want);
     }
     // Rows that do not hold the block are a usage error.
-    std::vector<std::uint8_t> out(ts * 999);
+    std::vector<std::uint8_t> out(ts * 1184);
     const std::ptrdiff_t offsets[2] = {0, 0};
     CHECK_THROWS_AS(dec.decode_block_rows(0, out.data(), {ts * 37, 2, offsets}), b2nd::UsageError);
 }

@@ -150,6 +150,16 @@ public:
     /// `n` elements: point i has coordinates coords[i * ndim() ...] and goes to out at byte
     /// i * itemsize(). Each touched block is decoded once, blocks in parallel.
     void read_points(const std::int64_t* coords, std::size_t n, void* out) const;
+    /// Orthogonal selection, as python-blosc2's `oindex` and c-blosc2's
+    /// b2nd_get_orthogonal_selection: one index list per dimension (any order, repeats allowed,
+    /// negative indices count from the end); the result has the lists' lengths as its shape and
+    /// is written in C order into out (out_bytes must match). Each touched block is decoded once,
+    /// blocks in parallel. \throws UsageError naming the axis and index out of range
+    void read_orthogonal(const std::vector<std::vector<std::int64_t>>& indices,
+                         void* out,
+                         std::size_t out_bytes) const;
+    std::vector<std::uint8_t> read_orthogonal(
+        const std::vector<std::vector<std::int64_t>>& indices) const;
 
     // ---- writing (open with writable, or create) ----
     /// Writes `data` (C order of box.count) into box; steps are allowed.

@@ -113,6 +113,18 @@ public:
         return element(idx.data());
     }
 
+    /// Orthogonal selection (python-blosc2's `oindex`): one index list per dimension, any order,
+    /// repeats and negative indices allowed; the result in C order over the lists.
+    std::vector<T> read_orthogonal(const std::vector<std::vector<std::int64_t>>& indices) const {
+        std::size_t n = 1;
+        for (const auto& list : indices) {
+            n *= list.size();
+        }
+        std::vector<std::uint8_t> bytes(n * sizeof(T));
+        a_.read_orthogonal(indices, bytes.data(), bytes.size());
+        return from_bytes(bytes, n);
+    }
+
     /// The elements at `points` (each of ndim coordinates), each touched block decoded once.
     std::vector<T> read_points(const std::vector<Shape>& points) const {
         std::vector<std::int64_t> flat;
@@ -127,18 +139,7 @@ public:
         }
         std::vector<std::uint8_t> bytes(points.size() * sizeof(T));
         a_.read_points(flat.data(), points.size(), bytes.data());
-        std::vector<T> out(points.size());
-        if constexpr (std::is_same_v<T, bool>) {
-            for (std::size_t i = 0; i < out.size(); ++i) {
-                out[i] = bytes[i] != 0;
-            }
-        } else {
-            if (!bytes.empty()) {
-                std::memcpy(out.data(), bytes.data(), bytes.size());
-            }
-            fix(out.data(), static_cast<std::int64_t>(out.size()));
-        }
-        return out;
+        return from_bytes(bytes, points.size());
     }
 
     /// Reads a box into out (box.size() elements, C order).
@@ -223,6 +224,21 @@ public:
     void remove(int axis, std::int64_t pos, std::int64_t count) { a_.remove(axis, pos, count); }
 
 private:
+    /// n stored elements as native values.
+    std::vector<T> from_bytes(const std::vector<std::uint8_t>& bytes, std::size_t n) const {
+        std::vector<T> out(n);
+        if constexpr (std::is_same_v<T, bool>) {
+            for (std::size_t i = 0; i < out.size(); ++i) {
+                out[i] = bytes[i] != 0;
+            }
+        } else {
+            if (!bytes.empty()) {
+                std::memcpy(out.data(), bytes.data(), bytes.size());
+            }
+            fix(out.data(), static_cast<std::int64_t>(out.size()));
+        }
+        return out;
+    }
     T element(const std::int64_t* idx) const {
         T v;
         a_.read_element(idx, &v);

@@ -191,6 +191,35 @@ void AnyArray::read_points(const std::int64_t* coords, std::size_t n, void* out)
     reading()->read_points(coords, n, static_cast<std::uint8_t*>(out));
 }
 
+void AnyArray::read_orthogonal(const std::vector<std::vector<std::int64_t>>& indices,
+                               void* out,
+                               std::size_t out_bytes) const {
+    const Reading r = reading();
+    std::uint64_t need = static_cast<std::uint64_t>(r.core.grid().itemsize());
+    for (const auto& list : indices) {
+        need *= list.size();
+    }
+    if (out_bytes != need) {
+        throw UsageError(
+            r.core.where() + ": an orthogonal selection of " +
+            std::to_string(need / static_cast<std::uint64_t>(r.core.grid().itemsize())) +
+            " elements needs a buffer of " + std::to_string(need) + " bytes, not " +
+            std::to_string(out_bytes));
+    }
+    r.core.read_orthogonal(indices, static_cast<std::uint8_t*>(out));
+}
+
+std::vector<std::uint8_t> AnyArray::read_orthogonal(
+    const std::vector<std::vector<std::int64_t>>& indices) const {
+    std::size_t n = static_cast<std::size_t>(itemsize());
+    for (const auto& list : indices) {
+        n *= list.size();
+    }
+    std::vector<std::uint8_t> out(n);
+    read_orthogonal(indices, out.data(), out.size());
+    return out;
+}
+
 void AnyArray::write(const Box& box, ByteSpan data) {
     detail::ArrayCore& c = core();
     c.require_box(box, "write");

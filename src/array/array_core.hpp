@@ -115,6 +115,11 @@ public:
     /// `n` elements at coordinates coords[i * ndim ...] into out[i] (each block decoded once,
     /// blocks in parallel).
     void read_points(const std::int64_t* coords, std::size_t n, std::uint8_t* out) const;
+    /// Orthogonal selection: one index list per dimension (NumPy's semantics: any order,
+    /// repeats, negative indices from the end); the result, C order over the lists, into out.
+    /// Each touched block is decoded once, blocks in parallel.
+    void read_orthogonal(const std::vector<std::vector<std::int64_t>>& lists,
+                         std::uint8_t* out) const;
 
     // ---- write.cpp ----
     /// Writes `box` from src (C order of box.count when src_strides is null).

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <unordered_map>
+#include <utility>
 
 #include <b2nd/error.hpp>
 
@@ -308,6 +310,134 @@ void ArrayCore::read_points(const std::int64_t* coords, std::size_t n, std::uint
         for (std::size_t i = groups[k]; i < groups[k + 1]; ++i) {
             std::memcpy(out + static_cast<std::int64_t>(pts[i].index) * isz, v.at(pts[i].offset),
                         static_cast<std::size_t>(isz));
+        }
+    });
+}
+
+namespace {
+
+/// The entries of one dimension's index list that fall in one block (of one chunk) along it:
+/// their place in the block and in the result.
+struct AxisGroup {
+    std::int64_t chunk = 0, block = 0;  // along the dimension
+    std::vector<std::int64_t> pos, out;
+};
+
+}  // namespace
+
+void ArrayCore::read_orthogonal(const std::vector<std::vector<std::int64_t>>& lists,
+                                std::uint8_t* out) const {
+    std::shared_lock<FairSharedMutex> lock(mutex_);
+    const ChunkSource& src = *source_;
+    const Grid& g = src.grid();
+    const int nd = g.ndim();
+    const std::int64_t isz = g.itemsize();
+    if (static_cast<int>(lists.size()) != nd) {
+        throw UsageError(where() +
+                         ": an orthogonal selection needs one index list per dimension (" +
+                         num(nd) + "), not " + num(static_cast<std::int64_t>(lists.size())));
+    }
+    // Per dimension: the lists' entries grouped by the block they fall in, in array order.
+    std::vector<std::vector<AxisGroup>> axes(static_cast<std::size_t>(nd));
+    std::int64_t out_stride[kMaxNdim];
+    std::int64_t block_stride[kMaxNdim];
+    std::int64_t total = 1;
+    for (int d = nd - 1; d >= 0; --d) {
+        const auto u = static_cast<std::size_t>(d);
+        out_stride[d] = total * isz;
+        total *= static_cast<std::int64_t>(lists[u].size());
+        block_stride[d] = d == nd - 1 ? 1 : block_stride[d + 1] * g.block_shape()[u + 1];
+    }
+    for (int d = 0; d < nd; ++d) {
+        const auto u = static_cast<std::size_t>(d);
+        const std::int64_t extent = g.shape()[u], cs = g.chunk_shape()[u], bs = g.block_shape()[u];
+        std::vector<std::pair<std::int64_t, std::int64_t>> at;  // (index, place in the list)
+        at.reserve(lists[u].size());
+        for (std::size_t k = 0; k < lists[u].size(); ++k) {
+            std::int64_t i = lists[u][k];
+            if (i < -extent || i >= extent) {
+                throw UsageError(where() + ": index " + num(i) + " on axis " + num(d) +
+                                 " is out of range for extent " + num(extent));
+            }
+            at.emplace_back(i < 0 ? i + extent : i, static_cast<std::int64_t>(k));
+        }
+        std::sort(at.begin(), at.end());
+        for (const auto& [i, k] : at) {
+            const std::int64_t chunk = i / cs, block = i % cs / bs;
+            auto& groups = axes[u];
+            if (groups.empty() || groups.back().chunk != chunk || groups.back().block != block) {
+                groups.push_back({chunk, block, {}, {}});
+            }
+            groups.back().pos.push_back(i % cs % bs);
+            groups.back().out.push_back(k);
+        }
+    }
+    if (total == 0) {
+        return;
+    }
+    // Every combination of one group per dimension is one block to decode.
+    std::int64_t ncombos = 1;
+    for (const auto& groups : axes) {
+        ncombos *= static_cast<std::int64_t>(groups.size());
+    }
+    const auto combo_groups = [&](std::int64_t c, const AxisGroup** gs) {
+        for (int d = nd - 1; d >= 0; --d) {
+            const auto& groups = axes[static_cast<std::size_t>(d)];
+            const auto n = static_cast<std::int64_t>(groups.size());
+            gs[d] = &groups[static_cast<std::size_t>(c % n)];
+            c /= n;
+        }
+    };
+    std::vector<std::int64_t> ids;  // chunks, in order of first use
+    std::vector<std::size_t> chunk_of(static_cast<std::size_t>(ncombos));
+    std::vector<std::int64_t> block_of(static_cast<std::size_t>(ncombos));
+    {
+        std::unordered_map<std::int64_t, std::size_t> seen;
+        for (std::int64_t c = 0; c < ncombos; ++c) {
+            const AxisGroup* gs[kMaxNdim];
+            combo_groups(c, gs);
+            std::int64_t coords[kMaxNdim];
+            std::int64_t block = 0;
+            for (int d = 0; d < nd; ++d) {
+                coords[d] = gs[d]->chunk;
+                block = block * g.blocks_in(d) + gs[d]->block;
+            }
+            const std::int64_t ci = g.chunk_index(coords);
+            const auto it = seen.emplace(ci, ids.size()).first;
+            if (it->second == ids.size()) {
+                ids.push_back(ci);
+            }
+            chunk_of[static_cast<std::size_t>(c)] = it->second;
+            block_of[static_cast<std::size_t>(c)] = block;
+        }
+    }
+    const CachePolicy policy = src.cache_policy(ncombos, CacheUse::automatic);
+    std::vector<LoadedChunk> chunks(ids.size());
+    parallel_for(ids.size(), nthreads_,
+                 [&](std::size_t k) { chunks[k] = src.load(ids[k], true, policy); });
+    parallel_for(static_cast<std::size_t>(ncombos), nthreads_, [&](std::size_t c) {
+        const AxisGroup* gs[kMaxNdim];
+        combo_groups(static_cast<std::int64_t>(c), gs);
+        const BlockView v = src.view_block(chunks[chunk_of[c]], block_of[c], policy);
+        // Every combination of one entry per dimension of the groups: an odometer.
+        std::size_t idx[kMaxNdim] = {};
+        for (;;) {
+            std::int64_t from = 0, to = 0;
+            for (int d = 0; d < nd; ++d) {
+                from += gs[d]->pos[idx[d]] * block_stride[d];
+                to += gs[d]->out[idx[d]] * out_stride[d];
+            }
+            std::memcpy(out + to, v.at(from), static_cast<std::size_t>(isz));
+            int d = nd - 1;
+            for (; d >= 0; --d) {
+                if (++idx[d] < gs[d]->pos.size()) {
+                    break;
+                }
+                idx[d] = 0;
+            }
+            if (d < 0) {
+                break;
+            }
         }
     });
 }

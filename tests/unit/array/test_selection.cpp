@@ -129,3 +129,97 @@ TEST_CASE("selection: AnyArray and NDArray read what the reference slicer picks"
                       Contains("out of range for dimension 0 of size 9"));
     CHECK_THROWS_AS(a.read({0, 0, 0, 0}), b2nd::UsageError);
 }
+
+TEST_CASE("selection: orthogonal index lists read what a loop over the lists picks", "[array]") {
+    // Lists in any order, with repeats, negative indices and empty lists, over chunks and blocks
+    // that pad the array's edges; uniform chunks; with and without the block cache; 1 and 2
+    // threads. The reference indexes a copy of the data in memory.
+    b2nd::test::TempDir tmp;
+    b2nd::test::SplitMix rng(5);
+    struct Geometry {
+        b2nd::Shape shape, chunks, blocks;
+    };
+    for (const Geometry& geo : {Geometry{{37}, {10}, {3}}, Geometry{{9, 13}, {4, 5}, {3, 2}},
+                                Geometry{{7, 9, 11}, {4, 5, 6}, {2, 3, 4}}}) {
+        const std::int64_t n = b2nd::test::count_of(geo.shape);
+        std::vector<std::int32_t> v(static_cast<std::size_t>(n));
+        for (auto& x : v) {
+            x = static_cast<std::int32_t>(rng.below(100000));
+        }
+        auto a = b2nd::NDArray<std::int32_t>::create_from(
+            tmp / ("o" + std::to_string(geo.shape.size()) + ".b2nd"), geo.shape, v,
+            b2nd::test::chunked(geo.chunks, geo.blocks));
+        // The first chunk made uniform: a special chunk, read without decoding.
+        b2nd::Box first = b2nd::Box::region(b2nd::Shape(geo.shape.size(), 0), geo.chunks);
+        a.write(first, std::vector<std::int32_t>(static_cast<std::size_t>(first.size()), -3));
+        std::vector<std::int64_t> cstride(geo.shape.size(), 1);
+        for (std::size_t d = geo.shape.size() - 1; d > 0; --d) {
+            cstride[d - 1] = cstride[d] * geo.shape[d];
+        }
+        const auto at = [&](const std::vector<std::int64_t>& idx) {
+            bool in_first = true;
+            std::int64_t flat = 0;
+            for (std::size_t d = 0; d < idx.size(); ++d) {
+                in_first = in_first && idx[d] < geo.chunks[d];
+                flat += idx[d] * cstride[d];
+            }
+            return in_first ? -3 : v[static_cast<std::size_t>(flat)];
+        };
+        for (int round = 0; round < 40; ++round) {
+            std::vector<std::vector<std::int64_t>> lists(geo.shape.size());
+            for (std::size_t d = 0; d < lists.size(); ++d) {
+                const std::uint64_t len = round == 0 && d == 0 ? 0 : rng.below(7);
+                for (std::uint64_t k = 0; k < len; ++k) {
+                    const auto e = static_cast<std::uint64_t>(geo.shape[d]);
+                    lists[d].push_back(static_cast<std::int64_t>(rng.below(2 * e)) - geo.shape[d]);
+                }
+            }
+            // The reference: C order over the lists.
+            std::vector<std::int32_t> want;
+            std::vector<std::size_t> k(lists.size(), 0);
+            bool empty = false;
+            for (const auto& l : lists) {
+                empty = empty || l.empty();
+            }
+            while (!empty) {
+                std::vector<std::int64_t> idx(lists.size());
+                for (std::size_t d = 0; d < lists.size(); ++d) {
+                    const std::int64_t i = lists[d][k[d]];
+                    idx[d] = i < 0 ? i + geo.shape[d] : i;
+                }
+                want.push_back(at(idx));
+                std::size_t d = lists.size();
+                while (d > 0 && ++k[d - 1] == lists[d - 1].size()) {
+                    k[--d] = 0;
+                }
+                if (d == 0) {
+                    break;
+                }
+            }
+            for (int threads : {1, 2}) {
+                for (std::size_t cache : {std::size_t{0}, std::size_t{1} << 20}) {
+                    INFO(b2nd::to_string(geo.shape)
+                         << " round " << round << ", " << threads << " threads, cache " << cache);
+                    a.any().set_nthreads(threads);
+                    a.any().set_cache_bytes(cache);
+                    REQUIRE(a.read_orthogonal(lists) == want);
+                }
+            }
+        }
+        // An index out of range names its axis; a missing list is a usage error.
+        std::vector<std::vector<std::int64_t>> bad(geo.shape.size(), std::vector<std::int64_t>{0});
+        bad.back() = {1, geo.shape.back()};
+        CHECK_THROWS_WITH(a.read_orthogonal(bad),
+                          Contains("index " + std::to_string(geo.shape.back()) + " on axis " +
+                                   std::to_string(geo.shape.size() - 1)));
+        bad.back() = {-geo.shape.back() - 1};
+        CHECK_THROWS_AS(a.read_orthogonal(bad), b2nd::UsageError);
+        bad.pop_back();
+        CHECK_THROWS_WITH(a.read_orthogonal(bad), Contains("one index list per dimension"));
+        std::vector<std::uint8_t> small(3);
+        CHECK_THROWS_AS(a.any().read_orthogonal(std::vector<std::vector<std::int64_t>>(
+                                                    geo.shape.size(), std::vector<std::int64_t>{0}),
+                                                small.data(), small.size()),
+                        b2nd::UsageError);
+    }
+}

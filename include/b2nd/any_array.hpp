@@ -164,6 +164,11 @@ public:
     // ---- writing (open with writable, or create) ----
     /// Writes `data` (C order of box.count) into box; steps are allowed.
     void write(const Box& box, ByteSpan data);
+    /// Writes the orthogonal selection `indices` (see read_orthogonal) from `data`: the
+    /// selection's elements in C order over the lists, or a single element written to all of
+    /// them. Where an index repeats in a list, the last occurrence wins. Only the touched chunks
+    /// are re-encoded, and they are committed once.
+    void write_orthogonal(const std::vector<std::vector<std::int64_t>>& indices, ByteSpan data);
     /// Changes the shape; new elements are zero.
     void resize(const Shape& shape);
     /// Appends `data` along `axis` (its shape: the array's, with any extent along axis).

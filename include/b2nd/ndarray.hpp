@@ -207,6 +207,16 @@ public:
     void write(const Selection& sel, const std::vector<T>& data) {
         write(resolve(shape(), sel).box, data);
     }
+    /// Writes the orthogonal selection `indices` (see read_orthogonal): `data` in C order over
+    /// the lists, or one value for every selected element. The last of repeated indices wins.
+    void write_orthogonal(const std::vector<std::vector<std::int64_t>>& indices,
+                          const std::vector<T>& data) {
+        const std::vector<std::uint8_t> b = stored(data);
+        a_.write_orthogonal(indices, {b.data(), b.size()});
+    }
+    void write_orthogonal(const std::vector<std::vector<std::int64_t>>& indices, const T& value) {
+        write_orthogonal(indices, std::vector<T>{value});
+    }
     /// Sets one element.
     void set(const Shape& idx, const T& value) {
         write(Box::region(idx, Shape(idx.size(), 1)), &value, 1);

@@ -220,6 +220,23 @@ std::vector<std::uint8_t> AnyArray::read_orthogonal(
     return out;
 }
 
+void AnyArray::write_orthogonal(const std::vector<std::vector<std::int64_t>>& indices,
+                                ByteSpan data) {
+    detail::ArrayCore& c = core();
+    const auto isz = static_cast<std::uint64_t>(c.grid().itemsize());
+    std::uint64_t n = 1;
+    for (const auto& list : indices) {
+        n *= list.size();
+    }
+    if (data.size() != n * isz && data.size() != isz) {
+        throw UsageError(c.where() + ": writing an orthogonal selection of " + std::to_string(n) +
+                         " elements needs " + std::to_string(n * isz) + " bytes of data (or " +
+                         std::to_string(isz) + " for one value), not " +
+                         std::to_string(data.size()));
+    }
+    c.write_orthogonal(indices, data.data(), data.size() == isz && n != 1);
+}
+
 void AnyArray::write(const Box& box, ByteSpan data) {
     detail::ArrayCore& c = core();
     c.require_box(box, "write");

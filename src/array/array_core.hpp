@@ -124,6 +124,12 @@ public:
     // ---- write.cpp ----
     /// Writes `box` from src (C order of box.count when src_strides is null).
     void write(const Box& box, const std::uint8_t* src, const std::int64_t* src_strides = nullptr);
+    /// Writes the orthogonal selection `lists` (see read_orthogonal) from src: C order over the
+    /// lists, or one element repeated when `scalar`. Where an index repeats, the last write of it
+    /// in list order wins. Only touched chunks are re-encoded; one commit.
+    void write_orthogonal(const std::vector<std::vector<std::int64_t>>& lists,
+                          const std::uint8_t* src,
+                          bool scalar);
 
     // ---- chunkwise.cpp ----
     /// Computes and writes whole chunks: produce(chunk, region, out) fills the region's elements

@@ -1,6 +1,11 @@
 #include "box_plan.hpp"
 
 #include <algorithm>
+#include <utility>
+
+#include <b2nd/error.hpp>
+
+#include "../detail/strings.hpp"
 
 namespace b2nd::detail {
 
@@ -175,6 +180,36 @@ void pack_chunk(const BoxPlan& plan,
         copy_strided(bp.box, src0 + bp.in_walk,
                      chunk + bp.block * g.block_nbytes() + bp.in_block * isz, isz);
     }
+}
+
+std::vector<std::vector<OrthoEntry>> orthogonal_entries(
+    const std::vector<std::vector<std::int64_t>>& lists, const Grid& g, const std::string& where) {
+    const int nd = g.ndim();
+    if (static_cast<int>(lists.size()) != nd) {
+        throw UsageError(where + ": an orthogonal selection needs one index list per dimension (" +
+                         num(nd) + "), not " + num(static_cast<std::int64_t>(lists.size())));
+    }
+    std::vector<std::vector<OrthoEntry>> axes(lists.size());
+    for (std::size_t d = 0; d < lists.size(); ++d) {
+        const std::int64_t extent = g.shape()[d], cs = g.chunk_shape()[d], bs = g.block_shape()[d];
+        std::vector<std::pair<std::int64_t, std::int64_t>> at;  // (index, place in the list)
+        at.reserve(lists[d].size());
+        for (std::size_t k = 0; k < lists[d].size(); ++k) {
+            const std::int64_t i = lists[d][k];
+            if (i < -extent || i >= extent) {
+                throw UsageError(where + ": index " + num(i) + " on axis " +
+                                 num(static_cast<std::int64_t>(d)) +
+                                 " is out of range for extent " + num(extent));
+            }
+            at.emplace_back(i < 0 ? i + extent : i, static_cast<std::int64_t>(k));
+        }
+        std::sort(at.begin(), at.end());
+        axes[d].reserve(at.size());
+        for (const auto& [i, k] : at) {
+            axes[d].push_back({i / cs, i % cs / bs, i % cs % bs, k});
+        }
+    }
+    return axes;
 }
 
 }  // namespace b2nd::detail

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <b2nd/grid.hpp>
@@ -91,6 +92,18 @@ private:
     std::int64_t nblock_tasks_ = 0;
     std::int64_t block_stride_[kMaxNdim] = {};  // block strides in elements (C order)
 };
+
+/// An entry of an orthogonal selection's index list along one dimension: the chunk and block
+/// (along the dimension) it falls in, its place in that block, and its place in the list.
+struct OrthoEntry {
+    std::int64_t chunk = 0, block = 0, pos = 0, out = 0;
+};
+/// Each dimension's index list (negative indices count from the end), checked, as entries in
+/// array order (ties in list order). `where` names the array in errors.
+/// \throws UsageError for a list count other than ndim, or an index out of range (naming the
+/// axis and the index)
+std::vector<std::vector<OrthoEntry>> orthogonal_entries(
+    const std::vector<std::vector<std::int64_t>>& lists, const Grid& g, const std::string& where);
 
 /// Copies the caller's elements of chunk task ct (walked with `walk` from src0) into the padded
 /// block layout of the chunk buffer `chunk`.

@@ -314,17 +314,6 @@ void ArrayCore::read_points(const std::int64_t* coords, std::size_t n, std::uint
     });
 }
 
-namespace {
-
-/// The entries of one dimension's index list that fall in one block (of one chunk) along it:
-/// their place in the block and in the result.
-struct AxisGroup {
-    std::int64_t chunk = 0, block = 0;  // along the dimension
-    std::vector<std::int64_t> pos, out;
-};
-
-}  // namespace
-
 void ArrayCore::read_orthogonal(const std::vector<std::vector<std::int64_t>>& lists,
                                 std::uint8_t* out) const {
     std::shared_lock<FairSharedMutex> lock(mutex_);
@@ -332,15 +321,9 @@ void ArrayCore::read_orthogonal(const std::vector<std::vector<std::int64_t>>& li
     const Grid& g = src.grid();
     const int nd = g.ndim();
     const std::int64_t isz = g.itemsize();
-    if (static_cast<int>(lists.size()) != nd) {
-        throw UsageError(where() +
-                         ": an orthogonal selection needs one index list per dimension (" +
-                         num(nd) + "), not " + num(static_cast<std::int64_t>(lists.size())));
-    }
-    // Per dimension: the lists' entries grouped by the block they fall in, in array order.
-    std::vector<std::vector<AxisGroup>> axes(static_cast<std::size_t>(nd));
+    const std::vector<std::vector<OrthoEntry>> axes = orthogonal_entries(lists, g, where());
     std::int64_t out_stride[kMaxNdim];
-    std::int64_t block_stride[kMaxNdim];
+    std::int64_t block_stride[kMaxNdim];  // elements, C order within a block
     std::int64_t total = 1;
     for (int d = nd - 1; d >= 0; --d) {
         const auto u = static_cast<std::size_t>(d);
@@ -348,45 +331,35 @@ void ArrayCore::read_orthogonal(const std::vector<std::vector<std::int64_t>>& li
         total *= static_cast<std::int64_t>(lists[u].size());
         block_stride[d] = d == nd - 1 ? 1 : block_stride[d + 1] * g.block_shape()[u + 1];
     }
-    for (int d = 0; d < nd; ++d) {
-        const auto u = static_cast<std::size_t>(d);
-        const std::int64_t extent = g.shape()[u], cs = g.chunk_shape()[u], bs = g.block_shape()[u];
-        std::vector<std::pair<std::int64_t, std::int64_t>> at;  // (index, place in the list)
-        at.reserve(lists[u].size());
-        for (std::size_t k = 0; k < lists[u].size(); ++k) {
-            std::int64_t i = lists[u][k];
-            if (i < -extent || i >= extent) {
-                throw UsageError(where() + ": index " + num(i) + " on axis " + num(d) +
-                                 " is out of range for extent " + num(extent));
-            }
-            at.emplace_back(i < 0 ? i + extent : i, static_cast<std::int64_t>(k));
-        }
-        std::sort(at.begin(), at.end());
-        for (const auto& [i, k] : at) {
-            const std::int64_t chunk = i / cs, block = i % cs / bs;
-            auto& groups = axes[u];
-            if (groups.empty() || groups.back().chunk != chunk || groups.back().block != block) {
-                groups.push_back({chunk, block, {}, {}});
-            }
-            groups.back().pos.push_back(i % cs % bs);
-            groups.back().out.push_back(k);
-        }
-    }
     if (total == 0) {
         return;
     }
-    // Every combination of one group per dimension is one block to decode.
+    // Per dimension, the runs of entries that fall in one block: every combination of one run
+    // per dimension is one block to decode.
+    std::vector<std::vector<std::pair<std::size_t, std::size_t>>> runs(
+        static_cast<std::size_t>(nd));  // [first, end) entries
     std::int64_t ncombos = 1;
-    for (const auto& groups : axes) {
-        ncombos *= static_cast<std::int64_t>(groups.size());
+    for (std::size_t d = 0; d < axes.size(); ++d) {
+        const auto& e = axes[d];
+        for (std::size_t k = 0; k < e.size(); ++k) {
+            if (k == 0 || e[k].chunk != e[k - 1].chunk || e[k].block != e[k - 1].block) {
+                runs[d].emplace_back(k, k);
+            }
+            runs[d].back().second = k + 1;
+        }
+        ncombos *= static_cast<std::int64_t>(runs[d].size());
     }
-    const auto combo_groups = [&](std::int64_t c, const AxisGroup** gs) {
+    using Run = std::pair<std::size_t, std::size_t>;
+    const auto combo_runs = [&](std::int64_t c, const Run** rs) {
         for (int d = nd - 1; d >= 0; --d) {
-            const auto& groups = axes[static_cast<std::size_t>(d)];
-            const auto n = static_cast<std::int64_t>(groups.size());
-            gs[d] = &groups[static_cast<std::size_t>(c % n)];
+            const auto& r = runs[static_cast<std::size_t>(d)];
+            const auto n = static_cast<std::int64_t>(r.size());
+            rs[d] = &r[static_cast<std::size_t>(c % n)];
             c /= n;
         }
+    };
+    const auto entry = [&](int d, std::size_t k) -> const OrthoEntry& {
+        return axes[static_cast<std::size_t>(d)][k];
     };
     std::vector<std::int64_t> ids;  // chunks, in order of first use
     std::vector<std::size_t> chunk_of(static_cast<std::size_t>(ncombos));
@@ -394,13 +367,14 @@ void ArrayCore::read_orthogonal(const std::vector<std::vector<std::int64_t>>& li
     {
         std::unordered_map<std::int64_t, std::size_t> seen;
         for (std::int64_t c = 0; c < ncombos; ++c) {
-            const AxisGroup* gs[kMaxNdim];
-            combo_groups(c, gs);
+            const Run* rs[kMaxNdim];
+            combo_runs(c, rs);
             std::int64_t coords[kMaxNdim];
             std::int64_t block = 0;
             for (int d = 0; d < nd; ++d) {
-                coords[d] = gs[d]->chunk;
-                block = block * g.blocks_in(d) + gs[d]->block;
+                const OrthoEntry& e = entry(d, rs[d]->first);
+                coords[d] = e.chunk;
+                block = block * g.blocks_in(d) + e.block;
             }
             const std::int64_t ci = g.chunk_index(coords);
             const auto it = seen.emplace(ci, ids.size()).first;
@@ -416,24 +390,28 @@ void ArrayCore::read_orthogonal(const std::vector<std::vector<std::int64_t>>& li
     parallel_for(ids.size(), nthreads_,
                  [&](std::size_t k) { chunks[k] = src.load(ids[k], true, policy); });
     parallel_for(static_cast<std::size_t>(ncombos), nthreads_, [&](std::size_t c) {
-        const AxisGroup* gs[kMaxNdim];
-        combo_groups(static_cast<std::int64_t>(c), gs);
+        const Run* rs[kMaxNdim];
+        combo_runs(static_cast<std::int64_t>(c), rs);
         const BlockView v = src.view_block(chunks[chunk_of[c]], block_of[c], policy);
-        // Every combination of one entry per dimension of the groups: an odometer.
-        std::size_t idx[kMaxNdim] = {};
+        // Every combination of one entry per dimension of the runs: an odometer.
+        std::size_t k[kMaxNdim];
+        for (int d = 0; d < nd; ++d) {
+            k[d] = rs[d]->first;
+        }
         for (;;) {
             std::int64_t from = 0, to = 0;
             for (int d = 0; d < nd; ++d) {
-                from += gs[d]->pos[idx[d]] * block_stride[d];
-                to += gs[d]->out[idx[d]] * out_stride[d];
+                const OrthoEntry& e = entry(d, k[d]);
+                from += e.pos * block_stride[d];
+                to += e.out * out_stride[d];
             }
             std::memcpy(out + to, v.at(from), static_cast<std::size_t>(isz));
             int d = nd - 1;
             for (; d >= 0; --d) {
-                if (++idx[d] < gs[d]->pos.size()) {
+                if (++k[d] < rs[d]->second) {
                     break;
                 }
-                idx[d] = 0;
+                k[d] = rs[d]->first;
             }
             if (d < 0) {
                 break;

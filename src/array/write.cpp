@@ -4,6 +4,8 @@
 // stays in the cache between gathering and encoding); others are decoded and patched whole, so
 // memory stays at a chunk or two per thread.
 // Readers go on meanwhile: they see the array as it was until the commit.
+#include <cstring>
+
 #include <b2nd/error.hpp>
 
 #include "../detail/memory.hpp"
@@ -88,6 +90,97 @@ void ArrayCore::write(const Box& box, const std::uint8_t* src, const std::int64_
         source.decode_chunk(ct.ci, buf.data(), inner);
         pack_chunk(plan, ct, src0, walk, buf.data(), g);
         staged[k] = source.stage_chunk(buf.data(), inner);
+        release_if_large(buf);
+    });
+    commit_staged(ids, staged);
+}
+
+void ArrayCore::write_orthogonal(const std::vector<std::vector<std::int64_t>>& lists,
+                                 const std::uint8_t* src,
+                                 bool scalar) {
+    std::lock_guard<std::mutex> writer(writer_mutex_);
+    require_writable("write");
+    ChunkSource& source = *source_;
+    const Grid& g = source.grid();
+    const int nd = g.ndim();
+    const std::int64_t isz = g.itemsize();
+    const std::vector<std::vector<OrthoEntry>> axes = orthogonal_entries(lists, g, where());
+    std::int64_t src_stride[kMaxNdim];
+    std::int64_t total = 1;
+    for (int d = nd - 1; d >= 0; --d) {
+        src_stride[d] = scalar ? 0 : total * isz;
+        total *= static_cast<std::int64_t>(lists[static_cast<std::size_t>(d)].size());
+    }
+    if (total == 0) {
+        return;
+    }
+    // Each combination of one chunk per dimension is a chunk to rebuild.
+    std::vector<std::vector<std::pair<std::size_t, std::size_t>>> runs(
+        static_cast<std::size_t>(nd));  // per dimension: [first, end) entries of each chunk
+    std::int64_t nchunks = 1;
+    for (int d = 0; d < nd; ++d) {
+        const auto& e = axes[static_cast<std::size_t>(d)];
+        auto& r = runs[static_cast<std::size_t>(d)];
+        for (std::size_t k = 0; k < e.size(); ++k) {
+            if (k == 0 || e[k].chunk != e[k - 1].chunk) {
+                r.emplace_back(k, k);
+            }
+            r.back().second = k + 1;
+        }
+        nchunks *= static_cast<std::int64_t>(r.size());
+    }
+    std::int64_t block_stride[kMaxNdim];  // elements, C order within a block
+    for (int d = nd - 1; d >= 0; --d) {
+        block_stride[d] =
+            d == nd - 1 ? 1
+                        : block_stride[d + 1] * g.block_shape()[static_cast<std::size_t>(d + 1)];
+    }
+    std::vector<storage::StagedChunk> staged(static_cast<std::size_t>(nchunks));
+    std::vector<std::int64_t> ids(static_cast<std::size_t>(nchunks));
+    const int inner = nchunks == 1 ? nthreads_ : 1;
+    parallel_for(static_cast<std::size_t>(nchunks), nthreads_, [&](std::size_t c) {
+        const std::pair<std::size_t, std::size_t>* run[kMaxNdim];
+        std::int64_t coords[kMaxNdim];
+        std::size_t rest = c;
+        for (int d = nd - 1; d >= 0; --d) {
+            const auto& r = runs[static_cast<std::size_t>(d)];
+            run[d] = &r[rest % r.size()];
+            rest /= r.size();
+            coords[d] = axes[static_cast<std::size_t>(d)][run[d]->first].chunk;
+        }
+        const std::int64_t ci = g.chunk_index(coords);
+        thread_local Scratch buf;
+        buf.resize(static_cast<std::size_t>(g.chunk_nbytes()));
+        source.decode_chunk(ci, buf.data(), inner);
+        // Every combination of the chunk's entries, in list order along each dimension (so
+        // that the last of repeated indices is written last).
+        std::size_t k[kMaxNdim];
+        for (int d = 0; d < nd; ++d) {
+            k[d] = run[d]->first;
+        }
+        for (;;) {
+            std::int64_t block = 0, pos = 0, from = 0;
+            for (int d = 0; d < nd; ++d) {
+                const OrthoEntry& e = axes[static_cast<std::size_t>(d)][k[d]];
+                block = block * g.blocks_in(d) + e.block;
+                pos += e.pos * block_stride[d];
+                from += e.out * src_stride[d];
+            }
+            std::memcpy(buf.data() + (block * g.block_items() + pos) * isz, src + from,
+                        static_cast<std::size_t>(isz));
+            int d = nd - 1;
+            for (; d >= 0; --d) {
+                if (++k[d] < run[d]->second) {
+                    break;
+                }
+                k[d] = run[d]->first;
+            }
+            if (d < 0) {
+                break;
+            }
+        }
+        staged[c] = source.stage_chunk(buf.data(), inner);
+        ids[c] = ci;
         release_if_large(buf);
     });
     commit_staged(ids, staged);

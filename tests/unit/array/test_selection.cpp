@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <b2nd/b2nd.hpp>
+#include <b2nd/storage/frame.hpp>
 
 #include "../../support/data.hpp"
 #include "../../support/reference.hpp"
@@ -222,4 +223,78 @@ TEST_CASE("selection: orthogonal index lists read what a loop over the lists pic
                                                 small.data(), small.size()),
                         b2nd::UsageError);
     }
+}
+
+TEST_CASE("selection: orthogonal writes match a loop over the lists, last repeat wins", "[array]") {
+    b2nd::test::TempDir tmp;
+    b2nd::test::SplitMix rng(9);
+    const b2nd::Shape shape{9, 13};
+    std::vector<std::int32_t> model(9 * 13);
+    for (auto& x : model) {
+        x = static_cast<std::int32_t>(rng.below(1000));
+    }
+    auto a = b2nd::NDArray<std::int32_t>::create_from(tmp / "w.b2nd", shape, model,
+                                                      b2nd::test::chunked({4, 5}, {3, 2}));
+    for (int round = 0; round < 30; ++round) {
+        std::vector<std::vector<std::int64_t>> lists(2);
+        for (std::size_t d = 0; d < 2; ++d) {
+            const std::uint64_t len = 1 + rng.below(5);
+            for (std::uint64_t k = 0; k < len; ++k) {
+                const auto e = static_cast<std::uint64_t>(shape[d]);
+                lists[d].push_back(static_cast<std::int64_t>(rng.below(2 * e)) - shape[d]);
+            }
+        }
+        const std::size_t n = lists[0].size() * lists[1].size();
+        const bool scalar = round % 3 == 0;
+        std::vector<std::int32_t> data(scalar ? 1 : n);
+        for (auto& x : data) {
+            x = 5000 + static_cast<std::int32_t>(rng.below(1000));
+        }
+        // The reference: C order over the lists, so the last of repeated indices wins.
+        std::size_t flat = 0;
+        for (std::int64_t i : lists[0]) {
+            for (std::int64_t j : lists[1]) {
+                const std::int64_t r = i < 0 ? i + 9 : i, c = j < 0 ? j + 13 : j;
+                model[static_cast<std::size_t>(r * 13 + c)] = data[scalar ? 0 : flat];
+                ++flat;
+            }
+        }
+        // Chunks the selection does not touch keep their bytes where they were.
+        std::vector<bool> touched(3 * 3, false);
+        for (std::int64_t i : lists[0]) {
+            for (std::int64_t j : lists[1]) {
+                touched[static_cast<std::size_t>(((i + 9) % 9 / 4) * 3 + (j + 13) % 13 / 5)] = true;
+            }
+        }
+        std::vector<std::uint64_t> before(9);
+        {
+            const auto f = b2nd::storage::Frame::open(tmp / "w.b2nd");
+            for (std::int64_t ci = 0; ci < 9; ++ci) {
+                before[static_cast<std::size_t>(ci)] = f.chunk(ci).offset;
+            }
+        }
+        a.any().set_nthreads(round % 2 + 1);
+        INFO("round " << round);
+        if (scalar) {
+            a.write_orthogonal(lists, data[0]);
+        } else {
+            a.write_orthogonal(lists, data);
+        }
+        REQUIRE(a.read() == model);
+        const auto f = b2nd::storage::Frame::open(tmp / "w.b2nd");
+        for (std::int64_t ci = 0; ci < 9; ++ci) {
+            if (!touched[static_cast<std::size_t>(ci)]) {
+                CHECK(f.chunk(ci).offset == before[static_cast<std::size_t>(ci)]);
+            }
+        }
+    }
+    REQUIRE(b2nd::open<std::int32_t>(tmp / "w.b2nd").read() == model);
+    // Wrong amounts of data, indices out of range, read-only arrays: usage errors, nothing
+    // written.
+    CHECK_THROWS_AS(a.write_orthogonal({{0, 1}, {2, 3}}, std::vector<std::int32_t>(3, 0)),
+                    b2nd::UsageError);
+    CHECK_THROWS_WITH(a.write_orthogonal({{0, 9}, {2}}, 7), Contains("index 9 on axis 0"));
+    auto ro = b2nd::open<std::int32_t>(tmp / "w.b2nd");
+    CHECK_THROWS_AS(ro.write_orthogonal({{0}, {0}}, 7), b2nd::UsageError);
+    CHECK(a.read() == model);
 }

@@ -164,6 +164,11 @@ public:
     // ---- writing (open with writable, or create) ----
     /// Writes `data` (C order of box.count) into box; steps are allowed.
     void write(const Box& box, ByteSpan data);
+    /// Writes `n` elements: point i has coordinates coords[i * ndim() ...] and takes the
+    /// element at byte i * itemsize() of `data`, or `data` is one element written to every
+    /// point. The last of repeated points wins; only touched chunks are re-encoded, one commit.
+    /// \throws UsageError naming a point out of range, or for a wrong amount of data
+    void write_points(const std::int64_t* coords, std::size_t n, ByteSpan data);
     /// Writes the orthogonal selection `indices` (see read_orthogonal) from `data`: the
     /// selection's elements in C order over the lists, or a single element written to all of
     /// them. Where an index repeats in a list, the last occurrence wins. Only the touched chunks

@@ -127,16 +127,7 @@ public:
 
     /// The elements at `points` (each of ndim coordinates), each touched block decoded once.
     std::vector<T> read_points(const std::vector<Shape>& points) const {
-        std::vector<std::int64_t> flat;
-        flat.reserve(points.size() * dimension());
-        for (const Shape& p : points) {
-            if (p.size() != dimension()) {
-                throw UsageError("\"" + a_.path() + "\": a point of " + std::to_string(p.size()) +
-                                 " coordinates for an array of " + std::to_string(dimension()) +
-                                 " dimensions");
-            }
-            flat.insert(flat.end(), p.begin(), p.end());
-        }
+        const std::vector<std::int64_t> flat = flatten(points);
         std::vector<std::uint8_t> bytes(points.size() * sizeof(T));
         a_.read_points(flat.data(), points.size(), bytes.data());
         return from_bytes(bytes, points.size());
@@ -207,6 +198,16 @@ public:
     void write(const Selection& sel, const std::vector<T>& data) {
         write(resolve(shape(), sel).box, data);
     }
+    /// Writes `data[i]` at `points[i]` (each of ndim coordinates), or one value at every point.
+    /// The last of repeated points wins.
+    void write_points(const std::vector<Shape>& points, const std::vector<T>& data) {
+        const std::vector<std::int64_t> flat = flatten(points);
+        const std::vector<std::uint8_t> b = stored(data);
+        a_.write_points(flat.data(), points.size(), {b.data(), b.size()});
+    }
+    void write_points(const std::vector<Shape>& points, const T& value) {
+        write_points(points, std::vector<T>{value});
+    }
     /// Writes the orthogonal selection `indices` (see read_orthogonal): `data` in C order over
     /// the lists, or one value for every selected element. The last of repeated indices wins.
     void write_orthogonal(const std::vector<std::vector<std::int64_t>>& indices,
@@ -234,6 +235,21 @@ public:
     void remove(int axis, std::int64_t pos, std::int64_t count) { a_.remove(axis, pos, count); }
 
 private:
+    /// Points' coordinates, one after another. \throws UsageError for a point of the wrong
+    /// number of coordinates
+    std::vector<std::int64_t> flatten(const std::vector<Shape>& points) const {
+        std::vector<std::int64_t> flat;
+        flat.reserve(points.size() * dimension());
+        for (const Shape& p : points) {
+            if (p.size() != dimension()) {
+                throw UsageError("\"" + a_.path() + "\": a point of " + std::to_string(p.size()) +
+                                 " coordinates for an array of " + std::to_string(dimension()) +
+                                 " dimensions");
+            }
+            flat.insert(flat.end(), p.begin(), p.end());
+        }
+        return flat;
+    }
     /// n stored elements as native values.
     std::vector<T> from_bytes(const std::vector<std::uint8_t>& bytes, std::size_t n) const {
         std::vector<T> out(n);

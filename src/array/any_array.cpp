@@ -220,6 +220,17 @@ std::vector<std::uint8_t> AnyArray::read_orthogonal(
     return out;
 }
 
+void AnyArray::write_points(const std::int64_t* coords, std::size_t n, ByteSpan data) {
+    detail::ArrayCore& c = core();
+    const auto isz = static_cast<std::uint64_t>(c.grid().itemsize());
+    if (data.size() != n * isz && data.size() != isz) {
+        throw UsageError(c.where() + ": writing " + std::to_string(n) + " points needs " +
+                         std::to_string(n * isz) + " bytes of data (or " + std::to_string(isz) +
+                         " for one value), not " + std::to_string(data.size()));
+    }
+    c.write_points(coords, n, data.data(), data.size() == isz && n != 1);
+}
+
 void AnyArray::write_orthogonal(const std::vector<std::vector<std::int64_t>>& indices,
                                 ByteSpan data) {
     detail::ArrayCore& c = core();

@@ -124,6 +124,13 @@ public:
     // ---- write.cpp ----
     /// Writes `box` from src (C order of box.count when src_strides is null).
     void write(const Box& box, const std::uint8_t* src, const std::int64_t* src_strides = nullptr);
+    /// Writes n elements at coordinates coords[i * ndim ...] from src (element i at byte
+    /// i * itemsize, or one element for all when `scalar`); the last of repeated points wins.
+    /// Only touched chunks are re-encoded; one commit.
+    void write_points(const std::int64_t* coords,
+                      std::size_t n,
+                      const std::uint8_t* src,
+                      bool scalar);
     /// Writes the orthogonal selection `lists` (see read_orthogonal) from src: C order over the
     /// lists, or one element repeated when `scalar`. Where an index repeats, the last write of it
     /// in list order wins. Only touched chunks are re-encoded; one commit.

@@ -4,11 +4,13 @@
 // stays in the cache between gathering and encoding); others are decoded and patched whole, so
 // memory stays at a chunk or two per thread.
 // Readers go on meanwhile: they see the array as it was until the commit.
+#include <algorithm>
 #include <cstring>
 
 #include <b2nd/error.hpp>
 
 #include "../detail/memory.hpp"
+#include "../detail/strings.hpp"
 #include "../detail/thread_pool.hpp"
 #include "array_core.hpp"
 #include "box_plan.hpp"
@@ -90,6 +92,64 @@ void ArrayCore::write(const Box& box, const std::uint8_t* src, const std::int64_
         source.decode_chunk(ct.ci, buf.data(), inner);
         pack_chunk(plan, ct, src0, walk, buf.data(), g);
         staged[k] = source.stage_chunk(buf.data(), inner);
+        release_if_large(buf);
+    });
+    commit_staged(ids, staged);
+}
+
+void ArrayCore::write_points(const std::int64_t* coords,
+                             std::size_t n,
+                             const std::uint8_t* src,
+                             bool scalar) {
+    std::lock_guard<std::mutex> writer(writer_mutex_);
+    require_writable("write");
+    ChunkSource& source = *source_;
+    const Grid& g = source.grid();
+    const int nd = g.ndim();
+    const std::int64_t isz = g.itemsize();
+    struct Point {
+        std::int64_t chunk, at;  // element offset in the chunk's padded block layout
+        std::size_t index;
+    };
+    std::vector<Point> pts(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::int64_t* idx = coords + i * static_cast<std::size_t>(nd);
+        for (int d = 0; d < nd; ++d) {
+            if (idx[d] < 0 || idx[d] >= g.shape()[static_cast<std::size_t>(d)]) {
+                throw UsageError(where() + ": point " + num(static_cast<std::int64_t>(i)) + " " +
+                                 to_string(Shape(idx, idx + nd)) + " is out of range for shape " +
+                                 to_string(g.shape()));
+            }
+        }
+        const Grid::Location l = g.locate(idx);
+        pts[i] = {l.chunk, l.block * g.block_items() + l.offset, i};
+    }
+    // Grouped by chunk, in the caller's order within each (the last of repeated points wins).
+    std::stable_sort(pts.begin(), pts.end(),
+                     [](const Point& a, const Point& b) { return a.chunk < b.chunk; });
+    std::vector<std::size_t> first;  // first point of each chunk
+    for (std::size_t i = 0; i < n; ++i) {
+        if (i == 0 || pts[i].chunk != pts[i - 1].chunk) {
+            first.push_back(i);
+        }
+    }
+    first.push_back(n);
+    const std::size_t nchunks = first.size() - 1;
+    std::vector<storage::StagedChunk> staged(nchunks);
+    std::vector<std::int64_t> ids(nchunks);
+    const int inner = nchunks == 1 ? nthreads_ : 1;
+    parallel_for(nchunks, nthreads_, [&](std::size_t c) {
+        const std::int64_t ci = pts[first[c]].chunk;
+        thread_local Scratch buf;
+        buf.resize(static_cast<std::size_t>(g.chunk_nbytes()));
+        source.decode_chunk(ci, buf.data(), inner);
+        for (std::size_t i = first[c]; i < first[c + 1]; ++i) {
+            const std::size_t from = scalar ? 0 : pts[i].index;
+            std::memcpy(buf.data() + pts[i].at * isz, src + static_cast<std::int64_t>(from) * isz,
+                        static_cast<std::size_t>(isz));
+        }
+        staged[c] = source.stage_chunk(buf.data(), inner);
+        ids[c] = ci;
         release_if_large(buf);
     });
     commit_staged(ids, staged);

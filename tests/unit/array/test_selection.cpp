@@ -298,3 +298,67 @@ TEST_CASE("selection: orthogonal writes match a loop over the lists, last repeat
     CHECK_THROWS_AS(ro.write_orthogonal({{0}, {0}}, 7), b2nd::UsageError);
     CHECK(a.read() == model);
 }
+
+TEST_CASE("selection: point writes, in order (the last of repeated points wins)", "[array]") {
+    b2nd::test::TempDir tmp;
+    b2nd::test::SplitMix rng(21);
+    const b2nd::Shape shape{7, 9, 11};
+    std::vector<std::int16_t> model(7 * 9 * 11);
+    for (auto& x : model) {
+        x = static_cast<std::int16_t>(rng.below(1000));
+    }
+    auto a = b2nd::NDArray<std::int16_t>::create_from(tmp / "p.b2nd", shape, model,
+                                                      b2nd::test::chunked({4, 5, 6}, {2, 3, 4}));
+    for (int round = 0; round < 20; ++round) {
+        std::vector<b2nd::Shape> points;
+        const std::uint64_t n = rng.below(12);
+        for (std::uint64_t k = 0; k < n; ++k) {
+            if (k > 0 && rng.below(4) == 0) {
+                points.push_back(points[rng.below(k)]);  // a repeated point
+                continue;
+            }
+            points.push_back({static_cast<std::int64_t>(rng.below(7)),
+                              static_cast<std::int64_t>(rng.below(9)),
+                              static_cast<std::int64_t>(rng.below(11))});
+        }
+        const bool scalar = round % 4 == 0;
+        std::vector<std::int16_t> data(scalar ? 1 : points.size());
+        for (auto& x : data) {
+            x = static_cast<std::int16_t>(2000 + rng.below(1000));
+        }
+        std::vector<bool> touched(2 * 2 * 2, false);
+        for (std::size_t k = 0; k < points.size(); ++k) {
+            const b2nd::Shape& p = points[k];
+            model[static_cast<std::size_t>((p[0] * 9 + p[1]) * 11 + p[2])] = data[scalar ? 0 : k];
+            touched[static_cast<std::size_t>((p[0] / 4 * 2 + p[1] / 5) * 2 + p[2] / 6)] = true;
+        }
+        std::vector<std::uint64_t> before(8);
+        {
+            const auto f = b2nd::storage::Frame::open(tmp / "p.b2nd");
+            for (std::int64_t ci = 0; ci < 8; ++ci) {
+                before[static_cast<std::size_t>(ci)] = f.chunk(ci).offset;
+            }
+        }
+        INFO("round " << round << ", " << points.size() << " points");
+        a.any().set_nthreads(round % 2 + 1);
+        if (scalar) {
+            a.write_points(points, data[0]);
+        } else {
+            a.write_points(points, data);
+        }
+        REQUIRE(a.read() == model);
+        const auto f = b2nd::storage::Frame::open(tmp / "p.b2nd");
+        for (std::int64_t ci = 0; ci < 8; ++ci) {
+            if (!touched[static_cast<std::size_t>(ci)]) {
+                CHECK(f.chunk(ci).offset == before[static_cast<std::size_t>(ci)]);
+            }
+        }
+    }
+    CHECK_THROWS_WITH(a.write_points({{0, 0, 0}, {7, 0, 0}}, std::int16_t{1}),
+                      Contains("point 1 (7, 0, 0) is out of range"));
+    CHECK_THROWS_AS(a.write_points({{0, 0}}, std::int16_t{1}), b2nd::UsageError);
+    CHECK_THROWS_AS(a.write_points({{0, 0, 0}, {1, 1, 1}}, std::vector<std::int16_t>(3, 1)),
+                    b2nd::UsageError);
+    CHECK(a.read() == model);
+    CHECK(b2nd::open<std::int16_t>(tmp / "p.b2nd").read() == model);
+}

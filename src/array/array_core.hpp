@@ -190,6 +190,9 @@ private:
     void commit_staged(const std::vector<std::int64_t>& ids,
                        const std::vector<storage::StagedChunk>& staged);
     void require_writable(const char* op) const;
+    /// Where point i of a point list (coords[i * ndim ...]) lies.
+    /// \throws UsageError naming the point when it is out of range
+    Grid::Location locate_point(const std::int64_t* coords, std::size_t i) const;
     void require_chunks(const std::vector<std::int64_t>& ids) const;
     /// Replaces `removed` slices at `pos` along `axis` by `inserted` slices of data.
     void splice(int axis,

@@ -260,11 +260,24 @@ void ArrayCore::read_element(const std::int64_t* idx, std::uint8_t* out) const {
     read_unlocked(b, out, nullptr, CacheUse::always);
 }
 
+Grid::Location ArrayCore::locate_point(const std::int64_t* coords, std::size_t i) const {
+    const Grid& g = grid();
+    const int nd = g.ndim();
+    const std::int64_t* idx = coords + i * static_cast<std::size_t>(nd);
+    for (int d = 0; d < nd; ++d) {
+        if (idx[d] < 0 || idx[d] >= g.shape()[static_cast<std::size_t>(d)]) {
+            throw UsageError(where() + ": point " + num(static_cast<std::int64_t>(i)) + " " +
+                             to_string(Shape(idx, idx + nd)) + " is out of range for shape " +
+                             to_string(g.shape()));
+        }
+    }
+    return g.locate(idx);
+}
+
 void ArrayCore::read_points(const std::int64_t* coords, std::size_t n, std::uint8_t* out) const {
     std::shared_lock<FairSharedMutex> lock(mutex_);
     const ChunkSource& src = *source_;
     const Grid& g = src.grid();
-    const int nd = g.ndim();
     const std::int64_t isz = g.itemsize();
     struct Point {
         std::int64_t chunk, block, offset;
@@ -272,15 +285,7 @@ void ArrayCore::read_points(const std::int64_t* coords, std::size_t n, std::uint
     };
     std::vector<Point> pts(n);
     for (std::size_t i = 0; i < n; ++i) {
-        const std::int64_t* idx = coords + i * static_cast<std::size_t>(nd);
-        for (int d = 0; d < nd; ++d) {
-            if (idx[d] < 0 || idx[d] >= g.shape()[static_cast<std::size_t>(d)]) {
-                throw UsageError(where() + ": point " + num(static_cast<std::int64_t>(i)) + " " +
-                                 to_string(Shape(idx, idx + nd)) + " is out of range for shape " +
-                                 to_string(g.shape()));
-            }
-        }
-        const Grid::Location l = g.locate(idx);
+        const Grid::Location l = locate_point(coords, i);
         pts[i] = {l.chunk, l.block, l.offset, i};
     }
     // Points grouped by block: each block is decoded once, blocks in parallel.

@@ -105,7 +105,6 @@ void ArrayCore::write_points(const std::int64_t* coords,
     require_writable("write");
     ChunkSource& source = *source_;
     const Grid& g = source.grid();
-    const int nd = g.ndim();
     const std::int64_t isz = g.itemsize();
     struct Point {
         std::int64_t chunk, at;  // element offset in the chunk's padded block layout
@@ -113,15 +112,7 @@ void ArrayCore::write_points(const std::int64_t* coords,
     };
     std::vector<Point> pts(n);
     for (std::size_t i = 0; i < n; ++i) {
-        const std::int64_t* idx = coords + i * static_cast<std::size_t>(nd);
-        for (int d = 0; d < nd; ++d) {
-            if (idx[d] < 0 || idx[d] >= g.shape()[static_cast<std::size_t>(d)]) {
-                throw UsageError(where() + ": point " + num(static_cast<std::int64_t>(i)) + " " +
-                                 to_string(Shape(idx, idx + nd)) + " is out of range for shape " +
-                                 to_string(g.shape()));
-            }
-        }
-        const Grid::Location l = g.locate(idx);
+        const Grid::Location l = locate_point(coords, i);
         pts[i] = {l.chunk, l.block * g.block_items() + l.offset, i};
     }
     // Grouped by chunk, in the caller's order within each (the last of repeated points wins).

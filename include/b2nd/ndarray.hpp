@@ -116,13 +116,8 @@ public:
     /// Orthogonal selection (python-blosc2's `oindex`): one index list per dimension, any order,
     /// repeats and negative indices allowed; the result in C order over the lists.
     std::vector<T> read_orthogonal(const std::vector<std::vector<std::int64_t>>& indices) const {
-        std::size_t n = 1;
-        for (const auto& list : indices) {
-            n *= list.size();
-        }
-        std::vector<std::uint8_t> bytes(n * sizeof(T));
-        a_.read_orthogonal(indices, bytes.data(), bytes.size());
-        return from_bytes(bytes, n);
+        const std::vector<std::uint8_t> bytes = a_.read_orthogonal(indices);
+        return from_bytes(bytes, bytes.size() / sizeof(T));
     }
 
     /// The elements at `points` (each of ndim coordinates), each touched block decoded once.

@@ -4,6 +4,7 @@
 
 #include "../detail/strings.hpp"
 #include "array_core.hpp"
+#include "box_plan.hpp"
 #include "params_detail.hpp"
 
 namespace b2nd {
@@ -195,27 +196,22 @@ void AnyArray::read_orthogonal(const std::vector<std::vector<std::int64_t>>& ind
                                void* out,
                                std::size_t out_bytes) const {
     const Reading r = reading();
-    std::uint64_t need = static_cast<std::uint64_t>(r.core.grid().itemsize());
-    for (const auto& list : indices) {
-        need *= list.size();
-    }
+    const std::uint64_t n = detail::OrthoPlan::count(indices, r.core.grid(), r.core.where());
+    const std::uint64_t need = n * static_cast<std::uint64_t>(r.core.grid().itemsize());
     if (out_bytes != need) {
-        throw UsageError(
-            r.core.where() + ": an orthogonal selection of " +
-            std::to_string(need / static_cast<std::uint64_t>(r.core.grid().itemsize())) +
-            " elements needs a buffer of " + std::to_string(need) + " bytes, not " +
-            std::to_string(out_bytes));
+        throw UsageError(r.core.where() + ": an orthogonal selection of " + std::to_string(n) +
+                         " elements needs a buffer of " + std::to_string(need) + " bytes, not " +
+                         std::to_string(out_bytes));
     }
     r.core.read_orthogonal(indices, static_cast<std::uint8_t*>(out));
 }
 
 std::vector<std::uint8_t> AnyArray::read_orthogonal(
     const std::vector<std::vector<std::int64_t>>& indices) const {
-    std::size_t n = static_cast<std::size_t>(itemsize());
-    for (const auto& list : indices) {
-        n *= list.size();
-    }
-    std::vector<std::uint8_t> out(n);
+    const detail::ArrayCore& c = core();
+    std::vector<std::uint8_t> out(
+        static_cast<std::size_t>(detail::OrthoPlan::count(indices, c.grid(), c.where()) *
+                                 static_cast<std::uint64_t>(c.grid().itemsize())));
     read_orthogonal(indices, out.data(), out.size());
     return out;
 }
@@ -235,10 +231,7 @@ void AnyArray::write_orthogonal(const std::vector<std::vector<std::int64_t>>& in
                                 ByteSpan data) {
     detail::ArrayCore& c = core();
     const auto isz = static_cast<std::uint64_t>(c.grid().itemsize());
-    std::uint64_t n = 1;
-    for (const auto& list : indices) {
-        n *= list.size();
-    }
+    const std::uint64_t n = detail::OrthoPlan::count(indices, c.grid(), c.where());
     if (data.size() != n * isz && data.size() != isz) {
         throw UsageError(c.where() + ": writing an orthogonal selection of " + std::to_string(n) +
                          " elements needs " + std::to_string(n * isz) + " bytes of data (or " +

@@ -185,6 +185,10 @@ private:
                          std::uint8_t* out0,
                          const std::int64_t* walk,
                          const CachePolicy& policy) const;
+    /// Rebuilds chunks ids[k] in parallel: each decoded whole, patched by patch(k, buffer) (the
+    /// padded block layout), staged; then one commit.
+    void patch_chunks(const std::vector<std::int64_t>& ids,
+                      const std::function<void(std::size_t, std::uint8_t*)>& patch);
     /// Commits staged chunks at positions ids (under the exclusive lock) and drops their blocks
     /// from the cache.
     void commit_staged(const std::vector<std::int64_t>& ids,

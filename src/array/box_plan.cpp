@@ -182,14 +182,57 @@ void pack_chunk(const BoxPlan& plan,
     }
 }
 
-std::vector<std::vector<OrthoEntry>> orthogonal_entries(
-    const std::vector<std::vector<std::int64_t>>& lists, const Grid& g, const std::string& where) {
+std::uint64_t OrthoPlan::count(const std::vector<std::vector<std::int64_t>>& lists,
+                               const Grid& g,
+                               const std::string& where) {
     const int nd = g.ndim();
     if (static_cast<int>(lists.size()) != nd) {
         throw UsageError(where + ": an orthogonal selection needs one index list per dimension (" +
                          num(nd) + "), not " + num(static_cast<std::int64_t>(lists.size())));
     }
-    std::vector<std::vector<OrthoEntry>> axes(lists.size());
+    for (const auto& list : lists) {
+        if (list.empty()) {
+            return 0;
+        }
+    }
+    std::uint64_t n = 1, bytes = 0;
+    for (const auto& list : lists) {
+        if (__builtin_mul_overflow(n, static_cast<std::uint64_t>(list.size()), &n)) {
+            n = 0;
+            break;
+        }
+    }
+    if (n == 0 || __builtin_mul_overflow(n, static_cast<std::uint64_t>(g.itemsize()), &bytes) ||
+        bytes > static_cast<std::uint64_t>(INT64_MAX)) {
+        throw UsageError(where + ": an orthogonal selection of lists of lengths " + [&] {
+            std::string s;
+            for (const auto& list : lists) {
+                s += (s.empty() ? "" : " x ") + num(static_cast<std::int64_t>(list.size()));
+            }
+            return s;
+        }() + " is too large");
+    }
+    return n;
+}
+
+OrthoPlan::OrthoPlan(const std::vector<std::vector<std::int64_t>>& lists,
+                     const Grid& g,
+                     const std::string& where,
+                     bool by_block)
+    : grid_(g), size_(count(lists, g, where)) {
+    const int nd = g.ndim();
+    axes_.resize(lists.size());
+    runs_.resize(lists.size());
+    std::int64_t out = 1, block = 1;
+    for (int d = nd - 1; d >= 0; --d) {
+        const auto u = static_cast<std::size_t>(d);
+        blocks_in_[d] = g.blocks_in(d);
+        out_stride_[d] = out;
+        block_stride_[d] = block;
+        out *= static_cast<std::int64_t>(lists[u].size());
+        block *= g.block_shape()[u];
+    }
+    units_ = size_ == 0 ? 0 : 1;
     for (std::size_t d = 0; d < lists.size(); ++d) {
         const std::int64_t extent = g.shape()[d], cs = g.chunk_shape()[d], bs = g.block_shape()[d];
         std::vector<std::pair<std::int64_t, std::int64_t>> at;  // (index, place in the list)
@@ -204,12 +247,48 @@ std::vector<std::vector<OrthoEntry>> orthogonal_entries(
             at.emplace_back(i < 0 ? i + extent : i, static_cast<std::int64_t>(k));
         }
         std::sort(at.begin(), at.end());
-        axes[d].reserve(at.size());
+        auto& entries = axes_[d];
+        auto& runs = runs_[d];
+        entries.reserve(at.size());
         for (const auto& [i, k] : at) {
-            axes[d].push_back({i / cs, i % cs / bs, i % cs % bs, k});
+            const Entry e{i / cs, i % cs / bs, i % cs % bs, k};
+            if (entries.empty() || entries.back().chunk != e.chunk ||
+                (by_block && entries.back().block != e.block)) {
+                runs.emplace_back(entries.size(), entries.size());
+            }
+            entries.push_back(e);
+            runs.back().second = entries.size();
         }
+        units_ *= static_cast<std::int64_t>(runs.size());
     }
-    return axes;
+}
+
+void OrthoPlan::runs_of(std::int64_t u, const Run** rs) const {
+    for (std::size_t d = runs_.size(); d-- > 0;) {
+        const auto n = static_cast<std::int64_t>(runs_[d].size());
+        rs[d] = &runs_[d][static_cast<std::size_t>(u % n)];
+        u /= n;
+    }
+}
+
+std::int64_t OrthoPlan::chunk_of(std::int64_t u) const {
+    const Run* rs[kMaxNdim];
+    runs_of(u, rs);
+    std::int64_t coords[kMaxNdim];
+    for (std::size_t d = 0; d < axes_.size(); ++d) {
+        coords[d] = axes_[d][rs[d]->first].chunk;
+    }
+    return grid_.chunk_index(coords);
+}
+
+std::int64_t OrthoPlan::block_of(std::int64_t u) const {
+    const Run* rs[kMaxNdim];
+    runs_of(u, rs);
+    std::int64_t block = 0;
+    for (std::size_t d = 0; d < axes_.size(); ++d) {
+        block = block * blocks_in_[d] + axes_[d][rs[d]->first].block;
+    }
+    return block;
 }
 
 }  // namespace b2nd::detail

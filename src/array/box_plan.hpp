@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <b2nd/grid.hpp>
@@ -93,17 +94,78 @@ private:
     std::int64_t block_stride_[kMaxNdim] = {};  // block strides in elements (C order)
 };
 
-/// An entry of an orthogonal selection's index list along one dimension: the chunk and block
-/// (along the dimension) it falls in, its place in that block, and its place in the list.
-struct OrthoEntry {
-    std::int64_t chunk = 0, block = 0, pos = 0, out = 0;
+/// An orthogonal selection (one index list per dimension, NumPy's `oindex`) planned over a grid.
+/// Each dimension's entries are put in array order (ties in list order) and cut into runs that
+/// lie in one chunk, or in one block of one chunk (`by_block`); every combination of one run per
+/// dimension is a unit of work: one chunk to rebuild, or one block to decode.
+class OrthoPlan {
+public:
+    /// \throws UsageError for a list count other than ndim, an index out of range (naming the
+    /// axis and the index), or a selection whose size in bytes does not fit 64 bits
+    OrthoPlan(const std::vector<std::vector<std::int64_t>>& lists,
+              const Grid& g,
+              const std::string& where,
+              bool by_block);
+
+    /// Elements selected (the product of the lists' lengths), checked as the constructor does;
+    /// without placing the entries.
+    static std::uint64_t count(const std::vector<std::vector<std::int64_t>>& lists,
+                               const Grid& g,
+                               const std::string& where);
+
+    std::uint64_t size() const noexcept { return size_; }
+    /// Units of work (0 when the selection is empty).
+    std::int64_t units() const noexcept { return units_; }
+    /// Unit u's chunk (linear index) and, with by_block, its block in the chunk.
+    std::int64_t chunk_of(std::int64_t u) const;
+    std::int64_t block_of(std::int64_t u) const;
+    /// Calls f(block, pos, out) for every selected element of unit u, in list order along each
+    /// dimension (the last of repeated indices comes last): `block` is the element's block in
+    /// its chunk, `pos` its offset in the block, `out` its C-order index in the result.
+    template <class F>
+    void for_each(std::int64_t u, F&& f) const {
+        const int nd = static_cast<int>(axes_.size());
+        const Run* rs[kMaxNdim];
+        runs_of(u, rs);
+        std::size_t k[kMaxNdim];
+        for (int d = 0; d < nd; ++d) {
+            k[d] = rs[d]->first;
+        }
+        for (;;) {
+            std::int64_t block = 0, pos = 0, out = 0;
+            for (int d = 0; d < nd; ++d) {
+                const Entry& e = axes_[static_cast<std::size_t>(d)][k[d]];
+                block = block * blocks_in_[d] + e.block;
+                pos += e.pos * block_stride_[d];
+                out += e.out * out_stride_[d];
+            }
+            f(block, pos, out);
+            int d = nd - 1;
+            for (; d >= 0 && ++k[d] == rs[d]->second; --d) {
+                k[d] = rs[d]->first;
+            }
+            if (d < 0) {
+                return;
+            }
+        }
+    }
+
+private:
+    struct Entry {
+        std::int64_t chunk = 0, block = 0, pos = 0, out = 0;  // along one dimension
+    };
+    using Run = std::pair<std::size_t, std::size_t>;  // [first, end) entries
+    void runs_of(std::int64_t u, const Run** rs) const;
+
+    const Grid& grid_;
+    std::vector<std::vector<Entry>> axes_;
+    std::vector<std::vector<Run>> runs_;
+    std::int64_t blocks_in_[kMaxNdim] = {};
+    std::int64_t block_stride_[kMaxNdim] = {};  // elements, C order within a block
+    std::int64_t out_stride_[kMaxNdim] = {};    // elements, C order over the lists
+    std::uint64_t size_ = 0;
+    std::int64_t units_ = 0;
 };
-/// Each dimension's index list (negative indices count from the end), checked, as entries in
-/// array order (ties in list order). `where` names the array in errors.
-/// \throws UsageError for a list count other than ndim, or an index out of range (naming the
-/// axis and the index)
-std::vector<std::vector<OrthoEntry>> orthogonal_entries(
-    const std::vector<std::vector<std::int64_t>>& lists, const Grid& g, const std::string& where);
 
 /// Copies the caller's elements of chunk task ct (walked with `walk` from src0) into the padded
 /// block layout of the chunk buffer `chunk`.

@@ -324,104 +324,32 @@ void ArrayCore::read_orthogonal(const std::vector<std::vector<std::int64_t>>& li
     std::shared_lock<FairSharedMutex> lock(mutex_);
     const ChunkSource& src = *source_;
     const Grid& g = src.grid();
-    const int nd = g.ndim();
     const std::int64_t isz = g.itemsize();
-    const std::vector<std::vector<OrthoEntry>> axes = orthogonal_entries(lists, g, where());
-    std::int64_t out_stride[kMaxNdim];
-    std::int64_t block_stride[kMaxNdim];  // elements, C order within a block
-    std::int64_t total = 1;
-    for (int d = nd - 1; d >= 0; --d) {
-        const auto u = static_cast<std::size_t>(d);
-        out_stride[d] = total * isz;
-        total *= static_cast<std::int64_t>(lists[u].size());
-        block_stride[d] = d == nd - 1 ? 1 : block_stride[d + 1] * g.block_shape()[u + 1];
-    }
-    if (total == 0) {
-        return;
-    }
-    // Per dimension, the runs of entries that fall in one block: every combination of one run
-    // per dimension is one block to decode.
-    std::vector<std::vector<std::pair<std::size_t, std::size_t>>> runs(
-        static_cast<std::size_t>(nd));  // [first, end) entries
-    std::int64_t ncombos = 1;
-    for (std::size_t d = 0; d < axes.size(); ++d) {
-        const auto& e = axes[d];
-        for (std::size_t k = 0; k < e.size(); ++k) {
-            if (k == 0 || e[k].chunk != e[k - 1].chunk || e[k].block != e[k - 1].block) {
-                runs[d].emplace_back(k, k);
-            }
-            runs[d].back().second = k + 1;
-        }
-        ncombos *= static_cast<std::int64_t>(runs[d].size());
-    }
-    using Run = std::pair<std::size_t, std::size_t>;
-    const auto combo_runs = [&](std::int64_t c, const Run** rs) {
-        for (int d = nd - 1; d >= 0; --d) {
-            const auto& r = runs[static_cast<std::size_t>(d)];
-            const auto n = static_cast<std::int64_t>(r.size());
-            rs[d] = &r[static_cast<std::size_t>(c % n)];
-            c /= n;
-        }
-    };
-    const auto entry = [&](int d, std::size_t k) -> const OrthoEntry& {
-        return axes[static_cast<std::size_t>(d)][k];
-    };
-    std::vector<std::int64_t> ids;  // chunks, in order of first use
-    std::vector<std::size_t> chunk_of(static_cast<std::size_t>(ncombos));
-    std::vector<std::int64_t> block_of(static_cast<std::size_t>(ncombos));
+    const OrthoPlan plan(lists, g, where(), true);  // a unit per block
+    const std::int64_t units = plan.units();
+    // The touched chunks, each loaded once (in order of first use).
+    std::vector<std::int64_t> ids;
+    std::vector<std::size_t> chunk_of(static_cast<std::size_t>(units));
     {
         std::unordered_map<std::int64_t, std::size_t> seen;
-        for (std::int64_t c = 0; c < ncombos; ++c) {
-            const Run* rs[kMaxNdim];
-            combo_runs(c, rs);
-            std::int64_t coords[kMaxNdim];
-            std::int64_t block = 0;
-            for (int d = 0; d < nd; ++d) {
-                const OrthoEntry& e = entry(d, rs[d]->first);
-                coords[d] = e.chunk;
-                block = block * g.blocks_in(d) + e.block;
-            }
-            const std::int64_t ci = g.chunk_index(coords);
-            const auto it = seen.emplace(ci, ids.size()).first;
+        for (std::int64_t u = 0; u < units; ++u) {
+            const auto it = seen.emplace(plan.chunk_of(u), ids.size()).first;
             if (it->second == ids.size()) {
-                ids.push_back(ci);
+                ids.push_back(it->first);
             }
-            chunk_of[static_cast<std::size_t>(c)] = it->second;
-            block_of[static_cast<std::size_t>(c)] = block;
+            chunk_of[static_cast<std::size_t>(u)] = it->second;
         }
     }
-    const CachePolicy policy = src.cache_policy(ncombos, CacheUse::automatic);
+    const CachePolicy policy = src.cache_policy(units, CacheUse::automatic);
     std::vector<LoadedChunk> chunks(ids.size());
     parallel_for(ids.size(), nthreads_,
                  [&](std::size_t k) { chunks[k] = src.load(ids[k], true, policy); });
-    parallel_for(static_cast<std::size_t>(ncombos), nthreads_, [&](std::size_t c) {
-        const Run* rs[kMaxNdim];
-        combo_runs(static_cast<std::int64_t>(c), rs);
-        const BlockView v = src.view_block(chunks[chunk_of[c]], block_of[c], policy);
-        // Every combination of one entry per dimension of the runs: an odometer.
-        std::size_t k[kMaxNdim];
-        for (int d = 0; d < nd; ++d) {
-            k[d] = rs[d]->first;
-        }
-        for (;;) {
-            std::int64_t from = 0, to = 0;
-            for (int d = 0; d < nd; ++d) {
-                const OrthoEntry& e = entry(d, k[d]);
-                from += e.pos * block_stride[d];
-                to += e.out * out_stride[d];
-            }
-            std::memcpy(out + to, v.at(from), static_cast<std::size_t>(isz));
-            int d = nd - 1;
-            for (; d >= 0; --d) {
-                if (++k[d] < rs[d]->second) {
-                    break;
-                }
-                k[d] = rs[d]->first;
-            }
-            if (d < 0) {
-                break;
-            }
-        }
+    parallel_for(static_cast<std::size_t>(units), nthreads_, [&](std::size_t u) {
+        const auto unit = static_cast<std::int64_t>(u);
+        const BlockView v = src.view_block(chunks[chunk_of[u]], plan.block_of(unit), policy);
+        plan.for_each(unit, [&](std::int64_t, std::int64_t pos, std::int64_t at) {
+            std::memcpy(out + at * isz, v.at(pos), static_cast<std::size_t>(isz));
+        });
     });
 }
 

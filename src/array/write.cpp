@@ -6,6 +6,7 @@
 // Readers go on meanwhile: they see the array as it was until the commit.
 #include <algorithm>
 #include <cstring>
+#include <functional>
 
 #include <b2nd/error.hpp>
 
@@ -97,14 +98,29 @@ void ArrayCore::write(const Box& box, const std::uint8_t* src, const std::int64_
     commit_staged(ids, staged);
 }
 
+void ArrayCore::patch_chunks(const std::vector<std::int64_t>& ids,
+                             const std::function<void(std::size_t, std::uint8_t*)>& patch) {
+    ChunkSource& source = *source_;
+    std::vector<storage::StagedChunk> staged(ids.size());
+    const int inner = ids.size() == 1 ? nthreads_ : 1;
+    parallel_for(ids.size(), nthreads_, [&](std::size_t k) {
+        thread_local Scratch buf;
+        buf.resize(static_cast<std::size_t>(source.grid().chunk_nbytes()));
+        source.decode_chunk(ids[k], buf.data(), inner);
+        patch(k, buf.data());
+        staged[k] = source.stage_chunk(buf.data(), inner);
+        release_if_large(buf);
+    });
+    commit_staged(ids, staged);
+}
+
 void ArrayCore::write_points(const std::int64_t* coords,
                              std::size_t n,
                              const std::uint8_t* src,
                              bool scalar) {
     std::lock_guard<std::mutex> writer(writer_mutex_);
     require_writable("write");
-    ChunkSource& source = *source_;
-    const Grid& g = source.grid();
+    const Grid& g = grid();
     const std::int64_t isz = g.itemsize();
     struct Point {
         std::int64_t chunk, at;  // element offset in the chunk's padded block layout
@@ -119,31 +135,20 @@ void ArrayCore::write_points(const std::int64_t* coords,
     std::stable_sort(pts.begin(), pts.end(),
                      [](const Point& a, const Point& b) { return a.chunk < b.chunk; });
     std::vector<std::size_t> first;  // first point of each chunk
+    std::vector<std::int64_t> ids;
     for (std::size_t i = 0; i < n; ++i) {
         if (i == 0 || pts[i].chunk != pts[i - 1].chunk) {
             first.push_back(i);
+            ids.push_back(pts[i].chunk);
         }
     }
     first.push_back(n);
-    const std::size_t nchunks = first.size() - 1;
-    std::vector<storage::StagedChunk> staged(nchunks);
-    std::vector<std::int64_t> ids(nchunks);
-    const int inner = nchunks == 1 ? nthreads_ : 1;
-    parallel_for(nchunks, nthreads_, [&](std::size_t c) {
-        const std::int64_t ci = pts[first[c]].chunk;
-        thread_local Scratch buf;
-        buf.resize(static_cast<std::size_t>(g.chunk_nbytes()));
-        source.decode_chunk(ci, buf.data(), inner);
-        for (std::size_t i = first[c]; i < first[c + 1]; ++i) {
-            const std::size_t from = scalar ? 0 : pts[i].index;
-            std::memcpy(buf.data() + pts[i].at * isz, src + static_cast<std::int64_t>(from) * isz,
-                        static_cast<std::size_t>(isz));
+    patch_chunks(ids, [&](std::size_t k, std::uint8_t* buf) {
+        for (std::size_t i = first[k]; i < first[k + 1]; ++i) {
+            const auto from = static_cast<std::int64_t>(scalar ? 0 : pts[i].index);
+            std::memcpy(buf + pts[i].at * isz, src + from * isz, static_cast<std::size_t>(isz));
         }
-        staged[c] = source.stage_chunk(buf.data(), inner);
-        ids[c] = ci;
-        release_if_large(buf);
     });
-    commit_staged(ids, staged);
 }
 
 void ArrayCore::write_orthogonal(const std::vector<std::vector<std::int64_t>>& lists,
@@ -151,90 +156,20 @@ void ArrayCore::write_orthogonal(const std::vector<std::vector<std::int64_t>>& l
                                  bool scalar) {
     std::lock_guard<std::mutex> writer(writer_mutex_);
     require_writable("write");
-    ChunkSource& source = *source_;
-    const Grid& g = source.grid();
-    const int nd = g.ndim();
+    const Grid& g = grid();
     const std::int64_t isz = g.itemsize();
-    const std::vector<std::vector<OrthoEntry>> axes = orthogonal_entries(lists, g, where());
-    std::int64_t src_stride[kMaxNdim];
-    std::int64_t total = 1;
-    for (int d = nd - 1; d >= 0; --d) {
-        src_stride[d] = scalar ? 0 : total * isz;
-        total *= static_cast<std::int64_t>(lists[static_cast<std::size_t>(d)].size());
+    const OrthoPlan plan(lists, g, where(), false);  // a unit per chunk
+    std::vector<std::int64_t> ids(static_cast<std::size_t>(plan.units()));
+    for (std::size_t u = 0; u < ids.size(); ++u) {
+        ids[u] = plan.chunk_of(static_cast<std::int64_t>(u));
     }
-    if (total == 0) {
-        return;
-    }
-    // Each combination of one chunk per dimension is a chunk to rebuild.
-    std::vector<std::vector<std::pair<std::size_t, std::size_t>>> runs(
-        static_cast<std::size_t>(nd));  // per dimension: [first, end) entries of each chunk
-    std::int64_t nchunks = 1;
-    for (int d = 0; d < nd; ++d) {
-        const auto& e = axes[static_cast<std::size_t>(d)];
-        auto& r = runs[static_cast<std::size_t>(d)];
-        for (std::size_t k = 0; k < e.size(); ++k) {
-            if (k == 0 || e[k].chunk != e[k - 1].chunk) {
-                r.emplace_back(k, k);
-            }
-            r.back().second = k + 1;
-        }
-        nchunks *= static_cast<std::int64_t>(r.size());
-    }
-    std::int64_t block_stride[kMaxNdim];  // elements, C order within a block
-    for (int d = nd - 1; d >= 0; --d) {
-        block_stride[d] =
-            d == nd - 1 ? 1
-                        : block_stride[d + 1] * g.block_shape()[static_cast<std::size_t>(d + 1)];
-    }
-    std::vector<storage::StagedChunk> staged(static_cast<std::size_t>(nchunks));
-    std::vector<std::int64_t> ids(static_cast<std::size_t>(nchunks));
-    const int inner = nchunks == 1 ? nthreads_ : 1;
-    parallel_for(static_cast<std::size_t>(nchunks), nthreads_, [&](std::size_t c) {
-        const std::pair<std::size_t, std::size_t>* run[kMaxNdim];
-        std::int64_t coords[kMaxNdim];
-        std::size_t rest = c;
-        for (int d = nd - 1; d >= 0; --d) {
-            const auto& r = runs[static_cast<std::size_t>(d)];
-            run[d] = &r[rest % r.size()];
-            rest /= r.size();
-            coords[d] = axes[static_cast<std::size_t>(d)][run[d]->first].chunk;
-        }
-        const std::int64_t ci = g.chunk_index(coords);
-        thread_local Scratch buf;
-        buf.resize(static_cast<std::size_t>(g.chunk_nbytes()));
-        source.decode_chunk(ci, buf.data(), inner);
-        // Every combination of the chunk's entries, in list order along each dimension (so
-        // that the last of repeated indices is written last).
-        std::size_t k[kMaxNdim];
-        for (int d = 0; d < nd; ++d) {
-            k[d] = run[d]->first;
-        }
-        for (;;) {
-            std::int64_t block = 0, pos = 0, from = 0;
-            for (int d = 0; d < nd; ++d) {
-                const OrthoEntry& e = axes[static_cast<std::size_t>(d)][k[d]];
-                block = block * g.blocks_in(d) + e.block;
-                pos += e.pos * block_stride[d];
-                from += e.out * src_stride[d];
-            }
-            std::memcpy(buf.data() + (block * g.block_items() + pos) * isz, src + from,
-                        static_cast<std::size_t>(isz));
-            int d = nd - 1;
-            for (; d >= 0; --d) {
-                if (++k[d] < run[d]->second) {
-                    break;
-                }
-                k[d] = run[d]->first;
-            }
-            if (d < 0) {
-                break;
-            }
-        }
-        staged[c] = source.stage_chunk(buf.data(), inner);
-        ids[c] = ci;
-        release_if_large(buf);
+    patch_chunks(ids, [&](std::size_t u, std::uint8_t* buf) {
+        plan.for_each(static_cast<std::int64_t>(u),
+                      [&](std::int64_t block, std::int64_t pos, std::int64_t at) {
+                          std::memcpy(buf + (block * g.block_items() + pos) * isz,
+                                      src + (scalar ? 0 : at * isz), static_cast<std::size_t>(isz));
+                      });
     });
-    commit_staged(ids, staged);
 }
 
 void ArrayCore::commit_staged(const std::vector<std::int64_t>& ids,

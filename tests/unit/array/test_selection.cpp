@@ -217,6 +217,13 @@ TEST_CASE("selection: orthogonal index lists read what a loop over the lists pic
         CHECK_THROWS_AS(a.read_orthogonal(bad), b2nd::UsageError);
         bad.pop_back();
         CHECK_THROWS_WITH(a.read_orthogonal(bad), Contains("one index list per dimension"));
+        // Lists whose product of lengths overflows 64 bits: a usage error, not a wrapped size.
+        std::vector<std::vector<std::int64_t>> huge(
+            geo.shape.size(), std::vector<std::int64_t>(std::size_t{1} << 22, 0));
+        if (huge.size() == 3) {  // (2^22)^3 elements
+            CHECK_THROWS_WITH(a.read_orthogonal(huge), Contains("is too large"));
+            CHECK_THROWS_WITH(a.write_orthogonal(huge, 1), Contains("is too large"));
+        }
         std::vector<std::uint8_t> small(3);
         CHECK_THROWS_AS(a.any().read_orthogonal(std::vector<std::vector<std::int64_t>>(
                                                     geo.shape.size(), std::vector<std::int64_t>{0}),

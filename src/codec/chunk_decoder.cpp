@@ -468,18 +468,23 @@ bool ChunkDecoder::decodes_prefix() const noexcept {
         return !h.split() || h.typesize == 1;  // one stream per block
     }
     // A single byte shuffle of whole items, over one stream per byte of the item.
+    return sole_filter() == Filter::shuffle && (h.split() || h.typesize == 1);
+}
+
+Filter ChunkDecoder::sole_filter() const noexcept {
+    const auto& h = header_;
+    Filter sole = Filter::none;
     int undone = 0;
-    bool whole_item_shuffle = false;
-    for (int slot = 0; slot < format::kChunkMaxFilters; ++slot) {
-        const auto f = static_cast<Filter>(h.filters[static_cast<std::size_t>(slot)]);
-        const std::uint8_t meta = h.filters_meta[static_cast<std::size_t>(slot)];
+    for (std::size_t slot = 0; slot < h.filters.size(); ++slot) {
+        const auto f = static_cast<Filter>(h.filters[slot]);
+        const std::uint8_t meta = h.filters_meta[slot];
         if (f == Filter::none || f == Filter::trunc_prec) {
-            continue;
+            continue;  // trunc_prec is lossy and has nothing to undo
         }
         ++undone;
-        whole_item_shuffle = f == Filter::shuffle && (meta == 0 || meta == h.typesize);
+        sole = f == Filter::shuffle && meta != 0 && meta != h.typesize ? Filter::none : f;
     }
-    return undone == 1 && whole_item_shuffle && (h.split() || h.typesize == 1);
+    return undone == 1 ? sole : Filter::none;
 }
 
 void ChunkDecoder::decode_block_prefix(std::int32_t i,
@@ -544,19 +549,9 @@ void ChunkDecoder::decode_block_rows(std::int32_t i,
     const auto ts = static_cast<std::size_t>(header_.typesize);
     // The one filter to undo is a byte shuffle of whole items (or a bit shuffle of whole groups
     // of 8 items) over items split into rows: the unshuffle writes each row where it goes.
-    Filter last = Filter::none;
-    int undone = 0;
-    for (std::size_t slot = 0; slot < header_.filters.size(); ++slot) {
-        const auto f = static_cast<Filter>(header_.filters[slot]);
-        const std::uint8_t meta = header_.filters_meta[slot];
-        if (f == Filter::none || f == Filter::trunc_prec) {
-            continue;
-        }
-        ++undone;
-        last = f == Filter::shuffle && meta != 0 && meta != ts ? Filter::none : f;
-    }
-    const bool whole_rows = special() == Special::none && !memcpyed() && undone == 1 &&
-                            n % ts == 0 && rows.row_bytes % ts == 0;
+    const Filter last = sole_filter();
+    const bool whole_rows =
+        special() == Special::none && !memcpyed() && n % ts == 0 && rows.row_bytes % ts == 0;
     if (whole_rows && last == Filter::shuffle && ts > 1) {
         std::uint8_t* streams = b2nd::detail::scratch_bytes(scratch().streams, n);
         decode_streams(i, g, streams);

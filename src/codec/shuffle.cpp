@@ -6,6 +6,7 @@
 #include <b2nd/codec/filters.hpp>
 
 #include "../detail/memory.hpp"
+#include "shuffle_kernels.hpp"
 #include "simd.hpp"
 
 namespace b2nd::codec {
@@ -54,15 +55,8 @@ void unshuffle_rows(int typesize,
         k->unshuffle_rows(typesize, nelems, src, row_elems, nrows, dst, offsets)) {
         return;
     }
-    const auto ts = static_cast<std::size_t>(typesize);
     for (std::size_t r = 0; r < nrows; ++r) {
-        const std::uint8_t* in = src + r * row_elems;
-        std::uint8_t* out = dst + offsets[r];
-        for (std::size_t j = 0; j < ts; ++j) {
-            for (std::size_t i = 0; i < row_elems; ++i) {
-                out[i * ts + j] = in[j * nelems + i];
-            }
-        }
+        unshuffle_scalar(typesize, row_elems, 0, nelems, src + r * row_elems, dst + offsets[r]);
     }
 }
 

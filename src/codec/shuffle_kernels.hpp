@@ -121,15 +121,25 @@ std::size_t shuffle_vec(std::size_t n, const std::uint8_t* src, std::uint8_t* ds
     return nv;
 }
 
-/// Scalar tail: unshuffles elements [from, n).
-inline void unshuffle_tail(
-    int t, std::size_t n, std::size_t from, const std::uint8_t* src, std::uint8_t* dst) {
+/// Scalar: unshuffles elements [from, n) of t streams `stride` bytes apart.
+inline void unshuffle_scalar(int t,
+                             std::size_t n,
+                             std::size_t from,
+                             std::size_t stride,
+                             const std::uint8_t* src,
+                             std::uint8_t* dst) {
     for (std::size_t i = from; i < n; ++i) {
         for (int j = 0; j < t; ++j) {
             dst[i * static_cast<std::size_t>(t) + static_cast<std::size_t>(j)] =
-                src[static_cast<std::size_t>(j) * n + i];
+                src[static_cast<std::size_t>(j) * stride + i];
         }
     }
+}
+
+/// Scalar tail: unshuffles elements [from, n) of t streams of n bytes.
+inline void unshuffle_tail(
+    int t, std::size_t n, std::size_t from, const std::uint8_t* src, std::uint8_t* dst) {
+    unshuffle_scalar(t, n, from, n, src, dst);
 }
 
 /// Scalar tail: shuffles elements [from, n).
@@ -181,11 +191,7 @@ void unshuffle_rows_vec(std::size_t n,
         const std::uint8_t* in = src + r * row_elems;
         std::uint8_t* out = dst + offsets[r];
         const std::size_t done = unshuffle_vec<Ops, T>(row_elems, in, out, n);
-        for (std::size_t i = done; i < row_elems; ++i) {
-            for (std::size_t j = 0; j < T; ++j) {
-                out[i * T + j] = in[j * n + i];
-            }
-        }
+        unshuffle_scalar(static_cast<int>(T), row_elems, done, n, in, out);
     }
 }
 

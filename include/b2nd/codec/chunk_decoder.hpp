@@ -120,6 +120,9 @@ private:
     BlockGeometry geometry(std::int32_t i) const;
     void fill_special(std::int64_t chunk_offset, std::uint8_t* dest, std::size_t n) const;
     void decode_block_impl(std::int32_t i, std::uint8_t* dest, const std::uint8_t* block0) const;
+    /// The one filter decoding undoes (TRUNC_PREC needs no undoing) when there is exactly one,
+    /// a SHUFFLE only when its unit is the item; otherwise Filter::none.
+    Filter sole_filter() const noexcept;
     /// Streams the block is stored as (typesize when split, else 1).
     int stream_count(std::int32_t i) const noexcept;
     /// Decodes block i's streams into out, stream after stream; of each only the first `want`

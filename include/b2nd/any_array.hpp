@@ -31,12 +31,16 @@
 namespace b2nd {
 
 class AnyArray;
+struct Mask;
 
 namespace detail {
 class ArrayCore;
 /// Internal (NDArray<T>): \throws UsageError naming the file and the reason when `box` is not a
 /// box of `a` (`op` says what for: "read", "write").
 void require_box(const AnyArray& a, const Box& box, const char* op);
+/// Internal: \throws UsageError naming the file and the size when `elements` of `a` cannot be
+/// held in memory (their bytes overflow, or exceed the machine's physical memory).
+void require_memory(const AnyArray& a, std::uint64_t elements, const char* op);
 }  // namespace detail
 namespace storage {
 class Frame;
@@ -131,8 +135,9 @@ public:
     ///         corrupt chunks (naming file and chunk)
     void read(const Box& box, void* out, std::size_t out_bytes) const;
     std::vector<std::uint8_t> read(const Box& box) const;
-    /// Reads a selection (NumPy-style slices and indices; its result's shape is
-    /// resolve(shape(), sel).shape). \throws UsageError for a selection out of range
+    /// Reads a selection (NumPy-style slices, indices and index lists, combined orthogonally;
+    /// its result's shape is resolve(shape(), sel).shape). \throws UsageError for a selection
+    /// out of range, or one larger than the machine's memory
     std::vector<std::uint8_t> read(const Selection& sel) const;
     std::vector<std::uint8_t> read(std::initializer_list<DimIndex> sel) const {
         return read(Selection(sel));
@@ -161,9 +166,26 @@ public:
     std::vector<std::uint8_t> read_orthogonal(
         const std::vector<std::vector<std::int64_t>>& indices) const;
 
+    /// Boolean mask selection a[mask] (mask.hpp): the elements where the mask is true, in C
+    /// order. The mask is read in slabs; each touched block is decoded once.
+    /// \throws UsageError for a mask of another shape
+    std::vector<std::uint8_t> read_masked(const Mask& mask) const;
+    /// The same, streamed: sink(elements, count) for successive runs of the result, in order,
+    /// with memory bounded by a slab.
+    void read_masked(const Mask& mask,
+                     const std::function<void(const std::uint8_t*, std::int64_t)>& sink) const;
+
     // ---- writing (open with writable, or create) ----
     /// Writes `data` (C order of box.count) into box; steps are allowed.
     void write(const Box& box, ByteSpan data);
+    /// Writes a selection (slices, integers, index lists, new axes): `data` holds the
+    /// selection's elements in C order, or one element for all of them, or, with `data_shape`,
+    /// an array that broadcasts to the selection's shape (NumPy's rules; broadcasting over a
+    /// box copies nothing). Only touched chunks are re-encoded; one commit.
+    /// \throws UsageError for a selection out of range or data that does not fit it
+    void write(const Selection& sel,
+               ByteSpan data,
+               const std::optional<Shape>& data_shape = std::nullopt);
     /// Writes `n` elements: point i has coordinates coords[i * ndim() ...] and takes the
     /// element at byte i * itemsize() of `data`, or `data` is one element written to every
     /// point. The last of repeated points wins; only touched chunks are re-encoded, one commit.
@@ -174,6 +196,10 @@ public:
     /// them. Where an index repeats in a list, the last occurrence wins. Only the touched chunks
     /// are re-encoded, and they are committed once.
     void write_orthogonal(const std::vector<std::vector<std::int64_t>>& indices, ByteSpan data);
+    /// a[mask] = data: `data` holds one element per true element of the mask (C order), or one
+    /// element for all of them (then only chunks holding a true element are rebuilt, with
+    /// memory bounded by a chunk per thread). One commit.
+    void write_masked(const Mask& mask, ByteSpan data);
     /// Changes the shape; new elements are zero.
     void resize(const Shape& shape);
     /// Appends `data` along `axis` (its shape: the array's, with any extent along axis).
@@ -229,6 +255,7 @@ public:
 
 private:
     friend void detail::require_box(const AnyArray& a, const Box& box, const char* op);
+    friend void detail::require_memory(const AnyArray& a, std::uint64_t elements, const char* op);
     explicit AnyArray(std::shared_ptr<detail::ArrayCore> core) : core_(std::move(core)) {}
     detail::ArrayCore& core() const;
     /// The core for one read call: refreshed first when it follows and another handle has

@@ -10,6 +10,7 @@
 #include <b2nd/dtype.hpp>
 #include <b2nd/error.hpp>
 #include <b2nd/grid.hpp>
+#include <b2nd/mask.hpp>
 #include <b2nd/memory.hpp>
 #include <b2nd/ndarray.hpp>
 #include <b2nd/npy.hpp>

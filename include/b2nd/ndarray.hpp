@@ -72,7 +72,14 @@ public:
                                const Shape& shape,
                                const std::vector<T>& data,
                                const CreateOptions& o = {}) {
-        return create_from(path, shape, data.data(), data.size(), o);
+        if constexpr (std::is_same_v<T, bool>) {
+            // std::vector<bool> packs bits: one byte per element first.
+            const std::vector<std::uint8_t> bytes(data.begin(), data.end());
+            return NDArray(
+                AnyArray::create_from(path, dtype_of<T>(), shape, {bytes.data(), bytes.size()}, o));
+        } else {
+            return create_from(path, shape, data.data(), data.size(), o);
+        }
     }
 
     const Shape& shape() const { return a_.shape(); }
@@ -120,6 +127,12 @@ public:
         return from_bytes(bytes, bytes.size() / sizeof(T));
     }
 
+    /// a[mask]: the elements where `mask` (b2nd/mask.hpp) is true, in C order.
+    std::vector<T> read_masked(const Mask& mask) const {
+        const std::vector<std::uint8_t> bytes = a_.read_masked(mask);
+        return from_bytes(bytes, bytes.size() / sizeof(T));
+    }
+
     /// The elements at `points` (each of ndim coordinates), each touched block decoded once.
     std::vector<T> read_points(const std::vector<Shape>& points) const {
         const std::vector<std::int64_t> flat = flatten(points);
@@ -152,11 +165,12 @@ public:
         std::vector<T> out;
         std::vector<std::uint8_t> bytes;  // bool only: std::vector<bool> packs bits
         a_.read_selection(sel, [&](const Resolved& r) {
+            detail::require_memory(a_, static_cast<std::uint64_t>(r.size()), "read");
             if constexpr (std::is_same_v<T, bool>) {
-                bytes.resize(static_cast<std::size_t>(r.box.size()));
+                bytes.resize(static_cast<std::size_t>(r.size()));
                 return static_cast<void*>(bytes.data());
             } else {
-                out.resize(static_cast<std::size_t>(r.box.size()));
+                out.resize(static_cast<std::size_t>(r.size()));
                 return static_cast<void*>(out.data());
             }
         });
@@ -190,8 +204,20 @@ public:
             write(box, data.data(), data.size());
         }
     }
+    /// Writes a selection (slices, integers, index lists): `data` in C order of its shape, or
+    /// one value for all of it.
     void write(const Selection& sel, const std::vector<T>& data) {
-        write(resolve(shape(), sel).box, data);
+        const std::vector<std::uint8_t> b = stored(data);
+        a_.write(sel, {b.data(), b.size()});
+    }
+    void write(const Selection& sel, const T& value) {
+        const std::vector<std::uint8_t> b = stored(std::vector<T>{value});
+        a_.write(sel, {b.data(), b.size()}, Shape{});
+    }
+    /// Writes `data` of shape `data_shape`, broadcast (NumPy's rules) to the selection's shape.
+    void write(const Selection& sel, const std::vector<T>& data, const Shape& data_shape) {
+        const std::vector<std::uint8_t> b = stored(data);
+        a_.write(sel, {b.data(), b.size()}, data_shape);
     }
     /// Writes `data[i]` at `points[i]` (each of ndim coordinates), or one value at every point.
     /// The last of repeated points wins.
@@ -212,6 +238,14 @@ public:
     }
     void write_orthogonal(const std::vector<std::vector<std::int64_t>>& indices, const T& value) {
         write_orthogonal(indices, std::vector<T>{value});
+    }
+    /// a[mask] = data (one value per true element, C order) or a[mask] = value.
+    void write_masked(const Mask& mask, const std::vector<T>& data) {
+        const std::vector<std::uint8_t> b = stored(data);
+        a_.write_masked(mask, {b.data(), b.size()});
+    }
+    void write_masked(const Mask& mask, const T& value) {
+        write_masked(mask, std::vector<T>{value});
     }
     /// Sets one element.
     void set(const Shape& idx, const T& value) {

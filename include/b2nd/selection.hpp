@@ -1,12 +1,15 @@
-// Selecting part of an array: NumPy-style slices and indices, resolved against a shape into a
-// strided box.
+// Selecting part of an array: NumPy-style slices, indices and index lists, resolved against a
+// shape into a strided box, or, when an index list is present, into one index list per dimension
+// (orthogonal indexing, as python-blosc2's `oindex`).
 //
 //   b2nd::Selection sel{5, b2nd::Slice(0, 10), b2nd::Slice::all(), b2nd::Slice({}, {}, -2)};
 //   b2nd::Resolved r = b2nd::resolve(shape, sel);     // r.box: what to read; r.shape: the result
 //   b2nd::parse_selection("5,0:10,:,::-2")            // the same selection, as text
+//   b2nd::parse_selection("[3,1,7], 2:9:2, -1")       // with an index list: orthogonal
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,13 +36,23 @@ struct Slice {
 
 /// One entry of a selection: an integer (the dimension is dropped from the result; negative
 /// counts from the end), a slice, an explicit strided range (start, count, step, already in
-/// range), a new axis of length 1, or an ellipsis standing for as many whole dimensions as needed.
+/// range), an index list (any order, repeats and negative indices allowed; the dimension keeps
+/// the list's length), a new axis of length 1, or an ellipsis standing for as many whole
+/// dimensions as needed.
+///
+/// Index lists combine orthogonally, as in python-blosc2's `oindex` (not as NumPy's fancy
+/// indexing, which pairs lists up): {[0, 2], [1, 3]} selects the 2 x 2 elements (0,1), (0,3),
+/// (2,1), (2,3).
 class DimIndex {
 public:
-    enum class Kind { index, slice, strided, newaxis, ellipsis };
+    enum class Kind { index, slice, strided, newaxis, ellipsis, list };
     DimIndex(std::int64_t i) : kind_(Kind::index), index_(i) {}  // NOLINT: implicit by design
     DimIndex(int i) : kind_(Kind::index), index_(i) {}           // NOLINT
     DimIndex(Slice s) : kind_(Kind::slice), slice_(s) {}         // NOLINT
+    DimIndex(std::vector<std::int64_t> indices)                  // NOLINT
+        : kind_(Kind::list),
+          list_(std::make_shared<const std::vector<std::int64_t>>(std::move(indices))) {}
+    static DimIndex list(std::vector<std::int64_t> indices) { return DimIndex(std::move(indices)); }
     static DimIndex ellipsis() { return DimIndex(Kind::ellipsis); }
     static DimIndex newaxis() { return DimIndex(Kind::newaxis); }
     /// The count elements start, start + step, ... (checked against the dimension).
@@ -55,6 +68,11 @@ public:
     std::int64_t index() const noexcept { return index_; }
     std::int64_t count() const noexcept { return count_; }
     const Slice& slice() const noexcept { return slice_; }
+    /// The indices (Kind::list; empty otherwise).
+    const std::vector<std::int64_t>& indices() const noexcept {
+        static const std::vector<std::int64_t> none;
+        return list_ ? *list_ : none;
+    }
 
 private:
     explicit DimIndex(Kind k) : kind_(k) {}
@@ -62,26 +80,45 @@ private:
     std::int64_t index_ = 0;
     std::int64_t count_ = 0;
     Slice slice_;
+    std::shared_ptr<const std::vector<std::int64_t>> list_;  // shared: selections copy cheaply
 };
 
 using Selection = std::vector<DimIndex>;
 
 /// A selection resolved against a shape.
 struct Resolved {
-    Box box;      ///< what to read, one entry per array dimension
+    Box box;      ///< what to read, one entry per array dimension (when !orthogonal())
     Shape shape;  ///< the result's shape (integer-selected dimensions dropped, new axes added)
     /// For each result dimension, the array dimension it walks, or -1 for a new axis.
     std::vector<int> dims;
+    /// Set when the selection holds an index list: for every array dimension, the indices it
+    /// takes in the result's order (in range, not negative; an integer gives one, a slice its
+    /// elements). Empty lists everywhere when the result is empty. `box` then bounds them.
+    std::vector<std::vector<std::int64_t>> lists;
+
+    bool orthogonal() const noexcept { return !lists.empty(); }
+    /// Elements selected (the product of shape).
+    std::int64_t size() const noexcept {
+        std::int64_t n = 1;
+        for (std::int64_t e : shape) {
+            n *= e;
+        }
+        return n;
+    }
+    /// The indices array dimension d takes, in the result's order (expanding the box when the
+    /// selection is not orthogonal).
+    std::vector<std::int64_t> indices(std::size_t d) const;
 };
 
 /// Resolves `sel` (missing trailing entries mean whole dimensions).
-/// \throws UsageError for an index out of range, a zero step, too many entries, two ellipses
+/// \throws UsageError for an index out of range (naming the dimension and the index), a zero
+///         step, too many entries, two ellipses, or a result whose element count overflows
 Resolved resolve(const Shape& shape, const Selection& sel);
 
 /// Parses NumPy's text form: entries separated by commas, each an integer, a slice
-/// "start:stop[:step]" with any part omitted, "..." or "None"/"newaxis". An empty string selects
-/// everything.
-/// \throws UsageError naming the bad entry
+/// "start:stop[:step]" with any part omitted, an index list "[3, 1, -1]", "..." or
+/// "None"/"newaxis". An empty string selects everything.
+/// \throws UsageError naming the bad entry (an empty list "[]" is refused as a likely mistake)
 Selection parse_selection(std::string_view text);
 
 }  // namespace b2nd

@@ -6,6 +6,8 @@
 #include "array_core.hpp"
 #include "box_plan.hpp"
 #include "params_detail.hpp"
+#include "strided_copy.hpp"
+#include <unistd.h>
 
 namespace b2nd {
 
@@ -144,6 +146,21 @@ void detail::require_box(const AnyArray& a, const Box& box, const char* op) {
     a.core().require_box(box, op);
 }
 
+void detail::require_memory(const AnyArray& a, std::uint64_t elements, const char* op) {
+    const auto isz = static_cast<std::uint64_t>(a.itemsize());
+    std::uint64_t bytes = 0;
+    const bool overflow = __builtin_mul_overflow(elements, isz, &bytes);
+    const auto pages = static_cast<std::uint64_t>(::sysconf(_SC_PHYS_PAGES));
+    const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    const std::uint64_t ram = pages * page;
+    if (overflow || bytes > ram) {
+        throw UsageError(a.core().where() + ": cannot " + op + " a selection of " +
+                         std::to_string(elements) + " elements into memory (" +
+                         (overflow ? std::string("more than 2^64") : std::to_string(bytes)) +
+                         " bytes; this machine has " + std::to_string(ram) + ")");
+    }
+}
+
 void AnyArray::read(const Box& box, void* out, std::size_t out_bytes) const {
     const Reading r = reading();
     detail::ArrayCore& c = r.core;
@@ -169,7 +186,8 @@ std::vector<std::uint8_t> AnyArray::read(const Box& box) const {
 std::vector<std::uint8_t> AnyArray::read(const Selection& sel) const {
     std::vector<std::uint8_t> out;
     read_selection(sel, [&](const Resolved& r) {
-        out.resize(static_cast<std::size_t>(r.box.size() * itemsize()));
+        detail::require_memory(*this, static_cast<std::uint64_t>(r.size()), "read");
+        out.resize(static_cast<std::size_t>(r.size() * itemsize()));
         return static_cast<void*>(out.data());
     });
     return out;
@@ -209,9 +227,10 @@ void AnyArray::read_orthogonal(const std::vector<std::vector<std::int64_t>>& ind
 std::vector<std::uint8_t> AnyArray::read_orthogonal(
     const std::vector<std::vector<std::int64_t>>& indices) const {
     const detail::ArrayCore& c = core();
+    const std::uint64_t n = detail::OrthoPlan::count(indices, c.grid(), c.where());
+    detail::require_memory(*this, n, "read");
     std::vector<std::uint8_t> out(
-        static_cast<std::size_t>(detail::OrthoPlan::count(indices, c.grid(), c.where()) *
-                                 static_cast<std::uint64_t>(c.grid().itemsize())));
+        static_cast<std::size_t>(n * static_cast<std::uint64_t>(c.grid().itemsize())));
     read_orthogonal(indices, out.data(), out.size());
     return out;
 }
@@ -251,6 +270,88 @@ void AnyArray::write(const Box& box, ByteSpan data) {
                          " bytes of data, not " + std::to_string(data.size()));
     }
     c.write(box, data.data());
+}
+
+void AnyArray::write(const Selection& sel, ByteSpan data, const std::optional<Shape>& data_shape) {
+    detail::ArrayCore& c = core();
+    const Resolved r = resolve(c.grid().shape(), sel);
+    const std::int64_t isz = c.grid().itemsize();
+    const std::int64_t n = r.size();
+    Shape ds;
+    if (data_shape) {
+        ds = *data_shape;
+    } else if (data.size() == static_cast<std::uint64_t>(isz) && n != 1) {
+        ds = {};  // one value for every element
+    } else {
+        ds = r.shape;
+    }
+    std::int64_t dn = 1;
+    for (std::int64_t e : ds) {
+        if (e < 0 || __builtin_mul_overflow(dn, e, &dn)) {
+            throw UsageError(c.where() + ": data of shape " + to_string(ds) + " is not valid");
+        }
+    }
+    if (data.size() != static_cast<std::uint64_t>(dn) * static_cast<std::uint64_t>(isz)) {
+        throw UsageError(
+            c.where() + ": writing a selection of shape " + to_string(r.shape) + " needs " +
+            std::to_string(static_cast<std::uint64_t>(dn) * static_cast<std::uint64_t>(isz)) +
+            " bytes of data of shape " + to_string(ds) + (data_shape ? "" : " (or one element)") +
+            ", not " + std::to_string(data.size()));
+    }
+    // NumPy's broadcasting: the data's dimensions align with the selection's last ones; each is
+    // equal or 1. The byte stride of the data along each result dimension (0: broadcast).
+    if (ds.size() > r.shape.size()) {
+        throw UsageError(c.where() + ": data of shape " + to_string(ds) +
+                         " does not broadcast to the selection's shape " + to_string(r.shape));
+    }
+    std::vector<std::int64_t> stride(r.shape.size(), 0);
+    std::int64_t st = isz;
+    for (std::size_t k = ds.size(); k-- > 0;) {
+        const std::size_t rk = r.shape.size() - ds.size() + k;
+        if (ds[k] != r.shape[rk] && ds[k] != 1) {
+            throw UsageError(c.where() + ": data of shape " + to_string(ds) +
+                             " does not broadcast to the selection's shape " + to_string(r.shape) +
+                             " (dimension " + num(static_cast<int>(rk)) + ")");
+        }
+        stride[rk] = ds[k] == 1 ? 0 : st;
+        st *= ds[k];
+    }
+    if (n == 0) {
+        return;
+    }
+    if (!r.orthogonal()) {
+        // The box write walks the data with these strides: broadcasting costs no copy.
+        std::vector<std::int64_t> box_stride(r.box.start.size(), 0);
+        for (std::size_t k = 0; k < r.dims.size(); ++k) {
+            if (r.dims[k] >= 0) {
+                box_stride[static_cast<std::size_t>(r.dims[k])] = stride[k];
+            }
+        }
+        c.write(r.box, data.data(), box_stride.data());
+        return;
+    }
+    if (dn == 1) {
+        c.write_orthogonal(r.lists, data.data(), true);
+        return;
+    }
+    if (dn == n) {
+        c.write_orthogonal(r.lists, data.data(), false);
+        return;
+    }
+    // Broadcast data for an orthogonal selection: expanded to the selection's elements first.
+    std::vector<std::uint8_t> full(static_cast<std::size_t>(n * isz));
+    detail::StridedBox b;
+    b.ndim = static_cast<int>(r.shape.size());
+    std::int64_t out_stride = isz;
+    for (int k = b.ndim - 1; k >= 0; --k) {
+        const auto u = static_cast<std::size_t>(k);
+        b.extent[k] = r.shape[u];
+        b.src_stride[k] = stride[u];
+        b.dst_stride[k] = out_stride;
+        out_stride *= r.shape[u];
+    }
+    detail::copy_strided(b, data.data(), full.data(), isz);
+    c.write_orthogonal(r.lists, full.data(), false);
 }
 
 void AnyArray::resize(const Shape& shape) {

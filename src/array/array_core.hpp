@@ -120,6 +120,9 @@ public:
     /// Each touched block is decoded once, blocks in parallel.
     void read_orthogonal(const std::vector<std::vector<std::int64_t>>& lists,
                          std::uint8_t* out) const;
+    /// read_orthogonal under a lock the caller holds.
+    void read_orthogonal_unlocked(const std::vector<std::vector<std::int64_t>>& lists,
+                                  std::uint8_t* out) const;
 
     // ---- write.cpp ----
     /// Writes `box` from src (C order of box.count when src_strides is null).

@@ -71,7 +71,12 @@ void ArrayCore::read_selection(const Selection& sel,
                                const std::function<void*(const Resolved&)>& destination) const {
     std::shared_lock<FairSharedMutex> lock(mutex_);
     const Resolved r = resolve(grid().shape(), sel);
-    read_unlocked(r.box, static_cast<std::uint8_t*>(destination(r)), nullptr, CacheUse::automatic);
+    auto* out = static_cast<std::uint8_t*>(destination(r));
+    if (r.orthogonal()) {
+        read_orthogonal_unlocked(r.lists, out);
+    } else {
+        read_unlocked(r.box, out, nullptr, CacheUse::automatic);
+    }
 }
 
 void ArrayCore::read_unlocked(const Box& box,
@@ -322,6 +327,11 @@ void ArrayCore::read_points(const std::int64_t* coords, std::size_t n, std::uint
 void ArrayCore::read_orthogonal(const std::vector<std::vector<std::int64_t>>& lists,
                                 std::uint8_t* out) const {
     std::shared_lock<FairSharedMutex> lock(mutex_);
+    read_orthogonal_unlocked(lists, out);
+}
+
+void ArrayCore::read_orthogonal_unlocked(const std::vector<std::vector<std::int64_t>>& lists,
+                                         std::uint8_t* out) const {
     const ChunkSource& src = *source_;
     const Grid& g = src.grid();
     const std::int64_t isz = g.itemsize();

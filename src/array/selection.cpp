@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cctype>
 
 #include <b2nd/error.hpp>
@@ -8,6 +9,19 @@
 namespace b2nd {
 
 using detail::num;
+
+namespace {
+
+/// The indices the box takes along dimension d, in its order.
+std::vector<std::int64_t> box_indices(const Box& box, std::size_t d) {
+    std::vector<std::int64_t> v(static_cast<std::size_t>(box.count.at(d)));
+    for (std::size_t j = 0; j < v.size(); ++j) {
+        v[j] = box.start[d] + static_cast<std::int64_t>(j) * box.step[d];
+    }
+    return v;
+}
+
+}  // namespace
 
 Resolved resolve(const Shape& shape, const Selection& sel) {
     const auto ndim = static_cast<std::int64_t>(shape.size());
@@ -29,6 +43,8 @@ Resolved resolve(const Shape& shape, const Selection& sel) {
     }
     Resolved r;
     std::size_t d = 0;
+    // The wrapped indices of each array dimension selected by a list.
+    std::vector<std::optional<std::vector<std::int64_t>>> listed(shape.size());
     auto add_slice = [&](const Slice& s) {
         const std::int64_t n = shape[d];
         if (s.step == 0 || s.step == INT64_MIN) {
@@ -100,6 +116,30 @@ Resolved resolve(const Shape& shape, const Selection& sel) {
                 ++d;
                 break;
             }
+            case DimIndex::Kind::list: {
+                const std::int64_t n = shape[d];
+                std::vector<std::int64_t> idx = e.indices();
+                std::int64_t lo = n, hi = -1;
+                for (std::int64_t& i : idx) {
+                    if (i < -n || i >= n) {
+                        throw UsageError("index " + num(i) + " in the list for dimension " +
+                                         num(static_cast<std::int64_t>(d)) +
+                                         " is out of range for its size " + num(n));
+                    }
+                    i = i < 0 ? i + n : i;
+                    lo = std::min(lo, i);
+                    hi = std::max(hi, i);
+                }
+                const auto len = static_cast<std::int64_t>(idx.size());
+                r.box.start.push_back(len == 0 ? 0 : lo);
+                r.box.count.push_back(len == 0 ? 0 : hi - lo + 1);
+                r.box.step.push_back(1);
+                r.shape.push_back(len);
+                r.dims.push_back(static_cast<int>(d));
+                listed[d] = std::move(idx);
+                ++d;
+                break;
+            }
             case DimIndex::Kind::newaxis:
                 r.shape.push_back(1);
                 r.dims.push_back(-1);
@@ -114,7 +154,40 @@ Resolved resolve(const Shape& shape, const Selection& sel) {
     while (d < shape.size()) {
         add_slice(Slice::all());
     }
+    std::int64_t size = 1;
+    for (std::int64_t e : r.shape) {
+        if (__builtin_mul_overflow(size, e, &size)) {
+            throw UsageError("a selection of shape " + to_string(r.shape) +
+                             ": its element count does not fit 64 bits");
+        }
+    }
+    if (std::none_of(listed.begin(), listed.end(), [](const auto& l) { return l.has_value(); })) {
+        return r;
+    }
+    r.lists.resize(shape.size());
+    if (size == 0) {
+        return r;  // nothing selected: no indices to keep
+    }
+    // Slices and integers become lists too. Their total length is bounded by ndim times the
+    // result's size; refuse what would take gigabytes of indices before allocating any.
+    std::uint64_t total = 0;
+    for (std::size_t k = 0; k < shape.size(); ++k) {
+        total += listed[k] ? listed[k]->size() : static_cast<std::uint64_t>(r.box.count[k]);
+    }
+    constexpr std::uint64_t kMaxIndices = std::uint64_t{1} << 28;
+    if (total > kMaxIndices) {
+        throw UsageError("an orthogonal selection of shape " + to_string(r.shape) + " needs " +
+                         std::to_string(total) + " indices (more than " +
+                         std::to_string(kMaxIndices) + ")");
+    }
+    for (std::size_t k = 0; k < shape.size(); ++k) {
+        r.lists[k] = listed[k] ? std::move(*listed[k]) : box_indices(r.box, k);
+    }
     return r;
+}
+
+std::vector<std::int64_t> Resolved::indices(std::size_t d) const {
+    return orthogonal() ? lists.at(d) : box_indices(box, d);
 }
 
 Selection parse_selection(std::string_view text) {
@@ -158,12 +231,56 @@ Selection parse_selection(std::string_view text) {
     }
     std::size_t pos = 0;
     while (pos <= text.size()) {
-        std::size_t comma = text.find(',', pos);
-        if (comma == std::string_view::npos) {
-            comma = text.size();
+        // The next comma outside brackets ends the entry.
+        std::size_t comma = pos;
+        int depth = 0;
+        for (; comma < text.size() && (depth > 0 || text[comma] != ','); ++comma) {
+            if (text[comma] == '[') {
+                if (++depth > 1) {
+                    throw UsageError("selection \"" + std::string(text) +
+                                     "\": index lists cannot be nested");
+                }
+            } else if (text[comma] == ']' && --depth < 0) {
+                throw UsageError("selection \"" + std::string(text) + "\": unmatched ']'");
+            }
+        }
+        if (depth != 0) {
+            throw UsageError("selection \"" + std::string(text) + "\": unmatched '['");
         }
         const std::string_view entry = trim(text.substr(pos, comma - pos));
         pos = comma + 1;
+        if (!entry.empty() && entry.front() == '[') {
+            if (entry.back() != ']') {
+                throw UsageError("selection entry \"" + std::string(entry) +
+                                 "\": text after the index list");
+            }
+            const std::string_view body = trim(entry.substr(1, entry.size() - 2));
+            if (body.empty()) {
+                throw UsageError("selection entry " + num(static_cast<std::int64_t>(sel.size())) +
+                                 ": the index list is empty");
+            }
+            std::vector<std::int64_t> list;
+            std::size_t p = 0;
+            while (p <= body.size()) {
+                std::size_t c = body.find(',', p);
+                if (c == std::string_view::npos) {
+                    c = body.size();
+                }
+                const std::string_view item = trim(body.substr(p, c - p));
+                p = c + 1;
+                if (item.empty() && c == body.size() && !list.empty()) {
+                    break;  // a trailing comma, as Python allows
+                }
+                const auto v = parse_int(item, entry);
+                if (!v) {
+                    throw UsageError("selection entry \"" + std::string(entry) +
+                                     "\": an empty item in the index list");
+                }
+                list.push_back(*v);
+            }
+            sel.push_back(DimIndex::list(std::move(list)));
+            continue;
+        }
         if (entry == "...") {
             sel.push_back(DimIndex::ellipsis());
             continue;

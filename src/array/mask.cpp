@@ -1,0 +1,363 @@
+// Boolean masks (include/b2nd/mask.hpp): the mask is read in slabs of whole rows along the first
+// axis, aligned to the blocks, so that C order over a slab is C order over the array and no
+// block is decoded by two slabs.
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <mutex>
+
+#include <b2nd/error.hpp>
+#include <b2nd/mask.hpp>
+#include <b2nd/parallel.hpp>
+
+#include "../detail/strings.hpp"
+#include "strided_copy.hpp"
+
+namespace b2nd {
+
+namespace {
+
+/// Elements of mask per slab, about (a slab holds at least one row of blocks).
+constexpr std::int64_t kSlabElements = std::int64_t{4} << 20;
+/// A slab whose share of true elements is at least 1 / kDenseRatio is decoded whole; a sparser
+/// one reads its elements as points.
+constexpr std::int64_t kDenseRatio = 16;
+
+/// Rows [r0, r1) along the first axis (the whole array for ndim 0).
+struct Slab {
+    std::int64_t r0, r1;
+};
+
+/// Slabs of `shape` whose edges along axis 0 are edges of blocks (c0, b0: the chunk and block
+/// extents along it).
+std::vector<Slab> row_slabs(const Shape& shape, std::int64_t c0, std::int64_t b0) {
+    if (shape.empty()) {
+        return {{0, 1}};
+    }
+    const std::int64_t n0 = shape[0];
+    std::int64_t row = 1;
+    for (std::size_t d = 1; d < shape.size(); ++d) {
+        row *= shape[d];
+    }
+    if (row == 0 || n0 == 0) {
+        return {};
+    }
+    const std::int64_t rows = std::max<std::int64_t>(1, kSlabElements / row);
+    // The first block boundary along axis 0 after r (a chunk's edge, or a block's in a chunk).
+    auto next_boundary = [&](std::int64_t r) {
+        const std::int64_t c = r / c0;
+        const std::int64_t end = std::min((c + 1) * c0, n0);
+        return std::min(end, c * c0 + ((r - c * c0) / b0 + 1) * b0);
+    };
+    // The last block boundary at or before r.
+    auto boundary_before = [&](std::int64_t r) {
+        if (r >= n0) {
+            return n0;
+        }
+        const std::int64_t c = r / c0;
+        return c * c0 + ((r - c * c0) / b0) * b0;
+    };
+    std::vector<Slab> slabs;
+    for (std::int64_t r0 = 0; r0 < n0;) {
+        std::int64_t r1 = boundary_before(r0 + rows);
+        if (r1 <= r0) {
+            r1 = next_boundary(r0);
+        }
+        slabs.push_back({r0, r1});
+        r0 = r1;
+    }
+    return slabs;
+}
+
+std::vector<Slab> row_slabs(const Grid& g) {
+    return g.ndim() == 0 ? row_slabs(g.shape(), 1, 1)
+                         : row_slabs(g.shape(), g.chunk_shape()[0], g.block_shape()[0]);
+}
+
+Box slab_box(const Shape& shape, const Slab& s) {
+    Box b = Box::region(Shape(shape.size(), 0), shape);
+    if (!shape.empty()) {
+        b.start[0] = s.r0;
+        b.count[0] = s.r1 - s.r0;
+    }
+    return b;
+}
+
+void require_mask(const AnyArray& a, const Mask& m) {
+    if (m.shape != a.shape()) {
+        throw UsageError("\"" + a.path() + "\": a mask of shape " + to_string(m.shape) +
+                         " for an array of shape " + to_string(a.shape()));
+    }
+    if (!m.region) {
+        throw UsageError("\"" + a.path() + "\": a mask without a region function");
+    }
+}
+
+std::int64_t count_true(const std::uint8_t* m, std::int64_t n) {
+    std::int64_t c = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+        c += m[i] != 0 ? 1 : 0;
+    }
+    return c;
+}
+
+/// Copies the elements of `a` in `box` whose mask bytes `mb` are true, those of ranks [lo, hi)
+/// among the box's `ntrue` true ones, to out.
+void gather(const AnyArray& a,
+            const Box& box,
+            const std::uint8_t* mb,
+            std::int64_t ntrue,
+            std::int64_t lo,
+            std::int64_t hi,
+            std::uint8_t* out) {
+    if (hi <= lo) {
+        return;
+    }
+    const std::int64_t n = box.size();
+    const std::int64_t isz = a.itemsize();
+    const auto nd = static_cast<std::size_t>(box.ndim());
+    if (ntrue * kDenseRatio >= n) {
+        std::vector<std::uint8_t> values(static_cast<std::size_t>(n * isz));
+        a.read(box, values.data(), values.size());
+        std::int64_t rank = 0;
+        for (std::int64_t i = 0; i < n && rank < hi; ++i) {
+            if (mb[i] != 0) {
+                if (rank >= lo) {
+                    std::memcpy(out + (rank - lo) * isz, values.data() + i * isz,
+                                static_cast<std::size_t>(isz));
+                }
+                ++rank;
+            }
+        }
+        return;
+    }
+    std::vector<std::int64_t> coords;
+    coords.reserve(static_cast<std::size_t>(hi - lo) * nd);
+    std::vector<std::int64_t> at(box.start.begin(), box.start.end());  // C-order odometer
+    std::int64_t rank = 0;
+    for (std::int64_t i = 0; i < n && rank < hi; ++i) {
+        if (mb[i] != 0) {
+            if (rank >= lo) {
+                coords.insert(coords.end(), at.begin(), at.end());
+            }
+            ++rank;
+        }
+        for (std::size_t d = nd; d-- > 0;) {
+            if (++at[d] < box.start[d] + box.count[d]) {
+                break;
+            }
+            at[d] = box.start[d];
+        }
+    }
+    a.read_points(coords.data(), static_cast<std::size_t>(hi - lo), out);
+}
+
+/// The true elements of each slab, in order, as sink(bytes, count).
+void for_each_masked(const AnyArray& a,
+                     const Mask& m,
+                     const std::function<void(const std::uint8_t*, std::int64_t)>& sink) {
+    require_mask(a, m);
+    std::vector<std::uint8_t> mb, values;
+    for (const Slab& s : row_slabs(a.grid())) {
+        const Box box = slab_box(a.shape(), s);
+        mb.resize(static_cast<std::size_t>(box.size()));
+        m.region(box, mb.data());
+        const std::int64_t ntrue = count_true(mb.data(), box.size());
+        values.resize(static_cast<std::size_t>(ntrue * a.itemsize()));
+        gather(a, box, mb.data(), ntrue, 0, ntrue, values.data());
+        if (ntrue > 0) {
+            sink(values.data(), ntrue);
+        }
+    }
+}
+
+}  // namespace
+
+Mask Mask::of(const std::uint8_t* data, const Shape& shape) {
+    Mask m;
+    m.shape = shape;
+    m.region = [data, shape](const Box& box, std::uint8_t* out) {
+        detail::StridedBox b;
+        b.ndim = box.ndim();
+        std::int64_t src = 1, dst = 1;
+        std::int64_t offset = 0;
+        for (int d = b.ndim - 1; d >= 0; --d) {
+            const auto u = static_cast<std::size_t>(d);
+            b.extent[d] = box.count[u];
+            b.src_stride[d] = src;
+            b.dst_stride[d] = dst;
+            offset += box.start[u] * src;
+            src *= shape[u];
+            dst *= box.count[u];
+        }
+        detail::copy_strided(b, data + offset, out, 1);
+    };
+    return m;
+}
+
+Mask Mask::of(const AnyArray& bools) {
+    if (bools.dtype().kind() != DType::Kind::boolean || bools.itemsize() != 1) {
+        throw UsageError("\"" + bools.path() + "\": a mask needs dtype bool ('|b1'), not '" +
+                         bools.dtype().str() + "'");
+    }
+    Mask m;
+    m.shape = bools.shape();
+    m.region = [bools](const Box& box, std::uint8_t* out) {
+        bools.read(box, out, static_cast<std::size_t>(box.size()));
+    };
+    return m;
+}
+
+std::uint64_t Mask::count(int nthreads) const {
+    const std::vector<Slab> slabs = row_slabs(shape, 1, 1);
+    std::atomic<std::uint64_t> total{0};
+    parallel_for(slabs.size(), nthreads, [&](std::size_t k) {
+        const Box box = slab_box(shape, slabs[k]);
+        std::vector<std::uint8_t> mb(static_cast<std::size_t>(box.size()));
+        region(box, mb.data());
+        total += static_cast<std::uint64_t>(count_true(mb.data(), box.size()));
+    });
+    return total.load();
+}
+
+std::vector<std::uint8_t> AnyArray::read_masked(const Mask& mask) const {
+    std::vector<std::uint8_t> out;
+    for_each_masked(*this, mask, [&](const std::uint8_t* p, std::int64_t n) {
+        out.insert(out.end(), p, p + n * itemsize());
+    });
+    return out;
+}
+
+void AnyArray::read_masked(
+    const Mask& mask, const std::function<void(const std::uint8_t*, std::int64_t)>& sink) const {
+    for_each_masked(*this, mask, sink);
+}
+
+void AnyArray::write_masked(const Mask& mask, ByteSpan data) {
+    require_mask(*this, mask);
+    const std::int64_t isz = itemsize();
+    if (data.size() == static_cast<std::size_t>(isz)) {
+        // One value: every chunk holding a true element is rebuilt, in parallel; memory stays
+        // at a chunk and its mask per thread.
+        const Grid& g = grid();
+        std::vector<char> touched(static_cast<std::size_t>(g.nchunks()));
+        parallel_for(touched.size(), nthreads(), [&](std::size_t c) {
+            const Box box = g.chunk_box(static_cast<std::int64_t>(c));
+            std::vector<std::uint8_t> mb(static_cast<std::size_t>(box.size()));
+            mask.region(box, mb.data());
+            touched[c] = count_true(mb.data(), box.size()) > 0 ? 1 : 0;
+        });
+        std::vector<std::int64_t> ids;
+        for (std::size_t c = 0; c < touched.size(); ++c) {
+            if (touched[c] != 0) {
+                ids.push_back(static_cast<std::int64_t>(c));
+            }
+        }
+        const std::vector<std::uint8_t> value(data.begin(), data.end());
+        write_chunks(ids, [&](std::int64_t, const Box& region, std::uint8_t* out) {
+            read(region, out, static_cast<std::size_t>(region.size() * isz));
+            std::vector<std::uint8_t> mb(static_cast<std::size_t>(region.size()));
+            mask.region(region, mb.data());
+            for (std::int64_t i = 0; i < region.size(); ++i) {
+                if (mb[static_cast<std::size_t>(i)] != 0) {
+                    std::memcpy(out + i * isz, value.data(), static_cast<std::size_t>(isz));
+                }
+            }
+        });
+        return;
+    }
+    // Data for each true element, in C order: the points, then one point write.
+    std::vector<std::int64_t> coords;
+    std::uint64_t n = 0;
+    const auto nd = static_cast<std::size_t>(ndim());
+    std::vector<std::uint8_t> mb;
+    for (const Slab& s : row_slabs(grid())) {
+        const Box box = slab_box(shape(), s);
+        mb.resize(static_cast<std::size_t>(box.size()));
+        mask.region(box, mb.data());
+        std::vector<std::int64_t> at(box.start.begin(), box.start.end());
+        for (std::int64_t i = 0; i < box.size(); ++i) {
+            if (mb[static_cast<std::size_t>(i)] != 0) {
+                ++n;
+                if (n * static_cast<std::uint64_t>(isz) > data.size()) {
+                    break;  // too little data: reported below, before more is gathered
+                }
+                coords.insert(coords.end(), at.begin(), at.end());
+            }
+            for (std::size_t d = nd; d-- > 0;) {
+                if (++at[d] < box.start[d] + box.count[d]) {
+                    break;
+                }
+                at[d] = box.start[d];
+            }
+        }
+        if (n * static_cast<std::uint64_t>(isz) > data.size()) {
+            break;
+        }
+    }
+    const std::uint64_t given = data.size() / static_cast<std::uint64_t>(isz);
+    if (n * static_cast<std::uint64_t>(isz) != data.size()) {
+        throw UsageError("\"" + path() + "\": a masked write of " +
+                         (n > given ? "more than " + std::to_string(given) : std::to_string(n)) +
+                         " elements needs data of that many elements (or one), not " +
+                         std::to_string(data.size()) + " bytes");
+    }
+    write_points(coords.data(), static_cast<std::size_t>(n), data);
+}
+
+void select_into(AnyArray& out, const AnyArray& a, const Mask& mask) {
+    require_mask(a, mask);
+    if (out.ndim() != 1 || out.dtype() != a.dtype()) {
+        throw UsageError("\"" + out.path() + "\": select_into needs a 1-d array of dtype '" +
+                         a.dtype().str() + "', not shape " + to_string(out.shape()) +
+                         " of dtype '" + out.dtype().str() + "'");
+    }
+    // The true elements before each slab.
+    const std::vector<Slab> slabs = row_slabs(a.grid());
+    std::vector<std::int64_t> before(slabs.size() + 1, 0);
+    parallel_for(slabs.size(), a.nthreads(), [&](std::size_t k) {
+        const Box box = slab_box(a.shape(), slabs[k]);
+        std::vector<std::uint8_t> mb(static_cast<std::size_t>(box.size()));
+        mask.region(box, mb.data());
+        before[k + 1] = count_true(mb.data(), box.size());
+    });
+    for (std::size_t k = 0; k < slabs.size(); ++k) {
+        before[k + 1] += before[k];
+    }
+    if (before.back() != out.shape()[0]) {
+        throw UsageError("\"" + out.path() + "\": select_into needs an array of length " +
+                         std::to_string(before.back()) + " (the mask's true elements), not " +
+                         std::to_string(out.shape()[0]));
+    }
+    const std::int64_t isz = a.itemsize();
+    out.write_chunks(out.all_chunks(), [&](std::int64_t, const Box& region, std::uint8_t* dst) {
+        const std::int64_t o0 = region.start[0];
+        const std::int64_t o1 = o0 + region.count[0];
+        // The slabs whose true elements overlap [o0, o1).
+        auto k = static_cast<std::size_t>(std::upper_bound(before.begin(), before.end(), o0) -
+                                          before.begin() - 1);
+        std::vector<std::uint8_t> mb;
+        for (; k < slabs.size() && before[k] < o1; ++k) {
+            const Box box = slab_box(a.shape(), slabs[k]);
+            mb.resize(static_cast<std::size_t>(box.size()));
+            mask.region(box, mb.data());
+            const std::int64_t lo = std::max(o0, before[k]) - before[k];
+            const std::int64_t hi = std::min(o1, before[k + 1]) - before[k];
+            gather(a, box, mb.data(), before[k + 1] - before[k], lo, hi,
+                   dst + (before[k] + lo - o0) * isz);
+        }
+    });
+}
+
+AnyArray compress_where(const AnyArray& a,
+                        const Mask& mask,
+                        const std::string& path,
+                        const CreateOptions& options) {
+    require_mask(a, mask);
+    const auto n = static_cast<std::int64_t>(mask.count(a.nthreads()));
+    AnyArray out = AnyArray::create(path, a.dtype(), {n}, options);
+    select_into(out, a, mask);
+    return out;
+}
+
+}  // namespace b2nd

@@ -10,6 +10,7 @@
 #include <b2nd/byte_span.hpp>
 #include <b2nd/dtype.hpp>
 #include <b2nd/grid.hpp>
+#include <b2nd/mask.hpp>
 
 namespace b2nd {
 
@@ -57,6 +58,11 @@ void write_npy(const std::string& path, const DType& dtype, const Shape& shape, 
 /// arrays larger than memory can be exported. The result has shape `out_shape` (box.count with
 /// any dimensions dropped; its element count must equal box.size()).
 void export_npy(const AnyArray& a, const Box& box, const Shape& out_shape, const std::string& path);
+/// Writes a resolved selection (a box, or index lists) to a .npy file of shape sel.shape,
+/// streaming.
+void export_npy(const AnyArray& a, const Resolved& sel, const std::string& path);
+/// Writes a[mask] (1-d, the true elements in C order) to a .npy file, streaming.
+void export_npy(const AnyArray& a, const Mask& mask, const std::string& path);
 
 /// Creates a b2nd array from a .npy file (C order only). \throws UnsupportedError for Fortran
 /// order

@@ -294,6 +294,56 @@ void export_npy(const AnyArray& a,
     f.commit();
 }
 
+void export_npy(const AnyArray& a, const Resolved& sel, const std::string& path) {
+    if (!sel.orthogonal()) {
+        export_npy(a, sel.box, sel.shape, path);
+        return;
+    }
+    // C order over the lists is the result's order: slabs of the first dimension's list.
+    AtomicFile f(path);
+    const auto h = npy_header(a.dtype(), sel.shape);
+    f.write(h.data(), h.size());
+    if (sel.size() > 0) {
+        std::int64_t row = a.itemsize();
+        for (std::size_t d = 1; d < sel.lists.size(); ++d) {
+            row *= static_cast<std::int64_t>(sel.lists[d].size());
+        }
+        const auto rows = static_cast<std::int64_t>(sel.lists[0].size());
+        const std::int64_t per = std::max<std::int64_t>(1, (std::int64_t{64} << 20) / row);
+        std::vector<std::vector<std::int64_t>> part = sel.lists;
+        std::vector<std::uint8_t> buf;
+        for (std::int64_t r = 0; r < rows; r += per) {
+            const auto first = sel.lists[0].begin() + r;
+            part[0].assign(first, first + std::min(per, rows - r));
+            buf.resize(static_cast<std::size_t>(static_cast<std::int64_t>(part[0].size()) * row));
+            a.read_orthogonal(part, buf.data(), buf.size());
+            f.write(buf.data(), buf.size());
+        }
+    }
+    f.commit();
+}
+
+void export_npy(const AnyArray& a, const Mask& mask, const std::string& path) {
+    const auto n = static_cast<std::int64_t>(mask.count(a.nthreads()));
+    if (mask.shape != a.shape()) {
+        throw UsageError("\"" + a.path() + "\": a mask of shape " + to_string(mask.shape) +
+                         " for an array of shape " + to_string(a.shape()));
+    }
+    AtomicFile f(path);
+    const auto h = npy_header(a.dtype(), {n});
+    f.write(h.data(), h.size());
+    std::int64_t written = 0;
+    a.read_masked(mask, [&](const std::uint8_t* p, std::int64_t k) {
+        f.write(p, static_cast<std::size_t>(k * a.itemsize()));
+        written += k;
+    });
+    if (written != n) {
+        throw Error("\"" + path + "\": the mask gave " + num(written) +
+                    " true elements on the second pass, " + num(n) + " on the first");
+    }
+    f.commit();
+}
+
 AnyArray import_npy(const std::string& npy_path,
                     const std::string& path,
                     const CreateOptions& options) {

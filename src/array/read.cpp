@@ -272,8 +272,10 @@ Grid::Location ArrayCore::locate_point(const std::int64_t* coords, std::size_t i
     for (int d = 0; d < nd; ++d) {
         if (idx[d] < 0 || idx[d] >= g.shape()[static_cast<std::size_t>(d)]) {
             throw UsageError(where() + ": point " + num(static_cast<std::int64_t>(i)) + " " +
-                             to_string(Shape(idx, idx + nd)) + " is out of range for shape " +
-                             to_string(g.shape()));
+                             to_string(Shape(idx, idx + nd)) + ": index " + num(idx[d]) +
+                             " on axis " + num(d) + " is out of range for its size " +
+                             num(g.shape()[static_cast<std::size_t>(d)]) + " (shape " +
+                             to_string(g.shape()) + ")");
         }
     }
     return g.locate(idx);

@@ -2,6 +2,7 @@
 // match an element-by-element slicer, import/export round trips, verify catches corruption, and
 // bad arguments get exit code 2 with a message.
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -62,6 +63,18 @@ void write_test_npy(const std::string& path,
               static_cast<std::streamsize>(data.size()));
 }
 
+/// A 30 x 20 x 10 int16 .npy whose elements count up from 0 (each holds its flat index);
+/// returns its data.
+std::vector<std::uint8_t> counting_i16(const std::string& path) {
+    std::vector<std::uint8_t> data;
+    for (int i = 0; i < 6000; ++i) {
+        data.push_back(static_cast<std::uint8_t>(i & 0xff));
+        data.push_back(static_cast<std::uint8_t>(i >> 8));
+    }
+    write_test_npy(path, "<i2", "(30, 20, 10)", data);
+    return data;
+}
+
 }  // namespace
 
 TEST_CASE("cli: export gives every corpus .npy byte for byte", "[cli][golden]") {
@@ -89,13 +102,7 @@ TEST_CASE("cli: export gives every corpus .npy byte for byte", "[cli][golden]") 
 
 TEST_CASE("cli: import, info, slices, export and verify", "[cli]") {
     b2nd::test::TempDir tmp;
-    // 30 x 20 x 10 int16 counting up.
-    std::vector<std::uint8_t> data;
-    for (int i = 0; i < 6000; ++i) {
-        data.push_back(static_cast<std::uint8_t>(i & 0xff));
-        data.push_back(static_cast<std::uint8_t>(i >> 8));
-    }
-    write_test_npy(tmp / "in.npy", "<i2", "(30, 20, 10)", data);
+    const std::vector<std::uint8_t> data = counting_i16(tmp / "in.npy");
     Run r = run(
         "import " + q(tmp / "in.npy") + " " + q(tmp / "a.b2frame") +
         " --codec lz4 --clevel 5 --filters shuffle,delta --chunks 8,8,8 --blocks 4,4,8 --sframe");
@@ -132,6 +139,142 @@ TEST_CASE("cli: import, info, slices, export and verify", "[cli]") {
     r = run("verify " + q(tmp / "a.b2frame"));
     CHECK(r.status == 0);
     CHECK_THAT(r.output, Contains("ok"));
+}
+
+TEST_CASE("cli: export with index lists, points and masks", "[cli]") {
+    b2nd::test::TempDir tmp;
+    counting_i16(tmp / "in.npy");
+    REQUIRE(run("import " + q(tmp / "in.npy") + " " + q(tmp / "a.b2nd") +
+                " --chunks 8,8,8 --blocks 4,4,4")
+                .status == 0);
+    auto i16 = [](const std::vector<int>& v) {
+        std::vector<std::uint8_t> b;
+        for (int x : v) {
+            b.push_back(static_cast<std::uint8_t>(x & 0xff));
+            b.push_back(static_cast<std::uint8_t>(x >> 8));
+        }
+        return b;
+    };
+    auto flat = [](int a, int b, int c) { return (a * 20 + b) * 10 + c; };
+
+    // Orthogonal: rows [3, 1, -1], columns 2:9:3, depth [0, -1, 0].
+    Run r = run("export " + q(tmp / "a.b2nd") + " " + q(tmp / "o.npy") +
+                " --slice '[3,1,-1], 2:9:3, [0,-1,0]'");
+    REQUIRE(r.status == 0);
+    std::vector<int> want;
+    for (int a : {3, 1, 29}) {
+        for (int b : {2, 5, 8}) {
+            for (int c : {0, 9, 0}) {
+                want.push_back(flat(a, b, c));
+            }
+        }
+    }
+    auto got = b2nd::test::read_npy_payload(tmp / "o.npy");
+    CHECK_THAT(got.header, Contains("'shape': (3, 3, 3)"));
+    B2ND_REQUIRE_SAME_BYTES(got.data, i16(want));
+    // With an integer and a new axis.
+    REQUIRE(run("export " + q(tmp / "a.b2nd") + " " + q(tmp / "o.npy") +
+                " --slice '7, None, [4, 0], -2'")
+                .status == 0);
+    got = b2nd::test::read_npy_payload(tmp / "o.npy");
+    CHECK_THAT(got.header, Contains("'shape': (1, 2)"));
+    B2ND_REQUIRE_SAME_BYTES(got.data, i16({flat(7, 4, 8), flat(7, 0, 8)}));
+
+    // Points: an int64 (N, 3) array, in its order, repeats allowed, negative not wrapped.
+    const std::vector<std::int64_t> pts{29, 19, 9, 0, 0, 0, 5, 6, 7, 0, 0, 0};
+    std::vector<std::uint8_t> pbytes(pts.size() * 8);
+    std::memcpy(pbytes.data(), pts.data(), pbytes.size());
+    write_test_npy(tmp / "p.npy", "<i8", "(4, 3)", pbytes);
+    REQUIRE(run("export " + q(tmp / "a.b2nd") + " " + q(tmp / "p_out.npy") + " --points " +
+                q(tmp / "p.npy"))
+                .status == 0);
+    got = b2nd::test::read_npy_payload(tmp / "p_out.npy");
+    CHECK_THAT(got.header, Contains("'shape': (4,)"));
+    B2ND_REQUIRE_SAME_BYTES(got.data, i16({flat(29, 19, 9), 0, flat(5, 6, 7), 0}));
+    // Big-endian uint16 points are converted.
+    write_test_npy(tmp / "pb.npy", ">u2", "(1, 3)", {0, 2, 0, 3, 0, 4});
+    REQUIRE(run("export " + q(tmp / "a.b2nd") + " " + q(tmp / "p_out.npy") + " --points " +
+                q(tmp / "pb.npy"))
+                .status == 0);
+    B2ND_REQUIRE_SAME_BYTES(b2nd::test::read_npy_payload(tmp / "p_out.npy").data,
+                            i16({flat(2, 3, 4)}));
+
+    // A mask: every 7th element.
+    std::vector<std::uint8_t> mask(6000);
+    want.clear();
+    for (int i = 0; i < 6000; ++i) {
+        mask[static_cast<std::size_t>(i)] = i % 7 == 0 ? 1 : 0;
+        if (i % 7 == 0) {
+            want.push_back(i);
+        }
+    }
+    write_test_npy(tmp / "m.npy", "|b1", "(30, 20, 10)", mask);
+    REQUIRE(run("export " + q(tmp / "a.b2nd") + " " + q(tmp / "m_out.npy") + " --mask " +
+                q(tmp / "m.npy"))
+                .status == 0);
+    got = b2nd::test::read_npy_payload(tmp / "m_out.npy");
+    CHECK_THAT(got.header, Contains("'shape': (858,)"));
+    B2ND_REQUIRE_SAME_BYTES(got.data, i16(want));
+
+    // Bad selections: exit code 2, naming the axis and the value; no output file.
+    std::vector<std::uint8_t> p20(24, 0);
+    p20[8] = 20;  // (0, 20, 0)
+    write_test_npy(tmp / "pbad.npy", "<i8", "(1, 3)", p20);
+    write_test_npy(tmp / "pf.npy", "<f8", "(1, 3)", std::vector<std::uint8_t>(24, 0));
+    write_test_npy(tmp / "p2.npy", "<i8", "(1, 2)", std::vector<std::uint8_t>(16, 0));
+    write_test_npy(tmp / "mw.npy", "|b1", "(30, 20)", std::vector<std::uint8_t>(600, 1));
+    write_test_npy(tmp / "mu.npy", "|u1", "(30, 20, 10)", mask);
+    const std::pair<std::string, std::string> bad[] = {
+        {"--slice '0, [1, 20]'", "index 20 in the list for dimension 1"},
+        {"--slice '[]'", "the index list is empty"},
+        {"--points " + q(tmp / "pbad.npy"), "index 20 on axis 1 is out of range for its size 20"},
+        {"--points " + q(tmp / "pf.npy"), "points must be integers"},
+        {"--points " + q(tmp / "p2.npy"), "need shape (N, 3)"},
+        {"--mask " + q(tmp / "mw.npy"), "has shape (30, 20); the array's is (30, 20, 10)"},
+        {"--mask " + q(tmp / "mu.npy"), "a mask must be bool"},
+        {"--mask " + q(tmp / "m.npy") + " --slice 0", "give one of --slice, --points and --mask"},
+    };
+    for (const auto& [args, message] : bad) {
+        INFO(args);
+        r = run("export " + q(tmp / "a.b2nd") + " " + q(tmp / "x.npy") + " " + args);
+        CHECK(r.status == 2);
+        CHECK_THAT(r.output, Contains(message));
+    }
+    CHECK_FALSE(std::filesystem::exists(tmp / "x.npy"));
+}
+
+TEST_CASE("cli: index lists on corpus arrays pick the rows the .npy holds", "[cli][golden]") {
+    if (b2nd::test::corpus_dir().empty()) {
+        B2ND_SKIP("corpus not found at " B2ND_CORPUS_DIR);
+    }
+    b2nd::test::TempDir tmp;
+    const std::string dir = b2nd::test::corpus_dir();
+    const auto m = b2nd::test::load_json_file(dir + "/manifest.json");
+    int done = 0;
+    for (const auto& c : m["cases"].as_array()) {
+        const std::string file = dir + "/" + c["file"].as_string();
+        const auto npy = b2nd::test::read_npy_payload(dir + "/" + c["npy"].as_string());
+        const auto& shape = c["shape"].as_array();
+        if (shape.empty() || shape[0].as_int() < 2 || npy.data.empty()) {
+            continue;
+        }
+        INFO(file);
+        const auto rows = static_cast<std::size_t>(shape[0].as_int());
+        const std::size_t row = npy.data.size() / rows;
+        // Rows [-1, 0, -1] of the whole array.
+        const Run r = run("export " + q(file) + " " + q(tmp / "o.npy") + " --slice '[-1,0,-1]'");
+        REQUIRE(r.status == 0);
+        std::vector<std::uint8_t> want;
+        for (std::size_t k : {rows - 1, std::size_t{0}, rows - 1}) {
+            want.insert(want.end(), npy.data.begin() + static_cast<std::ptrdiff_t>(k * row),
+                        npy.data.begin() + static_cast<std::ptrdiff_t>((k + 1) * row));
+        }
+        B2ND_REQUIRE_SAME_BYTES(b2nd::test::read_npy_payload(tmp / "o.npy").data, want);
+        if (++done == 12) {
+            break;
+        }
+    }
+    CHECK(done > 0);
 }
 
 TEST_CASE("cli: verify names what is corrupt", "[cli]") {

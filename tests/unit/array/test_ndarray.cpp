@@ -215,7 +215,7 @@ TEST_CASE("ndarray: typed access, byte order, fills", "[array]") {
             t.read_points({{29, 19}, {0, 0}, {3, 4}, {29, 19}, {15, 2}});
         CHECK(pts == std::vector<double>{599 * 0.5, 0.0, -1.0, 599 * 0.5, (15 * 20 + 2) * 0.5});
         CHECK_THROWS_WITH(t.read_points({{0, 0}, {0, 20}}),
-                          Contains("point 1 (0, 20) is out of range"));
+                          Contains("point 1 (0, 20): index 20 on axis 1 is out of range"));
         CHECK_THROWS_AS(t.read_points({{0}}), b2nd::UsageError);
         CHECK_THROWS_WITH(t(1), Contains("1 indices for an array of 2 dimensions"));
         CHECK_THROWS_AS(t.read(Box::region({25, 0}, {10, 1})), b2nd::UsageError);

@@ -362,7 +362,7 @@ TEST_CASE("selection: point writes, in order (the last of repeated points wins)"
         }
     }
     CHECK_THROWS_WITH(a.write_points({{0, 0, 0}, {7, 0, 0}}, std::int16_t{1}),
-                      Contains("point 1 (7, 0, 0) is out of range"));
+                      Contains("point 1 (7, 0, 0): index 7 on axis 0 is out of range"));
     CHECK_THROWS_AS(a.write_points({{0, 0}}, std::int16_t{1}), b2nd::UsageError);
     CHECK_THROWS_AS(a.write_points({{0, 0, 0}, {1, 1, 1}}, std::vector<std::int16_t>(3, 1)),
                     b2nd::UsageError);

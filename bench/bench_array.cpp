@@ -103,6 +103,12 @@ struct Requests {
     std::vector<std::vector<Box>> planes;  // per axis, 8 hyperplanes
     std::vector<Shape> points;
     std::vector<Box> boxes;
+    // Selections (issue 12): orthogonal index lists (unsorted, with repeats), 10^5 random points
+    // (flat coordinates), a mask with 1% of its elements true.
+    std::vector<std::vector<std::int64_t>> oindex_long;  // 1000 along axis 0, 4 along the others
+    std::vector<std::vector<std::int64_t>> oindex_cube;  // 32 along every axis
+    std::vector<std::int64_t> many_points;
+    std::vector<std::uint8_t> mask;
 };
 
 Requests make_requests(const Shape& shape, int npoints) {
@@ -135,6 +141,27 @@ Requests make_requests(const Shape& shape, int npoints) {
             b.step.push_back(1);
         }
         r.boxes.push_back(b);
+    }
+    auto list = [&](std::int64_t n, int len) {
+        std::vector<std::int64_t> l;
+        for (int k = 0; k < len; ++k) {
+            l.push_back(static_cast<std::int64_t>(mix(s++) % static_cast<std::uint64_t>(n)));
+        }
+        return l;
+    };
+    for (std::size_t d = 0; d < nd; ++d) {
+        r.oindex_long.push_back(list(shape[d], d == 0 ? 1000 : 4));
+        r.oindex_cube.push_back(list(shape[d], 32));
+    }
+    for (int i = 0; i < 100000; ++i) {
+        for (std::int64_t n : shape) {
+            r.many_points.push_back(
+                static_cast<std::int64_t>(mix(s++) % static_cast<std::uint64_t>(n)));
+        }
+    }
+    r.mask.resize(static_cast<std::size_t>(b2nd::Box::whole(shape).size()));
+    for (std::size_t i = 0; i < r.mask.size(); ++i) {
+        r.mask[i] = mix(s + i) % 100 == 0 ? 1 : 0;
     }
     return r;
 }
@@ -376,6 +403,21 @@ struct Blosc2Array {
         }
         if (b2nd_get_slice_cbuffer(arr, start, stop, out, shape, nbytes) < 0) {
             std::fprintf(stderr, "c-blosc2 slice %s failed\n", b.str().c_str());
+            std::exit(1);
+        }
+    }
+    void oindex(const std::vector<std::vector<std::int64_t>>& lists,
+                void* out,
+                std::int64_t nbytes) const {
+        std::int64_t* sel[B2ND_MAX_DIM];
+        std::int64_t sizes[B2ND_MAX_DIM];
+        std::vector<std::vector<std::int64_t>> copy = lists;
+        for (std::size_t d = 0; d < copy.size(); ++d) {
+            sel[d] = copy[d].data();
+            sizes[d] = static_cast<std::int64_t>(copy[d].size());
+        }
+        if (b2nd_get_orthogonal_selection(arr, sel, sizes, out, sizes, nbytes) < 0) {
+            std::fprintf(stderr, "c-blosc2 orthogonal selection failed\n");
             std::exit(1);
         }
     }
@@ -651,6 +693,38 @@ void bench_array(const Spec& s,
 #endif
         g_limit = limit.seconds(req.boxes) / nb;
         row(s.name, "box 16-edge", threads, tb, box_bytes / nb, tbc);
+
+        // selections, no block cache (each call decodes what it touches)
+        for (const auto* lists : {&req.oindex_long, &req.oindex_cube}) {
+            std::uint64_t n = 1;
+            for (const auto& l : *lists) {
+                n *= l.size();
+            }
+            const std::size_t bytes = n * static_cast<std::size_t>(dt.itemsize());
+            const double to = best_seconds([&] { a.read_orthogonal(*lists, out.data(), bytes); });
+            double toc = 0;
+#if defined(B2ND_HAVE_BLOSC2)
+            std::vector<std::uint8_t> check(out.begin(),
+                                            out.begin() + static_cast<std::ptrdiff_t>(bytes));
+            toc = best_seconds(
+                [&] { c.oindex(*lists, out.data(), static_cast<std::int64_t>(bytes)); });
+            if (std::memcmp(check.data(), out.data(), bytes) != 0) {
+                std::printf("%-16s c-blosc2's orthogonal selection differs from ours\n",
+                            s.name.c_str());
+            }
+#endif
+            const std::string what =
+                lists == &req.oindex_long ? "oindex 1000 x 4.." : "oindex 32 per axis";
+            row(s.name, what, threads, to, static_cast<double>(bytes), toc);
+        }
+        const std::size_t npts = req.many_points.size() / s.shape.size();
+        const double tp =
+            best_seconds([&] { a.read_points(req.many_points.data(), npts, out.data()); });
+        row(s.name, "points 10^5 batch", threads, tp, static_cast<double>(npts) * isz, 0);
+        const b2nd::Mask m = b2nd::Mask::of(req.mask.data(), s.shape);
+        std::vector<std::uint8_t> picked;
+        const double tm = best_seconds([&] { picked = a.read_masked(m); });
+        row(s.name, "mask 1% (a[mask])", threads, tm, static_cast<double>(picked.size()), 0);
     }
 }
 

@@ -131,42 +131,65 @@ void gather(const AnyArray& a,
         }
         return;
     }
+    // The coordinates of the selected true elements, found by skipping zero words of the mask
+    // and unravelling only the true positions.
     std::vector<std::int64_t> coords;
     coords.reserve(static_cast<std::size_t>(hi - lo) * nd);
-    std::vector<std::int64_t> at(box.start.begin(), box.start.end());  // C-order odometer
     std::int64_t rank = 0;
-    for (std::int64_t i = 0; i < n && rank < hi; ++i) {
+    for (std::int64_t i = 0; i < n && rank < hi;) {
+        if (i + 8 <= n) {
+            std::uint64_t word;
+            std::memcpy(&word, mb + i, 8);
+            if (word == 0) {
+                i += 8;
+                continue;
+            }
+        }
         if (mb[i] != 0) {
             if (rank >= lo) {
-                coords.insert(coords.end(), at.begin(), at.end());
+                const std::size_t at = coords.size();
+                coords.resize(at + nd);
+                std::int64_t rest = i;
+                for (std::size_t d = nd; d-- > 0;) {
+                    coords[at + d] = box.start[d] + rest % box.count[d];
+                    rest /= box.count[d];
+                }
             }
             ++rank;
         }
-        for (std::size_t d = nd; d-- > 0;) {
-            if (++at[d] < box.start[d] + box.count[d]) {
-                break;
-            }
-            at[d] = box.start[d];
-        }
+        ++i;
     }
     a.read_points(coords.data(), static_cast<std::size_t>(hi - lo), out);
 }
 
-/// The true elements of each slab, in order, as sink(bytes, count).
+/// The true elements of each slab, in order, as sink(bytes, count). Slabs are gathered a few
+/// at a time in parallel (one per thread), then handed to the sink in order.
 void for_each_masked(const AnyArray& a,
                      const Mask& m,
                      const std::function<void(const std::uint8_t*, std::int64_t)>& sink) {
     require_mask(a, m);
-    std::vector<std::uint8_t> mb, values;
-    for (const Slab& s : row_slabs(a.grid())) {
-        const Box box = slab_box(a.shape(), s);
-        mb.resize(static_cast<std::size_t>(box.size()));
-        m.region(box, mb.data());
-        const std::int64_t ntrue = count_true(mb.data(), box.size());
-        values.resize(static_cast<std::size_t>(ntrue * a.itemsize()));
-        gather(a, box, mb.data(), ntrue, 0, ntrue, values.data());
-        if (ntrue > 0) {
-            sink(values.data(), ntrue);
+    const std::vector<Slab> slabs = row_slabs(a.grid());
+    const auto batch = static_cast<std::size_t>(std::max(1, a.nthreads()));
+    struct Gathered {
+        std::vector<std::uint8_t> values;
+        std::int64_t n = 0;
+    };
+    std::vector<Gathered> got(batch);
+    for (std::size_t first = 0; first < slabs.size(); first += batch) {
+        const std::size_t count = std::min(batch, slabs.size() - first);
+        parallel_for(count, a.nthreads(), [&](std::size_t k) {
+            const Box box = slab_box(a.shape(), slabs[first + k]);
+            std::vector<std::uint8_t> mb(static_cast<std::size_t>(box.size()));
+            m.region(box, mb.data());
+            Gathered& g = got[k];
+            g.n = count_true(mb.data(), box.size());
+            g.values.resize(static_cast<std::size_t>(g.n * a.itemsize()));
+            gather(a, box, mb.data(), g.n, 0, g.n, g.values.data());
+        });
+        for (std::size_t k = 0; k < count; ++k) {
+            if (got[k].n > 0) {
+                sink(got[k].values.data(), got[k].n);
+            }
         }
     }
 }

@@ -142,6 +142,9 @@ public:
     std::vector<std::uint8_t> read(std::initializer_list<DimIndex> sel) const {
         return read(Selection(sel));
     }
+    /// Reads a selection already resolved against shape() (a box, or index lists) into out
+    /// (C order of sel.shape; out_bytes must be sel.size() * itemsize()).
+    void read(const Resolved& sel, void* out, std::size_t out_bytes) const;
     /// Reads `box` into a strided buffer (strides in bytes per dimension, may be negative).
     void read_strided(const Box& box, void* out, const std::int64_t* strides) const;
     /// The whole array (as it is in the state read).
@@ -196,6 +199,8 @@ public:
     /// them. Where an index repeats in a list, the last occurrence wins. Only the touched chunks
     /// are re-encoded, and they are committed once.
     void write_orthogonal(const std::vector<std::vector<std::int64_t>>& indices, ByteSpan data);
+    /// Writes a selection already resolved against shape() from data (C order of sel.shape).
+    void write(const Resolved& sel, ByteSpan data);
     /// a[mask] = data: `data` holds one element per true element of the mask (C order), or one
     /// element for all of them (then only chunks holding a true element are rebuilt, with
     /// memory bounded by a chunk per thread). One commit.

@@ -159,6 +159,11 @@ public:
             return out;
         }
     }
+    /// Reads a resolved selection (a box or index lists) into out (sel.size() elements).
+    void read(const Resolved& sel, T* out) const {
+        a_.read(sel, out, static_cast<std::size_t>(sel.size()) * sizeof(T));
+        fix(out, sel.size());
+    }
     /// Reads a selection (its result shape is resolve(shape(), sel).shape), resolved against the
     /// shape of the state it reads (which matters for an array that follows other writers).
     std::vector<T> read(const Selection& sel) const {
@@ -186,16 +191,7 @@ public:
     std::vector<T> read() const { return read(Selection{}); }
 
     /// Writes n = box.size() elements (C order) into box.
-    void write(const Box& box, const T* data, std::size_t n) {
-        const ByteSpan bytes(reinterpret_cast<const std::uint8_t*>(data), n * sizeof(T));
-        if (!swap_) {
-            a_.write(box, bytes);
-            return;
-        }
-        std::vector<std::uint8_t> tmp(bytes.begin(), bytes.end());
-        a_.dtype().byteswap(tmp.data(), static_cast<std::int64_t>(n));
-        a_.write(box, {tmp.data(), tmp.size()});
-    }
+    void write(const Box& box, const T* data, std::size_t n) { write_native(box, data, n); }
     void write(const Box& box, const std::vector<T>& data) {
         if constexpr (std::is_same_v<T, bool>) {
             const std::vector<std::uint8_t> bytes(data.begin(), data.end());
@@ -204,6 +200,8 @@ public:
             write(box, data.data(), data.size());
         }
     }
+    /// Writes n = sel.size() elements (C order of sel.shape) into a resolved selection.
+    void write(const Resolved& sel, const T* data, std::size_t n) { write_native(sel, data, n); }
     /// Writes a selection (slices, integers, index lists): `data` in C order of its shape, or
     /// one value for all of it.
     void write(const Selection& sel, const std::vector<T>& data) {
@@ -264,6 +262,18 @@ public:
     void remove(int axis, std::int64_t pos, std::int64_t count) { a_.remove(axis, pos, count); }
 
 private:
+    /// Writes n native values to `where` (a Box or a Resolved), in the stored byte order.
+    template <class Where>
+    void write_native(const Where& where, const T* data, std::size_t n) {
+        const ByteSpan bytes(reinterpret_cast<const std::uint8_t*>(data), n * sizeof(T));
+        if (!swap_) {
+            a_.write(where, bytes);
+            return;
+        }
+        std::vector<std::uint8_t> tmp(bytes.begin(), bytes.end());
+        a_.dtype().byteswap(tmp.data(), static_cast<std::int64_t>(n));
+        a_.write(where, {tmp.data(), tmp.size()});
+    }
     /// Points' coordinates, one after another. \throws UsageError for a point of the wrong
     /// number of coordinates
     std::vector<std::int64_t> flatten(const std::vector<Shape>& points) const {

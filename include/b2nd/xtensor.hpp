@@ -11,4 +11,5 @@
 #include <b2nd/xtensor/evaluate.hpp>
 #include <b2nd/xtensor/lazy.hpp>
 #include <b2nd/xtensor/reduce.hpp>
+#include <b2nd/xtensor/select.hpp>
 #include <b2nd/xtensor/slices.hpp>

@@ -181,17 +181,16 @@ decltype(auto) rows_of(
         return e;
     } else if constexpr (is_lazy_view<E>::value) {
         using T = typename E::value_type;
-        const Resolved& sel = e.selection();
         std::vector<std::size_t> shape = e.shape();
-        Box box = sel.box;
+        Resolved sel = e.selection();
         if (walks_rows(shape.size(), shape.empty() ? 1 : shape[0], nd)) {
-            box = narrow(box, sel.dims[0], static_cast<std::int64_t>(r0),
-                         static_cast<std::int64_t>(r1 - r0));
+            sel =
+                narrow_rows(sel, static_cast<std::int64_t>(r0), static_cast<std::int64_t>(r1 - r0));
             shape[0] = r1 - r0;
         }
-        const auto n = static_cast<std::size_t>(box.size());
+        const auto n = static_cast<std::size_t>(sel.size());
         T* p = scratch.get<T>(n);
-        e.array().read(box, p);
+        e.array().read(sel, p);
         return xt::adapt(p, n, xt::no_ownership(), std::move(shape));
     } else if constexpr (is_xfunction<E>::value) {
         return std::apply(
@@ -230,7 +229,7 @@ std::vector<std::size_t> slab_bounds(
     for_each_lazy_leaf(e, [&](const auto& v) {
         const Resolved& sel = v.selection();
         if (found || v.dimension() == 0 || !walks_rows(v.dimension(), v.shape()[0], nd) ||
-            sel.dims[0] < 0) {
+            sel.dims[0] < 0 || sel.orthogonal()) {
             return;
         }
         const auto d = static_cast<std::size_t>(sel.dims[0]);

@@ -62,6 +62,27 @@ inline Box narrow(Box box, int dim, std::int64_t first, std::int64_t rows) {
     return box;
 }
 
+/// The selection `r` narrowed to rows [first, first + rows) of its first result dimension (a
+/// box narrowed, or the first dimension's index list cut).
+inline Resolved narrow_rows(const Resolved& r, std::int64_t first, std::int64_t rows) {
+    Resolved out = r;
+    if (r.shape.empty()) {
+        return out;
+    }
+    out.shape[0] = rows;
+    const int d = r.dims[0];
+    if (d < 0) {
+        return out;  // a new axis: one row
+    }
+    if (!r.orthogonal()) {
+        out.box = narrow(r.box, d, first, rows);
+    } else if (out.size() > 0) {
+        const auto& l = r.lists[static_cast<std::size_t>(d)];
+        out.lists[static_cast<std::size_t>(d)].assign(l.begin() + first, l.begin() + first + rows);
+    }
+    return out;
+}
+
 }  // namespace xtensor_detail
 
 /// Default bytes of one slab a lazy view decodes at a time.
@@ -166,13 +187,13 @@ public:
                       xtensor_detail::is_resizable_container<E>::value) {
             d.resize(state_->shape);
             if (d.layout() == xt::layout_type::row_major) {
-                state_->array.read(state_->sel.box, d.data());
+                state_->array.read(state_->sel, d.data());
                 return;
             }
         }
-        const auto n = state_->sel.box.size();
+        const auto n = state_->sel.size();
         tracked_vector<std::uint8_t> tmp(static_cast<std::size_t>(n) * sizeof(T));
-        read_bytes(state_->sel.box, tmp.data());
+        state_->read_into(state_->sel, tmp.data());
         d = xt::adapt(reinterpret_cast<const T*>(tmp.data()), static_cast<std::size_t>(n),
                       xt::no_ownership(), state_->shape);
     }
@@ -226,7 +247,7 @@ private:
             auto s = std::make_shared<xtensor_detail::Slab>();
             s->first = row - row % slab_rows;
             s->rows = std::min(slab_rows, nrows - s->first);
-            const Box b = xtensor_detail::narrow(sel.box, row_dim, s->first, s->rows);
+            const Resolved b = xtensor_detail::narrow_rows(sel, s->first, s->rows);
             s->bytes.resize(static_cast<std::size_t>(b.size()) * sizeof(T));
             read_into(b, s->bytes.data());
             std::lock_guard<std::mutex> g(mutex);
@@ -238,12 +259,10 @@ private:
         }
 
         /// Reads `b` as native T values into `out` (b.size() * sizeof(T) bytes).
-        void read_into(const Box& b, std::uint8_t* out) const {
+        void read_into(const Resolved& b, std::uint8_t* out) const {
             array.read(b, reinterpret_cast<T*>(out));  // byte order converted, bools normalized
         }
     };
-
-    void read_bytes(const Box& b, std::uint8_t* out) const { state_->read_into(b, out); }
 
     /// The element at the indices [first, last): xtensor's rule, surplus leading indices are
     /// ignored and missing leading ones are 0.
@@ -383,8 +402,9 @@ private:
 
 // ---- making views, reading, writing -------------------------------------------------------------
 
-/// A lazy view of `array` (xtensor slices: integers, xt::range, xt::all, xt::newaxis,
-/// xt::ellipsis). Nothing is decoded until it is evaluated.
+/// A lazy view of `array` (xtensor slices: integers, xt::range, xt::all, xt::keep, xt::drop,
+/// xt::newaxis, xt::ellipsis; index lists select orthogonally, as xt::view does). Nothing is
+/// decoded until it is evaluated.
 template <class T, class... S>
 LazyView<T> view(const NDArray<T>& array, const S&... slices) {
     return LazyView<T>(
@@ -396,20 +416,54 @@ namespace xtensor_detail {
 /// A selection `child` of the result of `parent`, as a selection of the array.
 inline Resolved compose(const Resolved& parent, const Resolved& child) {
     Resolved r;
-    r.box = parent.box;  // dimensions the parent dropped stay as they are
-    for (std::size_t k = 0; k < parent.dims.size(); ++k) {
-        const int b = parent.dims[k];
-        if (b < 0) {
-            continue;  // a new axis of the parent: length 1, nothing in the array to narrow
-        }
-        const auto u = static_cast<std::size_t>(b);
-        r.box.start[u] = parent.box.start[u] + child.box.start[k] * parent.box.step[u];
-        r.box.count[u] = child.box.count[k];
-        r.box.step[u] = parent.box.step[u] * child.box.step[k];
-    }
     r.shape = child.shape;
     for (int c : child.dims) {
         r.dims.push_back(c < 0 ? -1 : parent.dims[static_cast<std::size_t>(c)]);
+    }
+    if (!parent.orthogonal() && !child.orthogonal()) {
+        r.box = parent.box;  // dimensions the parent dropped stay as they are
+        for (std::size_t k = 0; k < parent.dims.size(); ++k) {
+            const int b = parent.dims[k];
+            if (b < 0) {
+                continue;  // a new axis of the parent: length 1, nothing in the array to narrow
+            }
+            const auto u = static_cast<std::size_t>(b);
+            r.box.start[u] = parent.box.start[u] + child.box.start[k] * parent.box.step[u];
+            r.box.count[u] = child.box.count[k];
+            r.box.step[u] = parent.box.step[u] * child.box.step[k];
+        }
+        return r;
+    }
+    // Index lists: each array dimension the parent walks takes the parent's indices at the
+    // child's positions; the others keep the parent's one index.
+    const std::size_t nd = parent.box.start.size();
+    r.lists.resize(nd);
+    r.box = parent.box;
+    if (r.size() == 0 || parent.size() == 0) {
+        return r;
+    }
+    for (std::size_t u = 0; u < nd; ++u) {
+        r.lists[u] = parent.indices(u);
+    }
+    for (std::size_t k = 0; k < parent.dims.size(); ++k) {
+        if (parent.dims[k] < 0) {
+            continue;
+        }
+        const auto u = static_cast<std::size_t>(parent.dims[k]);
+        const std::vector<std::int64_t> from = parent.indices(u);
+        const std::vector<std::int64_t> pick = child.indices(k);
+        std::vector<std::int64_t>& to = r.lists[u];
+        to.resize(pick.size());
+        for (std::size_t j = 0; j < pick.size(); ++j) {
+            to[j] = from[static_cast<std::size_t>(pick[j])];
+        }
+    }
+    for (std::size_t u = 0; u < nd; ++u) {
+        const auto& l = r.lists[u];
+        const auto [lo, hi] = std::minmax_element(l.begin(), l.end());
+        r.box.start[u] = l.empty() ? 0 : *lo;
+        r.box.count[u] = l.empty() ? 0 : *hi - *lo + 1;
+        r.box.step[u] = 1;
     }
     return r;
 }
@@ -466,8 +520,7 @@ void write_impl(NDArray<T>& array, const E& expr, const Tuple& slices, std::inde
         } else {
             values = xt::view(all, xt::range(first, first + n));
         }
-        const Box b = narrow(r.box, nd > 0 ? r.dims[0] : -1, first, n);
-        array.write(b, values.data(), values.size());
+        array.write(narrow_rows(r, first, n), values.data(), values.size());
     }
 }
 

@@ -1,10 +1,12 @@
 // xtensor slice arguments (integers, xt::range with or without steps and placeholders, xt::all,
-// xt::newaxis, xt::ellipsis) as a b2nd::Selection, normalized exactly as xtensor normalizes them.
+// xt::keep, xt::drop, xt::newaxis, xt::ellipsis) as a b2nd::Selection, normalized exactly as
+// xtensor normalizes them.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
 #include <b2nd/selection.hpp>
 #include <b2nd/xtensor/xtensor_includes.hpp>
@@ -13,6 +15,12 @@ namespace b2nd::xtensor_detail {
 
 template <class S>
 struct is_range_adaptor : std::false_type {};
+template <class S>
+struct is_index_slice : std::false_type {};  // xt::keep and xt::drop
+template <class I>
+struct is_index_slice<xt::xkeep_slice<I>> : std::true_type {};
+template <class I>
+struct is_index_slice<xt::xdrop_slice<I>> : std::true_type {};
 template <class A, class B, class C>
 struct is_range_adaptor<xt::xrange_adaptor<A, B, C>> : std::true_type {};
 
@@ -49,13 +57,24 @@ DimIndex to_dim_index(const S& s, std::int64_t size) {
         return DimIndex::newaxis();
     } else if constexpr (is_ellipsis_v<D>) {
         return DimIndex::ellipsis();
+    } else if constexpr (is_index_slice<D>::value) {
+        // The indices kept, in order (negative ones wrapped as xtensor wraps them; resolve()
+        // checks the range). A selection with one becomes orthogonal.
+        D copy = s;
+        copy.normalize(static_cast<std::size_t>(size < 0 ? 0 : size));
+        std::vector<std::int64_t> list(static_cast<std::size_t>(copy.size()));
+        for (std::size_t i = 0; i < list.size(); ++i) {
+            list[i] = static_cast<std::int64_t>(copy(static_cast<decltype(copy.size())>(i)));
+        }
+        return DimIndex::list(std::move(list));
     } else if constexpr (is_range_adaptor<D>::value) {
         return from_xslice(s.get(static_cast<std::size_t>(size < 0 ? 0 : size)));
     } else if constexpr (std::is_base_of_v<xt::xslice<D>, D>) {
         return from_xslice(s);
     } else {
         static_assert(always_false_v<D>,
-                      "b2nd: slices are integers, xt::range, xt::all, xt::newaxis or xt::ellipsis");
+                      "b2nd: slices are integers, xt::range, xt::all, xt::keep, xt::drop, "
+                      "xt::newaxis or xt::ellipsis");
         return DimIndex(0);
     }
 }

@@ -13,8 +13,11 @@
 
 #include "../../support/files.hpp"
 #include "../../support/temp_dir.hpp"
+#include "fixture.hpp"
 
 using b2nd::Shape;
+using b2nd::test::Fixture;
+using b2nd::test::make_array;
 using b2nd::test::SplitMix;
 
 namespace {
@@ -39,33 +42,6 @@ Dim random_dim(SplitMix& rng, long n, bool allow_int) {
             return xt::range(a, b, step);
         }
     }
-}
-
-/// A random 3-D array on disk and the same data in memory.
-struct Fixture {
-    b2nd::NDArray<float> arr;
-    xt::xarray<float> mem;
-};
-
-Fixture make_array(const std::string& path, SplitMix& rng, Shape shape) {
-    Shape chunks, blocks;
-    for (std::int64_t n : shape) {
-        chunks.push_back(1 +
-                         static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(n + 1))));
-        blocks.push_back(
-            1 + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(chunks.back()))));
-    }
-    std::vector<std::size_t> s(shape.begin(), shape.end());
-    xt::xarray<float> mem(s);
-    for (auto& x : mem) {
-        x = static_cast<float>(rng.below(1000)) * 0.5f;
-    }
-    b2nd::CreateOptions o;
-    o.chunk_shape = chunks;
-    o.block_shape = blocks;
-    o.overwrite = true;
-    std::vector<float> flat(mem.begin(), mem.end());
-    return {b2nd::NDArray<float>::create_from(path, shape, flat, o), mem};
 }
 
 }  // namespace

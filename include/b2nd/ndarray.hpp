@@ -326,13 +326,14 @@ private:
     std::vector<std::uint8_t> stored(const std::vector<T>& data) const {
         if constexpr (std::is_same_v<T, bool>) {
             return std::vector<std::uint8_t>(data.begin(), data.end());
+        } else {
+            const auto* p = reinterpret_cast<const std::uint8_t*>(data.data());
+            std::vector<std::uint8_t> b(p, p + data.size() * sizeof(T));
+            if (swap_) {
+                a_.dtype().byteswap(b.data(), static_cast<std::int64_t>(data.size()));
+            }
+            return b;
         }
-        const auto* p = reinterpret_cast<const std::uint8_t*>(data.data());
-        std::vector<std::uint8_t> b(p, p + data.size() * sizeof(T));
-        if (swap_) {
-            a_.dtype().byteswap(b.data(), static_cast<std::int64_t>(data.size()));
-        }
-        return b;
     }
 
     AnyArray a_;

@@ -130,20 +130,35 @@ std::vector<std::int64_t> positions(const Drawn& d, const Shape& shape) {
 
 }  // namespace
 
-TEST_CASE("mixed selections: index lists with integers, slices and new axes", "[array]") {
+TEMPLATE_TEST_CASE("mixed selections: index lists with integers, slices and new axes",
+                   "[array]",
+                   std::int8_t,
+                   std::int32_t,
+                   double,
+                   bool) {
+    using T = TestType;
     b2nd::test::TempDir tmp;
     b2nd::test::SplitMix rng(17);
     int file = 0;
     for (const Geometry& geo : {Geometry{{23}, {10}, {4}}, Geometry{{9, 13}, {4, 5}, {3, 2}},
                                 Geometry{{7, 9, 11}, {4, 5, 6}, {2, 3, 4}}}) {
         const std::int64_t n = b2nd::test::count_of(geo.shape);
-        std::vector<std::int32_t> model(static_cast<std::size_t>(n));
-        for (auto& x : model) {
-            x = static_cast<std::int32_t>(rng.below(100000));
+        std::vector<T> model(static_cast<std::size_t>(n));
+        // Values of T (bools half true), and written values that differ from the first ones.
+        const auto value = [&](bool written) {
+            if constexpr (std::is_same_v<T, bool>) {
+                return rng.below(2) == 0;
+            } else {
+                const auto v = static_cast<std::int64_t>(rng.below(100));
+                return static_cast<T>(written ? -v - 1 : v);
+            }
+        };
+        for (std::size_t i = 0; i < model.size(); ++i) {
+            model[i] = value(false);
         }
-        auto a = b2nd::NDArray<std::int32_t>::create_from(
-            tmp / ("m" + std::to_string(file++) + ".b2nd"), geo.shape, model,
-            b2nd::test::chunked(geo.chunks, geo.blocks));
+        auto a =
+            b2nd::NDArray<T>::create_from(tmp / ("m" + std::to_string(file++) + ".b2nd"), geo.shape,
+                                          model, b2nd::test::chunked(geo.chunks, geo.blocks));
         for (int round = 0; round < 60; ++round) {
             const Drawn d = draw(rng, geo.shape, true);
             const std::vector<std::int64_t> pos = positions(d, geo.shape);
@@ -151,7 +166,7 @@ TEST_CASE("mixed selections: index lists with integers, slices and new axes", "[
             const b2nd::Resolved r = b2nd::resolve(geo.shape, d.sel);
             REQUIRE(r.orthogonal());
             REQUIRE(r.shape == d.result);
-            std::vector<std::int32_t> want;
+            std::vector<T> want;
             for (std::int64_t p : pos) {
                 want.push_back(model[static_cast<std::size_t>(p)]);
             }
@@ -161,9 +176,9 @@ TEST_CASE("mixed selections: index lists with integers, slices and new axes", "[
                 continue;
             }
             const bool scalar = round % 4 == 0;
-            std::vector<std::int32_t> data(scalar ? 1 : pos.size());
-            for (auto& x : data) {
-                x = -static_cast<std::int32_t>(rng.below(1000)) - 1;
+            std::vector<T> data(scalar ? 1 : pos.size());
+            for (std::size_t i = 0; i < data.size(); ++i) {
+                data[i] = value(true);
             }
             for (std::size_t j = 0; j < pos.size(); ++j) {
                 model[static_cast<std::size_t>(pos[j])] = data[scalar ? 0 : j];

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <memory>
 #include <mutex>
 
 #include <b2nd/error.hpp>
@@ -101,16 +102,33 @@ std::int64_t count_true(const std::uint8_t* m, std::int64_t n) {
     return c;
 }
 
-/// Copies the elements of `a` in `box` whose mask bytes `mb` are true, those of ranks [lo, hi)
-/// among the box's `ntrue` true ones, to out.
+/// Copies one element of `isz` bytes (fixed-size copies for the usual sizes).
+inline void copy_element(std::uint8_t* dst, const std::uint8_t* src, std::int64_t isz) {
+    switch (isz) {
+        case 1:
+            *dst = *src;
+            break;
+        case 2:
+            std::memcpy(dst, src, 2);
+            break;
+        case 4:
+            std::memcpy(dst, src, 4);
+            break;
+        case 8:
+            std::memcpy(dst, src, 8);
+            break;
+        default:
+            std::memcpy(dst, src, static_cast<std::size_t>(isz));
+    }
+}
+
+/// Copies the `ntrue` elements of `a` in `box` whose mask bytes `mb` are true to out, in order.
 void gather(const AnyArray& a,
             const Box& box,
             const std::uint8_t* mb,
             std::int64_t ntrue,
-            std::int64_t lo,
-            std::int64_t hi,
             std::uint8_t* out) {
-    if (hi <= lo) {
+    if (ntrue == 0) {
         return;
     }
     const std::int64_t n = box.size();
@@ -119,24 +137,20 @@ void gather(const AnyArray& a,
     if (ntrue * kDenseRatio >= n) {
         std::vector<std::uint8_t> values(static_cast<std::size_t>(n * isz));
         a.read(box, values.data(), values.size());
-        std::int64_t rank = 0;
-        for (std::int64_t i = 0; i < n && rank < hi; ++i) {
+        std::uint8_t* o = out;
+        for (std::int64_t i = 0; i < n; ++i) {
             if (mb[i] != 0) {
-                if (rank >= lo) {
-                    std::memcpy(out + (rank - lo) * isz, values.data() + i * isz,
-                                static_cast<std::size_t>(isz));
-                }
-                ++rank;
+                copy_element(o, values.data() + i * isz, isz);
+                o += isz;
             }
         }
         return;
     }
-    // The coordinates of the selected true elements, found by skipping zero words of the mask
-    // and unravelling only the true positions.
+    // The coordinates of the true elements, found by skipping zero words of the mask and
+    // unravelling only the true positions.
     std::vector<std::int64_t> coords;
-    coords.reserve(static_cast<std::size_t>(hi - lo) * nd);
-    std::int64_t rank = 0;
-    for (std::int64_t i = 0; i < n && rank < hi;) {
+    coords.reserve(static_cast<std::size_t>(ntrue) * nd);
+    for (std::int64_t i = 0; i < n;) {
         if (i + 8 <= n) {
             std::uint64_t word;
             std::memcpy(&word, mb + i, 8);
@@ -146,20 +160,17 @@ void gather(const AnyArray& a,
             }
         }
         if (mb[i] != 0) {
-            if (rank >= lo) {
-                const std::size_t at = coords.size();
-                coords.resize(at + nd);
-                std::int64_t rest = i;
-                for (std::size_t d = nd; d-- > 0;) {
-                    coords[at + d] = box.start[d] + rest % box.count[d];
-                    rest /= box.count[d];
-                }
+            const std::size_t at = coords.size();
+            coords.resize(at + nd);
+            std::int64_t rest = i;
+            for (std::size_t d = nd; d-- > 0;) {
+                coords[at + d] = box.start[d] + rest % box.count[d];
+                rest /= box.count[d];
             }
-            ++rank;
         }
         ++i;
     }
-    a.read_points(coords.data(), static_cast<std::size_t>(hi - lo), out);
+    a.read_points(coords.data(), static_cast<std::size_t>(ntrue), out);
 }
 
 /// The true elements of each slab, in order, as sink(bytes, count). Slabs are gathered a few
@@ -184,7 +195,7 @@ void for_each_masked(const AnyArray& a,
             Gathered& g = got[k];
             g.n = count_true(mb.data(), box.size());
             g.values.resize(static_cast<std::size_t>(g.n * a.itemsize()));
-            gather(a, box, mb.data(), g.n, 0, g.n, g.values.data());
+            gather(a, box, mb.data(), g.n, g.values.data());
         });
         for (std::size_t k = 0; k < count; ++k) {
             if (got[k].n > 0) {
@@ -352,22 +363,52 @@ void select_into(AnyArray& out, const AnyArray& a, const Mask& mask) {
                          std::to_string(before.back()) + " (the mask's true elements), not " +
                          std::to_string(out.shape()[0]));
     }
+    // Each slab's true elements are gathered once, by the first output chunk that needs them,
+    // and dropped when the output chunks have taken all of them: memory stays at the slabs in
+    // flight.
     const std::int64_t isz = a.itemsize();
+    std::vector<std::mutex> locks(slabs.size());
+    std::vector<std::shared_ptr<const std::vector<std::uint8_t>>> gathered(slabs.size());
+    std::vector<std::int64_t> taken(slabs.size(), 0);
+    auto values_of = [&](std::size_t k) {
+        std::lock_guard<std::mutex> g(locks[k]);
+        if (!gathered[k]) {
+            const Box box = slab_box(a.shape(), slabs[k]);
+            std::vector<std::uint8_t> mb(static_cast<std::size_t>(box.size()));
+            mask.region(box, mb.data());
+            const std::int64_t ntrue = before[k + 1] - before[k];
+            auto v =
+                std::make_shared<std::vector<std::uint8_t>>(static_cast<std::size_t>(ntrue * isz));
+            if (count_true(mb.data(), box.size()) != ntrue) {
+                throw Error("\"" + a.path() +
+                            "\": the mask gave a different count of true "
+                            "elements on its second reading");
+            }
+            gather(a, box, mb.data(), ntrue, v->data());
+            gathered[k] = std::move(v);
+        }
+        return gathered[k];
+    };
     out.write_chunks(out.all_chunks(), [&](std::int64_t, const Box& region, std::uint8_t* dst) {
         const std::int64_t o0 = region.start[0];
         const std::int64_t o1 = o0 + region.count[0];
         // The slabs whose true elements overlap [o0, o1).
         auto k = static_cast<std::size_t>(std::upper_bound(before.begin(), before.end(), o0) -
                                           before.begin() - 1);
-        std::vector<std::uint8_t> mb;
         for (; k < slabs.size() && before[k] < o1; ++k) {
-            const Box box = slab_box(a.shape(), slabs[k]);
-            mb.resize(static_cast<std::size_t>(box.size()));
-            mask.region(box, mb.data());
             const std::int64_t lo = std::max(o0, before[k]) - before[k];
             const std::int64_t hi = std::min(o1, before[k + 1]) - before[k];
-            gather(a, box, mb.data(), before[k + 1] - before[k], lo, hi,
-                   dst + (before[k] + lo - o0) * isz);
+            if (hi <= lo) {
+                continue;
+            }
+            const auto v = values_of(k);
+            std::memcpy(dst + (before[k] + lo - o0) * isz, v->data() + lo * isz,
+                        static_cast<std::size_t>((hi - lo) * isz));
+            std::lock_guard<std::mutex> g(locks[k]);
+            taken[k] += hi - lo;
+            if (taken[k] == before[k + 1] - before[k]) {
+                gathered[k].reset();
+            }
         }
     });
 }

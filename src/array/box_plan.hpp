@@ -119,6 +119,17 @@ public:
     /// Unit u's chunk (linear index) and, with by_block, its block in the chunk.
     std::int64_t chunk_of(std::int64_t u) const;
     std::int64_t block_of(std::int64_t u) const;
+    /// The largest in-block offset (pos) of unit u's elements: a decoder that can stop early
+    /// needs the block's bytes up to it only.
+    std::int64_t last_pos(std::int64_t u) const {
+        const Run* rs[kMaxNdim];
+        runs_of(u, rs);
+        std::int64_t pos = 0;
+        for (std::size_t d = 0; d < axes_.size(); ++d) {
+            pos += axes_[d][rs[d]->second - 1].pos * block_stride_[d];  // runs ascend
+        }
+        return pos;
+    }
     /// Calls f(block, pos, out) for every selected element of unit u, in list order along each
     /// dimension (the last of repeated indices comes last): `block` is the element's block in
     /// its chunk, `pos` its offset in the block, `out` its C-order index in the result.

@@ -209,7 +209,8 @@ bool ChunkSource::decode_rows(const LoadedChunk& c,
 
 BlockView ChunkSource::view_block(const LoadedChunk& c,
                                   std::int64_t block,
-                                  const CachePolicy& policy) const {
+                                  const CachePolicy& policy,
+                                  std::size_t need) const {
     const std::int64_t isz = grid_.itemsize();
     BlockView v;
     switch (c.kind_) {
@@ -223,7 +224,7 @@ BlockView ChunkSource::view_block(const LoadedChunk& c,
         case LoadedChunk::Kind::encoded:
             break;
     }
-    return decoded_view(c, block, policy, cached(c, block, policy));
+    return decoded_view(c, block, policy, cached(c, block, policy), need);
 }
 
 BlockCache::Buffer ChunkSource::cached(const LoadedChunk& c,

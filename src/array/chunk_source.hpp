@@ -107,8 +107,12 @@ public:
                     bool lands_whole,
                     const CachePolicy& policy,
                     bool stream = false) const;
-    /// The elements of block `block` of `c` (decoded into the cache or this thread's scratch).
-    BlockView view_block(const LoadedChunk& c, std::int64_t block, const CachePolicy& policy) const;
+    /// The elements of block `block` of `c` (decoded into the cache or this thread's scratch;
+    /// into scratch, only the first `need` bytes are sure to be decoded).
+    BlockView view_block(const LoadedChunk& c,
+                         std::int64_t block,
+                         const CachePolicy& policy,
+                         std::size_t need = SIZE_MAX) const;
     /// Chunk ci whole, in the padded block layout (grid().chunk_nbytes() bytes).
     void decode_chunk(std::int64_t ci, std::uint8_t* buf, int threads) const;
     /// The cached block holding `loc`, or null.

@@ -318,7 +318,12 @@ void ArrayCore::read_points(const std::int64_t* coords, std::size_t n, std::uint
     parallel_for(ids.size(), nthreads_,
                  [&](std::size_t c) { chunks[c] = src.load(ids[c], true, policy); });
     parallel_for(groups.size() - 1, nthreads_, [&](std::size_t k) {
-        const BlockView v = src.view_block(chunks[chunk_of_group[k]], pts[groups[k]].block, policy);
+        std::int64_t last = 0;  // the block's bytes up to its last point are enough
+        for (std::size_t i = groups[k]; i < groups[k + 1]; ++i) {
+            last = std::max(last, pts[i].offset);
+        }
+        const BlockView v = src.view_block(chunks[chunk_of_group[k]], pts[groups[k]].block, policy,
+                                           static_cast<std::size_t>((last + 1) * isz));
         for (std::size_t i = groups[k]; i < groups[k + 1]; ++i) {
             std::memcpy(out + static_cast<std::int64_t>(pts[i].index) * isz, v.at(pts[i].offset),
                         static_cast<std::size_t>(isz));
@@ -358,7 +363,8 @@ void ArrayCore::read_orthogonal_unlocked(const std::vector<std::vector<std::int6
                  [&](std::size_t k) { chunks[k] = src.load(ids[k], true, policy); });
     parallel_for(static_cast<std::size_t>(units), nthreads_, [&](std::size_t u) {
         const auto unit = static_cast<std::int64_t>(u);
-        const BlockView v = src.view_block(chunks[chunk_of[u]], plan.block_of(unit), policy);
+        const auto need = static_cast<std::size_t>((plan.last_pos(unit) + 1) * isz);
+        const BlockView v = src.view_block(chunks[chunk_of[u]], plan.block_of(unit), policy, need);
         plan.for_each(unit, [&](std::int64_t, std::int64_t pos, std::int64_t at) {
             std::memcpy(out + at * isz, v.at(pos), static_cast<std::size_t>(isz));
         });

@@ -13,6 +13,7 @@
 // and the containers they refer to must outlive the call.
 #pragma once
 
+#include <initializer_list>
 #include <type_traits>
 
 #include <b2nd/mask.hpp>
@@ -132,6 +133,26 @@ xt::xarray<T> filter(const NDArray<T>& a, const E& cond) {
     xt::xarray<T> out = xt::xarray<T>::from_shape({v.size()});
     std::copy(v.begin(), v.end(), out.begin());
     return out;
+}
+
+/// The elements at `indices` (each a container of ndim indices, as xt::index_view takes them),
+/// in order, as a 1-d xt::xarray; each touched block is decoded once, blocks in parallel.
+/// \throws UsageError naming the point, axis and index out of range
+template <class T, class I>
+xt::xarray<T> index_view(const NDArray<T>& a, const I& indices) {
+    std::vector<Shape> points;
+    points.reserve(indices.size());
+    for (const auto& idx : indices) {
+        points.emplace_back(idx.begin(), idx.end());
+    }
+    const std::vector<T> v = a.read_points(points);
+    xt::xarray<T> out = xt::xarray<T>::from_shape({v.size()});
+    std::copy(v.begin(), v.end(), out.begin());
+    return out;
+}
+template <class T>
+xt::xarray<T> index_view(const NDArray<T>& a, std::initializer_list<Shape> indices) {
+    return index_view(a, std::vector<Shape>(indices));
 }
 
 /// a[cond] = value: only chunks holding a true element are rebuilt; one commit.

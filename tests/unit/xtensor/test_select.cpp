@@ -2,6 +2,8 @@
 // memory: views with xt::keep / xt::drop equal xt::view, writes through them equal the same
 // assignment, filter equals xt::filter, where equals xt::where, masked writes and
 // compress_where equal the mask applied in memory.
+#include <array>
+
 #include <catch2/catch.hpp>
 
 #include <b2nd/xtensor.hpp>
@@ -97,6 +99,24 @@ TEST_CASE("xtensor: views with keep and drop equal xt::view", "[xtensor]") {
     Fixture f = make_array(tmp / "e.b2nd", rng, {5, 6, 7});
     CHECK_THROWS_WITH(b2nd::read(f.arr, xt::keep(0, 5)),
                       Contains("index 5 in the list for dimension 0"));
+}
+
+TEST_CASE("xtensor: index_view equals xt::index_view", "[xtensor]") {
+    b2nd::test::TempDir tmp;
+    SplitMix rng(35);
+    Fixture f = make_array(tmp / "i.b2nd", rng, {11, 7, 13});
+    std::vector<std::array<std::size_t, 3>> idx;
+    for (int k = 0; k < 200; ++k) {
+        idx.push_back({static_cast<std::size_t>(rng.below(11)),
+                       static_cast<std::size_t>(rng.below(7)),
+                       static_cast<std::size_t>(rng.below(13))});
+    }
+    const xt::xarray<float> want = xt::index_view(f.mem, idx);
+    CHECK((b2nd::index_view(f.arr, idx) == want));
+    CHECK((b2nd::index_view(f.arr, {{10, 6, 12}, {0, 0, 0}}) ==
+           xt::xarray<float>{f.mem(10, 6, 12), f.mem(0, 0, 0)}));
+    CHECK_THROWS_WITH(b2nd::index_view(f.arr, {{0, 7, 0}}),
+                      Contains("index 7 on axis 1 is out of range for its size 7"));
 }
 
 TEST_CASE("xtensor: writes through keep equal the assignment in memory", "[xtensor]") {

@@ -33,6 +33,7 @@
 
 #include <b2nd/mask.hpp>
 #include <b2nd/ndarray.hpp>
+#include <b2nd/parallel.hpp>
 #include <b2nd/xtensor/xtensor_includes.hpp>
 
 namespace b2nd {
@@ -436,11 +437,14 @@ struct ReducePlan {
 /// Visits every chunk of `a` in parallel, handing fn(chunk, region, values, uniform) native
 /// values (values null and `uniform` set for uniform chunks, which are not decoded).
 template <class T, class Fn>
-void visit_values(const NDArray<T>& a, int nthreads, Fn&& fn) {
+void visit_values(const NDArray<T>& a,
+                  const std::vector<std::int64_t>& ids,
+                  int nthreads,
+                  Fn&& fn) {
     const AnyArray& any = a.any();
     const bool swap = any.dtype().needs_byteswap();
     any.for_each_chunk(
-        any.all_chunks(),
+        ids,
         [&](std::int64_t ci, const Box& region, const std::uint8_t* data,
             const std::uint8_t* uniform) {
             if (data == nullptr) {
@@ -541,7 +545,17 @@ std::vector<State> reduce_states(const NDArray<T>& a, const ReduceOptions& o, Re
             }
         }
     };
-    visit_values(a, o.nthreads, [&](std::int64_t ci, const Box& region, const T* values, T u) {
+    // With a where= mask, chunks go in batches whose mask regions are read first, outside the
+    // chunk visit: the visit holds the array's read lock, and the mask may read the same array
+    // (view(a) > 0), which must not take that lock again inside it (a writer waiting in between
+    // would deadlock both).
+    const std::vector<std::int64_t> all_ids = a.any().all_chunks();
+    const int threads = o.nthreads > 0 ? o.nthreads : a.any().nthreads();
+    const std::size_t batch =
+        o.where ? static_cast<std::size_t>(2 * std::max(1, threads)) : all_ids.size();
+    std::vector<std::vector<std::uint8_t>> masks;
+    std::int64_t first_id = 0;
+    auto visit = [&](std::int64_t ci, const Box& region, const T* values, T u) {
         // The region's cells (C order over its kept axes), its position along the reduced axes.
         std::vector<std::int64_t> pstride(nd, 0);
         std::int64_t np = 1, nred = 1;
@@ -558,11 +572,9 @@ std::vector<State> reduce_states(const NDArray<T>& a, const ReduceOptions& o, Re
             red0 += region.start[d] * plan.red_stride[d];
         }
         std::vector<State> part(static_cast<std::size_t>(np));
-        std::vector<std::uint8_t> mask;
-        if (o.where) {
-            mask.resize(static_cast<std::size_t>(region.size()));
-            o.where->region(region, mask.data());
-        }
+        static const std::vector<std::uint8_t> no_mask;
+        const std::vector<std::uint8_t>& mask =
+            o.where ? masks[static_cast<std::size_t>(ci - first_id)] : no_mask;
         if (values == nullptr && !o.where) {
             for (State& s : part) {
                 s.add_repeated(u, nred, red0);
@@ -619,7 +631,22 @@ std::vector<State> reduce_states(const NDArray<T>& a, const ReduceOptions& o, Re
             pending.erase(it);
             ++want;
         }
-    });
+    };
+    for (std::size_t b = 0; b < all_ids.size(); b += batch) {
+        const std::size_t n = std::min(batch, all_ids.size() - b);
+        const std::vector<std::int64_t> ids(all_ids.begin() + static_cast<std::ptrdiff_t>(b),
+                                            all_ids.begin() + static_cast<std::ptrdiff_t>(b + n));
+        first_id = ids.front();
+        if (o.where) {
+            masks.assign(n, {});
+            parallel_for(n, threads, [&](std::size_t k) {
+                const Box region = g.chunk_box(ids[k]);
+                masks[k].resize(static_cast<std::size_t>(region.size()));
+                o.where->region(region, masks[k].data());
+            });
+        }
+        visit_values(a, ids, o.nthreads, visit);
+    }
     return out;
 }
 

@@ -122,6 +122,34 @@ inline void copy_element(std::uint8_t* dst, const std::uint8_t* src, std::int64_
     }
 }
 
+/// Appends the array coordinates of the true elements of `box` (mask bytes mb, C order) to
+/// coords, in order: zero 8-byte words of the mask are skipped and only true positions are
+/// unravelled.
+void append_true_coords(const Box& box, const std::uint8_t* mb, std::vector<std::int64_t>& coords) {
+    const std::int64_t n = box.size();
+    const auto nd = static_cast<std::size_t>(box.ndim());
+    for (std::int64_t i = 0; i < n;) {
+        if (i + 8 <= n) {
+            std::uint64_t word;
+            std::memcpy(&word, mb + i, 8);
+            if (word == 0) {
+                i += 8;
+                continue;
+            }
+        }
+        if (mb[i] != 0) {
+            const std::size_t at = coords.size();
+            coords.resize(at + nd);
+            std::int64_t rest = i;
+            for (std::size_t d = nd; d-- > 0;) {
+                coords[at + d] = box.start[d] + rest % box.count[d];
+                rest /= box.count[d];
+            }
+        }
+        ++i;
+    }
+}
+
 /// Copies the `ntrue` elements of `a` in `box` whose mask bytes `mb` are true to out, in order.
 void gather(const AnyArray& a,
             const Box& box,
@@ -146,30 +174,9 @@ void gather(const AnyArray& a,
         }
         return;
     }
-    // The coordinates of the true elements, found by skipping zero words of the mask and
-    // unravelling only the true positions.
     std::vector<std::int64_t> coords;
     coords.reserve(static_cast<std::size_t>(ntrue) * nd);
-    for (std::int64_t i = 0; i < n;) {
-        if (i + 8 <= n) {
-            std::uint64_t word;
-            std::memcpy(&word, mb + i, 8);
-            if (word == 0) {
-                i += 8;
-                continue;
-            }
-        }
-        if (mb[i] != 0) {
-            const std::size_t at = coords.size();
-            coords.resize(at + nd);
-            std::int64_t rest = i;
-            for (std::size_t d = nd; d-- > 0;) {
-                coords[at + d] = box.start[d] + rest % box.count[d];
-                rest /= box.count[d];
-            }
-        }
-        ++i;
-    }
+    append_true_coords(box, mb, coords);
     a.read_points(coords.data(), static_cast<std::size_t>(ntrue), out);
 }
 
@@ -300,37 +307,23 @@ void AnyArray::write_masked(const Mask& mask, ByteSpan data) {
         });
         return;
     }
-    // Data for each true element, in C order: the points, then one point write.
-    std::vector<std::int64_t> coords;
+    // Data for each true element, in C order: the points, then one point write. The mask is
+    // read slab by slab, and no further once it has more true elements than the data.
+    const std::uint64_t given = data.size() / static_cast<std::uint64_t>(isz);
     std::uint64_t n = 0;
-    const auto nd = static_cast<std::size_t>(ndim());
+    std::vector<std::int64_t> coords;
     std::vector<std::uint8_t> mb;
     for (const Slab& s : row_slabs(grid())) {
+        if (n > given) {
+            break;
+        }
         const Box box = slab_box(shape(), s);
         mb.resize(static_cast<std::size_t>(box.size()));
         mask.region(box, mb.data());
-        std::vector<std::int64_t> at(box.start.begin(), box.start.end());
-        for (std::int64_t i = 0; i < box.size(); ++i) {
-            if (mb[static_cast<std::size_t>(i)] != 0) {
-                ++n;
-                if (n * static_cast<std::uint64_t>(isz) > data.size()) {
-                    break;  // too little data: reported below, before more is gathered
-                }
-                coords.insert(coords.end(), at.begin(), at.end());
-            }
-            for (std::size_t d = nd; d-- > 0;) {
-                if (++at[d] < box.start[d] + box.count[d]) {
-                    break;
-                }
-                at[d] = box.start[d];
-            }
-        }
-        if (n * static_cast<std::uint64_t>(isz) > data.size()) {
-            break;
-        }
+        n += static_cast<std::uint64_t>(count_true(mb.data(), box.size()));
+        append_true_coords(box, mb.data(), coords);
     }
-    const std::uint64_t given = data.size() / static_cast<std::uint64_t>(isz);
-    if (n * static_cast<std::uint64_t>(isz) != data.size()) {
+    if (n != given || data.size() % static_cast<std::uint64_t>(isz) != 0) {
         throw UsageError("\"" + path() + "\": a masked write of " +
                          (n > given ? "more than " + std::to_string(given) : std::to_string(n)) +
                          " elements needs data of that many elements (or one), not " +

@@ -483,11 +483,12 @@ void visit_values(const NDArray<T>& a,
 /// The states of every result cell (C order over the kept axes), reduced chunk by chunk in
 /// parallel and merged in a fixed order.
 template <class T, class State>
-std::vector<State> reduce_states(const NDArray<T>& a, const ReduceOptions& o, ReducePlan& plan) {
+std::vector<State> reduce_states(const NDArray<T>& a,
+                                 const ReduceOptions& o,
+                                 const ReducePlan& plan) {
     const Shape& shape = a.shape();
     const std::size_t nd = shape.size();
     const std::string where = "\"" + a.path() + "\"";
-    plan = ReducePlan(shape, o, where);
     if (o.where && o.where->shape != shape) {
         throw UsageError(where + ": a where= mask of shape " + to_string(o.where->shape) +
                          " for an array of shape " + to_string(shape));
@@ -650,10 +651,18 @@ std::vector<State> reduce_states(const NDArray<T>& a, const ReduceOptions& o, Re
     return out;
 }
 
-/// Reduces with State and turns each cell's state into a result with fn(state).
+/// Reduces with State and turns each cell's state into a result with fn(state). `no_identity`
+/// names a reduction that has no value for a cell without elements (argmin, argmax): reducing
+/// along an axis of length 0 is then a UsageError.
 template <class R, class T, class State, class Fn>
-xt::xarray<R> reduce_to(const NDArray<T>& a, const ReduceOptions& o, Fn&& fn) {
-    ReducePlan plan(Shape{}, ReduceOptions{}, "");
+xt::xarray<R> reduce_to(const NDArray<T>& a,
+                        const ReduceOptions& o,
+                        Fn&& fn,
+                        const char* no_identity = nullptr) {
+    const ReducePlan plan(a.shape(), o, "\"" + a.path() + "\"");
+    if (no_identity != nullptr && plan.nred == 0 && plan.nout > 0) {
+        throw UsageError("\"" + a.path() + "\": the " + no_identity + " along axes of length 0");
+    }
     const std::vector<State> states = reduce_states<T, State>(a, o, plan);
     std::vector<std::size_t> shape(plan.out_shape.begin(), plan.out_shape.end());
     xt::xarray<R> out = xt::xarray<R>::from_shape(shape);
@@ -681,14 +690,6 @@ template <class T>
 void require_elements(const NDArray<T>& a, const char* what) {
     if (a.size() == 0) {
         throw UsageError("\"" + a.path() + "\": the " + what + " of an empty array");
-    }
-}
-
-/// \throws UsageError when a cell of a reduction with no identity has no elements.
-template <class T>
-void require_cells(const NDArray<T>& a, const ReducePlan& plan, const char* what) {
-    if (plan.nred == 0 && plan.nout > 0) {
-        throw UsageError("\"" + a.path() + "\": the " + what + " along axes of length 0");
     }
 }
 
@@ -771,17 +772,15 @@ xt::xarray<T> amax(const NDArray<T>& a, const ReduceOptions& o) {
 template <class T, xtensor_detail::if_element<T> = 0>
 xt::xarray<std::int64_t> argmin(const NDArray<T>& a, const ReduceOptions& o) {
     using S = typename xtensor_detail::ArgOp<T, false>::state;
-    xtensor_detail::ReducePlan plan(a.shape(), o, "\"" + a.path() + "\"");
-    xtensor_detail::require_cells(a, plan, "argmin");
-    return xtensor_detail::reduce_to<std::int64_t, T, S>(a, o, [](const S& s) { return s.pos; });
+    return xtensor_detail::reduce_to<std::int64_t, T, S>(
+        a, o, [](const S& s) { return s.pos; }, "argmin");
 }
 /// Positions of the maxima (see argmin).
 template <class T, xtensor_detail::if_element<T> = 0>
 xt::xarray<std::int64_t> argmax(const NDArray<T>& a, const ReduceOptions& o) {
     using S = typename xtensor_detail::ArgOp<T, true>::state;
-    xtensor_detail::ReducePlan plan(a.shape(), o, "\"" + a.path() + "\"");
-    xtensor_detail::require_cells(a, plan, "argmax");
-    return xtensor_detail::reduce_to<std::int64_t, T, S>(a, o, [](const S& s) { return s.pos; });
+    return xtensor_detail::reduce_to<std::int64_t, T, S>(
+        a, o, [](const S& s) { return s.pos; }, "argmax");
 }
 
 // ---- over everything, as a scalar ----------------------------------------------------------

@@ -194,29 +194,18 @@ std::vector<std::uint8_t> AnyArray::read(const Selection& sel) const {
 }
 
 void AnyArray::read(const Resolved& sel, void* out, std::size_t out_bytes) const {
-    if (!sel.orthogonal()) {
-        read(sel.box, out, out_bytes);
-    } else if (sel.size() == 0) {
-        if (out_bytes != 0) {
-            throw UsageError(core().where() + ": an empty selection needs an empty buffer");
-        }
+    if (sel.orthogonal()) {
+        read_orthogonal(sel.lists, out, out_bytes);  // checks the lists and the buffer's size
     } else {
-        read_orthogonal(sel.lists, out, out_bytes);
+        read(sel.box, out, out_bytes);
     }
 }
 
 void AnyArray::write(const Resolved& sel, ByteSpan data) {
-    if (!sel.orthogonal()) {
+    if (sel.orthogonal()) {
+        write_orthogonal(sel.lists, data);  // checks the lists and the data's size
+    } else {
         write(sel.box, data);
-    } else if (sel.size() > 0 || !data.empty()) {
-        const auto need =
-            static_cast<std::uint64_t>(sel.size()) * static_cast<std::uint64_t>(itemsize());
-        if (data.size() != need) {
-            throw UsageError(core().where() + ": writing a selection of shape " +
-                             to_string(sel.shape) + " needs " + std::to_string(need) +
-                             " bytes of data, not " + std::to_string(data.size()));
-        }
-        core().write_orthogonal(sel.lists, data.data(), false);
     }
 }
 

@@ -14,6 +14,7 @@
 #include <b2nd/memory.hpp>
 #include <b2nd/ndarray.hpp>
 #include <b2nd/npy.hpp>
+#include <b2nd/ops.hpp>
 #include <b2nd/parallel.hpp>
 #include <b2nd/params.hpp>
 #include <b2nd/selection.hpp>

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <b2nd/grid.hpp>
+#include <b2nd/params.hpp>
 
 namespace b2nd::cli {
 
@@ -35,10 +36,20 @@ struct Args {
     Shape get_shape(const std::string& name) const;
 };
 
+/// Applies --codec, --clevel and --filters (comma-separated, NAME or NAME:META, or none) to c;
+/// true when any was given.
+bool apply_compression_options(const Args& a, CompressionParams& c);
+
+/// How a command that reads an array once opens it: --nthreads, --dtype, no block cache.
+OpenOptions input_options(const Args& a);
+
 int cmd_info(const std::vector<std::string>& argv);
 int cmd_export(const std::vector<std::string>& argv);
 int cmd_import(const std::vector<std::string>& argv);
 int cmd_verify(const std::vector<std::string>& argv);
+int cmd_convert(const std::vector<std::string>& argv);
+int cmd_compact(const std::vector<std::string>& argv);
+int cmd_concat(const std::vector<std::string>& argv);
 
 /// "512.0 MiB"
 std::string human_bytes(std::int64_t n);

@@ -29,7 +29,10 @@ const char* const kExportHelp =
     "  --mask MASK.npy  a bool ('|b1') array of the array's shape: the elements where it is\n"
     "                   true, in C order (NumPy's a[mask])\n"
     "  --dtype DTYPE  read items as this NumPy dtype (same size), e.g. for legacy files\n"
-    "  --nthreads N   decoding threads (default: all cores)\n";
+    "  --nthreads N   decoding threads (default: all cores)\n"
+    "\n"
+    "example:\n"
+    "  b2nd export t.b2nd day0.npy --slice '0, :, 100:200'\n";
 
 const char* const kImportHelp =
     "usage: b2nd import IN.npy PATH [options]\n"
@@ -44,7 +47,10 @@ const char* const kImportHelp =
     "  --blocks A,B,..  block shape (default: chosen from the CPU caches)\n"
     "  --sframe         a sparse frame (a directory) instead of one file\n"
     "  --overwrite      replace PATH if it exists\n"
-    "  --nthreads N     encoding threads (default: all cores)\n";
+    "  --nthreads N     encoding threads (default: all cores)\n"
+    "\n"
+    "example:\n"
+    "  b2nd import t.npy t.b2nd --codec lz4 --chunks 64,256,256\n";
 
 }  // namespace
 
@@ -106,16 +112,7 @@ int cmd_export(const std::vector<std::string>& argv) {
     if (a.positional.size() != 2) {
         throw ArgError("expected PATH and OUT.npy");
     }
-    OpenOptions o;
-    o.nthreads = static_cast<int>(a.get_int("--nthreads", 0, 0, 1024));
-    o.cache_bytes = 0;  // one pass over the data
-    if (a.has("--dtype")) {
-        try {
-            o.dtype = DType::parse(a.get("--dtype"));
-        } catch (const FormatError& e) {
-            throw ArgError(std::string("--dtype: ") + e.what());
-        }
-    }
+    const OpenOptions o = input_options(a);
     if (a.has("--slice") + a.has("--points") + a.has("--mask") > 1) {
         throw ArgError("give one of --slice, --points and --mask");
     }
@@ -173,55 +170,7 @@ int cmd_import(const std::vector<std::string>& argv) {
         throw ArgError("expected IN.npy and PATH");
     }
     CreateOptions o;
-    if (a.has("--codec")) {
-        const auto c = codec::parse_codec(a.get("--codec"));
-        if (!c) {
-            throw ArgError("--codec: unknown codec '" + a.get("--codec") + "'");
-        }
-        o.compression.codec = *c;
-    }
-    o.compression.clevel = static_cast<int>(a.get_int("--clevel", 1, 0, 9));
-    if (a.has("--filters")) {
-        o.compression.filters.clear();
-        const std::string list = a.get("--filters");
-        std::size_t pos = 0;
-        while (pos <= list.size()) {
-            std::size_t comma = list.find(',', pos);
-            if (comma == std::string::npos) {
-                comma = list.size();
-            }
-            std::string name = list.substr(pos, comma - pos);
-            pos = comma + 1;
-            std::uint8_t meta = 0;
-            const std::size_t colon = name.find(':');
-            if (colon != std::string::npos) {
-                const std::string m = name.substr(colon + 1);
-                name = name.substr(0, colon);
-                int v = 0;
-                try {
-                    v = std::stoi(m);
-                } catch (const std::exception&) {
-                    throw ArgError("--filters: bad meta '" + m + "' for " + name);
-                }
-                if (v < -128 || v > 255) {
-                    throw ArgError("--filters: meta " + m + " out of range");
-                }
-                meta = static_cast<std::uint8_t>(v);
-            }
-            if (name == "none") {
-                continue;
-            }
-            const auto f = codec::parse_filter(name);
-            if (!f) {
-                throw ArgError("--filters: unknown filter '" + name + "'");
-            }
-            o.compression.filters.push_back({*f, meta});
-        }
-        if (o.compression.filters.size() > static_cast<std::size_t>(format::kChunkMaxFilters)) {
-            throw ArgError("--filters: at most " + std::to_string(format::kChunkMaxFilters) +
-                           " filters");
-        }
-    }
+    apply_compression_options(a, o.compression);
     if (a.has("--chunks")) {
         o.chunk_shape = a.get_shape("--chunks");
     }

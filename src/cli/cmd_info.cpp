@@ -21,7 +21,10 @@ const char* const kHelp =
     "block shapes, codec and filters, uncompressed and stored sizes, the kinds of its chunks,\n"
     "metalayers and vlmetalayers. Plain Blosc2 frames are described as frames.\n"
     "\n"
-    "  --json   one JSON object instead of text\n";
+    "  --json   one JSON object instead of text\n"
+    "\n"
+    "example:\n"
+    "  b2nd info t.b2nd --json\n";
 
 struct ChunkKinds {
     std::int64_t zeros = 0, nan = 0, uninit = 0, value = 0, memcpyed = 0, compressed = 0;

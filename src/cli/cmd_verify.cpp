@@ -15,7 +15,10 @@ const char* const kHelp =
     "usage: b2nd verify PATH [--nthreads N]\n"
     "\n"
     "Decodes every chunk and every vlmetalayer, checking each against the array's geometry.\n"
-    "Prints 'ok' and exits 0, or names what is corrupt and exits 1.\n";
+    "Prints 'ok' and exits 0, or names what is corrupt and exits 1.\n"
+    "\n"
+    "example:\n"
+    "  b2nd verify t.b2nd\n";
 
 }  // namespace
 

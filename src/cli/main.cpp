@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include <b2nd/error.hpp>
+#include <b2nd/format/chunk_header.hpp>
 #include <b2nd/version.hpp>
 
 #include "cli.hpp"
@@ -110,6 +111,70 @@ Shape Args::get_shape(const std::string& name) const {
     return s;
 }
 
+bool apply_compression_options(const Args& a, CompressionParams& c) {
+    if (a.has("--codec")) {
+        const auto id = codec::parse_codec(a.get("--codec"));
+        if (!id) {
+            throw ArgError("--codec: unknown codec '" + a.get("--codec") + "'");
+        }
+        c.codec = *id;
+    }
+    if (a.has("--clevel")) {
+        c.clevel = static_cast<int>(a.get_int("--clevel", 1, 0, 9));
+    }
+    if (a.has("--filters")) {
+        c.filters.clear();
+        const std::string list = a.get("--filters");
+        std::size_t pos = 0;
+        while (pos <= list.size()) {
+            std::size_t comma = list.find(',', pos);
+            if (comma == std::string::npos) {
+                comma = list.size();
+            }
+            std::string name = list.substr(pos, comma - pos);
+            pos = comma + 1;
+            std::uint8_t meta = 0;
+            const std::size_t colon = name.find(':');
+            if (colon != std::string::npos) {
+                const std::string m = name.substr(colon + 1);
+                name = name.substr(0, colon);
+                const std::int64_t v = parse_int(m, "--filters: meta of " + name);
+                if (v < -128 || v > 255) {
+                    throw ArgError("--filters: meta " + m + " out of range");
+                }
+                meta = static_cast<std::uint8_t>(v);
+            }
+            if (name == "none") {
+                continue;
+            }
+            const auto f = codec::parse_filter(name);
+            if (!f) {
+                throw ArgError("--filters: unknown filter '" + name + "'");
+            }
+            c.filters.push_back({*f, meta});
+        }
+        if (c.filters.size() > static_cast<std::size_t>(format::kChunkMaxFilters)) {
+            throw ArgError("--filters: at most " + std::to_string(format::kChunkMaxFilters) +
+                           " filters");
+        }
+    }
+    return a.has("--codec") || a.has("--clevel") || a.has("--filters");
+}
+
+OpenOptions input_options(const Args& a) {
+    OpenOptions o;
+    o.nthreads = static_cast<int>(a.get_int("--nthreads", 0, 0, 1024));
+    o.cache_bytes = 0;  // one pass over the data
+    if (a.has("--dtype")) {
+        try {
+            o.dtype = DType::parse(a.get("--dtype"));
+        } catch (const FormatError& e) {
+            throw ArgError(std::string("--dtype: ") + e.what());
+        }
+    }
+    return o;
+}
+
 std::string human_bytes(std::int64_t n) {
     const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
     double v = static_cast<double>(n);
@@ -156,6 +221,9 @@ const char* const kUsage =
     "                                  the array, a selection, points or a[mask] as .npy\n"
     "  import IN.npy PATH [options]    a .npy file as a new b2nd array\n"
     "  verify PATH                     decode every chunk; non-zero exit if corrupt\n"
+    "  convert IN OUT [options]        copy with other codec, filters, chunks, frame kind\n"
+    "  concat OUT IN... [--axis N]     join arrays along an axis (--stack: a new axis)\n"
+    "  compact PATH                    remove the dead space updates left in a file\n"
     "\n"
     "Run 'b2nd COMMAND --help' for the options of a command. Exit codes: 0 success,\n"
     "1 bad or unreadable file, 2 bad arguments.\n";
@@ -190,6 +258,15 @@ int main(int argc, char** argv) {
         }
         if (cmd == "verify") {
             return b2nd::cli::cmd_verify(args);
+        }
+        if (cmd == "convert") {
+            return b2nd::cli::cmd_convert(args);
+        }
+        if (cmd == "concat") {
+            return b2nd::cli::cmd_concat(args);
+        }
+        if (cmd == "compact") {
+            return b2nd::cli::cmd_compact(args);
         }
         std::cerr << "b2nd: unknown command '" << cmd << "'\n\n" << kUsage;
         return 2;

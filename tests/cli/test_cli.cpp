@@ -12,55 +12,24 @@
 #include "../support/json.hpp"
 #include "../support/reference.hpp"
 #include "../support/temp_dir.hpp"
-#include <sys/wait.h>
+#include "run.hpp"
 
+using b2nd::test::q;
+using b2nd::test::run;
+using b2nd::test::Run;
 using Catch::Matchers::Contains;
 
 namespace {
-
-struct Run {
-    int status;  // exit code; -1 when killed by a signal
-    std::string output;
-};
-
-Run run(const std::string& args) {
-    const std::string cmd = std::string("'") + B2ND_CLI_PATH + "' " + args + " 2>&1";
-    FILE* p = ::popen(cmd.c_str(), "r");
-    REQUIRE(p != nullptr);
-    Run r{0, {}};
-    char buf[4096];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) {
-        r.output.append(buf, n);
-    }
-    const int st = ::pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
-}
-
-std::string q(const std::string& s) {
-    return "'" + s + "'";
-}
 
 /// A .npy file written by hand (not by the library under test).
 void write_test_npy(const std::string& path,
                     const std::string& descr,
                     const std::string& shape,
                     const std::vector<std::uint8_t>& data) {
-    std::string dict =
-        "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
-    while ((10 + dict.size() + 1) % 64 != 0) {
-        dict += ' ';
-    }
-    dict += '\n';
-    std::ofstream out(path, std::ios::binary);
-    out.write("\x93NUMPY\x01\x00", 8);
-    const char len[2] = {static_cast<char>(dict.size() & 0xff),
-                         static_cast<char>(dict.size() >> 8)};
-    out.write(len, 2);
-    out << dict;
-    out.write(reinterpret_cast<const char*>(data.data()),
-              static_cast<std::streamsize>(data.size()));
+    const std::vector<std::uint8_t> bytes = b2nd::test::npy_bytes(descr, shape, data);
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()),
+               static_cast<std::streamsize>(bytes.size()));
 }
 
 /// A 30 x 20 x 10 int16 .npy whose elements count up from 0 (each holds its flat index);

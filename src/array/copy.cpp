@@ -1,0 +1,432 @@
+// copy, concatenate, stack (ops.hpp): the result's geometry is planned from the sources, each of
+// its chunks is either copied as stored from a source chunk of the same geometry and compression
+// or read from the sources (through read_strided, straight into the chunk's buffer) and encoded
+// by write_chunks; all of it under a temporary name, renamed into place at the end.
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+
+#include <b2nd/error.hpp>
+#include <b2nd/ops.hpp>
+#include <b2nd/storage/frame.hpp>
+
+#include "../detail/strings.hpp"
+#include "params_detail.hpp"
+#include <unistd.h>
+
+namespace b2nd {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// One source of the result: it covers [offset, offset + extent) along the plan's axis. A stacked
+/// source has no such axis (extent 1).
+struct Piece {
+    AnyArray arr;
+    std::int64_t offset = 0;
+    std::int64_t extent = 0;
+};
+
+struct Plan {
+    std::string where;  // the destination, quoted
+    DType dtype;
+    Shape shape;
+    int axis = 0;
+    bool stacked = false;
+    std::vector<Piece> pieces;
+    Grid grid;
+    CompressionParams compression;
+    bool sparse = false;
+};
+
+bool same_compression(const CompressionParams& a, const CompressionParams& b) {
+    if (a.codec != b.codec || a.clevel != b.clevel || a.splitmode != b.splitmode ||
+        a.filters.size() != b.filters.size()) {
+        return false;
+    }
+    for (std::size_t i = 0; i < a.filters.size(); ++i) {
+        if (a.filters[i].id != b.filters[i].id || a.filters[i].meta != b.filters[i].meta) {
+            return false;
+        }
+    }
+    return true;
+}
+
+Shape with_axis(Shape s, int axis, std::int64_t v) {
+    s.insert(s.begin() + axis, v);
+    return s;
+}
+
+/// The chunk and block shapes and compression of the result, from the options or else the first
+/// source (with 1 inserted along a stacked axis).
+void plan_geometry(Plan& p, const CopyOptions& o) {
+    const AnyArray& first = p.pieces.front().arr;
+    Shape chunks = first.chunk_shape(), blocks = first.block_shape();
+    if (p.stacked) {
+        chunks = with_axis(chunks, p.axis, 1);
+        blocks = with_axis(blocks, p.axis, 1);
+    }
+    if (o.chunk_shape) {
+        chunks = *o.chunk_shape;
+        blocks = o.block_shape ? *o.block_shape
+                               : auto_chunk_block_shapes(chunks, first.itemsize()).second;
+    } else if (o.block_shape) {
+        blocks = *o.block_shape;
+    }
+    const std::string why = Grid::check(p.shape, chunks, blocks, first.itemsize());
+    if (!why.empty()) {
+        throw UsageError(p.where + ": " + why);
+    }
+    p.grid = Grid(p.shape, chunks, blocks, first.itemsize());
+    p.compression = o.compression ? *o.compression : first.compression();
+    const std::string bad = detail::check_compression(p.compression);
+    if (!bad.empty()) {
+        throw UsageError(p.where + ": " + bad);
+    }
+    p.sparse = o.sparse ? *o.sparse : first.sparse();
+}
+
+/// Where chunk `ci` of the result comes from when it can be copied as stored: the piece and its
+/// chunk; nullopt when it must be encoded.
+std::optional<std::pair<std::size_t, std::int64_t>> stored_source(const Plan& p, std::int64_t ci) {
+    const Grid& g = p.grid;
+    const int nd = g.ndim();
+    Shape c(static_cast<std::size_t>(nd));
+    g.chunk_coords(ci, c.data());
+    if (nd == 0) {
+        if (!same_compression(p.pieces[0].arr.compression(), p.compression)) {
+            return std::nullopt;
+        }
+        return std::make_pair(std::size_t{0}, std::int64_t{0});
+    }
+    const auto ax = static_cast<std::size_t>(p.axis);
+    const std::int64_t cs = g.chunk_shape()[ax];
+    const std::int64_t a0 = c[ax] * cs;
+    const std::int64_t a1 = a0 + g.chunk_extent(p.axis, c[ax]);
+    for (std::size_t k = 0; k < p.pieces.size(); ++k) {
+        const Piece& pc = p.pieces[k];
+        if (a0 < pc.offset || a0 >= pc.offset + pc.extent) {
+            continue;
+        }
+        const Grid& sg = pc.arr.grid();
+        Shape src_c = c;
+        if (p.stacked) {
+            // A chunk of extent 1 along the new axis holds a source chunk's bytes as they are.
+            if (cs != 1 || with_axis(sg.chunk_shape(), p.axis, 1) != g.chunk_shape()) {
+                return std::nullopt;
+            }
+            src_c.erase(src_c.begin() + p.axis);
+        } else {
+            if (sg.chunk_shape() != g.chunk_shape() || (pc.offset % cs) != 0 ||
+                a1 > pc.offset + pc.extent) {
+                return std::nullopt;
+            }
+            src_c[ax] = (a0 - pc.offset) / cs;
+            if (sg.chunk_extent(p.axis, src_c[ax]) != a1 - a0) {
+                return std::nullopt;
+            }
+        }
+        Shape blocks = sg.block_shape();
+        if (p.stacked) {
+            blocks = with_axis(blocks, p.axis, 1);
+        }
+        if (blocks != g.block_shape() || !same_compression(pc.arr.compression(), p.compression)) {
+            return std::nullopt;
+        }
+        return std::make_pair(k, sg.chunk_index(src_c.data()));
+    }
+    return std::nullopt;
+}
+
+/// Reads `region` of the result from the pieces into out (C order of region.count).
+void fill(const Plan& p, const Box& region, std::uint8_t* out) {
+    const int nd = p.grid.ndim();
+    std::vector<std::int64_t> strides(static_cast<std::size_t>(nd));
+    c_strides(region.count.data(), static_cast<std::size_t>(nd), p.grid.itemsize(), strides.data());
+    if (nd == 0) {
+        p.pieces.front().arr.read_strided(region, out, strides.data());
+        return;
+    }
+    const auto ax = static_cast<std::size_t>(p.axis);
+    const std::int64_t r0 = region.start[ax], r1 = r0 + region.count[ax];
+    for (const Piece& pc : p.pieces) {
+        const std::int64_t lo = std::max(r0, pc.offset);
+        const std::int64_t hi = std::min(r1, pc.offset + pc.extent);
+        if (lo >= hi) {
+            continue;
+        }
+        Box b = region;
+        b.start[ax] = lo - pc.offset;
+        b.count[ax] = hi - lo;
+        std::vector<std::int64_t> st = strides;
+        if (p.stacked) {
+            b.start.erase(b.start.begin() + p.axis);
+            b.count.erase(b.count.begin() + p.axis);
+            b.step.erase(b.step.begin() + p.axis);
+            st.erase(st.begin() + p.axis);
+        }
+        pc.arr.read_strided(b, out + (lo - r0) * strides[ax], st.data());
+    }
+}
+
+std::string trimmed(std::string path) {
+    while (path.size() > 1 && path.back() == '/') {
+        path.pop_back();
+    }
+    return path;
+}
+
+/// Refuses a destination that exists (unless overwrite), is one of the sources or is an array
+/// another handle writes. Returns that array opened for writing, held until it is replaced so
+/// that no writer starts on it meanwhile (empty when there is none, or it is not an array).
+AnyArray check_destination(const Plan& p, const std::string& dst, bool overwrite) {
+    std::error_code ec;
+    if (!fs::exists(dst, ec)) {
+        return {};
+    }
+    for (const Piece& pc : p.pieces) {
+        std::error_code e2;
+        if (!pc.arr.path().empty() && fs::equivalent(pc.arr.path(), dst, e2)) {
+            throw UsageError(p.where + ": is a source of the copy; write to another path");
+        }
+    }
+    if (!overwrite) {
+        throw UsageError(p.where + ": already exists (overwrite replaces it)");
+    }
+    OpenOptions o;
+    o.writable = true;
+    o.cache_bytes = 0;
+    try {
+        return AnyArray::open(dst, o);
+    } catch (const LockError&) {
+        throw;  // another writer has it: not replaced under its feet
+    } catch (const Error&) {
+        return {};  // not an array we can open: replaced as it is
+    }
+}
+
+AnyArray build(Plan& p, const std::string& dst_path, const CopyOptions& o) {
+    const std::string dst = trimmed(dst_path);
+    AnyArray replaced = check_destination(p, dst, o.overwrite);
+    const AnyArray& first = p.pieces.front().arr;
+
+    std::vector<std::int64_t> encoded;
+    std::vector<std::pair<std::int64_t, std::pair<std::size_t, std::int64_t>>> stored;
+    for (std::int64_t ci = 0; ci < p.grid.nchunks(); ++ci) {
+        if (auto s = stored_source(p, ci)) {
+            stored.emplace_back(ci, *s);
+        } else {
+            encoded.push_back(ci);
+        }
+    }
+    const std::int64_t total = p.grid.nchunks();
+    std::atomic<std::int64_t> done{0};
+    auto tick = [&] {
+        const std::int64_t d = ++done;
+        if (o.progress) {
+            o.progress(d, total);
+        }
+    };
+
+    const std::string tmp = dst + ".b2nd-tmp-" + std::to_string(::getpid());
+    std::error_code ignored;
+    fs::remove_all(tmp, ignored);
+    try {
+        CreateOptions co;
+        co.chunk_shape = p.grid.chunk_shape();
+        co.block_shape = p.grid.block_shape();
+        co.compression = p.compression;
+        co.sparse = p.sparse;
+        co.nthreads = o.nthreads;
+        co.cache_bytes = 0;
+        co.locking = false;  // private until renamed
+        co.auto_compact = false;
+        if (o.metadata) {
+            for (const std::string& name : first.metalayer_names()) {
+                if (name != "b2nd" && name != "caterva") {
+                    co.metalayers.emplace_back(name, *first.metalayer(name));
+                }
+            }
+        }
+        AnyArray::create(tmp, p.dtype, p.shape, co);
+
+        if (!stored.empty()) {
+            storage::OpenOptions so;
+            so.writable = true;
+            so.locking = false;
+            so.auto_compact = false;
+            storage::Frame f = storage::Frame::open(tmp, so);
+            storage::FrameEdit e = f.keep_all();
+            const int ts = detail::chunk_typesize(p.grid.itemsize());
+            const auto bn = static_cast<std::int32_t>(p.grid.block_nbytes());
+            for (const auto& [ci, src] : stored) {
+                const storage::StoredChunk c = p.pieces[src.first].arr.frame().chunk(src.second);
+                if (c.index_only()) {
+                    const std::vector<std::uint8_t> sp =
+                        storage::materialize_special(c.special, c.nbytes, ts, bn);
+                    e.replace(ci, f.stage({sp.data(), sp.size()}));
+                } else {
+                    e.replace(ci, f.stage(c.bytes));
+                }
+                tick();
+            }
+            f.apply(e);
+        }
+        OpenOptions oo;
+        oo.writable = true;
+        oo.locking = false;
+        oo.auto_compact = false;
+        oo.nthreads = o.nthreads;
+        oo.cache_bytes = 0;
+        AnyArray t = AnyArray::open(tmp, oo);
+        if (!encoded.empty()) {
+            t.write_chunks(
+                encoded,
+                [&](std::int64_t, const Box& region, std::uint8_t* out) { fill(p, region, out); },
+                0, [&](std::int64_t, std::int64_t) { tick(); });
+        }
+        if (o.metadata) {
+            for (const std::string& name : first.vlmeta_names()) {
+                const auto v = first.vlmeta(name);
+                t.set_vlmeta(name, {v->data(), v->size()});
+            }
+        }
+        if (o.durable) {
+            t.sync();
+        }
+    } catch (...) {
+        fs::remove_all(tmp, ignored);
+        throw;
+    }
+    replaced = AnyArray();
+    if (o.overwrite) {
+        std::error_code ec;
+        fs::remove_all(dst, ec);
+        if (ec) {
+            fs::remove_all(tmp, ignored);
+            throw IoError(p.where + ": cannot remove the existing array", ec);
+        }
+    }
+    std::error_code ec;
+    fs::rename(tmp, dst, ec);
+    if (ec) {
+        fs::remove_all(tmp, ignored);
+        throw IoError(p.where + ": cannot move the new array into place", ec);
+    }
+    if (o.stats != nullptr) {
+        o.stats->chunks = total;
+        o.stats->copied = static_cast<std::int64_t>(stored.size());
+        o.stats->encoded = static_cast<std::int64_t>(encoded.size());
+    }
+    OpenOptions ro;
+    ro.nthreads = o.nthreads;
+    return AnyArray::open(dst, ro);
+}
+
+/// The sources pinned (one committed state each) and checked: valid, one dtype, one ndim.
+Plan plan_sources(const std::vector<AnyArray>& srcs, const std::string& dst, const char* op) {
+    Plan p;
+    p.where = detail::quoted_path(dst);
+    if (srcs.empty()) {
+        throw UsageError(p.where + ": " + op + " needs at least one array");
+    }
+    for (const AnyArray& a : srcs) {
+        if (!a.valid()) {
+            throw UsageError(p.where + ": " + op + " of an array that is not open");
+        }
+        p.pieces.push_back({a.pinned(), 0, 0});
+    }
+    const AnyArray& first = p.pieces.front().arr;
+    p.dtype = first.dtype();
+    for (const Piece& pc : p.pieces) {
+        if (pc.arr.dtype() != p.dtype) {
+            throw UsageError(p.where + ": cannot " + op + " " + detail::quoted_path(pc.arr.path()) +
+                             " (dtype '" + pc.arr.dtype().str() + "') with " +
+                             detail::quoted_path(first.path()) + " (dtype '" + p.dtype.str() +
+                             "')");
+        }
+        if (pc.arr.ndim() != first.ndim()) {
+            throw UsageError(p.where + ": cannot " + op + " " + detail::quoted_path(pc.arr.path()) +
+                             " (shape " + to_string(pc.arr.shape()) + ") with " +
+                             detail::quoted_path(first.path()) + " (shape " +
+                             to_string(first.shape()) + "): their dimensions differ");
+        }
+    }
+    return p;
+}
+
+int normalize_axis(const Plan& p, int axis, int ndim, const char* op) {
+    if (axis < -ndim || axis >= ndim) {
+        throw UsageError(p.where + ": " + op + " along axis " + std::to_string(axis) +
+                         " of arrays with " + std::to_string(ndim) + " dimension(s)");
+    }
+    return axis < 0 ? axis + ndim : axis;
+}
+
+}  // namespace
+
+AnyArray copy(const AnyArray& src, const std::string& dst, const CopyOptions& options) {
+    Plan p = plan_sources({src}, dst, "copy");
+    p.shape = src.shape();
+    p.pieces[0].extent = src.ndim() > 0 ? src.shape()[0] : 1;
+    plan_geometry(p, options);
+    return build(p, dst, options);
+}
+
+AnyArray concatenate(const std::vector<AnyArray>& srcs,
+                     int axis,
+                     const std::string& dst,
+                     const CopyOptions& options) {
+    Plan p = plan_sources(srcs, dst, "concatenate");
+    const AnyArray& first = p.pieces.front().arr;
+    p.axis = normalize_axis(p, axis, first.ndim(), "concatenate");
+    const auto ax = static_cast<std::size_t>(p.axis);
+    std::int64_t offset = 0;
+    for (Piece& pc : p.pieces) {
+        for (int d = 0; d < first.ndim(); ++d) {
+            const auto du = static_cast<std::size_t>(d);
+            if (d != p.axis && pc.arr.shape()[du] != first.shape()[du]) {
+                throw UsageError(
+                    p.where + ": cannot concatenate " + detail::quoted_path(pc.arr.path()) +
+                    " (shape " + to_string(pc.arr.shape()) + ") with " +
+                    detail::quoted_path(first.path()) + " (shape " + to_string(first.shape()) +
+                    ") along axis " + std::to_string(p.axis) + ": axis " + std::to_string(d) +
+                    " differs");
+            }
+        }
+        pc.offset = offset;
+        pc.extent = pc.arr.shape()[ax];
+        offset += pc.extent;
+    }
+    p.shape = first.shape();
+    p.shape[ax] = offset;
+    plan_geometry(p, options);
+    return build(p, dst, options);
+}
+
+AnyArray stack(const std::vector<AnyArray>& srcs,
+               int axis,
+               const std::string& dst,
+               const CopyOptions& options) {
+    Plan p = plan_sources(srcs, dst, "stack");
+    const AnyArray& first = p.pieces.front().arr;
+    p.axis = normalize_axis(p, axis, first.ndim() + 1, "stack");
+    p.stacked = true;
+    std::int64_t k = 0;
+    for (Piece& pc : p.pieces) {
+        if (pc.arr.shape() != first.shape()) {
+            throw UsageError(p.where + ": cannot stack " + detail::quoted_path(pc.arr.path()) +
+                             " (shape " + to_string(pc.arr.shape()) + ") with " +
+                             detail::quoted_path(first.path()) + " (shape " +
+                             to_string(first.shape()) + "): shapes differ");
+        }
+        pc.offset = k++;
+        pc.extent = 1;
+    }
+    p.shape = with_axis(first.shape(), p.axis, k);
+    plan_geometry(p, options);
+    return build(p, dst, options);
+}
+
+}  // namespace b2nd

@@ -1,0 +1,58 @@
+// Runs the b2nd tool (B2ND_CLI_PATH) through the shell and collects its exit code and output.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+namespace b2nd::test {
+
+struct Run {
+    int status;  // exit code; -1 when killed by a signal
+    std::string output;
+};
+
+/// Runs `b2nd ARGS` (stderr merged into the output; `env` is put before the command).
+inline Run run(const std::string& args, const std::string& env = "") {
+    const std::string cmd = env + " '" + B2ND_CLI_PATH + "' " + args + " 2>&1";
+    FILE* p = ::popen(cmd.c_str(), "r");
+    REQUIRE(p != nullptr);
+    Run r{0, {}};
+    char buf[4096];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) {
+        r.output.append(buf, n);
+    }
+    const int st = ::pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
+}
+
+/// A .npy file's bytes, made by hand (not by the library under test): version 1.0, C order.
+inline std::vector<std::uint8_t> npy_bytes(const std::string& descr,
+                                           const std::string& shape,
+                                           const std::vector<std::uint8_t>& payload) {
+    std::string dict =
+        "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+    while ((10 + dict.size() + 1) % 64 != 0) {
+        dict += ' ';
+    }
+    dict += '\n';
+    std::vector<std::uint8_t> out = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0};
+    out.push_back(static_cast<std::uint8_t>(dict.size() & 0xff));
+    out.push_back(static_cast<std::uint8_t>(dict.size() >> 8));
+    out.insert(out.end(), dict.begin(), dict.end());
+    out.insert(out.end(), payload.begin(), payload.end());
+    return out;
+}
+
+inline std::string q(const std::string& s) {
+    return "'" + s + "'";
+}
+
+}  // namespace b2nd::test

@@ -1,0 +1,224 @@
+// b2nd convert, concat and compact, run as a program on corpus files: what they write is exported
+// again and compared with the corpus .npy files (for concat, with the .npy payloads joined here),
+// the written geometry and compression are read back through the library, refusals write
+// nothing, and the progress bar shows only when asked for.
+#include <filesystem>
+
+#include <catch2/catch.hpp>
+
+#include <b2nd/b2nd.hpp>
+
+#include "../support/files.hpp"
+#include "../support/json.hpp"
+#include "../support/reference.hpp"
+#include "../support/temp_dir.hpp"
+#include "run.hpp"
+
+using b2nd::test::npy_bytes;
+using b2nd::test::q;
+using b2nd::test::run;
+using b2nd::test::Run;
+using Catch::Matchers::Contains;
+
+namespace {
+
+std::string corpus() {
+    return b2nd::test::corpus_dir();
+}
+
+std::string py_shape(const b2nd::Shape& s) {
+    std::string t = "(";
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        t += std::to_string(s[i]) + (s.size() == 1 ? "," : i + 1 < s.size() ? ", " : "");
+    }
+    return t + ")";
+}
+
+}  // namespace
+
+TEST_CASE("cli: convert every corpus array and export it back byte for byte", "[cli][golden]") {
+    if (corpus().empty()) {
+        B2ND_SKIP("corpus not found at " B2ND_CORPUS_DIR);
+    }
+    b2nd::test::TempDir tmp;
+    const auto m = b2nd::test::load_json_file(corpus() + "/manifest.json");
+    int n = 0;
+    for (const auto& c : m["cases"].as_array()) {
+        if (c["dtype"].is_null()) {
+            continue;  // legacy caterva (no dtype stored): see the --dtype case below
+        }
+        const std::string file = corpus() + "/" + c["file"].as_string();
+        INFO(file);
+        // Every other case re-encoded with new chunks, the others copied as stored.
+        const bool reencode = (n++ % 2) == 0;
+        const std::string out = tmp / (reencode ? "out.b2frame" : "out.b2nd");
+        std::string args = "convert " + q(file) + " " + q(out) + " --overwrite";
+        if (reencode) {
+            args += " --codec lz4 --clevel 9 --filters bitshuffle";
+        }
+        Run r = run(args);
+        REQUIRE(r.status == 0);
+        CHECK_THAT(r.output, Contains(reencode ? "(0 copied as stored" : " 0 encoded"));
+        const b2nd::AnyArray a = b2nd::AnyArray::open(out);
+        CHECK(a.sparse() == reencode);
+        if (reencode) {
+            CHECK(a.compression().codec == b2nd::Codec::lz4);
+        }
+        REQUIRE(run("export " + q(out) + " " + q(tmp / "out.npy")).status == 0);
+        B2ND_REQUIRE_SAME_BYTES(b2nd::test::read_file(tmp / "out.npy"),
+                                b2nd::test::read_file(corpus() + "/" + c["npy"].as_string()));
+    }
+    CHECK(n >= 100);
+    for (const auto& e : std::filesystem::directory_iterator(tmp.path())) {
+        CHECK(e.path().filename().string().find("tmp") == std::string::npos);
+    }
+}
+
+TEST_CASE("cli: convert re-chunks, keeps attributes, refuses what does not fit", "[cli][golden]") {
+    if (corpus().empty()) {
+        B2ND_SKIP("corpus not found at " B2ND_CORPUS_DIR);
+    }
+    b2nd::test::TempDir tmp;
+    const std::string src = corpus() + "/append_general_f4.b2nd";
+    const b2nd::AnyArray in = b2nd::AnyArray::open(src);
+    Run r = run("convert " + q(src) + " " + q(tmp / "a.b2nd") +
+                " --chunks 4,8,8 --blocks 2,4,8 --codec zlib --clevel 3 --filters none");
+    REQUIRE(r.status == 0);
+    const b2nd::AnyArray a = b2nd::AnyArray::open(tmp / "a.b2nd");
+    CHECK(a.chunk_shape() == b2nd::Shape{4, 8, 8});
+    CHECK(a.block_shape() == b2nd::Shape{2, 4, 8});
+    CHECK(a.compression().codec == b2nd::Codec::zlib);
+    CHECK(a.compression().clevel == 3);
+    CHECK(a.compression().filters.empty());
+    CHECK(a.read() == in.read());
+
+    // vlmeta (python-blosc2's attributes) come along unless --no-meta.
+    {
+        b2nd::OpenOptions w;
+        w.writable = true;
+        b2nd::AnyArray t = b2nd::AnyArray::open(tmp / "a.b2nd", w);
+        const std::vector<std::uint8_t> v = {0xa1, 'K'};
+        t.set_vlmeta("units", {v.data(), v.size()});
+    }
+    REQUIRE(run("convert " + q(tmp / "a.b2nd") + " " + q(tmp / "b.b2frame")).status == 0);
+    CHECK(b2nd::AnyArray::open(tmp / "b.b2frame").vlmeta("units") ==
+          std::vector<std::uint8_t>{0xa1, 'K'});
+    CHECK(b2nd::AnyArray::open(tmp / "b.b2frame").sparse());
+    REQUIRE(run("convert " + q(tmp / "a.b2nd") + " " + q(tmp / "c.b2nd") + " --no-meta").status ==
+            0);
+    CHECK_FALSE(b2nd::AnyArray::open(tmp / "c.b2nd").vlmeta("units").has_value());
+
+    // Refusals: exit 2 with the reason, nothing written.
+    r = run("convert " + q(src) + " " + q(tmp / "x.b2nd") + " --chunks 4,8");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.output, Contains("x.b2nd"));
+    r = run("convert " + q(src) + " " + q(tmp / "a.b2nd"));
+    CHECK(r.status == 2);
+    CHECK_THAT(r.output, Contains("already exists"));
+    r = run("convert " + q(src) + " " + q(tmp / "x.b2nd") + " --codec snappy");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.output, Contains("unknown codec"));
+    r = run("convert " + q(tmp / "missing.b2nd") + " " + q(tmp / "x.b2nd"));
+    CHECK(r.status == 1);
+    CHECK_FALSE(std::filesystem::exists(tmp / "x.b2nd"));
+    CHECK(b2nd::AnyArray::open(tmp / "a.b2nd").read() == in.read());
+}
+
+TEST_CASE("cli: concat and stack corpus arrays", "[cli][golden]") {
+    if (corpus().empty()) {
+        B2ND_SKIP("corpus not found at " B2ND_CORPUS_DIR);
+    }
+    b2nd::test::TempDir tmp;
+    const std::string f4 = corpus() + "/append_general_f4";
+    const auto npy = b2nd::test::read_npy_payload(f4 + ".npy");
+    const b2nd::AnyArray in = b2nd::AnyArray::open(f4 + ".b2nd");
+    const b2nd::Shape s = in.shape();
+    std::vector<std::uint8_t> twice = npy.data;
+    twice.insert(twice.end(), npy.data.begin(), npy.data.end());
+
+    Run r = run("concat " + q(tmp / "c.b2nd") + " " + q(f4 + ".b2nd") + " " + q(f4 + ".b2nd"));
+    REQUIRE(r.status == 0);
+    REQUIRE(run("export " + q(tmp / "c.b2nd") + " " + q(tmp / "c.npy")).status == 0);
+    b2nd::Shape cs = s;
+    cs[0] *= 2;
+    B2ND_REQUIRE_SAME_BYTES(b2nd::test::read_file(tmp / "c.npy"),
+                            npy_bytes("<f4", py_shape(cs), twice));
+
+    r = run("concat " + q(tmp / "s.b2frame") + " " + q(f4 + ".b2nd") + " " + q(f4 + ".b2nd") +
+            " --stack --axis 0");
+    REQUIRE(r.status == 0);
+    CHECK_THAT(r.output, Contains(" 0 encoded"));  // every chunk copied as stored
+    REQUIRE(run("export " + q(tmp / "s.b2frame") + " " + q(tmp / "s.npy")).status == 0);
+    b2nd::Shape ss = s;
+    ss.insert(ss.begin(), 2);
+    B2ND_REQUIRE_SAME_BYTES(b2nd::test::read_file(tmp / "s.npy"),
+                            npy_bytes("<f4", py_shape(ss), twice));
+
+    // Along the last axis: compared with the library's reading of the source.
+    r = run("concat " + q(tmp / "l.b2nd") + " " + q(f4 + ".b2nd") + " " + q(f4 + ".b2nd") +
+            " --axis -1 --chunks 5,5,5");
+    REQUIRE(r.status == 0);
+    const b2nd::AnyArray l = b2nd::AnyArray::open(tmp / "l.b2nd");
+    CHECK(l.shape() == b2nd::Shape{s[0], s[1], 2 * s[2]});
+    CHECK(l.read(b2nd::parse_selection(":, :, " + std::to_string(s[2]) + ":")) == npy.data);
+    CHECK(l.read(b2nd::parse_selection(":, :, :" + std::to_string(s[2]))) == npy.data);
+
+    // Dtypes that differ: exit 2, both files named, nothing written.
+    r = run("concat " + q(tmp / "x.b2nd") + " " + q(f4 + ".b2nd") + " " +
+            q(corpus() + "/append_general_i8_sframe.b2frame"));
+    CHECK(r.status == 2);
+    CHECK_THAT(r.output, Contains("append_general_i8_sframe") && Contains("'<i8'"));
+    CHECK_FALSE(std::filesystem::exists(tmp / "x.b2nd"));
+}
+
+TEST_CASE("cli: compact removes the dead space updates leave", "[cli]") {
+    b2nd::test::TempDir tmp;
+    b2nd::CreateOptions co;
+    co.chunk_shape = {16, 16};
+    co.block_shape = {8, 8};
+    co.auto_compact = false;
+    std::vector<std::uint8_t> data(64 * 64 * 4);
+    for (std::size_t i = 0; i < data.size(); ++i) {
+        data[i] = static_cast<std::uint8_t>((i * 2654435761U) >> 13);
+    }
+    {
+        b2nd::AnyArray a = b2nd::AnyArray::create_from(tmp / "a.b2nd", b2nd::DType::parse("<u4"),
+                                                       {64, 64}, {data.data(), data.size()}, co);
+        for (int k = 0; k < 3; ++k) {  // rewrite every chunk three times
+            a.write(b2nd::Box::whole({64, 64}), {data.data(), data.size()});
+        }
+    }
+    const auto before = std::filesystem::file_size(tmp / "a.b2nd");
+    Run r = run("compact " + q(tmp / "a.b2nd"));
+    REQUIRE(r.status == 0);
+    CHECK_THAT(r.output, Contains("dead space removed"));
+    const auto after = std::filesystem::file_size(tmp / "a.b2nd");
+    CHECK(after * 3 < before);
+    CHECK(b2nd::AnyArray::open(tmp / "a.b2nd").read() == data);
+    r = run("compact " + q(tmp / "a.b2nd"));
+    REQUIRE(r.status == 0);
+    CHECK_THAT(r.output, Contains("nothing to compact"));
+}
+
+TEST_CASE("cli: progress bars on request only; every command has help with an example", "[cli]") {
+    b2nd::test::TempDir tmp;
+    {
+        std::vector<std::uint8_t> zeros(100 * 100 * 8);
+        b2nd::AnyArray::create_from(tmp / "a.b2nd", b2nd::DType::parse("<f8"), {100, 100},
+                                    {zeros.data(), zeros.size()});
+    }
+    Run r = run("convert " + q(tmp / "a.b2nd") + " " + q(tmp / "b.b2nd") + " --codec lz4",
+                "B2ND_PROGRESS=1");
+    REQUIRE(r.status == 0);
+    CHECK_THAT(r.output, Contains("convert [") && Contains("100%") && Contains("/s"));
+    r = run("convert " + q(tmp / "a.b2nd") + " " + q(tmp / "c.b2nd") + " --codec lz4");
+    REQUIRE(r.status == 0);
+    CHECK_THAT(r.output, !Contains("convert ["));  // not a terminal: no bar
+
+    for (const char* cmd : {"info", "export", "import", "verify", "convert", "concat", "compact"}) {
+        INFO(cmd);
+        r = run(std::string(cmd) + " --help");
+        CHECK(r.status == 0);
+        CHECK_THAT(r.output, Contains(std::string("usage: b2nd ") + cmd) && Contains("example"));
+    }
+}

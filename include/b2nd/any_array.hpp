@@ -31,6 +31,7 @@
 namespace b2nd {
 
 class AnyArray;
+class Attrs;
 struct Mask;
 
 namespace detail {
@@ -244,6 +245,8 @@ public:
     std::optional<std::vector<std::uint8_t>> vlmeta(const std::string& name) const;
     void set_vlmeta(const std::string& name, ByteSpan content);
     bool delete_vlmeta(const std::string& name);
+    /// The vlmeta as msgpack values, python-blosc2's attributes (<b2nd/attrs.hpp>).
+    Attrs attrs() const;
 
     // ---- cache and storage ----
     CacheStats cache_stats() const;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <b2nd/any_array.hpp>
+#include <b2nd/attrs.hpp>
 #include <b2nd/dtype.hpp>
 #include <b2nd/error.hpp>
 #include <b2nd/grid.hpp>
@@ -18,6 +19,7 @@
 #include <b2nd/parallel.hpp>
 #include <b2nd/params.hpp>
 #include <b2nd/selection.hpp>
+#include <b2nd/value.hpp>
 
 namespace b2nd {
 

@@ -1,4 +1,5 @@
 #include <b2nd/any_array.hpp>
+#include <b2nd/attrs.hpp>
 #include <b2nd/error.hpp>
 #include <b2nd/storage/frame.hpp>
 
@@ -478,6 +479,10 @@ void AnyArray::clear_cache() {
 void AnyArray::sync() {
     core().sync();
 }
+Attrs AnyArray::attrs() const {
+    return Attrs(*this);
+}
+
 void AnyArray::compact() {
     core().compact();
 }

@@ -7,6 +7,7 @@
 #include <b2nd/error.hpp>
 #include <b2nd/format/chunk_header.hpp>
 #include <b2nd/storage/frame.hpp>
+#include <b2nd/value.hpp>
 
 #include "cli.hpp"
 
@@ -19,7 +20,8 @@ const char* const kHelp =
     "\n"
     "Prints what a b2nd array (.b2nd file or .b2frame directory) holds: shape, dtype, chunk and\n"
     "block shapes, codec and filters, uncompressed and stored sizes, the kinds of its chunks,\n"
-    "metalayers and vlmetalayers. Plain Blosc2 frames are described as frames.\n"
+    "metalayers and vlmetalayers (python-blosc2's attributes), decoded from msgpack (shown\n"
+    "as hex where they are not msgpack). Plain Blosc2 frames are described as frames.\n"
     "\n"
     "  --json   one JSON object instead of text\n"
     "\n"
@@ -101,6 +103,26 @@ std::string hex(const std::vector<std::uint8_t>& b, std::size_t max) {
     return b.size() > max ? s + "..." : s;
 }
 
+/// A metalayer's or vlmeta's content for JSON: "value": the msgpack decoded, or "hex" and why not.
+std::string content_json(const std::vector<std::uint8_t>& b) {
+    try {
+        return "\"value\": " + Value::from_msgpack({b.data(), b.size()}).to_json();
+    } catch (const FormatError& e) {
+        return "\"hex\": " + json_string(hex(b, b.size())) +
+               ", \"not_msgpack\": " + json_string(e.what());
+    }
+}
+
+/// ... and for text: the value as one line of JSON (cut at 100 characters), or hex.
+std::string content_text(const std::vector<std::uint8_t>& b) {
+    try {
+        std::string t = Value::from_msgpack({b.data(), b.size()}).to_json();
+        return t.size() > 100 ? t.substr(0, 97) + "..." : t;
+    } catch (const FormatError&) {
+        return "not msgpack: " + hex(b, 48);
+    }
+}
+
 }  // namespace
 
 int cmd_info(const std::vector<std::string>& argv) {
@@ -159,17 +181,16 @@ int cmd_info(const std::vector<std::string>& argv) {
         bool first = true;
         for (const auto& m : frame.metalayers()) {
             o << (first ? "" : ", ") << "{\"name\": " << json_string(m.name)
-              << ", \"bytes\": " << m.content.size()
-              << ", \"hex\": " << json_string(hex(m.content, 256)) << "}";
+              << ", \"bytes\": " << m.content.size() << ", " << content_json(m.content) << "}";
             first = false;
         }
         o << "],\n  \"vlmeta\": [";
         first = true;
         for (const auto& name : frame.vlmeta_names()) {
-            const auto v = frame.vlmeta(name);
+            const std::vector<std::uint8_t> v =
+                frame.vlmeta(name).value_or(std::vector<std::uint8_t>{});
             o << (first ? "" : ", ") << "{\"name\": " << json_string(name)
-              << ", \"bytes\": " << (v ? v->size() : 0)
-              << ", \"hex\": " << json_string(v ? hex(*v, 256) : "") << "}";
+              << ", \"bytes\": " << v.size() << ", " << content_json(v) << "}";
             first = false;
         }
         o << "]\n}\n";
@@ -207,12 +228,13 @@ int cmd_info(const std::vector<std::string>& argv) {
           << " repeated value\n";
         for (const auto& m : frame.metalayers()) {
             o << "metalayer   " << m.name << " (" << m.content.size() << " bytes) "
-              << hex(m.content, 48) << "\n";
+              << content_text(m.content) << "\n";
         }
         for (const auto& name : frame.vlmeta_names()) {
-            const auto v = frame.vlmeta(name);
-            o << "vlmeta      " << name << " (" << (v ? v->size() : 0) << " bytes) "
-              << (v ? hex(*v, 48) : "") << "\n";
+            const std::vector<std::uint8_t> v =
+                frame.vlmeta(name).value_or(std::vector<std::uint8_t>{});
+            o << "vlmeta      " << name << " (" << v.size() << " bytes) " << content_text(v)
+              << "\n";
         }
     }
     std::cout << o.str();

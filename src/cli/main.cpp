@@ -5,6 +5,7 @@
 
 #include <b2nd/error.hpp>
 #include <b2nd/format/chunk_header.hpp>
+#include <b2nd/value.hpp>
 #include <b2nd/version.hpp>
 
 #include "cli.hpp"
@@ -189,21 +190,7 @@ std::string human_bytes(std::int64_t n) {
 }
 
 std::string json_string(const std::string& s) {
-    std::string out = "\"";
-    for (const char c : s) {
-        const auto u = static_cast<unsigned char>(c);
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += c;
-        } else if (u < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", u);
-            out += buf;
-        } else {
-            out += c;
-        }
-    }
-    return out + "\"";
+    return Value(s).to_json();
 }
 
 }  // namespace b2nd::cli
@@ -224,6 +211,8 @@ const char* const kUsage =
     "  convert IN OUT [options]        copy with other codec, filters, chunks, frame kind\n"
     "  concat OUT IN... [--axis N]     join arrays along an axis (--stack: a new axis)\n"
     "  compact PATH                    remove the dead space updates left in a file\n"
+    "  show PATH [--slice S] [--json]  print values as NumPy does (summarized when large)\n"
+    "  meta PATH [NAME [VALUE-JSON]]   list, get or set attributes (vlmeta) as JSON\n"
     "\n"
     "Run 'b2nd COMMAND --help' for the options of a command. Exit codes: 0 success,\n"
     "1 bad or unreadable file, 2 bad arguments.\n";
@@ -267,6 +256,12 @@ int main(int argc, char** argv) {
         }
         if (cmd == "compact") {
             return b2nd::cli::cmd_compact(args);
+        }
+        if (cmd == "show") {
+            return b2nd::cli::cmd_show(args);
+        }
+        if (cmd == "meta") {
+            return b2nd::cli::cmd_meta(args);
         }
         std::cerr << "b2nd: unknown command '" << cmd << "'\n\n" << kUsage;
         return 2;

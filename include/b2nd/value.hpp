@@ -1,0 +1,180 @@
+// b2nd::Value: one msgpack value (what python-blosc2 stores in each vlmeta entry and user
+// metalayer), as a C++ value: nil, bool, integer, float, string, bytes, array or map. Converts to
+// and from msgpack bytes (msgpack-cxx underneath, kept out of this header) and JSON text.
+//
+// clang-format off
+//   b2nd::Value v = b2nd::Value::map({{"offset", -273.15}, {"valid", true}});
+//   double off = v["offset"].as<double>();
+//   std::vector<std::uint8_t> bytes = v.to_msgpack();
+//   std::string text = v.to_json();            // {"offset": -273.15, "valid": true}
+// clang-format on
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <b2nd/byte_span.hpp>
+
+namespace b2nd {
+
+class Value {
+public:
+    enum class Type { nil, boolean, integer, real, string, binary, array, map, ext };
+    using Array = std::vector<Value>;
+    /// Keys in their stored order (python dicts keep insertion order); keys are usually strings.
+    using Map = std::vector<std::pair<Value, Value>>;
+    using Bytes = std::vector<std::uint8_t>;
+
+    Value() = default;
+    Value(std::nullptr_t) {}  // NOLINT: implicit by design, as the JSON-like literals below
+    Value(bool b) : type_(Type::boolean), int_(b ? 1 : 0) {}  // NOLINT
+    template <class I, std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, bool>, int> = 0>
+    Value(I i) : type_(Type::integer) {  // NOLINT
+        if constexpr (std::is_signed_v<I>) {
+            int_ = static_cast<std::int64_t>(i);
+            negative_ = i < 0;
+        } else {
+            int_ = static_cast<std::int64_t>(static_cast<std::uint64_t>(i));
+        }
+    }
+    Value(double d) : type_(Type::real), real_(d) {}                      // NOLINT
+    Value(float f) : type_(Type::real), real_(static_cast<double>(f)) {}  // NOLINT
+    Value(const char* s) : type_(Type::string), str_(s) {}                // NOLINT
+    Value(std::string s) : type_(Type::string), str_(std::move(s)) {}     // NOLINT
+    /// An array (Value(Value::Array{1, "a", 2.5})).
+    Value(Array a) : type_(Type::array), array_(std::make_shared<Array>(std::move(a))) {}  // NOLINT
+    /// Raw bytes (msgpack bin).
+    static Value binary(Bytes b);
+    /// A map from (key, value) pairs, in this order.
+    static Value map(Map m);
+    /// A msgpack extension value of type `type`.
+    static Value ext(std::int8_t type, Bytes data);
+
+    Type type() const noexcept { return type_; }
+    /// "nil", "bool", "integer", "float", "string", "bytes", "array", "map", "ext"
+    const char* type_name() const noexcept;
+    bool is_nil() const noexcept { return type_ == Type::nil; }
+    /// An integer below zero (msgpack's negative integers).
+    bool is_negative() const noexcept { return type_ == Type::integer && negative_; }
+
+    /// The value as T: bool; any integer type (range-checked); float or double (from a float or
+    /// an integer); std::string; Bytes (from bytes); std::vector<U>; std::map<std::string, U>;
+    /// Value. \throws UsageError naming both types on a mismatch, or the value when out of range
+    template <class T>
+    T as() const;
+
+    /// Array element i / map entry `key` (a string key). \throws UsageError when absent
+    const Value& operator[](std::size_t i) const;
+    const Value& operator[](const std::string& key) const;
+    /// The map's value for `key`, or null when absent (or not a map).
+    const Value* find(const std::string& key) const noexcept;
+    /// Elements of an array, entries of a map; 0 for the rest.
+    std::size_t size() const noexcept;
+    const Array& array() const;
+    const Map& entries() const;
+    const Bytes& bytes() const;  ///< binary and ext payloads
+    std::int8_t ext_type() const noexcept { return static_cast<std::int8_t>(int_); }
+
+    bool operator==(const Value& o) const;
+    bool operator!=(const Value& o) const { return !(*this == o); }
+
+    /// msgpack, as python-blosc2 writes it (the smallest integer encodings, float64, str8+,
+    /// bin for bytes).
+    std::vector<std::uint8_t> to_msgpack() const;
+    /// Decodes exactly one msgpack value filling `bytes`. \throws FormatError naming `what`
+    /// (malformed, truncated, trailing bytes, nested deeper than 256)
+    static Value from_msgpack(ByteSpan bytes, const std::string& what = "msgpack value");
+
+    /// JSON text: bytes as {"$bytes": "hex"}, ext as {"$ext": type, "$bytes": "hex"}, non-finite
+    /// floats as NaN/Infinity (as Python's json), non-string map keys as their JSON text.
+    /// indent < 0: one line.
+    std::string to_json(int indent = -1) const;
+    /// Parses JSON (and the forms to_json writes). Integers stay integers; numbers with a
+    /// fraction or exponent become floats. \throws UsageError naming where the text is wrong
+    static Value from_json(const std::string& text);
+
+private:
+    [[noreturn]] void mismatch(const char* want) const;
+    std::int64_t int_value(std::int64_t lo, std::int64_t hi, const char* want) const;
+    std::uint64_t uint_value(std::uint64_t hi, const char* want) const;
+    double real_value() const;
+
+    Type type_ = Type::nil;
+    std::int64_t int_ = 0;   // bool, integer (bits of a uint64 when !negative_), ext type
+    bool negative_ = false;  // integer: int_ is a negative int64 (else read as uint64)
+    double real_ = 0;
+    std::string str_;
+    std::shared_ptr<const Array> array_;
+    std::shared_ptr<const Map> map_;
+    std::shared_ptr<const Bytes> bytes_;
+};
+
+namespace detail {
+template <class T>
+struct ValueAs;
+}
+
+template <class T>
+T Value::as() const {
+    if constexpr (std::is_same_v<T, Value>) {
+        return *this;
+    } else if constexpr (std::is_same_v<T, bool>) {
+        if (type_ != Type::boolean) {
+            mismatch("bool");
+        }
+        return int_ != 0;
+    } else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+        return static_cast<T>(
+            int_value(std::numeric_limits<T>::min(), std::numeric_limits<T>::max(), "integer"));
+    } else if constexpr (std::is_integral_v<T>) {
+        return static_cast<T>(uint_value(std::numeric_limits<T>::max(), "unsigned integer"));
+    } else if constexpr (std::is_floating_point_v<T>) {
+        return static_cast<T>(real_value());
+    } else if constexpr (std::is_same_v<T, std::string>) {
+        if (type_ != Type::string) {
+            mismatch("string");
+        }
+        return str_;
+    } else if constexpr (std::is_same_v<T, Bytes>) {
+        if (type_ != Type::binary) {
+            mismatch("bytes");
+        }
+        return *bytes_;
+    } else {
+        return detail::ValueAs<T>::get(*this);
+    }
+}
+
+namespace detail {
+template <class U>
+struct ValueAs<std::vector<U>> {
+    static std::vector<U> get(const Value& v) {
+        std::vector<U> out;
+        for (const Value& e : v.array()) {
+            out.push_back(e.as<U>());
+        }
+        return out;
+    }
+};
+template <class U>
+struct ValueAs<std::map<std::string, U>> {
+    static std::map<std::string, U> get(const Value& v) {
+        std::map<std::string, U> out;
+        for (const std::pair<Value, Value>& kv : v.entries()) {
+            const Value& key = kv.first;
+            const Value& e = kv.second;
+            out.emplace(key.as<std::string>(), e.as<U>());
+        }
+        return out;
+    }
+};
+}  // namespace detail
+
+}  // namespace b2nd

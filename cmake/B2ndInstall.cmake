@@ -1,5 +1,5 @@
-# Install rules: the library, its headers, a CMake package (find_package(b2nd) -> b2nd::b2nd)
-# and a pkg-config file.
+# Install rules: the library, its public headers, a CMake package (find_package(b2nd) ->
+# b2nd::b2nd, and b2nd::xtensor where xtensor is found) and a relocatable pkg-config file.
 include(CMakePackageConfigHelpers)
 set(B2ND_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/b2nd")
 
@@ -12,6 +12,12 @@ install(DIRECTORY include/b2nd DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES "${PROJECT_BINARY_DIR}/include/b2nd/version.hpp"
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/b2nd)
 install(EXPORT b2nd-targets NAMESPACE b2nd:: DESTINATION ${B2ND_CMAKE_DIR})
+if(TARGET b2nd_xtensor)
+  # Its own export set: b2nd-config.cmake loads it only where xtensor is found.
+  set_target_properties(b2nd_xtensor PROPERTIES EXPORT_NAME xtensor)
+  install(TARGETS b2nd_xtensor EXPORT b2nd-xtensor-targets)
+  install(EXPORT b2nd-xtensor-targets NAMESPACE b2nd:: DESTINATION ${B2ND_CMAKE_DIR})
+endif()
 
 configure_package_config_file(cmake/b2nd-config.cmake.in
   "${PROJECT_BINARY_DIR}/b2nd-config.cmake" INSTALL_DESTINATION ${B2ND_CMAKE_DIR})
@@ -22,6 +28,9 @@ install(FILES "${PROJECT_BINARY_DIR}/b2nd-config.cmake"
               cmake/FindLZ4.cmake
         DESTINATION ${B2ND_CMAKE_DIR})
 
+# The prefix relative to the .pc file, so that an installed tree can be moved.
+file(RELATIVE_PATH B2ND_PC_TO_PREFIX "/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/")
+string(REGEX REPLACE "/$" "" B2ND_PC_TO_PREFIX "${B2ND_PC_TO_PREFIX}")
 configure_file(cmake/b2nd.pc.in "${PROJECT_BINARY_DIR}/b2nd.pc" @ONLY)
 install(FILES "${PROJECT_BINARY_DIR}/b2nd.pc" DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 if(TARGET b2nd_cli)

@@ -84,6 +84,19 @@ public:
                                 ByteSpan data,
                                 const CreateOptions& options = {});
 
+    /// A writable array that lives in memory: everything that works on a file works on it. Its
+    /// frame is kept in a private directory on a RAM file system (/dev/shm; else the temporary
+    /// directory, or B2ND_MEMORY_DIR when set), removed when the last handle goes (directories of
+    /// processes that died are removed by the next create_in_memory). path() names it.
+    static AnyArray create_in_memory(const DType& dtype,
+                                     const Shape& shape,
+                                     const CreateOptions& options = {});
+    /// An in-memory array holding `data` (C order, stored byte order).
+    static AnyArray create_in_memory_from(const DType& dtype,
+                                          const Shape& shape,
+                                          ByteSpan data,
+                                          const CreateOptions& options = {});
+
     bool valid() const noexcept { return core_ != nullptr; }
     explicit operator bool() const noexcept { return valid(); }
 
@@ -247,6 +260,16 @@ public:
     bool delete_vlmeta(const std::string& name);
     /// The vlmeta as msgpack values, python-blosc2's attributes (<b2nd/attrs.hpp>).
     Attrs attrs() const;
+
+    // ---- whole arrays ----
+    /// Whether it was made by create_in_memory.
+    bool in_memory() const;
+    /// The bytes of a contiguous frame holding the array (python-blosc2's to_cframe); chunks are
+    /// copied as stored. open_buffer() reads them.
+    std::vector<std::uint8_t> to_cframe() const;
+    /// Writes the array to `path` as a contiguous frame (b2nd::copy for other options) and
+    /// returns it opened for reading. \throws UsageError when path exists and !overwrite
+    AnyArray save(const std::string& path, bool overwrite = false) const;
 
     // ---- cache and storage ----
     CacheStats cache_stats() const;

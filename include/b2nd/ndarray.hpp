@@ -82,6 +82,36 @@ public:
         }
     }
 
+    /// A writable array in memory (AnyArray::create_in_memory).
+    static NDArray create_in_memory(const Shape& shape, const CreateOptions& o = {}) {
+        return NDArray(AnyArray::create_in_memory(dtype_of<T>(), shape, o));
+    }
+    /// An in-memory array holding `data` (C order).
+    static NDArray create_in_memory_from(const Shape& shape,
+                                         const std::vector<T>& data,
+                                         const CreateOptions& o = {}) {
+        if constexpr (std::is_same_v<T, bool>) {
+            const std::vector<std::uint8_t> bytes(data.begin(), data.end());
+            return NDArray(AnyArray::create_in_memory_from(dtype_of<T>(), shape,
+                                                           {bytes.data(), bytes.size()}, o));
+        } else {
+            return NDArray(AnyArray::create_in_memory_from(
+                dtype_of<T>(), shape,
+                {reinterpret_cast<const std::uint8_t*>(data.data()), data.size() * sizeof(T)}, o));
+        }
+    }
+    /// A read-only array over the bytes of a contiguous frame (to_cframe()), which must outlive
+    /// it. \throws UsageError when T does not match the stored dtype
+    static NDArray open_buffer(ByteSpan frame, const OpenOptions& o = {}) {
+        return NDArray(AnyArray::open_buffer(frame, o));
+    }
+    /// See AnyArray::to_cframe() and save().
+    std::vector<std::uint8_t> to_cframe() const { return a_.to_cframe(); }
+    NDArray save(const std::string& path, bool overwrite = false) const {
+        return NDArray(a_.save(path, overwrite));
+    }
+    bool in_memory() const { return a_.in_memory(); }
+
     const Shape& shape() const { return a_.shape(); }
     std::size_t dimension() const { return static_cast<std::size_t>(a_.ndim()); }
     std::size_t size() const { return static_cast<std::size_t>(a_.size()); }

@@ -34,26 +34,31 @@ AnyArray AnyArray::create(const std::string& path,
     return AnyArray(detail::ArrayCore::create(path, dtype, shape, options));
 }
 
-AnyArray AnyArray::create_from(const std::string& path,
-                               const DType& dtype,
-                               const Shape& shape,
-                               ByteSpan data,
-                               const CreateOptions& options) {
+namespace {
+
+/// Checks that `data` holds the items of `shape`, creates the array with make(options with
+/// uninitialized chunks) and writes the data into it.
+AnyArray create_holding(const std::string& where,
+                        const DType& dtype,
+                        const Shape& shape,
+                        ByteSpan data,
+                        const CreateOptions& options,
+                        const std::function<AnyArray(const CreateOptions&)>& make) {
     std::int64_t items = 1;
     for (std::int64_t v : shape) {
         if (v < 0 || __builtin_mul_overflow(items, v, &items)) {
-            throw UsageError("\"" + path + "\": invalid shape " + to_string(shape));
+            throw UsageError(where + ": invalid shape " + to_string(shape));
         }
     }
     if (static_cast<std::int64_t>(data.size()) / std::max<std::int64_t>(dtype.itemsize(), 1) !=
             items ||
         data.size() % static_cast<std::size_t>(std::max<std::int64_t>(dtype.itemsize(), 1)) != 0) {
-        throw UsageError("\"" + path + "\": " + num(static_cast<std::int64_t>(data.size())) +
+        throw UsageError(where + ": " + num(static_cast<std::int64_t>(data.size())) +
                          " bytes of data for " + num(items) + " items of '" + dtype.str() + "'");
     }
     CreateOptions o = options;
     o.fill = Fill::uninit;  // every chunk is written below
-    AnyArray a = create(path, dtype, shape, o);
+    AnyArray a = make(o);
     try {
         a.write(Box::whole(shape), data);
     } catch (...) {
@@ -61,6 +66,26 @@ AnyArray AnyArray::create_from(const std::string& path,
         throw;
     }
     return a;
+}
+
+}  // namespace
+
+AnyArray AnyArray::create_from(const std::string& path,
+                               const DType& dtype,
+                               const Shape& shape,
+                               ByteSpan data,
+                               const CreateOptions& options) {
+    return create_holding("\"" + path + "\"", dtype, shape, data, options,
+                          [&](const CreateOptions& o) { return create(path, dtype, shape, o); });
+}
+
+AnyArray AnyArray::create_in_memory_from(const DType& dtype,
+                                         const Shape& shape,
+                                         ByteSpan data,
+                                         const CreateOptions& options) {
+    return create_holding("<memory>", dtype, shape, data, options, [&](const CreateOptions& o) {
+        return create_in_memory(dtype, shape, o);
+    });
 }
 
 detail::ArrayCore& AnyArray::core() const {

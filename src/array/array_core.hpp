@@ -89,6 +89,10 @@ public:
     void set_nthreads(int n) noexcept;
     BlockCache& cache() const noexcept { return source_->cache(); }
     CompressionParams compression() const;
+    /// An in-memory array (AnyArray::create_in_memory): its frame lives in a private directory
+    /// that `scratch` removes when the core goes.
+    void own_scratch(std::shared_ptr<void> scratch) noexcept { scratch_ = std::move(scratch); }
+    bool in_memory() const noexcept { return scratch_ != nullptr; }
     /// The options it was opened with (path-based arrays; follow as set since).
     const OpenOptions& options() const noexcept { return options_; }
 
@@ -215,6 +219,8 @@ private:
                  int axis,
                  std::int64_t user_extent);
 
+    // Declared first, so destroyed last: the directory goes after the frame's mappings.
+    std::shared_ptr<void> scratch_;
     // The chunks (and frame, grid, cache). A pointer so that ArrayCore's members can be laid out
     // before it is built: the grid comes from the metalayer, which comes from the frame.
     std::unique_ptr<ChunkSource> source_;

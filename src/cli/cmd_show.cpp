@@ -277,39 +277,62 @@ std::vector<std::string> format_items(const DType& dt, const std::vector<std::ui
     return out;
 }
 
+constexpr std::size_t kLineWidth = 75;  // NumPy's default linewidth
+
+/// Appends `word` to a row of the innermost axis at nesting depth d: after a space, or on a new
+/// line indented past the brackets when the line would pass NumPy's limit there (the line width
+/// less one column per bracket that may close it).
+void append_word(std::string& out, const std::string& word, std::size_t d) {
+    const std::size_t line_start = out.rfind('\n') == std::string::npos ? 0 : out.rfind('\n') + 1;
+    if (out.size() - line_start + 1 + word.size() > kLineWidth - 1 - d) {
+        out.erase(out.find_last_not_of(' ') + 1);  // as NumPy, no trailing blanks
+        out += '\n';
+        out.append(d + 1, ' ');
+    } else {
+        out += ' ';
+    }
+    out += word;
+}
+
 /// The printed array: items (C order over `shape`), with "..." after position `cut[d]` along
 /// each summarized axis d (cut[d] < 0: none).
-void print_nested(std::ostream& o,
+void print_nested(std::string& out,
                   const std::vector<std::string>& items,
                   const Shape& shape,
                   const std::vector<std::int64_t>& cut,
                   std::size_t width,
                   std::size_t d,
                   std::size_t& at) {
-    if (d == shape.size()) {
-        std::string s = items[at++];
-        o << std::string(width - std::min(width, s.size()), ' ') << s;
-        return;
-    }
-    o << '[';
+    auto item = [&] {
+        const std::string& s = items[at++];
+        return std::string(width - std::min(width, s.size()), ' ') + s;
+    };
+    out += '[';
+    const bool innermost = d + 1 == shape.size();
     for (std::int64_t i = 0; i < shape[d]; ++i) {
-        if (i > 0) {
-            if (d + 1 == shape.size()) {
-                o << ' ';
+        if (innermost) {
+            if (i == 0) {
+                out += item();
             } else {
-                o << std::string(shape.size() - d - 1, '\n') << std::string(d + 1, ' ');
+                append_word(out, item(), d);
             }
+            if (cut[d] >= 0 && i + 1 == cut[d]) {
+                append_word(out, "...", d);
+            }
+            continue;
         }
-        print_nested(o, items, shape, cut, width, d + 1, at);
+        if (i > 0) {
+            out.append(shape.size() - d - 1, '\n');
+            out.append(d + 1, ' ');
+        }
+        print_nested(out, items, shape, cut, width, d + 1, at);
         if (cut[d] >= 0 && i + 1 == cut[d]) {
-            if (d + 1 == shape.size()) {
-                o << " ...";
-            } else {
-                o << std::string(shape.size() - d - 1, '\n') << std::string(d + 1, ' ') << "...";
-            }
+            out.append(shape.size() - d - 1, '\n');
+            out.append(d + 1, ' ');
+            out += "...";
         }
     }
-    o << ']';
+    out += ']';
 }
 
 Value nested_json(const DType& dt,
@@ -416,8 +439,9 @@ int cmd_show(const std::vector<std::string>& argv) {
         return 0;
     }
     std::size_t at = 0;
-    print_nested(std::cout, items, shown, cut, width, 0, at);
-    std::cout << "\n";
+    std::string out;
+    print_nested(out, items, shown, cut, width, 0, at);
+    std::cout << out << "\n";
     return 0;
 }
 

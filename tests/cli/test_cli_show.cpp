@@ -92,6 +92,21 @@ TEST_CASE("cli: show prints as NumPy does", "[cli]") {
     REQUIRE(run("import " + q(tmp / "b.npy") + " " + q(tmp / "b.b2nd")).status == 0);
     CHECK(run("show " + q(tmp / "b.b2nd")).output == "[[ True False]\n [False  True]]\n");
 
+    // Rows wrap at NumPy's line width, continued under the first element.
+    r = run("show " + q(tmp / "i.b2nd") + " --slice '0, 0:4, :'");
+    CHECK(r.output ==
+          "[[ 0  1  2  3  4  5  6  7  8  9]\n [10 11 12 13 14 15 16 17 18 19]\n"
+          " [20 21 22 23 24 25 26 27 28 29]\n [30 31 32 33 34 35 36 37 38 39]]\n");
+    std::vector<std::int16_t> forty(40);
+    for (std::size_t i = 0; i < forty.size(); ++i) {
+        forty[i] = static_cast<std::int16_t>(i);
+    }
+    write_bytes(tmp / "a.npy", npy_bytes("<i2", "(40,)", bytes_of(forty)));
+    REQUIRE(run("import " + q(tmp / "a.npy") + " " + q(tmp / "a.b2nd")).status == 0);
+    CHECK(run("show " + q(tmp / "a.b2nd")).output ==
+          "[ 0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15 16 17 18 19 20 21 22 23\n"
+          " 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39]\n");
+
     r = run("show " + q(tmp / "i.b2nd") + " --slice '40'");
     CHECK(r.status == 2);
     CHECK_THAT(r.output, Contains("--slice"));

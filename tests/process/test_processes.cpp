@@ -9,6 +9,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <b2nd/b2nd.hpp>
+
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
 
@@ -115,4 +117,40 @@ TEST_CASE("processes: writers killed at random moments leave one committed state
     CHECK(field(r, "torn") == 0);
     CHECK(field(r, "reads") > 0);
     CHECK(kills >= 100);
+}
+
+TEST_CASE("processes: in-memory arrays of killed processes are swept, others removed at exit",
+          "[process]") {
+    b2nd::test::TempDir root;
+    ::setenv("B2ND_MEMORY_DIR", root.path().c_str(), 1);
+    auto entries = [&] {
+        std::vector<std::string> names;
+        for (const auto& e : std::filesystem::directory_iterator(root.path())) {
+            names.push_back(e.path().filename().string());
+        }
+        return names;
+    };
+    // A process that exits normally removes its array.
+    CHECK_THAT(run({"memory", "0"}), Catch::Matchers::StartsWith("path=" + root.path()));
+    CHECK(entries().empty());
+    // One killed with SIGKILL cannot: its directory stays until the next create_in_memory.
+    auto w = start({"memory", "60"});
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (entries().empty() && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    REQUIRE(entries().size() == 1);
+    const std::string dead = entries()[0];
+    CHECK(dead.rfind("b2nd-mem-" + std::to_string(w->pid()) + "-", 0) == 0);
+    w->kill();
+    CHECK(entries() == std::vector<std::string>{dead});
+    {
+        const auto a = b2nd::AnyArray::create_in_memory(b2nd::DType::parse("<f4"), {10});
+        const auto left = entries();
+        REQUIRE(left.size() == 1);
+        CHECK(left[0] != dead);
+        CHECK(a.path().rfind(root.path() + "/" + left[0], 0) == 0);
+    }
+    CHECK(entries().empty());
+    ::unsetenv("B2ND_MEMORY_DIR");
 }

@@ -15,11 +15,14 @@
 //                                               prints "reads=N errors=E torn=T changes=C"
 //   worker try-write PATH                       prints "locked" (LockError) or "opened"
 //   worker check PATH                           prints "ok rows=R v=V" or "bad: ..."
+//   worker memory SECONDS                       an in-memory array (B2ND_MEMORY_DIR), written,
+//                                               then sleeps SECONDS and exits normally
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <b2nd/b2nd.hpp>
@@ -187,6 +190,17 @@ int check(const std::string& path) {
     return 0;
 }
 
+int memory(double seconds) {
+    auto a = b2nd::NDArray<std::int32_t>::create_in_memory_from({64, kCols}, rows_of(7, 64));
+    std::printf("path=%s\n", a.path().c_str());
+    std::fflush(stdout);
+    const auto until = Clock::now() + std::chrono::duration<double>(seconds);
+    while (Clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return check_state(a.read(), 64).empty() ? 0 : 3;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -204,6 +218,9 @@ int main(int argc, char** argv) {
         }
         if (a.size() == 2 && a[0] == "try-write") {
             return try_write(a[1]);
+        }
+        if (a.size() == 2 && a[0] == "memory") {
+            return memory(std::stod(a[1]));
         }
         if (a.size() == 2 && a[0] == "check") {
             return check(a[1]);

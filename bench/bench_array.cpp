@@ -6,7 +6,7 @@
 // When built against c-blosc2 (B2ND_HAVE_BLOSC2), c-blosc2 writes each array too (timed), and both
 // libraries then read the file c-blosc2 wrote; the last column is c-blosc2's time over ours.
 //
-//   build-bench/bench/bench_array [--quick] [--dir DIR] [--array NAME]
+//   build-bench/bench/bench_array [--quick] [--dir DIR] [--array NAME] [--no-copy]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -26,6 +26,7 @@
 #include <b2nd/b2nd.hpp>
 #include <b2nd/codec/chunk_decoder.hpp>
 #include <b2nd/codec/chunk_encoder.hpp>
+#include <b2nd/ops.hpp>
 #include <b2nd/storage/frame.hpp>
 
 #if defined(B2ND_HAVE_BLOSC2)
@@ -49,6 +50,7 @@ using b2nd::Box;
 using b2nd::Shape;
 
 double g_min_seconds = 0.5;
+bool g_copies = true;  // --no-copy leaves the copy workloads out
 
 double best_seconds(const std::function<void()>& fn) {
     return b2nd::bench::best_seconds(fn, g_min_seconds);
@@ -423,6 +425,60 @@ struct Blosc2Array {
     }
 };
 
+/// A c-blosc2 context that creates an array of s.shape and s.dtype at `path` with these
+/// compression parameters, chunks and blocks.
+class Blosc2Context {
+public:
+    Blosc2Context(const Spec& s,
+                  b2nd::Codec codec,
+                  int clevel,
+                  std::int64_t itemsize,
+                  int threads,
+                  const std::string& path,
+                  bool contiguous,
+                  const Shape& chunks,
+                  const Shape& blocks)
+        : path_(path) {
+        cp_.compcode = static_cast<std::uint8_t>(codec);
+        cp_.clevel = static_cast<std::uint8_t>(clevel);
+        cp_.typesize = static_cast<std::int32_t>(itemsize);
+        cp_.nthreads = static_cast<std::int16_t>(threads);
+        for (int i = 0; i < 5; ++i) {
+            cp_.filters[i] = 0;
+        }
+        cp_.filters[5] = static_cast<std::uint8_t>(s.filter);
+        dp_.nthreads = static_cast<std::int16_t>(threads);
+        st_.contiguous = contiguous;
+        st_.urlpath = path_.data();
+        st_.cparams = &cp_;
+        st_.dparams = &dp_;
+        std::int64_t shape[B2ND_MAX_DIM];
+        std::int32_t cs[B2ND_MAX_DIM], bs[B2ND_MAX_DIM];
+        for (std::size_t d = 0; d < s.shape.size(); ++d) {
+            shape[d] = s.shape[d];
+            cs[d] = static_cast<std::int32_t>(chunks[d]);
+            bs[d] = static_cast<std::int32_t>(blocks[d]);
+        }
+        ctx_ = b2nd_create_ctx(&st_, static_cast<std::int8_t>(s.shape.size()), shape, cs, bs,
+                               s.dtype.c_str(), 0, nullptr, 0);
+        if (ctx_ == nullptr) {
+            std::fprintf(stderr, "c-blosc2 b2nd_create_ctx failed\n");
+            std::exit(1);
+        }
+    }
+    ~Blosc2Context() { b2nd_free_ctx(ctx_); }
+    Blosc2Context(const Blosc2Context&) = delete;
+    Blosc2Context& operator=(const Blosc2Context&) = delete;
+    b2nd_context_t* get() const noexcept { return ctx_; }
+
+private:
+    std::string path_;
+    blosc2_cparams cp_ = BLOSC2_CPARAMS_DEFAULTS;
+    blosc2_dparams dp_ = BLOSC2_DPARAMS_DEFAULTS;
+    blosc2_storage st_ = BLOSC2_STORAGE_DEFAULTS;
+    b2nd_context_t* ctx_ = nullptr;
+};
+
 double blosc2_write(const Spec& s,
                     const std::vector<std::uint8_t>& data,
                     const std::string& path,
@@ -430,42 +486,76 @@ double blosc2_write(const Spec& s,
                     std::int64_t itemsize) {
     return best_seconds([&] {
         std::filesystem::remove_all(path);
-        blosc2_cparams cp = BLOSC2_CPARAMS_DEFAULTS;
-        cp.compcode = static_cast<std::uint8_t>(s.codec);
-        cp.clevel = static_cast<std::uint8_t>(s.clevel);
-        cp.typesize = static_cast<std::int32_t>(itemsize);
-        cp.nthreads = static_cast<std::int16_t>(threads);
-        for (int i = 0; i < 5; ++i) {
-            cp.filters[i] = 0;
-        }
-        cp.filters[5] = static_cast<std::uint8_t>(s.filter);
-        blosc2_dparams dp = BLOSC2_DPARAMS_DEFAULTS;
-        dp.nthreads = static_cast<std::int16_t>(threads);
-        blosc2_storage st = BLOSC2_STORAGE_DEFAULTS;
-        st.contiguous = true;
-        st.urlpath = const_cast<char*>(path.c_str());
-        st.cparams = &cp;
-        st.dparams = &dp;
-        std::int64_t shape[B2ND_MAX_DIM];
-        std::int32_t chunks[B2ND_MAX_DIM], blocks[B2ND_MAX_DIM];
-        for (std::size_t d = 0; d < s.shape.size(); ++d) {
-            shape[d] = s.shape[d];
-            chunks[d] = static_cast<std::int32_t>(s.chunks[d]);
-            blocks[d] = static_cast<std::int32_t>(s.blocks[d]);
-        }
-        b2nd_context_t* ctx = b2nd_create_ctx(&st, static_cast<std::int8_t>(s.shape.size()), shape,
-                                              chunks, blocks, s.dtype.c_str(), 0, nullptr, 0);
+        const Blosc2Context ctx(s, s.codec, s.clevel, itemsize, threads, path, true, s.chunks,
+                                s.blocks);
         b2nd_array_t* arr = nullptr;
-        if (ctx == nullptr ||
-            b2nd_from_cbuffer(ctx, &arr, data.data(), static_cast<std::int64_t>(data.size())) < 0) {
+        if (b2nd_from_cbuffer(ctx.get(), &arr, data.data(),
+                              static_cast<std::int64_t>(data.size())) < 0) {
             std::fprintf(stderr, "c-blosc2 write failed\n");
             std::exit(1);
         }
         b2nd_free(arr);
-        b2nd_free_ctx(ctx);
     });
 }
 #endif
+
+/// Copies of the array file at `src` (BENCHMARKS.md's "write" side of a conversion): chunks kept
+/// as stored into a sparse frame, re-encoded with LZ4 5 (same geometry), and re-chunked to half
+/// the chunk edge; against c-blosc2's b2nd_copy doing the same (it copies chunks as stored when
+/// the shapes and cparams are equal, like us). Bytes counted: the uncompressed array.
+void bench_copy(const Spec& s, const std::string& src, const std::string& dir, double nbytes) {
+    struct Variant {
+        const char* name;
+        bool sparse;
+        b2nd::Codec codec;
+        int clevel;
+        bool rechunk;
+    };
+    const Variant variants[] = {{"copy as stored (sframe)", true, s.codec, s.clevel, false},
+                                {"copy to lz4 5", false, b2nd::Codec::lz4, 5, false},
+                                {"copy re-chunked", false, s.codec, s.clevel, true}};
+    for (const Variant& v : variants) {
+        for (int threads : {1, 2}) {
+            b2nd::OpenOptions oo;
+            oo.nthreads = threads;
+            oo.cache_bytes = 0;
+            const b2nd::AnyArray a = b2nd::AnyArray::open(src, oo);
+            b2nd::CopyOptions o;
+            o.overwrite = true;
+            o.sparse = v.sparse;
+            o.nthreads = threads;
+            o.compression = b2nd::CompressionParams{v.codec, v.clevel, {{s.filter, 0}}};
+            Shape chunks = s.chunks, blocks = s.blocks;
+            if (v.rechunk) {
+                for (std::size_t d = 0; d < chunks.size(); ++d) {
+                    chunks[d] /= 2;
+                    blocks[d] = std::min(blocks[d], chunks[d]);
+                }
+                o.chunk_shape = chunks;
+                o.block_shape = blocks;
+            }
+            const std::string dst = dir + "/copy" + (v.sparse ? ".b2frame" : ".b2nd");
+            const double ours = best_seconds([&] { b2nd::copy(a, dst, o); });
+            double theirs = 0;
+#if defined(B2ND_HAVE_BLOSC2)
+            const std::string cdst = dir + "/copy.c-blosc2" + (v.sparse ? ".b2frame" : ".b2nd");
+            const Blosc2Array c(src, threads);
+            theirs = best_seconds([&] {
+                std::filesystem::remove_all(cdst);
+                const Blosc2Context ctx(s, v.codec, v.clevel, c.arr->sc->typesize, threads, cdst,
+                                        !v.sparse, chunks, blocks);
+                b2nd_array_t* out = nullptr;
+                if (b2nd_copy(ctx.get(), c.arr, &out) < 0) {
+                    std::fprintf(stderr, "c-blosc2 b2nd_copy failed\n");
+                    std::exit(1);
+                }
+                b2nd_free(out);
+            });
+#endif
+            row(s.name, v.name, threads, ours, nbytes, theirs);
+        }
+    }
+}
 
 void bench_array(const Spec& s,
                  const std::vector<std::uint8_t>& data,
@@ -726,6 +816,9 @@ void bench_array(const Spec& s,
         const double tm = best_seconds([&] { picked = a.read_masked(m); });
         row(s.name, "mask 1% (a[mask])", threads, tm, static_cast<double>(picked.size()), 0);
     }
+    if (g_copies) {
+        bench_copy(s, read_path, dir, nbytes);
+    }
 }
 
 }  // namespace
@@ -740,10 +833,13 @@ int main(int argc, char** argv) {
             quick = true;
         } else if (a == "--dir" && i + 1 < argc) {
             dir = argv[++i];
+        } else if (a == "--no-copy") {
+            g_copies = false;
         } else if (a == "--array" && i + 1 < argc) {
             only = argv[++i];
         } else {
-            std::fprintf(stderr, "usage: bench_array [--quick] [--dir DIR] [--array NAME]\n");
+            std::fprintf(stderr,
+                         "usage: bench_array [--quick] [--dir DIR] [--array NAME] [--no-copy]\n");
             return 2;
         }
     }

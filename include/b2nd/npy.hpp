@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -57,17 +58,28 @@ void write_npy(const std::string& path, const DType& dtype, const Shape& shape, 
 /// Writes `box` of an array to a .npy file of the same dtype, streaming slab by slab so that
 /// arrays larger than memory can be exported. The result has shape `out_shape` (box.count with
 /// any dimensions dropped; its element count must equal box.size()).
-void export_npy(const AnyArray& a, const Box& box, const Shape& out_shape, const std::string& path);
+/// (done, total) bytes, after each slab written or read (export_npy, import_npy).
+using NpyProgress = std::function<void(std::int64_t, std::int64_t)>;
+
+void export_npy(const AnyArray& a,
+                const Box& box,
+                const Shape& out_shape,
+                const std::string& path,
+                const NpyProgress& progress = {});
 /// Writes a resolved selection (a box, or index lists) to a .npy file of shape sel.shape,
 /// streaming.
-void export_npy(const AnyArray& a, const Resolved& sel, const std::string& path);
+void export_npy(const AnyArray& a,
+                const Resolved& sel,
+                const std::string& path,
+                const NpyProgress& progress = {});
 /// Writes a[mask] (1-d, the true elements in C order) to a .npy file, streaming.
 void export_npy(const AnyArray& a, const Mask& mask, const std::string& path);
 
-/// Creates a b2nd array from a .npy file (C order only). \throws UnsupportedError for Fortran
-/// order
+/// Creates a b2nd array from a .npy file (C order only); with `progress`, in slabs of whole
+/// chunk rows, reporting after each. \throws UnsupportedError for Fortran order
 AnyArray import_npy(const std::string& npy_path,
                     const std::string& path,
-                    const CreateOptions& options = {});
+                    const CreateOptions& options = {},
+                    const NpyProgress& progress = {});
 
 }  // namespace b2nd

@@ -41,6 +41,12 @@ namespace b2nd::detail {
 class BoxPlan;
 class ChunkLoads;
 
+/// Whether process `pid` no longer exists (kill(pid, 0) says ESRCH).
+bool process_gone(long pid) noexcept;
+/// Removes what writers killed before their rename left beside `target`: TARGET.b2nd-tmp-PID
+/// files and directories whose process is gone (create.cpp).
+void sweep_stale_temporaries(const std::string& target) noexcept;
+
 /// A shared mutex that does not starve writers: a waiting writer holds the gate, so new readers
 /// queue behind it (glibc's rwlock prefers readers, and a stream of readers would block writes
 /// forever).

@@ -11,6 +11,7 @@
 #include <b2nd/storage/frame.hpp>
 
 #include "../detail/strings.hpp"
+#include "array_core.hpp"
 #include "params_detail.hpp"
 #include <unistd.h>
 
@@ -229,6 +230,7 @@ AnyArray build(Plan& p, const std::string& dst_path, const CopyOptions& o) {
         }
     };
 
+    detail::sweep_stale_temporaries(dst);
     const std::string tmp = dst + ".b2nd-tmp-" + std::to_string(::getpid());
     std::error_code ignored;
     fs::remove_all(tmp, ignored);
@@ -300,19 +302,30 @@ AnyArray build(Plan& p, const std::string& dst_path, const CopyOptions& o) {
         throw;
     }
     replaced = AnyArray();
-    if (o.overwrite) {
-        std::error_code ec;
-        fs::remove_all(dst, ec);
+    // Into place: a file replaces a file in one rename; otherwise the old array is moved aside
+    // first and removed after, so that it is never half gone.
+    std::error_code ec;
+    const bool file_over_file = fs::is_regular_file(tmp, ec) && fs::is_regular_file(dst, ec);
+    const std::string aside = dst + ".b2nd-old-" + std::to_string(::getpid());
+    const bool move_aside = o.overwrite && !file_over_file && fs::exists(dst, ec);
+    if (move_aside) {
+        fs::remove_all(aside, ignored);
+        fs::rename(dst, aside, ec);
         if (ec) {
             fs::remove_all(tmp, ignored);
-            throw IoError(p.where + ": cannot remove the existing array", ec);
+            throw IoError(p.where + ": cannot move the existing array aside", ec);
         }
     }
-    std::error_code ec;
     fs::rename(tmp, dst, ec);
     if (ec) {
+        if (move_aside) {
+            fs::rename(aside, dst, ignored);
+        }
         fs::remove_all(tmp, ignored);
         throw IoError(p.where + ": cannot move the new array into place", ec);
+    }
+    if (move_aside) {
+        fs::remove_all(aside, ignored);
     }
     if (o.stats != nullptr) {
         o.stats->chunks = total;

@@ -2,6 +2,9 @@
 // metalayers, and a frame whose every chunk is the one initial chunk the fill asks for, built
 // under a temporary name and renamed into place so that no one ever sees it half made.
 #include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -85,6 +88,32 @@ std::vector<std::uint8_t> initial_chunk(const std::string& where,
 
 }  // namespace
 
+bool process_gone(long pid) noexcept {
+    return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+}
+
+void sweep_stale_temporaries(const std::string& target) noexcept {
+    namespace fs = std::filesystem;
+    const fs::path t(target);
+    const std::string prefix = t.filename().string() + ".b2nd-tmp-";
+    fs::path dir = t.parent_path();
+    if (dir.empty()) {
+        dir = ".";
+    }
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0 ||
+            name.find_first_not_of("0123456789", prefix.size()) != std::string::npos) {
+            continue;
+        }
+        if (process_gone(std::strtol(name.c_str() + prefix.size(), nullptr, 10))) {
+            std::error_code ignored;
+            fs::remove_all(it->path(), ignored);
+        }
+    }
+}
+
 std::shared_ptr<ArrayCore> ArrayCore::create(const std::string& path,
                                              const DType& dtype,
                                              const Shape& shape,
@@ -129,6 +158,7 @@ std::shared_ptr<ArrayCore> ArrayCore::create(const std::string& path,
     if (std::filesystem::exists(target)) {
         throw UsageError(where + ": already exists (CreateOptions::overwrite replaces it)");
     }
+    sweep_stale_temporaries(target);
     const std::string tmp = target + ".b2nd-tmp-" + std::to_string(::getpid());
     try {
         // Private until renamed into place: no lock file for the temporary name.

@@ -11,7 +11,6 @@
 
 #include "../detail/strings.hpp"
 #include "array_core.hpp"
-#include <signal.h>
 #include <unistd.h>
 
 namespace b2nd {
@@ -47,7 +46,7 @@ void sweep_dead(const std::string& root) {
         if (pid <= 0 || stop == nullptr || *stop != '-') {
             continue;
         }
-        if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+        if (detail::process_gone(pid)) {
             std::error_code ignored;
             fs::remove_all(it->path(), ignored);
         }

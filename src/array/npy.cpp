@@ -258,7 +258,8 @@ void write_npy(const std::string& path, const DType& dtype, const Shape& shape, 
 void export_npy(const AnyArray& a,
                 const Box& box,
                 const Shape& out_shape,
-                const std::string& path) {
+                const std::string& path,
+                const NpyProgress& progress) {
     std::int64_t items = 1;
     for (std::int64_t v : out_shape) {
         items *= v;
@@ -289,14 +290,20 @@ void export_npy(const AnyArray& a,
             buf.resize(static_cast<std::size_t>(slab.size() * a.itemsize()));
             a.read(slab, buf.data(), buf.size());
             f.write(buf.data(), buf.size());
+            if (progress) {
+                progress((r + std::min(per, rows - r)) * row, rows * row);
+            }
         }
     }
     f.commit();
 }
 
-void export_npy(const AnyArray& a, const Resolved& sel, const std::string& path) {
+void export_npy(const AnyArray& a,
+                const Resolved& sel,
+                const std::string& path,
+                const NpyProgress& progress) {
     if (!sel.orthogonal()) {
-        export_npy(a, sel.box, sel.shape, path);
+        export_npy(a, sel.box, sel.shape, path, progress);
         return;
     }
     // C order over the lists is the result's order: slabs of the first dimension's list.
@@ -318,6 +325,9 @@ void export_npy(const AnyArray& a, const Resolved& sel, const std::string& path)
             buf.resize(static_cast<std::size_t>(static_cast<std::int64_t>(part[0].size()) * row));
             a.read_orthogonal(part, buf.data(), buf.size());
             f.write(buf.data(), buf.size());
+            if (progress) {
+                progress((r + static_cast<std::int64_t>(part[0].size())) * row, rows * row);
+            }
         }
     }
     f.commit();
@@ -346,12 +356,44 @@ void export_npy(const AnyArray& a, const Mask& mask, const std::string& path) {
 
 AnyArray import_npy(const std::string& npy_path,
                     const std::string& path,
-                    const CreateOptions& options) {
+                    const CreateOptions& options,
+                    const NpyProgress& progress) {
     const NpyFile f = NpyFile::open(npy_path);
-    if (f.header().fortran_order && f.header().shape.size() > 1) {
+    const NpyHeader& h = f.header();
+    if (h.fortran_order && h.shape.size() > 1) {
         throw UnsupportedError("\"" + npy_path + "\": Fortran-order .npy files are not supported");
     }
-    return AnyArray::create_from(path, f.header().dtype, f.header().shape, f.data(), options);
+    if (!progress || h.shape.empty()) {
+        return AnyArray::create_from(path, h.dtype, h.shape, f.data(), options);
+    }
+    // Slabs of whole chunk rows (each chunk written once, fresh), about 64 MiB each.
+    CreateOptions o = options;
+    o.fill = Fill::uninit;
+    AnyArray a = AnyArray::create(path, h.dtype, h.shape, o);
+    const std::int64_t rows = h.shape[0];
+    std::int64_t row_bytes = h.dtype.itemsize();
+    for (std::size_t d = 1; d < h.shape.size(); ++d) {
+        row_bytes *= h.shape[d];
+    }
+    if (static_cast<std::int64_t>(f.data().size()) != rows * row_bytes) {
+        throw FormatError("\"" + npy_path + "\": holds " +
+                          num(static_cast<std::int64_t>(f.data().size())) + " bytes of data for " +
+                          num(rows * row_bytes));
+    }
+    const std::int64_t crow = a.chunk_shape()[0];
+    const std::int64_t per =
+        crow * std::max<std::int64_t>(
+                   1, (std::int64_t{64} << 20) / std::max<std::int64_t>(1, crow * row_bytes));
+    for (std::int64_t r = 0; r < rows; r += per) {
+        const std::int64_t n = std::min(per, rows - r);
+        Box slab = Box::whole(h.shape);
+        slab.start[0] = r;
+        slab.count[0] = n;
+        a.write(slab, f.data().subspan(static_cast<std::size_t>(r * row_bytes),
+                                       static_cast<std::size_t>(n * row_bytes)));
+        progress((r + n) * row_bytes, rows * row_bytes);
+    }
+    return a;
 }
 
 }  // namespace b2nd

@@ -54,7 +54,7 @@ Value from_object(const msgpack::object& o) {
         }
         case msgpack::type::EXT: {
             const auto* p = reinterpret_cast<const std::uint8_t*>(o.via.ext.data());
-            return Value::ext(o.via.ext.type(), Value::Bytes(p, p + o.via.ext.size - 1));
+            return Value::ext(o.via.ext.type(), Value::Bytes(p, p + o.via.ext.size));
         }
         case msgpack::type::ARRAY: {
             Value::Array a;

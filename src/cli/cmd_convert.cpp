@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstring>
 #include <iostream>
+#include <memory>
 
 #include <b2nd/any_array.hpp>
 #include <b2nd/error.hpp>
@@ -10,6 +11,7 @@
 #include <b2nd/npy.hpp>
 
 #include "cli.hpp"
+#include "progress.hpp"
 
 namespace b2nd::cli {
 
@@ -154,7 +156,13 @@ int cmd_export(const std::vector<std::string>& argv) {
     } catch (const UsageError& e) {
         throw ArgError(std::string("--slice: ") + e.what());
     }
-    export_npy(arr, r, a.positional[1]);
+    std::unique_ptr<ProgressBar> bar;
+    export_npy(arr, r, a.positional[1], [&](std::int64_t done, std::int64_t total) {
+        if (!bar) {
+            bar = std::make_unique<ProgressBar>("export", total, 1.0);
+        }
+        bar->update(done);
+    });
     return 0;
 }
 
@@ -181,7 +189,17 @@ int cmd_import(const std::vector<std::string>& argv) {
     o.overwrite = a.has("--overwrite");
     o.nthreads = static_cast<int>(a.get_int("--nthreads", 0, 0, 1024));
     o.cache_bytes = 0;
-    import_npy(a.positional[0], a.positional[1], o);
+    std::unique_ptr<ProgressBar> bar;
+    NpyProgress progress;
+    if (ProgressBar::enabled()) {
+        progress = [&](std::int64_t done, std::int64_t total) {
+            if (!bar) {
+                bar = std::make_unique<ProgressBar>("import", total, 1.0);
+            }
+            bar->update(done);
+        };
+    }
+    import_npy(a.positional[0], a.positional[1], o, progress);
     return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <b2nd/storage/frame.hpp>
 
 #include "cli.hpp"
+#include "progress.hpp"
 
 namespace b2nd::cli {
 
@@ -50,12 +51,14 @@ int cmd_verify(const std::vector<std::string>& argv) {
     if (arr) {
         // Chunk by chunk through the array reader, which checks sizes and block layout too.
         const Grid& g = arr.grid();
+        ProgressBar bar("verify", g.nchunks(), static_cast<double>(g.chunk_nbytes()));
         std::vector<std::uint8_t> buf;
         for (std::int64_t i = 0; i < g.nchunks(); ++i) {
             const Box b = g.chunk_box(i);
             buf.resize(static_cast<std::size_t>(b.size() * g.itemsize()));
             arr.read(b, buf.data(), buf.size());
             nbytes += static_cast<std::int64_t>(buf.size());
+            bar.update(i + 1);
         }
     } else {
         for (std::int64_t i = 0; i < frame.nchunks(); ++i) {

@@ -213,6 +213,7 @@ const char* const kUsage =
     "  compact PATH                    remove the dead space updates left in a file\n"
     "  show PATH [--slice S] [--json]  print values as NumPy does (summarized when large)\n"
     "  meta PATH [NAME [VALUE-JSON]]   list, get or set attributes (vlmeta) as JSON\n"
+    "  bench PATH                      time full, slice, point and box reads, in GB/s\n"
     "\n"
     "Run 'b2nd COMMAND --help' for the options of a command. Exit codes: 0 success,\n"
     "1 bad or unreadable file, 2 bad arguments.\n";
@@ -262,6 +263,9 @@ int main(int argc, char** argv) {
         }
         if (cmd == "meta") {
             return b2nd::cli::cmd_meta(args);
+        }
+        if (cmd == "bench") {
+            return b2nd::cli::cmd_bench(args);
         }
         std::cerr << "b2nd: unknown command '" << cmd << "'\n\n" << kUsage;
         return 2;

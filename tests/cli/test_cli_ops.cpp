@@ -2,14 +2,20 @@
 // again and compared with the corpus .npy files (for concat, with the .npy payloads joined here),
 // the written geometry and compression are read back through the library, refusals write
 // nothing, and the progress bar shows only when asked for.
+#include <chrono>
+#include <csignal>
 #include <filesystem>
+#include <random>
+#include <thread>
 
 #include <catch2/catch.hpp>
 
 #include <b2nd/b2nd.hpp>
 
+#include "../support/data.hpp"
 #include "../support/files.hpp"
 #include "../support/json.hpp"
+#include "../support/process.hpp"
 #include "../support/reference.hpp"
 #include "../support/temp_dir.hpp"
 #include "run.hpp"
@@ -214,11 +220,105 @@ TEST_CASE("cli: progress bars on request only; every command has help with an ex
     r = run("convert " + q(tmp / "a.b2nd") + " " + q(tmp / "c.b2nd") + " --codec lz4");
     REQUIRE(r.status == 0);
     CHECK_THAT(r.output, !Contains("convert ["));  // not a terminal: no bar
+    for (const char* cmd : {"export", "verify", "import", "concat"}) {
+        INFO(cmd);
+        const std::string c = cmd;
+        const std::string args = c == "export"   ? q(tmp / "a.b2nd") + " " + q(tmp / "a.npy")
+                                 : c == "verify" ? q(tmp / "a.b2nd")
+                                 : c == "import" ? q(tmp / "a.npy") + " " + q(tmp / "i.b2nd")
+                                                 : q(tmp / "cc.b2nd") + " " + q(tmp / "a.b2nd");
+        r = run(c + " " + args, "B2ND_PROGRESS=1");
+        REQUIRE(r.status == 0);
+        CHECK_THAT(r.output, Contains(c + " [") && Contains("100%"));
+    }
+    CHECK(b2nd::AnyArray::open(tmp / "i.b2nd").read() ==
+          b2nd::AnyArray::open(tmp / "a.b2nd").read());
 
-    for (const char* cmd : {"info", "export", "import", "verify", "convert", "concat", "compact"}) {
+    for (const char* cmd : {"info", "export", "import", "verify", "convert", "concat", "compact",
+                            "show", "meta", "bench"}) {
         INFO(cmd);
         r = run(std::string(cmd) + " --help");
         CHECK(r.status == 0);
         CHECK_THAT(r.output, Contains(std::string("usage: b2nd ") + cmd) && Contains("example"));
     }
+}
+
+TEST_CASE("cli: a convert killed at any moment leaves the old OUT or the new one, never half",
+          "[cli][process]") {
+    b2nd::test::TempDir tmp;
+    // 24 MiB of noisy floats, re-encoded at zstd 9: long enough to be killed in the middle.
+    std::vector<float> v(6 * 1024 * 1024);
+    b2nd::test::SplitMix rng(5);
+    for (float& x : v) {
+        x = static_cast<float>(rng.next() >> 40);
+    }
+    b2nd::CreateOptions co;
+    co.chunk_shape = {256, 1024};
+    const auto src = b2nd::NDArray<float>::create_from(tmp / "src.b2nd", {6144, 1024}, v, co);
+    std::vector<float> old(16, 7.0F);
+    for (const bool sparse : {false, true}) {
+        INFO("sparse " << sparse);
+        const std::string out = tmp / (sparse ? "out.b2frame" : "out.b2nd");
+        b2nd::NDArray<float>::create_from(out, {4, 4}, old);  // the OUT a convert replaces
+        std::mt19937 pick(sparse ? 11 : 12);
+        int killed = 0, finished = 0;
+        for (int round = 0; round < 12; ++round) {
+            b2nd::test::Child c({B2ND_CLI_PATH, "convert", tmp / "src.b2nd", out, "--codec", "zstd",
+                                 "--clevel", "9", "--overwrite", "--nthreads", "2"});
+            std::this_thread::sleep_for(
+                std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 400)(pick)));
+            int status = 0;
+            if (::kill(c.pid(), 0) == 0) {
+                c.kill();
+                ++killed;
+            } else {
+                c.finish(&status);
+                ++finished;
+            }
+            // OUT opens, and is the old array or the whole new one.
+            const auto a = b2nd::NDArray<float>::open(out);
+            if (a.shape() == b2nd::Shape{4, 4}) {
+                CHECK(a.read() == old);
+            } else {
+                REQUIRE(a.shape() == b2nd::Shape{6144, 1024});
+                CHECK(a.read() == v);
+                b2nd::NDArray<float>::create_from(out, {4, 4}, old, [] {
+                    b2nd::CreateOptions o;
+                    o.overwrite = true;
+                    return o;
+                }());
+            }
+        }
+        CHECK(killed >= 3);
+        // A finished convert sweeps what killed ones left beside OUT.
+        REQUIRE(run("convert " + q(tmp / "src.b2nd") + " " + q(out) + " --overwrite").status == 0);
+        for (const auto& e : std::filesystem::directory_iterator(tmp.path())) {
+            CHECK(e.path().filename().string().find(".b2nd-tmp-") == std::string::npos);
+        }
+        CHECK(b2nd::NDArray<float>::open(out).read() == v);
+    }
+}
+
+TEST_CASE("cli: bench times the standard workloads on a corpus array", "[cli][golden]") {
+    if (corpus().empty()) {
+        B2ND_SKIP("corpus not found at " B2ND_CORPUS_DIR);
+    }
+    const std::string file = corpus() + "/medium_f4_3d.b2nd";
+    Run r = run("bench " + q(file) + " --repeat 2 --json");
+    REQUIRE(r.status == 0);
+    const auto j = b2nd::test::Json::parse(r.output);
+    CHECK(j["repeat"].as_int() == 2);
+    const auto& res = j["results"];
+    for (const char* k : {"full", "slice axis 0", "slice axis 1", "slice axis 2", "point", "box"}) {
+        INFO(k);
+        REQUIRE(res.has(k));
+        CHECK(res[k]["seconds_min"].as_number() > 0);
+        CHECK(res[k]["seconds_max"].as_number() >= res[k]["seconds_min"].as_number());
+        CHECK_THAT(res[k]["text"].as_string(),
+                   Contains(std::string(k) == "point" ? "warm" : "GB/s"));
+    }
+    r = run("bench " + q(file) + " --repeat 1 --nthreads 1");
+    REQUIRE(r.status == 0);
+    CHECK_THAT(r.output, Contains("1 thread(s)") && Contains("full") && Contains("per box"));
+    CHECK(run("bench " + q(corpus() + "/nope.b2nd")).status == 1);
 }

@@ -480,6 +480,58 @@ LazyView<T> view(const LazyView<T>& v, const S&... slices) {
             parent, resolve(parent.shape, xtensor_detail::to_selection(parent.shape, slices...))));
 }
 
+/// numpy.squeeze: the view without its axes of length 1 (all of them, or those in `axes`,
+/// negative counting from the end). Metadata only: nothing is read.
+/// \throws UsageError for an axis out of range or not of length 1
+template <class T>
+LazyView<T> squeeze(const LazyView<T>& v, const std::vector<int>& axes = {}) {
+    const Resolved& parent = v.selection();
+    const auto nd = static_cast<int>(parent.shape.size());
+    Selection sel(parent.shape.size(), DimIndex(Slice::all()));
+    for (int d = 0; d < nd; ++d) {
+        if (axes.empty() && parent.shape[static_cast<std::size_t>(d)] == 1) {
+            sel[static_cast<std::size_t>(d)] = DimIndex(0);
+        }
+    }
+    for (int a : axes) {
+        const int d = a < 0 ? a + nd : a;
+        if (d < 0 || d >= nd || parent.shape[static_cast<std::size_t>(d)] != 1) {
+            throw UsageError("\"" + v.array().path() + "\": cannot squeeze axis " +
+                             std::to_string(a) + " of shape " + to_string(parent.shape) +
+                             ": only axes of length 1");
+        }
+        sel[static_cast<std::size_t>(d)] = DimIndex(0);
+    }
+    return LazyView<T>(v.array(), xtensor_detail::compose(parent, resolve(parent.shape, sel)));
+}
+
+template <class T>
+LazyView<T> squeeze(const NDArray<T>& array, const std::vector<int>& axes = {}) {
+    return b2nd::squeeze(LazyView<T>(array, resolve(array.shape(), {})), axes);
+}
+
+/// numpy.expand_dims: the view with a new axis of length 1 at `axis` of the result (negative
+/// counting from its end). Metadata only: nothing is read. \throws UsageError for an axis out
+/// of range
+template <class T>
+LazyView<T> expand_dims(const LazyView<T>& v, int axis) {
+    const Resolved& parent = v.selection();
+    const auto nd = static_cast<int>(parent.shape.size()) + 1;
+    const int d = axis < 0 ? axis + nd : axis;
+    if (d < 0 || d >= nd) {
+        throw UsageError("\"" + v.array().path() + "\": cannot insert axis " +
+                         std::to_string(axis) + " into shape " + to_string(parent.shape));
+    }
+    Selection sel(parent.shape.size(), DimIndex(Slice::all()));
+    sel.insert(sel.begin() + d, DimIndex::newaxis());
+    return LazyView<T>(v.array(), xtensor_detail::compose(parent, resolve(parent.shape, sel)));
+}
+
+template <class T>
+LazyView<T> expand_dims(const NDArray<T>& array, int axis) {
+    return b2nd::expand_dims(LazyView<T>(array, resolve(array.shape(), {})), axis);
+}
+
 /// Reads a selection into an xt::xarray (the touched blocks only, decoded in parallel).
 template <class T, class... S>
 xt::xarray<T> read(const NDArray<T>& array, const S&... slices) {

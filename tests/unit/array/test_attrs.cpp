@@ -257,4 +257,13 @@ TEST_CASE("value: JSON text both ways", "[array][attrs]") {
         CHECK_THROWS_AS(Value::from_json(bad), b2nd::UsageError);
     }
     CHECK_THROWS_WITH(Value::from_json("[1, x]"), Contains("character 5"));
+    // msgpack extension values (fixext 4 of type 1) keep their type and bytes both ways.
+    const std::vector<std::uint8_t> ext = {0xd6, 0x01, 'a', 'b', 'c', 'd'};
+    const Value e = Value::from_msgpack({ext.data(), ext.size()});
+    CHECK(e.type() == Value::Type::ext);
+    CHECK(e.ext_type() == 1);
+    CHECK(e.bytes() == std::vector<std::uint8_t>{'a', 'b', 'c', 'd'});
+    CHECK(e.to_msgpack() == ext);
+    CHECK(e.to_json() == R"({"$ext": 1, "$bytes": "61626364"})");
+    CHECK(Value::from_json(e.to_json()) == e);
 }

@@ -230,3 +230,35 @@ TEST_CASE("xtensor: where runs chunk by chunk and equals xt::where", "[xtensor]"
             (b2nd::read(out) == xt::where(prev > 200.0f, 0.0f, xt::broadcast(row, prev.shape()))));
     }
 }
+
+TEST_CASE("xtensor: squeeze and expand_dims are views that read nothing until evaluated",
+          "[xtensor]") {
+    b2nd::test::TempDir dir;
+    SplitMix rng(71);
+    Fixture f = make_array(dir / "a.b2nd", rng, {3, 1, 4, 1});
+    f.arr.any().clear_cache();
+    const auto before = f.arr.any().cache_stats();
+    auto s = b2nd::squeeze(f.arr);
+    auto s1 = b2nd::squeeze(f.arr, {-1});
+    auto e0 = b2nd::expand_dims(f.arr, 0);
+    auto back = b2nd::expand_dims(b2nd::squeeze(f.arr), 1);  // (3, 1, 4)
+    const auto after = f.arr.any().cache_stats();
+    CHECK(after.misses == before.misses);  // no block decoded yet
+    CHECK(after.hits == before.hits);
+    CHECK(s.shape() == std::vector<std::size_t>{3, 4});
+    CHECK(s1.shape() == std::vector<std::size_t>{3, 1, 4});
+    CHECK(e0.shape() == std::vector<std::size_t>{1, 3, 1, 4, 1});
+    const xt::xarray<float> sv = s, s1v = s1, e0v = e0, bv = back;
+    CHECK(sv == xt::squeeze(f.mem));
+    CHECK(s1v == xt::squeeze(f.mem, {3}));
+    CHECK(e0v == xt::expand_dims(f.mem, 0));
+    CHECK(bv == xt::expand_dims(xt::squeeze(f.mem), 1));
+    // Views of views: a slice of the squeezed view, then a new last axis.
+    auto last = b2nd::expand_dims(b2nd::view(s, xt::range(1, 3), xt::all()), -1);
+    const xt::xarray<float> lv = last;
+    CHECK(lv == xt::expand_dims(xt::view(xt::squeeze(f.mem), xt::range(1, 3), xt::all()), 2));
+    CHECK_THROWS_WITH(b2nd::squeeze(f.arr, {0}), Contains("a.b2nd") && Contains("axis 0"));
+    CHECK_THROWS_AS(b2nd::squeeze(f.arr, {4}), b2nd::UsageError);
+    CHECK_THROWS_AS(b2nd::expand_dims(f.arr, 5), b2nd::UsageError);
+    CHECK(b2nd::expand_dims(f.arr, -5).shape() == std::vector<std::size_t>{1, 3, 1, 4, 1});
+}

@@ -15,7 +15,8 @@
 // destination it replaces (overwrite) stays intact until then. Chunks are produced in parallel,
 // with memory bounded by a few chunks per thread. A chunk of the result that is a chunk of a
 // source with the same chunk and block shape and the same compression is copied as stored,
-// without decoding.
+// without decoding; with other compression it is decoded whole and encoded again in the same
+// layout; other chunks are read from the sources into the new chunk's layout.
 #pragma once
 
 #include <cstdint>
@@ -32,7 +33,7 @@ namespace b2nd {
 struct CopyStats {
     std::int64_t chunks = 0;   ///< chunks of the result
     std::int64_t copied = 0;   ///< of which copied as stored, without decoding
-    std::int64_t encoded = 0;  ///< of which read from the sources and encoded
+    std::int64_t encoded = 0;  ///< of which decoded and encoded again
 };
 
 /// How copy(), concatenate() and stack() write their result. Each field left unset keeps what
@@ -49,7 +50,7 @@ struct CopyOptions {
     bool metadata = true;
     int nthreads = 0;      ///< 0: all cores
     bool durable = false;  ///< fsync the result before it is renamed into place
-    /// Called after each chunk of the result: (chunks done, total).
+    /// Called after each chunk of the result, one call at a time: (chunks done, total).
     std::function<void(std::int64_t, std::int64_t)> progress;
     /// Filled in when not null.
     CopyStats* stats = nullptr;

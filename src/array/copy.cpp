@@ -3,11 +3,13 @@
 // or read from the sources (through read_strided, straight into the chunk's buffer) and encoded
 // by write_chunks; all of it under a temporary name, renamed into place at the end.
 #include <algorithm>
-#include <atomic>
 #include <filesystem>
+#include <mutex>
 
+#include <b2nd/codec/chunk_decoder.hpp>
 #include <b2nd/error.hpp>
 #include <b2nd/ops.hpp>
+#include <b2nd/parallel.hpp>
 #include <b2nd/storage/frame.hpp>
 
 #include "../detail/strings.hpp"
@@ -88,18 +90,26 @@ void plan_geometry(Plan& p, const CopyOptions& o) {
     p.sparse = o.sparse ? *o.sparse : first.sparse();
 }
 
-/// Where chunk `ci` of the result comes from when it can be copied as stored: the piece and its
-/// chunk; nullopt when it must be encoded.
-std::optional<std::pair<std::size_t, std::int64_t>> stored_source(const Plan& p, std::int64_t ci) {
+/// A chunk of a source that holds exactly a chunk of the result, in the same block layout: copied
+/// as stored, or (other compression) decoded and encoded again as a whole.
+struct SourceChunk {
+    std::size_t piece = 0;
+    std::int64_t chunk = 0;
+    bool same_compression = true;
+};
+
+/// Where chunk `ci` of the result comes from when a source chunk has its geometry; nullopt when
+/// it must be assembled from the sources.
+std::optional<SourceChunk> source_chunk(const Plan& p, std::int64_t ci) {
     const Grid& g = p.grid;
     const int nd = g.ndim();
     Shape c(static_cast<std::size_t>(nd));
     g.chunk_coords(ci, c.data());
     if (nd == 0) {
-        if (!same_compression(p.pieces[0].arr.compression(), p.compression)) {
+        if (p.pieces[0].arr.block_shape() != g.block_shape()) {
             return std::nullopt;
         }
-        return std::make_pair(std::size_t{0}, std::int64_t{0});
+        return SourceChunk{0, 0, same_compression(p.pieces[0].arr.compression(), p.compression)};
     }
     const auto ax = static_cast<std::size_t>(p.axis);
     const std::int64_t cs = g.chunk_shape()[ax];
@@ -132,10 +142,11 @@ std::optional<std::pair<std::size_t, std::int64_t>> stored_source(const Plan& p,
         if (p.stacked) {
             blocks = with_axis(blocks, p.axis, 1);
         }
-        if (blocks != g.block_shape() || !same_compression(pc.arr.compression(), p.compression)) {
+        if (blocks != g.block_shape()) {
             return std::nullopt;
         }
-        return std::make_pair(k, sg.chunk_index(src_c.data()));
+        return SourceChunk{k, sg.chunk_index(src_c.data()),
+                           same_compression(pc.arr.compression(), p.compression)};
     }
     return std::nullopt;
 }
@@ -213,20 +224,22 @@ AnyArray build(Plan& p, const std::string& dst_path, const CopyOptions& o) {
     const AnyArray& first = p.pieces.front().arr;
 
     std::vector<std::int64_t> encoded;
-    std::vector<std::pair<std::int64_t, std::pair<std::size_t, std::int64_t>>> stored;
+    std::vector<std::pair<std::int64_t, SourceChunk>> stored, transcoded;
     for (std::int64_t ci = 0; ci < p.grid.nchunks(); ++ci) {
-        if (auto s = stored_source(p, ci)) {
-            stored.emplace_back(ci, *s);
+        if (auto s = source_chunk(p, ci)) {
+            (s->same_compression ? stored : transcoded).emplace_back(ci, *s);
         } else {
             encoded.push_back(ci);
         }
     }
     const std::int64_t total = p.grid.nchunks();
-    std::atomic<std::int64_t> done{0};
+    std::int64_t done = 0;
+    std::mutex progress_mutex;  // chunks finish on several threads; progress sees one at a time
     auto tick = [&] {
-        const std::int64_t d = ++done;
+        std::lock_guard<std::mutex> lock(progress_mutex);
+        ++done;
         if (o.progress) {
-            o.progress(d, total);
+            o.progress(done, total);
         }
     };
 
@@ -253,25 +266,68 @@ AnyArray build(Plan& p, const std::string& dst_path, const CopyOptions& o) {
         }
         AnyArray::create(tmp, p.dtype, p.shape, co);
 
-        if (!stored.empty()) {
+        if (!stored.empty() || !transcoded.empty()) {
             storage::OpenOptions so;
             so.writable = true;
             so.locking = false;
             so.auto_compact = false;
             storage::Frame f = storage::Frame::open(tmp, so);
-            storage::FrameEdit e = f.keep_all();
             const int ts = detail::chunk_typesize(p.grid.itemsize());
             const auto bn = static_cast<std::int32_t>(p.grid.block_nbytes());
-            for (const auto& [ci, src] : stored) {
-                const storage::StoredChunk c = p.pieces[src.first].arr.frame().chunk(src.second);
+            // A source chunk as it is stored (index-only specials made into 32-byte chunks).
+            auto stage_stored = [&](const storage::StoredChunk& c) {
                 if (c.index_only()) {
                     const std::vector<std::uint8_t> sp =
                         storage::materialize_special(c.special, c.nbytes, ts, bn);
-                    e.replace(ci, f.stage({sp.data(), sp.size()}));
-                } else {
-                    e.replace(ci, f.stage(c.bytes));
+                    return f.stage({sp.data(), sp.size()});
                 }
+                return f.stage(c.bytes);
+            };
+            std::vector<storage::StagedChunk> staged(stored.size() + transcoded.size());
+            for (std::size_t k = 0; k < stored.size(); ++k) {
+                const SourceChunk& sc = stored[k].second;
+                staged[k] = stage_stored(p.pieces[sc.piece].arr.frame().chunk(sc.chunk));
                 tick();
+            }
+            // Other compression, same layout: each chunk decoded whole and encoded again, chunks
+            // in parallel (special chunks hold no codec: kept).
+            const codec::EncodeParams ep = detail::encode_params(p.compression, p.grid);
+            parallel_for(transcoded.size(), o.nthreads, [&](std::size_t k) {
+                const SourceChunk& sc = transcoded[k].second;
+                const storage::Frame& sf = p.pieces[sc.piece].arr.frame();
+                const storage::StoredChunk c = sf.chunk(sc.chunk);
+                storage::StagedChunk out;
+                std::optional<codec::ChunkDecoder> dec;
+                if (!c.index_only()) {
+                    try {
+                        dec.emplace(c.bytes);
+                    } catch (const FormatError& e) {
+                        throw FormatError(sf.chunk_context(sc.chunk, c) + ": " + e.what());
+                    }
+                }
+                if (!dec || dec->special() != codec::Special::none) {
+                    out = stage_stored(c);
+                } else {
+                    thread_local std::vector<std::uint8_t> buf;
+                    buf.resize(static_cast<std::size_t>(dec->nbytes()));
+                    try {
+                        dec->decode({buf.data(), buf.size()});
+                    } catch (const FormatError& e) {
+                        throw FormatError(sf.chunk_context(sc.chunk, c) + ": " + e.what());
+                    }
+                    const std::vector<std::uint8_t> enc =
+                        codec::encode_chunk({buf.data(), buf.size()}, ep);
+                    out = f.stage({enc.data(), enc.size()});
+                }
+                staged[stored.size() + k] = out;
+                tick();
+            });
+            storage::FrameEdit e = f.keep_all();
+            for (std::size_t k = 0; k < stored.size(); ++k) {
+                e.replace(stored[k].first, staged[k]);
+            }
+            for (std::size_t k = 0; k < transcoded.size(); ++k) {
+                e.replace(transcoded[k].first, staged[stored.size() + k]);
             }
             f.apply(e);
         }
@@ -330,7 +386,7 @@ AnyArray build(Plan& p, const std::string& dst_path, const CopyOptions& o) {
     if (o.stats != nullptr) {
         o.stats->chunks = total;
         o.stats->copied = static_cast<std::int64_t>(stored.size());
-        o.stats->encoded = static_cast<std::int64_t>(encoded.size());
+        o.stats->encoded = static_cast<std::int64_t>(encoded.size() + transcoded.size());
     }
     OpenOptions ro;
     ro.nthreads = o.nthreads;

@@ -19,6 +19,7 @@ using b2nd::CopyOptions;
 using b2nd::CopyStats;
 using b2nd::DType;
 using b2nd::Shape;
+using Catch::Contains;
 
 namespace {
 
@@ -196,6 +197,24 @@ TEST_CASE("copy: refusals write nothing", "[array][copy]") {
     CHECK(entries(dir.path()) == before);
     CHECK(AnyArray::open(dir / "o.b2nd").read() == other.read());
     other = AnyArray();
+    // A corrupt chunk stops a copy that decodes it, naming the file; nothing is written.
+    {
+        const auto smooth = b2nd::test::smooth_bytes(200 * 60 * 4, 4, 9);
+        (void)AnyArray::create_from(dir / "bad.b2nd", DType::parse("<f4"), {200, 60},
+                                    {smooth.data(), smooth.size()},
+                                    b2nd::test::chunked({50, 60}, {25, 60}));
+    }
+    b2nd::test::garble_middle(dir / "bad.b2nd", 4096);  // whole chunks, headers included
+    for (const bool rechunk : {false, true}) {
+        CopyOptions re;
+        re.compression = b2nd::CompressionParams{b2nd::Codec::lz4, 5};
+        if (rechunk) {
+            re.chunk_shape = Shape{40, 60};
+        }
+        CHECK_THROWS_WITH(b2nd::copy(AnyArray::open(dir / "bad.b2nd"), dir / "c.b2nd", re),
+                          Contains("bad.b2nd"));
+        CHECK_FALSE(std::filesystem::exists(dir / "c.b2nd"));
+    }
     // overwrite replaces a destination only once the copy is complete.
     const AnyArray b = b2nd::copy(src, dir / "o.b2nd", ow);
     CHECK(b.read() == src.read());

@@ -6,7 +6,7 @@
 // When built against c-blosc2 (B2ND_HAVE_BLOSC2), c-blosc2 writes each array too (timed), and both
 // libraries then read the file c-blosc2 wrote; the last column is c-blosc2's time over ours.
 //
-//   build-bench/bench/bench_array [--quick] [--dir DIR] [--array NAME] [--no-copy]
+//   build-bench/bench/bench_array [--quick] [--dir DIR] [--array NAME] [--no-copy | --copy-only]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -50,7 +50,8 @@ using b2nd::Box;
 using b2nd::Shape;
 
 double g_min_seconds = 0.5;
-bool g_copies = true;  // --no-copy leaves the copy workloads out
+bool g_copies = true;      // --no-copy leaves the copy workloads out
+bool g_copy_only = false;  // --copy-only: the write and the copy workloads only
 
 double best_seconds(const std::function<void()>& fn) {
     return b2nd::bench::best_seconds(fn, g_min_seconds);
@@ -627,6 +628,10 @@ void bench_array(const Spec& s,
         std::printf("\n");
     }
 
+    if (g_copy_only) {
+        bench_copy(s, read_path, dir, nbytes);
+        return;
+    }
     const Requests req = make_requests(s.shape, npoints);
     std::vector<std::uint8_t> out(data.size());
     for (int threads : {1, 2}) {
@@ -835,11 +840,14 @@ int main(int argc, char** argv) {
             dir = argv[++i];
         } else if (a == "--no-copy") {
             g_copies = false;
+        } else if (a == "--copy-only") {
+            g_copy_only = true;
         } else if (a == "--array" && i + 1 < argc) {
             only = argv[++i];
         } else {
             std::fprintf(stderr,
-                         "usage: bench_array [--quick] [--dir DIR] [--array NAME] [--no-copy]\n");
+                         "usage: bench_array [--quick] [--dir DIR] [--array NAME] [--no-copy | "
+                         "--copy-only]\n");
             return 2;
         }
     }

@@ -3,6 +3,7 @@
 // or read from the sources (through read_strided, straight into the chunk's buffer) and encoded
 // by write_chunks; all of it under a temporary name, renamed into place at the end.
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <mutex>
 
@@ -315,9 +316,20 @@ AnyArray build(Plan& p, const std::string& dst_path, const CopyOptions& o) {
                     } catch (const FormatError& e) {
                         throw FormatError(sf.chunk_context(sc.chunk, c) + ": " + e.what());
                     }
-                    const std::vector<std::uint8_t> enc =
-                        codec::encode_chunk({buf.data(), buf.size()}, ep);
-                    out = f.stage({enc.data(), enc.size()});
+                    // Into a buffer each thread keeps (no fresh pages per chunk).
+                    thread_local std::vector<std::uint8_t> enc;
+                    enc.resize(codec::max_encoded_size(buf.size()));
+                    const std::uint8_t* from = buf.data();
+                    const std::size_t n = codec::encode_chunk(
+                        static_cast<std::int64_t>(buf.size()),
+                        [&](std::int32_t i, std::uint8_t* dest, std::size_t len) {
+                            std::memcpy(
+                                dest,
+                                from + static_cast<std::size_t>(i) * static_cast<std::size_t>(bn),
+                                len);
+                        },
+                        ep, {enc.data(), enc.size()});
+                    out = f.stage({enc.data(), n});
                 }
                 staged[stored.size() + k] = out;
                 tick();

@@ -278,7 +278,8 @@ public:
     /// Makes every write so far durable.
     void sync();
     /// Rewrites the file without the space updates left behind.
-    void compact();
+    /// progress(chunks done, chunks in all) after each chunk copied.
+    void compact(const std::function<void(std::int64_t, std::int64_t)>& progress = {});
 
     /// The typed view. \throws UsageError when T does not match dtype()
     template <class T>

@@ -508,8 +508,8 @@ Attrs AnyArray::attrs() const {
     return Attrs(*this);
 }
 
-void AnyArray::compact() {
-    core().compact();
+void AnyArray::compact(const std::function<void(std::int64_t, std::int64_t)>& progress) {
+    core().compact(progress);
 }
 
 }  // namespace b2nd

@@ -235,10 +235,10 @@ void ArrayCore::sync() {
     source_->frame().sync();
 }
 
-void ArrayCore::compact() {
+void ArrayCore::compact(const storage::CompactProgress& progress) {
     std::lock_guard<std::mutex> writer(writer_mutex_);
     std::unique_lock<FairSharedMutex> lock(mutex_);
-    source_->frame().compact();
+    source_->frame().compact(progress);
     source_->cache().clear();
 }
 

@@ -183,7 +183,7 @@ public:
     void set_vlmeta(const std::string& name, ByteSpan content);
     bool delete_vlmeta(const std::string& name);
     void sync();
-    void compact();
+    void compact(const storage::CompactProgress& progress = {});
 
 private:
     struct ChunkPlan;

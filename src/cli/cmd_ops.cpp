@@ -223,7 +223,12 @@ int cmd_compact(const std::vector<std::string>& argv) {
         std::cout << path << ": " << human_bytes(before) << ", nothing to compact\n";
         return 0;
     }
-    arr.compact();
+    {
+        ProgressBar bar("compact", arr.grid().nchunks(),
+                        static_cast<double>(arr.cbytes()) /
+                            static_cast<double>(std::max<std::int64_t>(1, arr.grid().nchunks())));
+        arr.compact([&](std::int64_t done, std::int64_t) { bar.update(done); });
+    }
     arr = AnyArray();
     const std::int64_t after = disk_bytes(path);
     std::cout << path << ": " << human_bytes(before) << " -> " << human_bytes(after) << " ("

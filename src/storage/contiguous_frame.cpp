@@ -134,12 +134,12 @@ public:
         detail::fsync_directory(detail::directory_of(path));
     }
 
-    void compact() override {
+    void compact(const CompactProgress& progress) override {
         if (base != 0) {
             throw UsageError(where() + ": an embedded frame cannot be compacted in place");
         }
         const std::string tmp = path + ".compact.tmp";
-        write_compacted(tmp);  // chunks are immutable: no lock needed to copy them
+        write_compacted(tmp, progress);  // chunks are immutable: no lock needed to copy them
         // Readers of older snapshots keep the old file mapped; new snapshots see the new one.
         detail::Sidecar::Lock lock = commit_lock();
         detail::rename_file(tmp, path);
@@ -162,7 +162,7 @@ public:
                                         static_cast<std::uint64_t>(header.cbytes - dead_bytes()) +
                                         (frame.size() - static_cast<std::uint64_t>(index_pos));
         if (file > 2 * compacted + kAutoCompactSlack) {
-            compact();
+            compact({});
             end_staging(index);
         }
     }
@@ -196,7 +196,7 @@ private:
     }
 
     /// A whole new frame image (header, chunks in order, index, trailer) written to `out`.
-    void write_compacted(const std::string& out) const {
+    void write_compacted(const std::string& out, const CompactProgress& progress) const {
         detail::PosixFile f(out, detail::PosixFile::Mode::create_truncate);
         format::FrameHeader h = header;
         std::vector<std::uint8_t> head = format::write_frame_header(h);
@@ -211,6 +211,9 @@ private:
             idx[i] = static_cast<std::int64_t>(pos) - static_cast<std::int64_t>(head.size());
             f.write_at(c.bytes, pos);
             pos += c.bytes.size();
+            if (progress) {
+                progress(static_cast<std::int64_t>(i + 1), static_cast<std::int64_t>(index.size()));
+            }
         }
         h.cbytes = static_cast<std::int64_t>(pos - head.size());
         std::vector<std::uint8_t> tail;

@@ -135,7 +135,7 @@ struct Frame::Impl {
     /// Called after each commit, the lock released: reclaim what no reader needs any more.
     virtual void after_commit() {}
     virtual void sync() = 0;
-    virtual void compact() = 0;
+    virtual void compact(const CompactProgress& progress) = 0;
     virtual std::int64_t dead_bytes() const = 0;
 };
 

@@ -382,12 +382,12 @@ void Frame::sync() {
     impl_->sync();
 }
 
-void Frame::compact() {
+void Frame::compact(const CompactProgress& progress) {
     std::unique_lock<std::shared_mutex> lock(impl_->mutex);
     Impl& m = *impl_;
     m.require_writable("compact");
     m.refresh_unlocked();
-    m.compact();
+    m.compact(progress);
     m.end_staging(m.index);
 }
 

@@ -169,7 +169,7 @@ public:
 
     /// Removes chunk files the index does not name (left by interrupted writes), unless a reader
     /// of an older snapshot may still use them.
-    void compact() override {
+    void compact(const CompactProgress& /*progress: no chunk is copied*/) override {
         collect();
         if (sidecar && sidecar->oldest_reader() < snapshot_generation) {
             return;  // an older snapshot is being read: what it names cannot be told from leftovers

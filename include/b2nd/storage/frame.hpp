@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -66,6 +67,9 @@ struct OpenOptions {
     /// old file). Updates leave the replaced bytes behind; this bounds how many.
     bool auto_compact = true;
 };
+
+/// (chunks done, chunks in all) while compact() copies chunks.
+using CompactProgress = std::function<void(std::int64_t, std::int64_t)>;
 
 /// The slack auto-compaction allows above twice the compacted size of a frame.
 inline constexpr std::uint64_t kAutoCompactSlack = std::uint64_t{4} << 20;
@@ -242,7 +246,8 @@ public:
     /// directory).
     void sync();
     /// Rewrites the frame without dead space (to a temporary file, then renamed over it).
-    void compact();
+    /// progress(done, total) in chunks copied (contiguous frames), after each.
+    void compact(const CompactProgress& progress = {});
     /// Re-reads the frame if another handle has changed it; true when something changed.
     bool refresh();
     /// Whether another handle may have committed since this handle's snapshot: cheap enough to

@@ -44,7 +44,8 @@ class ChunkLoads;
 /// Whether process `pid` no longer exists (kill(pid, 0) says ESRCH).
 bool process_gone(long pid) noexcept;
 /// Removes what writers killed before their rename left beside `target`: TARGET.b2nd-tmp-PID
-/// files and directories whose process is gone (create.cpp).
+/// files and directories (and TARGET.b2nd-tmp-PID.* made under those names) whose process is
+/// gone (create.cpp).
 void sweep_stale_temporaries(const std::string& target) noexcept;
 
 /// A shared mutex that does not starve writers: a waiting writer holds the gate, so new readers

@@ -103,8 +103,12 @@ void sweep_stale_temporaries(const std::string& target) noexcept {
     std::error_code ec;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
         const std::string name = it->path().filename().string();
-        if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0 ||
-            name.find_first_not_of("0123456789", prefix.size()) != std::string::npos) {
+        // TARGET.b2nd-tmp-PID, and what a writer of that name left (TARGET.b2nd-tmp-PID.*).
+        if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) {
+            continue;
+        }
+        const std::size_t stop = name.find_first_not_of("0123456789", prefix.size());
+        if (stop == prefix.size() || (stop != std::string::npos && name[stop] != '.')) {
             continue;
         }
         if (process_gone(std::strtol(name.c_str() + prefix.size(), nullptr, 10))) {

@@ -48,6 +48,10 @@ struct CopyOptions {
     bool overwrite = false;      ///< replace an existing destination (once the copy is complete)
     /// Copy the (first) source's user metalayers and vlmeta (attributes).
     bool metadata = true;
+    /// Decode every chunk copied as stored before copying it: a structurally corrupt chunk then
+    /// stops the copy (FormatError naming the file and chunk) instead of being carried over.
+    /// Chunks that are encoded again are always decoded.
+    bool verify = false;
     int nthreads = 0;      ///< 0: all cores
     bool durable = false;  ///< fsync the result before it is renamed into place
     /// Called after each chunk of the result, one call at a time: (chunks done, total).

@@ -285,11 +285,25 @@ AnyArray build(Plan& p, const std::string& dst_path, const CopyOptions& o) {
                 return f.stage(c.bytes);
             };
             std::vector<storage::StagedChunk> staged(stored.size() + transcoded.size());
-            for (std::size_t k = 0; k < stored.size(); ++k) {
+            // As stored; with `verify`, each decoded first (in parallel) so that a corrupt chunk
+            // stops the copy instead of being copied.
+            parallel_for(stored.size(), o.verify ? o.nthreads : 1, [&](std::size_t k) {
                 const SourceChunk& sc = stored[k].second;
-                staged[k] = stage_stored(p.pieces[sc.piece].arr.frame().chunk(sc.chunk));
+                const storage::Frame& sf = p.pieces[sc.piece].arr.frame();
+                const storage::StoredChunk c = sf.chunk(sc.chunk);
+                if (o.verify && !c.index_only()) {
+                    try {
+                        const codec::ChunkDecoder dec(c.bytes);
+                        thread_local std::vector<std::uint8_t> buf;
+                        buf.resize(static_cast<std::size_t>(dec.nbytes()));
+                        dec.decode({buf.data(), buf.size()});
+                    } catch (const FormatError& e) {
+                        throw FormatError(sf.chunk_context(sc.chunk, c) + ": " + e.what());
+                    }
+                }
+                staged[k] = stage_stored(c);
                 tick();
-            }
+            });
             // Other compression, same layout: each chunk decoded whole and encoded again, chunks
             // in parallel (special chunks hold no codec: kept).
             const codec::EncodeParams ep = detail::encode_params(p.compression, p.grid);

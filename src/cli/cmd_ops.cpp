@@ -33,6 +33,7 @@ const char* const kConvertHelp =
     "  --cframe         write a contiguous frame (one file); without either, OUT's name\n"
     "                   decides (.b2frame: sparse, .b2nd: contiguous), else IN's kind\n"
     "  --no-meta        leave out user metalayers and vlmeta (attributes)\n"
+    "  --verify         decode the chunks copied as stored too: a corrupt one stops the copy\n"
     "  --overwrite      replace OUT if it exists\n"
     "  --dtype DTYPE    read IN's items as this NumPy dtype (same size), e.g. for legacy files\n"
     "  --nthreads N     threads (default: all cores)\n"
@@ -60,15 +61,15 @@ const char* const kConcatHelp =
     "copied as stored.\n"
     "\n"
     "  --codec, --clevel, --filters, --chunks, --blocks, --sframe, --cframe, --no-meta,\n"
-    "  --overwrite, --nthreads   as for 'b2nd convert'\n"
+    "  --verify, --overwrite, --nthreads   as for 'b2nd convert'\n"
     "\n"
     "example:\n"
     "  b2nd concat year.b2nd jan.b2nd feb.b2nd mar.b2nd --axis 0\n";
 
 const std::vector<std::string> kCopyValues = {"--codec",  "--clevel",   "--filters", "--chunks",
                                               "--blocks", "--nthreads", "--dtype"};
-const std::vector<std::string> kCopyFlags = {"--sframe", "--cframe", "--no-meta", "--overwrite",
-                                             "--help"};
+const std::vector<std::string> kCopyFlags = {"--sframe",    "--cframe", "--no-meta",
+                                             "--overwrite", "--verify", "--help"};
 
 std::int64_t disk_bytes(const std::string& path) {
     namespace fs = std::filesystem;
@@ -116,6 +117,7 @@ CopyOptions copy_options(const Args& a, const AnyArray& first, const std::string
         o.sparse = false;
     }
     o.metadata = !a.has("--no-meta");
+    o.verify = a.has("--verify");
     o.overwrite = a.has("--overwrite");
     o.nthreads = static_cast<int>(a.get_int("--nthreads", 0, 0, 1024));
     return o;

@@ -126,6 +126,17 @@ TEST_CASE("cli: convert re-chunks, keeps attributes, refuses what does not fit",
     CHECK_THAT(r.output, Contains("unknown codec"));
     r = run("convert " + q(tmp / "missing.b2nd") + " " + q(tmp / "x.b2nd"));
     CHECK(r.status == 1);
+    // --verify decodes the chunks copied as stored: a corrupt one stops the copy (exit 1).
+    {
+        const auto smooth = b2nd::test::smooth_bytes(200 * 60 * 4, 4, 3);
+        (void)b2nd::AnyArray::create_from(tmp / "bad.b2nd", b2nd::DType::parse("<f4"), {200, 60},
+                                          {smooth.data(), smooth.size()},
+                                          b2nd::test::chunked({50, 60}, {25, 60}));
+    }
+    b2nd::test::garble_middle(tmp / "bad.b2nd", 4096);
+    r = run("convert " + q(tmp / "bad.b2nd") + " " + q(tmp / "x.b2nd") + " --verify");
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Contains("bad.b2nd") && Contains("chunk"));
     CHECK_FALSE(std::filesystem::exists(tmp / "x.b2nd"));
     CHECK(b2nd::AnyArray::open(tmp / "a.b2nd").read() == in.read());
 }

@@ -215,6 +215,20 @@ TEST_CASE("copy: refusals write nothing", "[array][copy]") {
                           Contains("bad.b2nd"));
         CHECK_FALSE(std::filesystem::exists(dir / "c.b2nd"));
     }
+    // As stored, a corrupt chunk is carried over unless `verify` decodes it first.
+    {
+        CopyOptions as_stored;
+        CopyStats st;
+        as_stored.stats = &st;
+        CHECK_NOTHROW(b2nd::copy(AnyArray::open(dir / "bad.b2nd"), dir / "raw.b2nd", as_stored));
+        CHECK(st.copied == st.chunks);
+        as_stored.verify = true;
+        CHECK_THROWS_WITH(b2nd::copy(AnyArray::open(dir / "bad.b2nd"), dir / "ver.b2nd", as_stored),
+                          Contains("bad.b2nd") && Contains("chunk"));
+        CHECK_FALSE(std::filesystem::exists(dir / "ver.b2nd"));
+        std::filesystem::remove(dir / "raw.b2nd");
+        std::filesystem::remove(dir / "raw.b2nd.b2lock");
+    }
     // overwrite replaces a destination only once the copy is complete.
     const AnyArray b = b2nd::copy(src, dir / "o.b2nd", ow);
     CHECK(b.read() == src.read());

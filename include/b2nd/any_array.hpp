@@ -42,6 +42,8 @@ void require_box(const AnyArray& a, const Box& box, const char* op);
 /// Internal: \throws UsageError naming the file and the size when `elements` of `a` cannot be
 /// held in memory (their bytes overflow, or exceed the machine's physical memory).
 void require_memory(const AnyArray& a, std::uint64_t elements, const char* op);
+/// Internal (copy.cpp): the engine behind `a`.
+const ArrayCore& core_of(const AnyArray& a);
 }  // namespace detail
 namespace storage {
 class Frame;
@@ -288,6 +290,7 @@ public:
 private:
     friend void detail::require_box(const AnyArray& a, const Box& box, const char* op);
     friend void detail::require_memory(const AnyArray& a, std::uint64_t elements, const char* op);
+    friend const detail::ArrayCore& detail::core_of(const AnyArray& a);
     explicit AnyArray(std::shared_ptr<detail::ArrayCore> core) : core_(std::move(core)) {}
     detail::ArrayCore& core() const;
     /// The core for one read call: refreshed first when it follows and another handle has

@@ -135,6 +135,13 @@ public:
     void read_orthogonal_unlocked(const std::vector<std::vector<std::int64_t>>& lists,
                                   std::uint8_t* out) const;
 
+    /// Chunk ci as stored, checked against the grid as reads check it, and whether it is uniform
+    /// (copy.cpp copies such chunks as they are). \throws FormatError naming file and chunk
+    std::pair<storage::StoredChunk, bool> stored_chunk(std::int64_t ci) const;
+    /// Chunk ci decoded whole into buf (the padded block layout, grid().chunk_nbytes() bytes),
+    /// checked as reads check it.
+    void decode_chunk(std::int64_t ci, std::uint8_t* buf) const;
+
     // ---- write.cpp ----
     /// Writes `box` from src (C order of box.count when src_strides is null).
     void write(const Box& box, const std::uint8_t* src, const std::int64_t* src_strides = nullptr);

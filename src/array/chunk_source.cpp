@@ -304,6 +304,11 @@ void ChunkSource::copy_block(const LoadedChunk& c,
     copy_strided(box, v.at(first), dst, isz, stream);
 }
 
+std::pair<storage::StoredChunk, bool> ChunkSource::stored_checked(std::int64_t ci) const {
+    const LoadedChunk c = load(ci, false, {});
+    return {c.stored_, c.kind_ == LoadedChunk::Kind::uniform};
+}
+
 void ChunkSource::decode_chunk(std::int64_t ci, std::uint8_t* buf, int threads) const {
     const LoadedChunk c = load(ci, false, {});
     const std::int64_t n = grid_.chunk_nbytes();

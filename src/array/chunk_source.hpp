@@ -115,6 +115,9 @@ public:
                          std::size_t need = SIZE_MAX) const;
     /// Chunk ci whole, in the padded block layout (grid().chunk_nbytes() bytes).
     void decode_chunk(std::int64_t ci, std::uint8_t* buf, int threads) const;
+    /// Chunk ci as stored, checked against the grid as load() checks it (no block decoded), and
+    /// whether it is uniform (a special chunk: no codec in it).
+    std::pair<storage::StoredChunk, bool> stored_checked(std::int64_t ci) const;
     /// The cached block holding `loc`, or null.
     BlockCache::Buffer cached_block(const Grid::Location& loc) const;
     /// The block cache's identity and epoch (see BlockCache::epoch).

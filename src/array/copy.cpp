@@ -1,13 +1,14 @@
-// copy, concatenate, stack (ops.hpp): the result's geometry is planned from the sources, each of
-// its chunks is either copied as stored from a source chunk of the same geometry and compression
-// or read from the sources (through read_strided, straight into the chunk's buffer) and encoded
-// by write_chunks; all of it under a temporary name, renamed into place at the end.
+// copy, concatenate, stack (ops.hpp): the result's geometry is planned from the sources; each of
+// its chunks is copied as stored from a source chunk of the same geometry and compression,
+// decoded and encoded again when only the compression differs, or else read from the sources
+// (through read_strided, straight into the chunk's buffer) and encoded by write_chunks. Source
+// chunks are checked against their grid as reads check them. All of it under a temporary name,
+// renamed into place at the end.
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
 
-#include <b2nd/codec/chunk_decoder.hpp>
 #include <b2nd/error.hpp>
 #include <b2nd/ops.hpp>
 #include <b2nd/parallel.hpp>
@@ -274,78 +275,51 @@ AnyArray build(Plan& p, const std::string& dst_path, const CopyOptions& o) {
             so.auto_compact = false;
             storage::Frame f = storage::Frame::open(tmp, so);
             const int ts = detail::chunk_typesize(p.grid.itemsize());
-            const auto bn = static_cast<std::int32_t>(p.grid.block_nbytes());
+            const auto bn = static_cast<std::size_t>(p.grid.block_nbytes());
             // A source chunk as it is stored (index-only specials made into 32-byte chunks).
             auto stage_stored = [&](const storage::StoredChunk& c) {
                 if (c.index_only()) {
-                    const std::vector<std::uint8_t> sp =
-                        storage::materialize_special(c.special, c.nbytes, ts, bn);
+                    const std::vector<std::uint8_t> sp = storage::materialize_special(
+                        c.special, c.nbytes, ts, static_cast<std::int32_t>(bn));
                     return f.stage({sp.data(), sp.size()});
                 }
                 return f.stage(c.bytes);
             };
-            std::vector<storage::StagedChunk> staged(stored.size() + transcoded.size());
-            // As stored; with `verify`, each decoded first (in parallel) so that a corrupt chunk
-            // stops the copy instead of being copied.
-            parallel_for(stored.size(), o.verify ? o.nthreads : 1, [&](std::size_t k) {
-                const SourceChunk& sc = stored[k].second;
-                const storage::Frame& sf = p.pieces[sc.piece].arr.frame();
-                const storage::StoredChunk c = sf.chunk(sc.chunk);
-                if (o.verify && !c.index_only()) {
-                    try {
-                        const codec::ChunkDecoder dec(c.bytes);
-                        thread_local std::vector<std::uint8_t> buf;
-                        buf.resize(static_cast<std::size_t>(dec.nbytes()));
-                        dec.decode({buf.data(), buf.size()});
-                    } catch (const FormatError& e) {
-                        throw FormatError(sf.chunk_context(sc.chunk, c) + ": " + e.what());
-                    }
-                }
-                staged[k] = stage_stored(c);
-                tick();
-            });
-            // Other compression, same layout: each chunk decoded whole and encoded again, chunks
-            // in parallel (special chunks hold no codec: kept).
+            // Each chunk checked against its source's grid as reads check it. As stored: staged
+            // as it is (decoded first with `verify`, so that a corrupt chunk stops the copy).
+            // Other compression, same layout: decoded whole and encoded again. Uniform (special)
+            // chunks hold no codec: kept either way. Chunks in parallel.
+            const std::size_t ns = stored.size();
+            std::vector<storage::StagedChunk> staged(ns + transcoded.size());
             const codec::EncodeParams ep = detail::encode_params(p.compression, p.grid);
-            parallel_for(transcoded.size(), o.nthreads, [&](std::size_t k) {
-                const SourceChunk& sc = transcoded[k].second;
-                const storage::Frame& sf = p.pieces[sc.piece].arr.frame();
-                const storage::StoredChunk c = sf.chunk(sc.chunk);
-                storage::StagedChunk out;
-                std::optional<codec::ChunkDecoder> dec;
-                if (!c.index_only()) {
-                    try {
-                        dec.emplace(c.bytes);
-                    } catch (const FormatError& e) {
-                        throw FormatError(sf.chunk_context(sc.chunk, c) + ": " + e.what());
-                    }
+            const auto cn = static_cast<std::size_t>(p.grid.chunk_nbytes());
+            parallel_for(staged.size(), o.nthreads, [&](std::size_t k) {
+                const bool reencode = k >= ns;
+                const SourceChunk& sc = reencode ? transcoded[k - ns].second : stored[k].second;
+                const detail::ArrayCore& src = detail::core_of(p.pieces[sc.piece].arr);
+                const auto [c, uniform] = src.stored_chunk(sc.chunk);
+                if (uniform || (!reencode && !o.verify)) {
+                    staged[k] = stage_stored(c);
+                    tick();
+                    return;
                 }
-                if (!dec || dec->special() != codec::Special::none) {
-                    out = stage_stored(c);
-                } else {
-                    thread_local std::vector<std::uint8_t> buf;
-                    buf.resize(static_cast<std::size_t>(dec->nbytes()));
-                    try {
-                        dec->decode({buf.data(), buf.size()});
-                    } catch (const FormatError& e) {
-                        throw FormatError(sf.chunk_context(sc.chunk, c) + ": " + e.what());
-                    }
-                    // Into a buffer each thread keeps (no fresh pages per chunk).
-                    thread_local std::vector<std::uint8_t> enc;
-                    enc.resize(codec::max_encoded_size(buf.size()));
-                    const std::uint8_t* from = buf.data();
-                    const std::size_t n = codec::encode_chunk(
-                        static_cast<std::int64_t>(buf.size()),
-                        [&](std::int32_t i, std::uint8_t* dest, std::size_t len) {
-                            std::memcpy(
-                                dest,
-                                from + static_cast<std::size_t>(i) * static_cast<std::size_t>(bn),
-                                len);
-                        },
-                        ep, {enc.data(), enc.size()});
-                    out = f.stage({enc.data(), n});
+                thread_local std::vector<std::uint8_t> buf;  // kept: no fresh pages per chunk
+                buf.resize(cn);
+                src.decode_chunk(sc.chunk, buf.data());
+                if (!reencode) {
+                    staged[k] = stage_stored(c);
+                    tick();
+                    return;
                 }
-                staged[stored.size() + k] = out;
+                thread_local std::vector<std::uint8_t> enc;
+                enc.resize(codec::max_encoded_size(cn));
+                const std::size_t n = codec::encode_chunk(
+                    static_cast<std::int64_t>(cn),
+                    [&](std::int32_t i, std::uint8_t* dest, std::size_t len) {
+                        std::memcpy(dest, buf.data() + static_cast<std::size_t>(i) * bn, len);
+                    },
+                    ep, {enc.data(), enc.size()});
+                staged[k] = f.stage({enc.data(), n});
                 tick();
             });
             storage::FrameEdit e = f.keep_all();
@@ -353,7 +327,7 @@ AnyArray build(Plan& p, const std::string& dst_path, const CopyOptions& o) {
                 e.replace(stored[k].first, staged[k]);
             }
             for (std::size_t k = 0; k < transcoded.size(); ++k) {
-                e.replace(transcoded[k].first, staged[stored.size() + k]);
+                e.replace(transcoded[k].first, staged[ns + k]);
             }
             f.apply(e);
         }

@@ -21,6 +21,18 @@
 
 namespace b2nd::detail {
 
+std::pair<storage::StoredChunk, bool> ArrayCore::stored_chunk(std::int64_t ci) const {
+    std::shared_lock<FairSharedMutex> lock(mutex_);
+    require_chunks({ci});
+    return source_->stored_checked(ci);
+}
+
+void ArrayCore::decode_chunk(std::int64_t ci, std::uint8_t* buf) const {
+    std::shared_lock<FairSharedMutex> lock(mutex_);
+    require_chunks({ci});
+    source_->decode_chunk(ci, buf, 1);
+}
+
 /// The chunks a read touches, each loaded (header parsed, checked) once. Small reads load them
 /// all up front, in parallel; large reads load each on first use, so that a chunk's bytes are
 /// touched only when its blocks' turn comes, after the prefetcher has read them from the file.

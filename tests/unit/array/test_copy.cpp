@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <b2nd/b2nd.hpp>
+#include <b2nd/format/b2nd_meta.hpp>
 #include <b2nd/storage/frame.hpp>
 
 #include "../../support/data.hpp"
@@ -228,6 +229,23 @@ TEST_CASE("copy: refusals write nothing", "[array][copy]") {
         CHECK_FALSE(std::filesystem::exists(dir / "ver.b2nd"));
         std::filesystem::remove(dir / "raw.b2nd");
         std::filesystem::remove(dir / "raw.b2nd.b2lock");
+    }
+    // A chunk that contradicts its array's grid (a metalayer naming other blocks, same chunk
+    // size) is refused as reads refuse it, also when it would be copied as stored.
+    {
+        (void)random_array(dir / "grid.b2nd", {10, 12}, {5, 6}, {5, 3}, 4);
+        b2nd::format::B2ndMeta m;
+        m.shape = {10, 12};
+        m.chunk_shape = {5, 6};
+        m.block_shape = {5, 6};
+        m.dtype = "<i4";
+        b2nd::storage::OpenOptions w;
+        w.writable = true;
+        b2nd::storage::Frame::open(dir / "grid.b2nd", w)
+            .update_metalayer("b2nd", b2nd::format::write_b2nd_meta(m));
+        CHECK_THROWS_WITH(b2nd::copy(AnyArray::open(dir / "grid.b2nd"), dir / "g2.b2frame"),
+                          Contains("grid.b2nd") && Contains("blocks of"));
+        CHECK_FALSE(std::filesystem::exists(dir / "g2.b2frame"));
     }
     // overwrite replaces a destination only once the copy is complete.
     const AnyArray b = b2nd::copy(src, dir / "o.b2nd", ow);

@@ -382,50 +382,45 @@ int cmd_show(const std::vector<std::string>& argv) {
         std::cout << nested_json(dt, data, r.shape, 0, at).to_json() << "\n";
         return 0;
     }
-    // Index lists per result axis: all of it, or the first and last `edge` when summarized.
+    // Along each result axis: all positions, or the first and last `edge` when summarized.
+    // Only the shown positions are ever listed (an axis may be 10^9 long, or the result empty).
     const bool summarize = r.size() > threshold;
-    std::vector<std::vector<std::int64_t>> lists(r.shape.size());
     std::vector<std::int64_t> cut(r.shape.size(), -1);
     Shape shown = r.shape;
+    std::uint64_t count = 1;
     for (std::size_t d = 0; d < r.shape.size(); ++d) {
-        const std::int64_t n = r.shape[d];
-        if (summarize && n > 2 * edge) {
-            for (std::int64_t i = 0; i < edge; ++i) {
-                lists[d].push_back(i);
-            }
-            for (std::int64_t i = n - edge; i < n; ++i) {
-                lists[d].push_back(i);
-            }
+        if (summarize && r.shape[d] > 2 * edge) {
             cut[d] = edge;
             shown[d] = 2 * edge;
-        } else {
-            for (std::int64_t i = 0; i < n; ++i) {
-                lists[d].push_back(i);
-            }
+        }
+        if (__builtin_mul_overflow(count, static_cast<std::uint64_t>(shown[d]), &count)) {
+            throw ArgError("--edgeitems " + std::to_string(edge) + " shows too many elements");
         }
     }
-    std::int64_t count = 1;
-    for (std::size_t d = 0; d < r.shape.size(); ++d) {
-        count *= shown[d];
-    }
-    std::vector<std::uint8_t> data(static_cast<std::size_t>(count * arr.itemsize()));
+    detail::require_memory(arr, count, "show");
+    std::vector<std::uint8_t> data(static_cast<std::size_t>(count) *
+                                   static_cast<std::size_t>(arr.itemsize()));
     if (count > 0) {
-        // The selection's result axes map to array axes: an index list of positions along the
-        // result, composed with the selection (box or lists).
+        // The array index of position k along array axis u of the selection.
+        auto index = [&](std::size_t u, std::int64_t k) {
+            return r.orthogonal() ? r.lists[u][static_cast<std::size_t>(k)]
+                                  : r.box.start[u] + k * r.box.step[u];
+        };
+        // Axes the selection drops keep their one index; the others take the shown positions.
         std::vector<std::vector<std::int64_t>> idx(static_cast<std::size_t>(arr.ndim()));
-        for (int d = 0; d < arr.ndim(); ++d) {
-            idx[static_cast<std::size_t>(d)] = r.indices(static_cast<std::size_t>(d));
+        for (std::size_t u = 0; u < idx.size(); ++u) {
+            idx[u] = {index(u, 0)};
         }
         for (std::size_t rd = 0; rd < r.dims.size(); ++rd) {
             if (r.dims[rd] < 0) {
                 continue;  // a new axis: one position, no array axis
             }
-            const auto du = static_cast<std::size_t>(r.dims[rd]);
-            std::vector<std::int64_t> picked;
-            for (std::int64_t p : lists[rd]) {
-                picked.push_back(idx[du][static_cast<std::size_t>(p)]);
+            const auto u = static_cast<std::size_t>(r.dims[rd]);
+            idx[u].clear();
+            for (std::int64_t k = 0; k < shown[rd]; ++k) {
+                const bool tail = cut[rd] >= 0 && k >= cut[rd];
+                idx[u].push_back(index(u, tail ? r.shape[rd] - shown[rd] + k : k));
             }
-            idx[du] = std::move(picked);
         }
         arr.read_orthogonal(idx, data.data(), data.size());
     }

@@ -19,6 +19,13 @@ using codec::FilterSlot;
 using codec::SplitMode;
 
 /// How chunks are compressed. The defaults are python-blosc2's: Zstd level 1 with SHUFFLE.
+/// Plugin codecs take their parameter in codec_meta (README, "Lossy compression and plugins"):
+///  - Codec::ndlz: the cell side, 4 or 8 (2-d arrays);
+///  - Codec::zfp_accuracy: e, the absolute error stays below 10^e (int8: -3 is 1e-3);
+///  - Codec::zfp_precision: bit planes kept (plus 5 + 2 (ndim - 1));
+///  - Codec::zfp_rate: the size of every block as a percentage of its uncompressed size.
+/// Plugin filters take theirs in their meta byte: NDCELL and NDMEAN the cell side, INT_TRUNC
+/// the bits to keep (positive) or to clear (negative).
 struct CompressionParams {
     Codec codec = Codec::zstd;
     int clevel = 1;
@@ -26,6 +33,7 @@ struct CompressionParams {
     /// (SHUFFLE: bytes per unit, 0 for the item size; TRUNC_PREC: the precision bits to keep).
     std::vector<FilterSlot> filters = {{Filter::shuffle, 0}};
     SplitMode splitmode = SplitMode::forward_compat;
+    std::uint8_t codec_meta = 0;  ///< the codec's parameter (plugin codecs; 0 for Blosc's own)
 };
 
 /// Default byte budget of an array's decoded-block cache.

@@ -200,9 +200,13 @@ void ArrayCore::require_writable(const char* op) const {
         throw UsageError(where() + ": " + op +
                          " needs the array opened for writing (OpenOptions::writable)");
     }
-    if (!codec::codec_from_code(frame().header().compcode())) {
-        throw UnsupportedError(where() + ": " + op + ": chunks are compressed with plugin codec " +
-                               num(frame().header().compcode()) + ", which b2nd-cpp cannot write");
+    const std::string why =
+        codec::check_encode_params(detail::encode_params_of(frame().header(), grid()));
+    if (!why.empty()) {
+        throw UnsupportedError(where() + ": " + op +
+                               ": this array's compression cannot be "
+                               "written: " +
+                               why);
     }
 }
 

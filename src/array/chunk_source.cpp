@@ -83,7 +83,9 @@ LoadedChunk ChunkSource::load(std::int64_t ci, bool need_block0, const CachePoli
         return c;
     }
     try {
-        c.decoder_.emplace(c.stored_.bytes);
+        // ZFP, NDCELL and NDMEAN take their geometry from the array (FORMAT-NOTES.md).
+        static const Shape kNone;
+        c.decoder_.emplace(c.stored_.bytes, plain_ ? kNone : grid_.block_shape());
     } catch (const FormatError& e) {
         rethrow(c, e);
     }

@@ -46,8 +46,8 @@ struct Plan {
 };
 
 bool same_compression(const CompressionParams& a, const CompressionParams& b) {
-    if (a.codec != b.codec || a.clevel != b.clevel || a.splitmode != b.splitmode ||
-        a.filters.size() != b.filters.size()) {
+    if (a.codec != b.codec || a.codec_meta != b.codec_meta || a.clevel != b.clevel ||
+        a.splitmode != b.splitmode || a.filters.size() != b.filters.size()) {
         return false;
     }
     for (std::size_t i = 0; i < a.filters.size(); ++i) {
@@ -85,7 +85,7 @@ void plan_geometry(Plan& p, const CopyOptions& o) {
     }
     p.grid = Grid(p.shape, chunks, blocks, first.itemsize());
     p.compression = o.compression ? *o.compression : first.compression();
-    const std::string bad = detail::check_compression(p.compression);
+    const std::string bad = detail::check_compression(p.compression, p.grid);
     if (!bad.empty()) {
         throw UsageError(p.where + ": " + bad);
     }

@@ -127,7 +127,7 @@ std::shared_ptr<ArrayCore> ArrayCore::create(const std::string& path,
         throw UsageError(where + ": dtype '" + dtype.str() + "' has no size");
     }
     const Grid g = new_grid(where, shape, dtype.itemsize(), o);
-    const std::string bad = check_compression(o.compression);
+    const std::string bad = check_compression(o.compression, g);
     if (!bad.empty()) {
         throw UsageError(where + ": " + bad);
     }

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <thread>
 
+#include <b2nd/codec/registry.hpp>
 #include <b2nd/params.hpp>
 
 #include "params_detail.hpp"
@@ -50,7 +51,21 @@ std::pair<Shape, Shape> auto_chunk_block_shapes(const Shape& shape, std::int64_t
 
 namespace b2nd::detail {
 
-std::string check_compression(const CompressionParams& c) {
+namespace {
+
+/// NDLZ compresses planes of bytes: for items of more than one byte, c-blosc2 needs the
+/// frame and its chunks to split every block into one stream per byte (splitmode always).
+SplitMode splitmode_for(const CompressionParams& c, const Grid& g) {
+    const codec::CodecPlugin* p =
+        codec::is_builtin(c.codec) ? nullptr
+                                   : codec::find_codec_plugin(static_cast<std::uint8_t>(c.codec));
+    return p != nullptr && p->needs_split && chunk_typesize(g.itemsize()) > 1 ? SplitMode::always
+                                                                              : c.splitmode;
+}
+
+}  // namespace
+
+std::string check_compression(const CompressionParams& c, const Grid& g) {
     if (c.clevel < 0 || c.clevel > 9) {
         return "clevel " + std::to_string(c.clevel) + " is not in 0..9";
     }
@@ -58,7 +73,7 @@ std::string check_compression(const CompressionParams& c) {
         return std::to_string(c.filters.size()) + " filters; a pipeline has " +
                std::to_string(format::kChunkMaxFilters) + " slots";
     }
-    return {};
+    return codec::check_encode_params(encode_params(c, g));
 }
 
 namespace {
@@ -80,7 +95,8 @@ codec::FilterPipeline pipeline_of(const format::FrameHeader& h) {
 
 CompressionParams compression_of(const format::FrameHeader& h) {
     CompressionParams c;
-    c.codec = codec::codec_from_code(h.compcode()).value_or(Codec::zstd);
+    c.codec = static_cast<Codec>(h.compcode());
+    c.codec_meta = codec::is_builtin(c.codec) ? 0 : h.compcode_meta;
     c.clevel = h.clevel();
     c.filters = codec::filters_of(pipeline_of(h));
     c.splitmode = split_mode_of(h);
@@ -89,7 +105,9 @@ CompressionParams compression_of(const format::FrameHeader& h) {
 
 codec::EncodeParams encode_params_of(const format::FrameHeader& h, const Grid& g) {
     codec::EncodeParams p;
-    p.codec = codec::codec_from_code(h.compcode()).value_or(Codec::zstd);
+    p.codec = static_cast<Codec>(h.compcode());
+    p.codec_meta = codec::is_builtin(p.codec) ? 0 : h.compcode_meta;
+    p.blockshape = g.block_shape();
     p.clevel = std::clamp(h.clevel(), 0, 9);
     p.filters = pipeline_of(h);
     p.splitmode = split_mode_of(h);
@@ -101,10 +119,12 @@ codec::EncodeParams encode_params_of(const format::FrameHeader& h, const Grid& g
 codec::EncodeParams encode_params(const CompressionParams& c, const Grid& g) {
     codec::EncodeParams p;
     p.codec = c.codec;
+    p.codec_meta = c.codec_meta;
+    p.blockshape = g.block_shape();
     p.clevel = c.clevel;
     p.filters = codec::make_pipeline(c.filters);
-    p.splitmode = c.splitmode;
-    p.typesize = chunk_typesize(g.itemsize());
+    p.splitmode = splitmode_for(c, g);
+    p.typesize = static_cast<int>(std::min<std::int64_t>(g.itemsize(), 0x7fffffff));
     p.blocksize = static_cast<std::int32_t>(g.block_nbytes());
     return p;
 }
@@ -115,9 +135,10 @@ storage::FrameParams frame_params(const CompressionParams& c, const Grid& g, int
     fp.chunksize = static_cast<std::int32_t>(g.chunk_nbytes());
     fp.blocksize = static_cast<std::int32_t>(g.block_nbytes());
     fp.codec = c.codec;
+    fp.codec_meta = c.codec_meta;
     fp.clevel = c.clevel;
     fp.filters = codec::make_pipeline(c.filters);
-    fp.splitmode = c.splitmode;
+    fp.splitmode = splitmode_for(c, g);
     fp.nthreads = static_cast<std::int16_t>(std::clamp(resolve_nthreads(nthreads), 1, 32767));
     return fp;
 }

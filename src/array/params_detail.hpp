@@ -12,8 +12,9 @@
 
 namespace b2nd::detail {
 
-/// Why `c` cannot compress chunks ("" when it can): clevel outside 0..9, too many filters.
-std::string check_compression(const CompressionParams& c);
+/// Why `c` cannot compress chunks of `g` ("" when it can): clevel outside 0..9, too many
+/// filters, and every rule of the codec and the filters (plugins: codec::check_encode_params).
+std::string check_compression(const CompressionParams& c, const Grid& g);
 
 /// The compression a frame header records (filters in order, empty slots dropped).
 CompressionParams compression_of(const format::FrameHeader& h);

@@ -9,6 +9,7 @@
 
 #include <b2nd/codec/chunk_decoder.hpp>
 #include <b2nd/codec/filters.hpp>
+#include <b2nd/codec/registry.hpp>
 #include <b2nd/error.hpp>
 #include <b2nd/format/byte_reader.hpp>
 #include <b2nd/format/checked_math.hpp>
@@ -40,18 +41,21 @@ DecodeBuffers& scratch() {
     return s;
 }
 
-bool known_filter(std::uint8_t f) {
-    switch (static_cast<Filter>(f)) {
-        case Filter::none:
-        case Filter::shuffle:
-        case Filter::bitshuffle:
-        case Filter::delta:
-        case Filter::trunc_prec:
-        case Filter::bytedelta_legacy:
-        case Filter::bytedelta:
-            return true;
+/// Whether decoding has something to undo for the filter in this slot (TRUNC_PREC and plugin
+/// filters without a backward function have nothing).
+bool undoes(std::uint8_t f, const FilterPlugin* plugin) {
+    if (plugin != nullptr) {
+        return static_cast<bool>(plugin->backward);
     }
-    return false;
+    return f != 0 && f != static_cast<std::uint8_t>(Filter::trunc_prec);
+}
+
+bool needs_geometry(const CodecPlugin* c, const std::array<const FilterPlugin*, 6>& f) {
+    bool any = c != nullptr && c->needs_geometry && c->id != static_cast<std::uint8_t>(Codec::ndlz);
+    for (const FilterPlugin* p : f) {
+        any = any || (p != nullptr && p->needs_geometry);
+    }
+    return any;
 }
 
 /// The quiet NaN c-blosc2 fills NaN chunks with, little-endian (typesize 4 or 8).
@@ -84,7 +88,8 @@ void fill_pattern(std::uint8_t* dest,
 
 }  // namespace
 
-ChunkDecoder::ChunkDecoder(ByteSpan chunk) : header_(format::read_chunk_header(chunk)) {
+ChunkDecoder::ChunkDecoder(ByteSpan chunk, const std::vector<std::int64_t>& blockshape)
+    : header_(format::read_chunk_header(chunk)) {
     const auto& h = header_;
     chunk_ = chunk.first(static_cast<std::size_t>(h.cbytes));
     const std::int32_t hs = h.header_size();
@@ -120,8 +125,13 @@ ChunkDecoder::ChunkDecoder(ByteSpan chunk) : header_(format::read_chunk_header(c
         case CompFormat::zstd:
             break;
         case CompFormat::user_defined:
-            throw UnsupportedError(
-                "chunk header: plugin codec " + num(h.udcodec) + " is not supported", 22);
+            codec_plugin_ = find_codec_plugin(h.udcodec);
+            if (codec_plugin_ == nullptr) {
+                throw UnsupportedError("chunk header: plugin codec " + num(h.udcodec) +
+                                           " is not registered (b2nd::codec::register_codec)",
+                                       22);
+            }
+            break;
         default:
             throw UnsupportedError("chunk header: compressor format " +
                                        comp_format_name(h.comp_format()) + " is not supported",
@@ -129,17 +139,38 @@ ChunkDecoder::ChunkDecoder(ByteSpan chunk) : header_(format::read_chunk_header(c
     }
     for (int slot = 0; slot < format::kChunkMaxFilters; ++slot) {
         const std::uint8_t f = h.filters[static_cast<std::size_t>(slot)];
-        if (!known_filter(f)) {
-            throw UnsupportedError("chunk header: filter " + filter_name(f) + " in slot " +
-                                       num(slot) + " is not supported",
-                                   static_cast<std::uint64_t>(16 + slot));
+        const FilterPlugin* plugin = nullptr;
+        if (!is_builtin(static_cast<Filter>(f))) {
+            plugin = find_filter_plugin(f);
+            if (plugin == nullptr) {
+                throw UnsupportedError("chunk header: filter " + filter_name(f) + " in slot " +
+                                           num(slot) +
+                                           " is not registered (b2nd::codec::register_filter)",
+                                       static_cast<std::uint64_t>(16 + slot));
+            }
+            filter_plugins_[static_cast<std::size_t>(slot)] = plugin;
         }
         if (f == static_cast<std::uint8_t>(Filter::delta)) {
             needs_block0_ = true;
         }
-        if (f != 0 && f != static_cast<std::uint8_t>(Filter::trunc_prec)) {
-            has_filters_ = true;
+        has_filters_ = has_filters_ || undoes(f, plugin);
+    }
+    if (!blockshape.empty() && needs_geometry(codec_plugin_, filter_plugins_)) {
+        std::int64_t items = 1;
+        for (std::int64_t d : blockshape) {
+            if (d <= 0 || __builtin_mul_overflow(items, d, &items)) {
+                items = -1;
+                break;
+            }
         }
+        if (h.vl_blocks() || items < 0 || items * h.typesize != h.blocksize) {
+            throw FormatError("chunk: blocks of " + num(h.blocksize) +
+                                  " bytes do not hold the block shape given (" +
+                                  num(static_cast<std::int64_t>(blockshape.size())) + " dims, " +
+                                  num(items) + " items of " + num(h.typesize) + " bytes)",
+                              8);
+        }
+        blockshape_ = blockshape;
     }
 
     const std::int64_t bstarts_end = std::int64_t{hs} + std::int64_t{4} * nblocks_;
@@ -368,6 +399,9 @@ void ChunkDecoder::decode_streams(std::int32_t i,
         }
         if (clen == static_cast<std::int64_t>(neblock)) {
             b2nd::detail::copy_bytes(out, base + pos, wanted);
+        } else if (codec_plugin_ != nullptr) {
+            decode_plugin_stream(i, j, base + pos, static_cast<std::size_t>(clen), out, neblock,
+                                 static_cast<std::uint64_t>(at));
         } else if (const char* err = detail::decompress_stream_prefix(
                        format, base + pos, static_cast<std::size_t>(clen), out, wanted, neblock,
                        dict_.get())) {
@@ -381,6 +415,34 @@ void ChunkDecoder::decode_streams(std::int32_t i,
     }
 }
 
+BlockContext ChunkDecoder::context(std::uint8_t meta) const noexcept {
+    BlockContext c;
+    c.typesize = header_.typesize;
+    c.meta = meta;
+    c.blockshape = blockshape_.empty() ? nullptr : blockshape_.data();
+    c.ndim = static_cast<int>(blockshape_.size());
+    return c;
+}
+
+void ChunkDecoder::decode_plugin_stream(std::int32_t i,
+                                        int j,
+                                        const std::uint8_t* src,
+                                        std::size_t n,
+                                        std::uint8_t* out,
+                                        std::size_t out_size,
+                                        std::uint64_t at) const {
+    const CodecPlugin& p = *codec_plugin_;
+    try {
+        p.decode(context(header_.compcode_meta), {src, n}, {out, out_size});
+    } catch (const UnsupportedError&) {
+        throw;
+    } catch (const FormatError& e) {
+        fail(i, "stream " + num(j) + ": " + p.name + ": " + e.detail(), at);
+    } catch (const UsageError& e) {
+        fail(i, "stream " + num(j) + ": " + p.name + ": " + e.what(), at);
+    }
+}
+
 void ChunkDecoder::apply_filters(std::int32_t i,
                                  std::uint8_t* data,
                                  std::size_t n,
@@ -390,15 +452,16 @@ void ChunkDecoder::apply_filters(std::int32_t i,
     DecodeBuffers& s = scratch();
     // Count the filters to undo so the last one writes straight into dest.
     int remaining = 0;
-    for (std::uint8_t f : h.filters) {
-        remaining += (f != 0 && f != static_cast<std::uint8_t>(Filter::trunc_prec)) ? 1 : 0;
+    for (std::size_t slot = 0; slot < h.filters.size(); ++slot) {
+        remaining += undoes(h.filters[slot], filter_plugins_[slot]) ? 1 : 0;
     }
     std::uint8_t* cur = data;
     for (int slot = format::kChunkMaxFilters - 1; slot >= 0; --slot) {
         const auto f = static_cast<Filter>(h.filters[static_cast<std::size_t>(slot)]);
         const std::uint8_t meta = h.filters_meta[static_cast<std::size_t>(slot)];
-        if (f == Filter::none || f == Filter::trunc_prec) {
-            continue;  // trunc_prec is lossy and has nothing to undo
+        const FilterPlugin* plugin = filter_plugins_[static_cast<std::size_t>(slot)];
+        if (!undoes(static_cast<std::uint8_t>(f), plugin)) {
+            continue;  // trunc_prec and int_trunc are lossy and have nothing to undo
         }
         std::uint8_t* out = --remaining == 0 ? dest
                                              : b2nd::detail::scratch_bytes(
@@ -420,7 +483,15 @@ void ChunkDecoder::apply_filters(std::int32_t i,
                                  f == Filter::bytedelta_legacy);
                 break;
             default:
-                break;  // rejected in the constructor
+                try {
+                    plugin->backward(context(meta), {cur, n}, {out, n});
+                } catch (const UnsupportedError&) {
+                    throw;
+                } catch (const FormatError& e) {
+                    fail(i, plugin->name + " filter: " + e.detail(),
+                         16U + static_cast<unsigned>(slot));
+                }
+                break;
         }
         cur = out;
     }
@@ -460,7 +531,7 @@ bool ChunkDecoder::decodes_prefix() const noexcept {
     if (special() != Special::none || memcpyed()) {
         return true;
     }
-    if (h.vl_blocks() ||
+    if (h.vl_blocks() || codec_plugin_ != nullptr ||
         !detail::stops_early(static_cast<CompFormat>(h.comp_format()), dict_.get())) {
         return false;
     }
@@ -478,8 +549,8 @@ Filter ChunkDecoder::sole_filter() const noexcept {
     for (std::size_t slot = 0; slot < h.filters.size(); ++slot) {
         const auto f = static_cast<Filter>(h.filters[slot]);
         const std::uint8_t meta = h.filters_meta[slot];
-        if (f == Filter::none || f == Filter::trunc_prec) {
-            continue;  // trunc_prec is lossy and has nothing to undo
+        if (!undoes(h.filters[slot], filter_plugins_[slot])) {
+            continue;  // trunc_prec and int_trunc are lossy and have nothing to undo
         }
         ++undone;
         sole = f == Filter::shuffle && meta != 0 && meta != h.typesize ? Filter::none : f;

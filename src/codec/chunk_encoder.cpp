@@ -6,6 +6,7 @@
 
 #include <b2nd/codec/chunk_encoder.hpp>
 #include <b2nd/codec/filters.hpp>
+#include <b2nd/codec/registry.hpp>
 #include <b2nd/error.hpp>
 #include <b2nd/format/chunk_header.hpp>
 #include <b2nd/format/endian.hpp>
@@ -40,6 +41,11 @@ bool is_hcr(Codec c) {
 
 /// c-blosc2's split rule (stune.c split_block), for a coded typesize.
 bool split_rule(const EncodeParams& p, int ts, std::int64_t blocksize) {
+    if (const CodecPlugin* plugin = find_codec_plugin(static_cast<std::uint8_t>(p.codec))) {
+        if (plugin->needs_split) {
+            return ts > 1;  // NDLZ compresses planes of single bytes
+        }
+    }
     switch (p.splitmode) {
         case SplitMode::always:
             return true;
@@ -55,44 +61,87 @@ bool split_rule(const EncodeParams& p, int ts, std::int64_t blocksize) {
            blocksize / ts >= kMinBufferSize;
 }
 
-void validate(const EncodeParams& p, std::size_t nbytes) {
+/// The context a plugin gets for this chunk's parameters (meta: the codec's or a filter's).
+BlockContext context_of(const EncodeParams& p, std::uint8_t meta) {
+    BlockContext c;
+    c.typesize = coded_typesize(p.typesize);
+    c.meta = meta;
+    c.blockshape = p.blockshape.empty() ? nullptr : p.blockshape.data();
+    c.ndim = static_cast<int>(p.blockshape.size());
+    c.filters = p.filters.data();
+    c.nfilters = static_cast<int>(p.filters.size());
+    return c;
+}
+
+/// Why p cannot encode a chunk of nbytes ("" when it can).
+std::string why_not(const EncodeParams& p, std::size_t nbytes) {
     if (p.clevel < 0 || p.clevel > 9) {
-        throw UsageError("encode: clevel must be 0..9, got " + num(p.clevel));
+        return "clevel must be 0..9, got " + num(p.clevel);
     }
     if (p.typesize < 1) {
-        throw UsageError("encode: typesize must be positive, got " + num(p.typesize));
+        return "typesize must be positive, got " + num(p.typesize);
     }
     if (p.blocksize < 0 || p.blocksize > format::kMaxBlockSize) {
-        throw UsageError("encode: blocksize must be 0 (automatic) or 1.." +
-                         num(format::kMaxBlockSize) + ", got " + num(p.blocksize));
+        return "blocksize must be 0 (automatic) or 1.." + num(format::kMaxBlockSize) + ", got " +
+               num(p.blocksize);
     }
     if (nbytes > static_cast<std::size_t>(format::kMaxChunkNbytes)) {
-        throw UsageError("encode: a chunk holds at most " + num(format::kMaxChunkNbytes) +
-                         " bytes, got " + num(static_cast<std::int64_t>(nbytes)));
-    }
-    if (!codec_from_code(static_cast<std::uint8_t>(p.codec))) {
-        throw UsageError("encode: unknown compressor code " + num(static_cast<int>(p.codec)));
+        return "a chunk holds at most " + num(format::kMaxChunkNbytes) + " bytes, got " +
+               num(static_cast<std::int64_t>(nbytes));
     }
     const auto mode = static_cast<int>(p.splitmode);
     if (mode < 1 || mode > 4) {
-        throw UsageError("encode: unknown split mode " + num(mode));
+        return "unknown split mode " + num(mode);
+    }
+    if (!p.blockshape.empty()) {
+        std::int64_t items = 1;
+        for (std::int64_t d : p.blockshape) {
+            if (d <= 0 || __builtin_mul_overflow(items, d, &items)) {
+                return "invalid block shape";
+            }
+        }
+        if (p.blocksize > 0 && items * p.typesize != p.blocksize) {
+            return "the block shape (" + num(items) + " items of " + num(p.typesize) +
+                   " bytes) does not make blocks of " + num(p.blocksize) + " bytes";
+        }
+    }
+    const auto code = static_cast<std::uint8_t>(p.codec);
+    if (!is_builtin(p.codec)) {
+        const CodecPlugin* plugin = find_codec_plugin(code);
+        if (plugin == nullptr) {
+            return "unknown compressor code " + num(static_cast<int>(code));
+        }
+        if (!plugin->encode) {
+            return "codec " + plugin->name + " (" + num(static_cast<int>(code)) +
+                   ") can only be read";
+        }
+        if (plugin->check) {
+            std::string why = plugin->check(context_of(p, p.codec_meta));
+            if (!why.empty()) {
+                return why;
+            }
+        }
+        if (plugin->needs_geometry && p.blockshape.empty()) {
+            return "codec " + plugin->name + " needs the block shape (EncodeParams::blockshape)";
+        }
     }
     bool reordered = false;  // a filter that moves bytes came before this slot
     for (std::size_t slot = 0; slot < p.filters.size(); ++slot) {
         const FilterSlot& f = p.filters[slot];
+        const std::string where = " in slot " + num(static_cast<int>(slot));
         switch (f.id) {
             case Filter::none:
                 break;
             case Filter::trunc_prec: {
                 const int bits = static_cast<std::int8_t>(f.meta);
                 if (!trunc_prec_valid(bits, coded_typesize(p.typesize))) {
-                    throw UsageError("encode: trunc_prec precision " + num(bits) +
-                                     " is invalid for typesize " + num(p.typesize) +
-                                     " (float32 or float64; |bits| below the mantissa width)");
+                    return "trunc_prec precision " + num(bits) + " is invalid for typesize " +
+                           num(p.typesize) +
+                           " (float32 or float64; |bits| below the mantissa width)";
                 }
                 if (reordered) {
-                    throw UsageError("encode: trunc_prec in slot " + num(static_cast<int>(slot)) +
-                                     " must come before the other filters (it works on values)");
+                    return "trunc_prec" + where +
+                           " must come before the other filters (it works on values)";
                 }
                 break;
             }
@@ -102,11 +151,76 @@ void validate(const EncodeParams& p, std::size_t nbytes) {
             case Filter::bytedelta:
                 reordered = true;
                 break;
-            default:
-                throw UsageError("encode: filter " + filter_name(static_cast<std::uint8_t>(f.id)) +
-                                 " cannot be used for writing");
+            default: {
+                const FilterPlugin* plugin = find_filter_plugin(static_cast<std::uint8_t>(f.id));
+                if (plugin == nullptr || !plugin->forward) {
+                    return "filter " + filter_name(static_cast<std::uint8_t>(f.id)) +
+                           " cannot be used for writing";
+                }
+                if (plugin->check) {
+                    std::string why = plugin->check(context_of(p, f.meta));
+                    if (!why.empty()) {
+                        return why;
+                    }
+                }
+                if (plugin->needs_geometry && p.blockshape.empty()) {
+                    return "filter " + plugin->name +
+                           " needs the block shape (EncodeParams::blockshape)";
+                }
+                if (plugin->on_values && reordered) {
+                    return plugin->name + where +
+                           " must come before the filters that move bytes (it works on values)";
+                }
+                reordered = reordered || !plugin->on_values;
+                break;
+            }
         }
     }
+    return {};
+}
+
+void validate(const EncodeParams& p, std::size_t nbytes) {
+    const std::string why = why_not(p, nbytes);
+    if (!why.empty()) {
+        throw UsageError("encode: " + why);
+    }
+}
+
+/// Applies the lossy filters that work on values (TRUNC_PREC, and plugins such as INT_TRUNC and
+/// NDMEAN: forward then backward) to n bytes in place: block i as it will read back.
+void apply_lossy(const EncodeParams& p, int ts, std::uint8_t* data, std::size_t n) {
+    for (const FilterSlot& f : p.filters) {
+        if (f.id == Filter::trunc_prec) {
+            trunc_prec(static_cast<std::int8_t>(f.meta), ts, n, data, data);
+            continue;
+        }
+        const FilterPlugin* plugin = f.id == Filter::none || is_builtin(f.id)
+                                         ? nullptr
+                                         : find_filter_plugin(static_cast<std::uint8_t>(f.id));
+        if (plugin == nullptr || !plugin->lossy) {
+            continue;
+        }
+        std::vector<std::uint8_t> tmp(n);
+        const BlockContext c = context_of(p, f.meta);
+        plugin->forward(c, {data, n}, {tmp.data(), n});
+        if (plugin->backward) {
+            plugin->backward(c, {tmp.data(), n}, {data, n});
+        } else {
+            b2nd::detail::copy_bytes(data, tmp.data(), n);
+        }
+    }
+}
+
+bool has_lossy(const EncodeParams& p) {
+    return std::any_of(p.filters.begin(), p.filters.end(), [](const FilterSlot& f) {
+        if (f.id == Filter::trunc_prec) {
+            return true;
+        }
+        const FilterPlugin* plugin = f.id == Filter::none || is_builtin(f.id)
+                                         ? nullptr
+                                         : find_filter_plugin(static_cast<std::uint8_t>(f.id));
+        return plugin != nullptr && plugin->lossy;
+    });
 }
 
 format::ChunkHeader base_header(const EncodeParams& p,
@@ -129,6 +243,7 @@ format::ChunkHeader base_header(const EncodeParams& p,
         }
     }
     h.udcodec = static_cast<std::uint8_t>(p.codec);
+    h.compcode_meta = is_builtin(p.codec) ? 0 : p.codec_meta;
     return h;
 }
 
@@ -185,6 +300,7 @@ struct ChunkPlan {
     const std::uint8_t* src;  // the chunk, or null when `fill` gives its blocks
     const BlockFill* fill;
     const std::uint8_t* delta_ref;  // block 0 as it will read back
+    const CodecPlugin* plugin;      // a plugin codec, or null
 
     bool leftover(std::int32_t i) const { return i == nblocks - 1 && nbytes % blocksize != 0; }
     std::size_t block_nbytes(std::int32_t i) const {
@@ -236,8 +352,10 @@ const std::uint8_t* filter_block(const ChunkPlan& c,
             case Filter::bytedelta:
                 bytedelta_encode(f.meta != 0 ? f.meta : c.ts, n, cur, out);
                 break;
-            default:
-                break;  // rejected by validate()
+            default:  // a plugin (validate() checked it is registered and can write)
+                find_filter_plugin(static_cast<std::uint8_t>(f.id))
+                    ->forward(context_of(*c.p, f.meta), {cur, n}, {out, n});
+                break;
         }
         cur = out;
     }
@@ -278,8 +396,12 @@ std::size_t encode_block(
         }
         all_zero_runs = false;
         const std::size_t room = cap - used;
-        std::size_t csize = detail::compress_stream(c.p->codec, c.p->clevel, stream, neblock,
-                                                    out + used, std::min(neblock, room));
+        std::size_t csize =
+            c.plugin != nullptr
+                ? c.plugin->encode(context_of(*c.p, c.p->codec_meta), {stream, neblock},
+                                   {out + used, std::min(neblock, room)})
+                : detail::compress_stream(c.p->codec, c.p->clevel, stream, neblock, out + used,
+                                          std::min(neblock, room));
         if (csize == 0 || csize >= neblock) {
             if (room < neblock) {
                 return kNoRoom;
@@ -422,23 +544,20 @@ std::size_t encode_impl(std::int64_t total,
                                  [](const FilterSlot& f) { return f.id != Filter::none; });
         c.src = src;
         c.fill = fill;
+        c.plugin =
+            is_builtin(p.codec) ? nullptr : find_codec_plugin(static_cast<std::uint8_t>(p.codec));
         std::vector<std::uint8_t> block0;
         c.delta_ref = src;
         const bool delta = has_filter(p.filters, Filter::delta);
-        if (delta && (src == nullptr || has_filter(p.filters, Filter::trunc_prec))) {
-            // DELTA's reference is block 0 as it reads back, i.e. truncated by TRUNC_PREC.
+        if (delta && (src == nullptr || has_lossy(p))) {
+            // DELTA's reference is block 0 as it reads back, i.e. after the lossy filters.
             block0.resize(c.block_nbytes(0));
             if (src != nullptr) {
                 b2nd::detail::copy_bytes(block0.data(), src, block0.size());
             } else {
                 (*fill)(0, block0.data(), block0.size());
             }
-            for (const FilterSlot& f : p.filters) {
-                if (f.id == Filter::trunc_prec) {
-                    trunc_prec(static_cast<std::int8_t>(f.meta), c.ts, block0.size(), block0.data(),
-                               block0.data());
-                }
-            }
+            apply_lossy(p, c.ts, block0.data(), block0.size());
             c.delta_ref = block0.data();
         }
 
@@ -517,17 +636,23 @@ std::size_t encode_impl(std::int64_t total,
             (*fill)(static_cast<std::int32_t>(off / bs), out + hs + off, std::min(bs, n - off));
         }
     }
-    // Decoders copy memcpyed chunks without filters; apply the lossy TRUNC_PREC anyway so that
-    // what reads back does not depend on whether the data compressed (CONFORMANCE.md).
-    for (const FilterSlot& f : p.filters) {
-        if (f.id == Filter::trunc_prec) {
-            trunc_prec(static_cast<std::int8_t>(f.meta), h.typesize, n, out + hs, out + hs);
+    // Decoders copy memcpyed chunks without filters; apply the lossy filters anyway, block by
+    // block, so that what reads back does not depend on whether the data compressed
+    // (CONFORMANCE.md).
+    if (has_lossy(p) && n > 0) {
+        const std::size_t bs = static_cast<std::size_t>(blocksize);
+        for (std::size_t off = 0; off < n; off += bs) {
+            apply_lossy(p, h.typesize, out + hs + off, std::min(bs, n - off));
         }
     }
     return limit;
 }
 
 }  // namespace
+
+std::string check_encode_params(const EncodeParams& params) {
+    return why_not(params, 0);
+}
 
 std::size_t encode_chunk(ByteSpan src, const EncodeParams& p, MutableByteSpan dest) {
     static const std::uint8_t kNone = 0;  // an empty span may have no data pointer

@@ -128,6 +128,8 @@ std::size_t compress_stream(Codec c,
             }
             return r;
         }
+        default:
+            break;  // plugin codecs go through the registry (chunk_encoder.cpp)
     }
     throw UsageError("unknown compressor code " + std::to_string(static_cast<int>(c)));
 }

@@ -1,6 +1,7 @@
 #include <string>
 
 #include <b2nd/codec/ids.hpp>
+#include <b2nd/codec/registry.hpp>
 
 namespace b2nd::codec {
 
@@ -16,6 +17,11 @@ std::string_view codec_name(Codec c) noexcept {
             return "zlib";
         case Codec::zstd:
             return "zstd";
+        default:
+            break;
+    }
+    if (const CodecPlugin* p = find_codec_plugin(static_cast<std::uint8_t>(c))) {
+        return p->name;
     }
     return "unknown";
 }
@@ -24,6 +30,11 @@ std::optional<Codec> parse_codec(std::string_view name) noexcept {
     for (Codec c : {Codec::blosclz, Codec::lz4, Codec::lz4hc, Codec::zlib, Codec::zstd}) {
         if (codec_name(c) == name) {
             return c;
+        }
+    }
+    for (const CodecPlugin* p : codec_plugins()) {
+        if (p->name == name) {
+            return static_cast<Codec>(p->id);
         }
     }
     return std::nullopt;
@@ -42,7 +53,9 @@ std::optional<Codec> codec_from_code(std::uint8_t code) noexcept {
         case 5:
             return Codec::zstd;
         default:
-            return std::nullopt;
+            return find_codec_plugin(code) != nullptr
+                       ? std::optional<Codec>(static_cast<Codec>(code))
+                       : std::nullopt;
     }
 }
 
@@ -62,6 +75,11 @@ std::string filter_name(std::uint8_t id) {
             return "bytedelta_legacy";
         case Filter::bytedelta:
             return "bytedelta";
+        default:
+            break;
+    }
+    if (const FilterPlugin* p = find_filter_plugin(id)) {
+        return p->name;
     }
     return "filter" + std::to_string(id);
 }
@@ -71,6 +89,11 @@ std::optional<Filter> parse_filter(std::string_view name) noexcept {
                      Filter::trunc_prec, Filter::bytedelta}) {
         if (filter_name(static_cast<std::uint8_t>(f)) == name) {
             return f;
+        }
+    }
+    for (const FilterPlugin* p : filter_plugins()) {
+        if (p->name == name) {
+            return static_cast<Filter>(p->id);
         }
     }
     return std::nullopt;

@@ -220,8 +220,11 @@ Frame Frame::create(const std::string& path,
     format::FrameHeader h;
     h.general_flags = general_flags_for(params.chunksize);
     h.frame_type = sparse ? 1 : 0;
-    h.codec_flags = static_cast<std::uint8_t>(static_cast<unsigned>(params.codec) |
-                                              (static_cast<unsigned>(params.clevel) << 4));
+    // A plugin codec is compcode 6 ("see udcodec"), its id at 0x4d and its meta at 0x4e.
+    const unsigned compcode =
+        codec::is_builtin(params.codec) ? static_cast<unsigned>(params.codec) : 6U;
+    h.codec_flags =
+        static_cast<std::uint8_t>(compcode | (static_cast<unsigned>(params.clevel) << 4));
     h.other_flags = static_cast<std::uint8_t>(static_cast<int>(params.splitmode) - 1);
     h.typesize = params.typesize;
     h.blocksize = params.blocksize;
@@ -233,6 +236,7 @@ Frame Frame::create(const std::string& path,
         h.filters_meta[i] = params.filters[i].meta;
     }
     h.udcodec = static_cast<std::uint8_t>(params.codec);
+    h.compcode_meta = codec::is_builtin(params.codec) ? 0 : params.codec_meta;
     h.metalayers = metalayers;
     std::vector<std::uint8_t> image = format::write_frame_header(h);
     const std::vector<std::uint8_t> trailer = format::write_frame_trailer({});

@@ -17,6 +17,7 @@
 // Programs that read and write arrays need only <b2nd/b2nd.hpp>.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -30,12 +31,18 @@ namespace b2nd::codec {
 namespace detail {
 class StreamDict;
 }
+struct CodecPlugin;
+struct FilterPlugin;
+struct BlockContext;
 
 class ChunkDecoder {
 public:
     /// Parses and validates `chunk` (which must hold at least the header's cbytes).
-    /// \throws FormatError, UnsupportedError (plugin codecs or filters, future versions)
-    explicit ChunkDecoder(ByteSpan chunk);
+    /// `blockshape` is the array's block shape (the b2nd metalayer's), which ZFP, NDCELL and
+    /// NDMEAN need; without it, decoding blocks that use them throws UnsupportedError.
+    /// \throws FormatError, UnsupportedError (unregistered plugin codecs or filters, future
+    /// versions), FormatError when blockshape does not match the chunk's block size
+    explicit ChunkDecoder(ByteSpan chunk, const std::vector<std::int64_t>& blockshape = {});
     ~ChunkDecoder();
     ChunkDecoder(ChunkDecoder&&) noexcept;
     ChunkDecoder& operator=(ChunkDecoder&&) noexcept;
@@ -136,6 +143,15 @@ private:
                        std::size_t n,
                        std::uint8_t* dest,
                        const std::uint8_t* block0) const;
+    /// What a plugin is told (the chunk's typesize, `meta`, the block shape when known).
+    struct BlockContext context(std::uint8_t meta) const noexcept;
+    void decode_plugin_stream(std::int32_t i,
+                              int j,
+                              const std::uint8_t* src,
+                              std::size_t n,
+                              std::uint8_t* out,
+                              std::size_t out_size,
+                              std::uint64_t at) const;
     [[noreturn]] void fail(std::int32_t block, const std::string& what, std::uint64_t at) const;
 
     ByteSpan chunk_;
@@ -146,6 +162,9 @@ private:
     bool needs_block0_ = false;
     bool has_filters_ = false;  // any filter to undo (trunc_prec needs no undoing)
     std::unique_ptr<detail::StreamDict> dict_;
+    const CodecPlugin* codec_plugin_ = nullptr;            // a plugin codec (compformat 6)
+    std::array<const FilterPlugin*, 6> filter_plugins_{};  // plugin filters, by slot
+    std::vector<std::int64_t> blockshape_;                 // kept when a plugin needs it
     std::vector<std::int64_t> vl_offsets_;  // VL-block chunks: nblocks + 1 decoded offsets
 };
 

@@ -20,6 +20,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include <b2nd/byte_span.hpp>
@@ -48,8 +49,16 @@ struct EncodeParams {
     int typesize = 1;            ///< element size in bytes (>= 1; > 255 is coded as 1)
     std::int32_t blocksize = 0;  ///< 0: automatic
     SplitMode splitmode = SplitMode::forward_compat;
-    int nthreads = 1;  ///< threads used to encode blocks
+    int nthreads = 1;             ///< threads used to encode blocks
+    std::uint8_t codec_meta = 0;  ///< a plugin codec's parameter (compcode_meta)
+    /// The array's block shape, for plugins that need it (ZFP, NDLZ, NDCELL, NDMEAN); the
+    /// block size must then be its product times the typesize.
+    std::vector<std::int64_t> blockshape;
 };
+
+/// Why `params` cannot encode chunks ("" when they can): the checks encode_chunk makes, and
+/// every plugin's own rules (registry.hpp). Arrays call it before anything is written.
+std::string check_encode_params(const EncodeParams& params);
 
 /// Upper bound of encode_chunk's output for nbytes of input.
 constexpr std::size_t max_encoded_size(std::size_t nbytes) noexcept {

@@ -17,8 +17,20 @@
 
 namespace b2nd::codec {
 
-/// c-blosc2's public compressor codes.
-enum class Codec : std::uint8_t { blosclz = 0, lz4 = 1, lz4hc = 2, zlib = 4, zstd = 5 };
+/// c-blosc2's public compressor codes (0-5), the globally registered plugin codecs (32-35,
+/// with their parameter in CompressionParams::codec_meta), and user codecs (160-255,
+/// registry.hpp) as static_cast<Codec>(id).
+enum class Codec : std::uint8_t {
+    blosclz = 0,
+    lz4 = 1,
+    lz4hc = 2,
+    zlib = 4,
+    zstd = 5,
+    ndlz = 32,           ///< 2-d images; meta: cell side 4 or 8
+    zfp_accuracy = 33,   ///< ZFP fixed accuracy; meta: signed exponent e, tolerance 10^e
+    zfp_precision = 34,  ///< ZFP fixed precision; meta: bit planes (plus an ndim offset)
+    zfp_rate = 35,       ///< ZFP fixed rate; meta: percent of the uncompressed size
+};
 
 /// The 3-bit compressor format stored in a chunk header's flags (bits 5-7).
 enum class CompFormat : std::uint8_t {
@@ -38,8 +50,11 @@ enum class Filter : std::uint8_t {
     bitshuffle = 2,
     delta = 3,
     trunc_prec = 4,
+    ndcell = 32,            // items regrouped in cells of side meta (registry plugin)
+    ndmean = 33,            // each cell replaced by its mean (lossy; registry plugin)
     bytedelta_legacy = 34,  // the buggy BYTEDELTA of c-blosc2 2.8/2.9 (read only)
     bytedelta = 35,
+    int_trunc = 36,  // low bits of integers cleared (lossy; registry plugin)
 };
 
 /// One filter of a pipeline with its meta byte.
@@ -82,17 +97,43 @@ constexpr CompFormat comp_format_of(Codec c) noexcept {
             return CompFormat::zlib;
         case Codec::zstd:
             return CompFormat::zstd;
+        default:
+            return CompFormat::user_defined;
     }
-    return CompFormat::user_defined;
 }
 
-/// "blosclz", "lz4", "lz4hc", "zlib", "zstd".
+/// Whether c is one of Blosc's own codecs (0-5), which every c-blosc2 build has.
+constexpr bool is_builtin(Codec c) noexcept {
+    return comp_format_of(c) != CompFormat::user_defined;
+}
+
+/// Whether f is one of the chunk codec's own filters (0-4, BYTEDELTA 34-35) rather than a
+/// plugin of the registry.
+constexpr bool is_builtin(Filter f) noexcept {
+    switch (f) {
+        case Filter::none:
+        case Filter::shuffle:
+        case Filter::bitshuffle:
+        case Filter::delta:
+        case Filter::trunc_prec:
+        case Filter::bytedelta_legacy:
+        case Filter::bytedelta:
+            return true;
+        default:
+            return false;
+    }
+}
+
+/// "blosclz", "lz4", "lz4hc", "zlib", "zstd", a registered plugin's name ("ndlz",
+/// "zfp_accuracy", ...), or "unknown".
 std::string_view codec_name(Codec c) noexcept;
 /// Parses a compressor name (as above); nullopt when unknown.
 std::optional<Codec> parse_codec(std::string_view name) noexcept;
-/// Codec from its public code, nullopt for plugin codes.
+/// Codec from its code: Blosc's own and registered plugins; nullopt for codes nothing here
+/// can encode or decode.
 std::optional<Codec> codec_from_code(std::uint8_t code) noexcept;
-/// "none", "shuffle", "bitshuffle", "delta", "trunc_prec", "bytedelta", or "filter<N>".
+/// "none", "shuffle", "bitshuffle", "delta", "trunc_prec", "bytedelta", a registered plugin's
+/// name ("ndcell", "ndmean", "int_trunc", ...), or "filter<N>".
 std::string filter_name(std::uint8_t id);
 /// Parses a filter name (as above); nullopt when unknown.
 std::optional<Filter> parse_filter(std::string_view name) noexcept;

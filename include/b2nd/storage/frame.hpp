@@ -81,6 +81,7 @@ struct FrameParams {
     std::int32_t blocksize = 0;
     codec::Codec codec = codec::Codec::zstd;
     int clevel = 1;
+    std::uint8_t codec_meta = 0;  ///< a plugin codec's parameter (frame byte 0x4e)
     codec::FilterPipeline filters = codec::make_pipeline({{codec::Filter::shuffle, 0}});
     codec::SplitMode splitmode = codec::SplitMode::forward_compat;
     std::int16_t nthreads = 1;  ///< recorded as tcomp/tdecomp (informational)

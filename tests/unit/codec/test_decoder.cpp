@@ -95,17 +95,18 @@ TEST_CASE("decoder: a corrupt compressed stream names the codec", "[codec]") {
     REQUIRE_THROWS_WITH(decode_chunk(chunk), Contains("lz4 stream of"));
 }
 
-TEST_CASE("decoder: plugin codecs and filters are UnsupportedError", "[codec]") {
+TEST_CASE("decoder: unregistered plugin codecs and filters are UnsupportedError", "[codec]") {
     auto chunk = hand_chunk();
     chunk[2] = static_cast<std::uint8_t>(0x05 | (6 << 5));  // user-defined codec
-    chunk[22] = 32;                                         // ndlz
-    REQUIRE_THROWS_MATCHES(
-        ChunkDecoder(chunk), b2nd::UnsupportedError,
-        Catch::Matchers::Message("chunk header: plugin codec 32 is not supported at offset 22"));
+    chunk[22] = 150;                                        // nothing registered there
+    REQUIRE_THROWS_MATCHES(ChunkDecoder(chunk), b2nd::UnsupportedError,
+                           Catch::Matchers::Message("chunk header: plugin codec 150 is not "
+                                                    "registered (b2nd::codec::register_codec) "
+                                                    "at offset 22"));
     chunk = hand_chunk();
-    chunk[21] = 40;  // a plugin filter id in slot 5
+    chunk[21] = 40;  // an unregistered plugin filter id in slot 5
     REQUIRE_THROWS_WITH(ChunkDecoder(chunk),
-                        Contains("filter filter40 in slot 5 is not supported"));
+                        Contains("filter filter40 in slot 5 is not registered"));
 }
 
 TEST_CASE("decoder: dictionaries are bounds-checked", "[codec]") {

@@ -1,20 +1,23 @@
 # Optional: a c-blosc2 installation, for interop tests and benchmarks. Defines the interface
-# target b2nd_blosc2 when one is found (its CMake package, else pkg-config blosc2). Point
+# target b2nd_blosc2 when one is found (pkg-config blosc2, else its CMake package). Point
 # CMAKE_PREFIX_PATH (or PKG_CONFIG_PATH) at a local install to use one.
 if(NOT TARGET b2nd_blosc2)
   set(_b2nd_blosc2_lib "")
-  find_package(Blosc2 CONFIG QUIET)
-  if(TARGET Blosc2::blosc2_shared)
-    set(_b2nd_blosc2_lib Blosc2::blosc2_shared)
-  elseif(TARGET Blosc2::blosc2_static)
-    set(_b2nd_blosc2_lib Blosc2::blosc2_static)
-  else()
-    find_package(PkgConfig QUIET)
-    if(PkgConfig_FOUND)
-      pkg_check_modules(B2ND_PC_BLOSC2 QUIET IMPORTED_TARGET GLOBAL blosc2)
-      if(TARGET PkgConfig::B2ND_PC_BLOSC2)
-        set(_b2nd_blosc2_lib PkgConfig::B2ND_PC_BLOSC2)
-      endif()
+  # pkg-config first: c-blosc2's CMake package of a build with an external zfp loads
+  # zfp-config.cmake, which requires OpenMP for C, a language this project does not enable.
+  find_package(PkgConfig QUIET)
+  if(PkgConfig_FOUND)
+    pkg_check_modules(B2ND_PC_BLOSC2 QUIET IMPORTED_TARGET GLOBAL blosc2)
+    if(TARGET PkgConfig::B2ND_PC_BLOSC2)
+      set(_b2nd_blosc2_lib PkgConfig::B2ND_PC_BLOSC2)
+    endif()
+  endif()
+  if(NOT _b2nd_blosc2_lib)
+    find_package(Blosc2 CONFIG QUIET)
+    if(TARGET Blosc2::blosc2_shared)
+      set(_b2nd_blosc2_lib Blosc2::blosc2_shared)
+    elseif(TARGET Blosc2::blosc2_static)
+      set(_b2nd_blosc2_lib Blosc2::blosc2_static)
     endif()
   endif()
   if(_b2nd_blosc2_lib)

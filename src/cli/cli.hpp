@@ -39,6 +39,10 @@ struct Args {
 /// Applies --codec, --clevel and --filters (comma-separated, NAME or NAME:META, or none) to c;
 /// true when any was given.
 bool apply_compression_options(const Args& a, CompressionParams& c);
+/// The help lines of --codec, --clevel and --filters (with the defaults, or without).
+std::string compression_help(bool defaults);
+/// `help` with its "@COMPRESSION@" line replaced by compression_help(defaults).
+std::string with_compression_help(const char* help, bool defaults);
 
 /// How a command that reads an array once opens it: --nthreads, --dtype, no block cache.
 OpenOptions input_options(const Args& a);

@@ -41,10 +41,7 @@ const char* const kImportHelp =
     "\n"
     "Writes a .npy file (C order) as a new b2nd array.\n"
     "\n"
-    "  --codec NAME     blosclz, lz4, lz4hc, zlib or zstd (default zstd)\n"
-    "  --clevel N       0-9 (default 1)\n"
-    "  --filters LIST   comma-separated, applied in order: shuffle, bitshuffle, delta,\n"
-    "                   trunc_prec:BITS, bytedelta, or none (default shuffle)\n"
+    "@COMPRESSION@"
     "  --chunks A,B,..  chunk shape (default: chosen from the CPU caches)\n"
     "  --blocks A,B,..  block shape (default: chosen from the CPU caches)\n"
     "  --sframe         a sparse frame (a directory) instead of one file\n"
@@ -52,7 +49,8 @@ const char* const kImportHelp =
     "  --nthreads N     encoding threads (default: all cores)\n"
     "\n"
     "example:\n"
-    "  b2nd import t.npy t.b2nd --codec lz4 --chunks 64,256,256\n";
+    "  b2nd import t.npy t.b2nd --codec lz4 --chunks 64,256,256\n"
+    "  b2nd import field.npy field.b2nd --codec zfp-accuracy:-3   # |error| <= 1e-3\n";
 
 }  // namespace
 
@@ -171,7 +169,7 @@ int cmd_import(const std::vector<std::string>& argv) {
         argv, {"--codec", "--clevel", "--filters", "--chunks", "--blocks", "--nthreads"},
         {"--sframe", "--overwrite", "--help"});
     if (a.has("--help")) {
-        std::cout << kImportHelp;
+        std::cout << with_compression_help(kImportHelp, true);
         return 0;
     }
     if (a.positional.size() != 2) {

@@ -80,9 +80,20 @@ std::string filters_text(const format::FrameHeader& h) {
     return s.empty() ? "none" : s;
 }
 
-std::string codec_text(const format::FrameHeader& h) {
+/// A plugin codec's parameter as its users write it (signed for ZFP accuracy).
+int codec_param(const format::FrameHeader& h) {
+    return h.compcode() == static_cast<std::uint8_t>(codec::Codec::zfp_accuracy)
+               ? static_cast<std::int8_t>(h.compcode_meta)
+               : h.compcode_meta;
+}
+
+std::string codec_text(const format::FrameHeader& h, bool with_param = true) {
     const auto c = codec::codec_from_code(h.compcode());
-    return c ? std::string(codec::codec_name(*c)) : "codec" + std::to_string(h.compcode());
+    std::string s = c ? std::string(codec::codec_name(*c)) : "codec" + std::to_string(h.compcode());
+    if (with_param && !codec::is_builtin(static_cast<codec::Codec>(h.compcode()))) {
+        s += ":" + std::to_string(codec_param(h));
+    }
+    return s;
 }
 
 std::string shape_json(const Shape& s) {
@@ -166,8 +177,9 @@ int cmd_info(const std::vector<std::string>& argv) {
         } else {
             o << "  \"array\": null,\n  \"not_an_array\": " << json_string(not_array) << ",\n";
         }
-        o << "  \"typesize\": " << h.typesize << ",\n  \"codec\": " << json_string(codec_text(h))
-          << ",\n  \"clevel\": " << h.clevel()
+        o << "  \"typesize\": " << h.typesize
+          << ",\n  \"codec\": " << json_string(codec_text(h, false))
+          << ",\n  \"codec_param\": " << codec_param(h) << ",\n  \"clevel\": " << h.clevel()
           << ",\n  \"filters\": " << json_string(filters_text(h)) << ",\n  \"splitmode\": "
           << json_string(
                  std::string(codec::split_mode_name(static_cast<codec::SplitMode>(h.splitmode()))))

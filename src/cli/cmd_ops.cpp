@@ -23,10 +23,7 @@ const char* const kConvertHelp =
     "kind; everything not given stays as in IN. Chunks whose geometry and compression do not\n"
     "change are copied as stored, without decoding. OUT appears only once it is complete.\n"
     "\n"
-    "  --codec NAME     blosclz, lz4, lz4hc, zlib or zstd\n"
-    "  --clevel N       0-9\n"
-    "  --filters LIST   comma-separated, applied in order: shuffle, bitshuffle, delta,\n"
-    "                   trunc_prec:BITS, bytedelta, or none\n"
+    "@COMPRESSION@"
     "  --chunks A,B,..  chunk shape (blocks then chosen automatically unless --blocks)\n"
     "  --blocks A,B,..  block shape\n"
     "  --sframe         write a sparse frame (a directory)\n"
@@ -164,7 +161,7 @@ int run_copy(const char* label,
 int cmd_convert(const std::vector<std::string>& argv) {
     const Args a = Args::parse(argv, kCopyValues, kCopyFlags);
     if (a.has("--help")) {
-        std::cout << kConvertHelp;
+        std::cout << with_compression_help(kConvertHelp, false);
         return 0;
     }
     if (a.positional.size() != 2) {

@@ -1,7 +1,9 @@
 // b2nd: look at, check and convert b2nd arrays.
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <optional>
 
 #include <b2nd/error.hpp>
 #include <b2nd/format/chunk_header.hpp>
@@ -112,13 +114,77 @@ Shape Args::get_shape(const std::string& name) const {
     return s;
 }
 
+namespace {
+
+/// A codec name as the tool accepts it: '-' and '_' alike, and python-blosc2's short names.
+std::string codec_alias(std::string name) {
+    for (char& ch : name) {
+        ch = ch == '-' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    }
+    if (name == "zfp_acc") {
+        return "zfp_accuracy";
+    }
+    if (name == "zfp_prec") {
+        return "zfp_precision";
+    }
+    return name;
+}
+
+}  // namespace
+
+std::string compression_help(bool defaults) {
+    return std::string("  --codec C[:P]    blosclz, lz4, lz4hc, zlib, zstd") +
+           (defaults ? " (default zstd)" : "") +
+           ", or a plugin with\n"
+           "                   its parameter: ndlz:4|8 (2-d), zfp-accuracy:E (|error| <= 10^E),\n"
+           "                   zfp-precision:P (bit planes), zfp-rate:R (percent of the size)\n"
+           "  --clevel N       0-9" +
+           (defaults ? " (default 1)" : "") +
+           "\n"
+           "  --filters LIST   comma-separated, applied in order: shuffle, bitshuffle, delta,\n"
+           "                   trunc_prec:BITS, bytedelta, ndcell:S, ndmean:S, int_trunc:BITS,\n"
+           "                   or none" +
+           (defaults ? " (default shuffle)" : "") + "\n";
+}
+
+std::string with_compression_help(const char* help, bool defaults) {
+    std::string text = help;
+    const std::size_t at = text.find("@COMPRESSION@");
+    if (at != std::string::npos) {
+        text.replace(at, 13, compression_help(defaults));
+    }
+    return text;
+}
+
 bool apply_compression_options(const Args& a, CompressionParams& c) {
     if (a.has("--codec")) {
-        const auto id = codec::parse_codec(a.get("--codec"));
+        std::string name = a.get("--codec");
+        std::optional<std::int64_t> meta;
+        const std::size_t colon = name.find(':');
+        if (colon != std::string::npos) {
+            meta = parse_int(name.substr(colon + 1), "--codec: parameter");
+            name = name.substr(0, colon);
+            if (*meta < -128 || *meta > 255) {
+                throw ArgError("--codec: parameter " + std::to_string(*meta) +
+                               " does not fit in a byte (-128..255)");
+            }
+        }
+        const auto id = codec::parse_codec(codec_alias(name));
         if (!id) {
-            throw ArgError("--codec: unknown codec '" + a.get("--codec") + "'");
+            throw ArgError("--codec: unknown codec '" + name + "'");
+        }
+        if (codec::is_builtin(*id) && meta) {
+            throw ArgError("--codec: " + name + " takes no parameter");
+        }
+        if (!codec::is_builtin(*id) && !meta) {
+            throw ArgError("--codec: " + name +
+                           " needs its parameter, as NAME:P (see b2nd import --help)");
         }
         c.codec = *id;
+        c.codec_meta = static_cast<std::uint8_t>(meta.value_or(0));
+        if (!codec::is_builtin(*id) && !a.has("--filters")) {
+            c.filters.clear();  // the default SHUFFLE would only be refused (ZFP) or useless
+        }
     }
     if (a.has("--clevel")) {
         c.clevel = static_cast<int>(a.get_int("--clevel", 1, 0, 9));

@@ -1,5 +1,8 @@
+#include <filesystem>
+
 #include <b2nd/any_array.hpp>
 #include <b2nd/attrs.hpp>
+#include <b2nd/codec/registry.hpp>
 #include <b2nd/error.hpp>
 #include <b2nd/storage/frame.hpp>
 
@@ -56,13 +59,36 @@ AnyArray create_holding(const std::string& where,
         throw UsageError(where + ": " + num(static_cast<std::int64_t>(data.size())) +
                          " bytes of data for " + num(items) + " items of '" + dtype.str() + "'");
     }
+    // Data a codec refuses (NaN under ZFP) is refused before anything is created.
+    const Codec c = options.compression.codec;
+    if (const codec::CodecPlugin* p =
+            codec::is_builtin(c) ? nullptr
+                                 : codec::find_codec_plugin(static_cast<std::uint8_t>(c))) {
+        if (p->check_data) {
+            codec::BlockContext ctx;
+            ctx.typesize = static_cast<int>(std::min<std::int64_t>(dtype.itemsize(), 255));
+            ctx.meta = options.compression.codec_meta;
+            const std::string why = p->check_data(ctx, data);
+            if (!why.empty()) {
+                throw UsageError(where + ": " + why);
+            }
+        }
+    }
     CreateOptions o = options;
     o.fill = Fill::uninit;  // every chunk is written below
     AnyArray a = make(o);
     try {
         a.write(Box::whole(shape), data);
     } catch (...) {
+        // Nothing half-written is left behind (a new array; with overwrite, the old one is
+        // already gone).
+        const std::string path = a.path();
         a = AnyArray();
+        if (!path.empty() && where != "<memory>") {
+            std::error_code ec;
+            std::filesystem::remove_all(path, ec);
+            std::filesystem::remove(path + ".b2lock", ec);
+        }
         throw;
     }
     return a;

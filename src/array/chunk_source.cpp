@@ -1,8 +1,10 @@
 #include "chunk_source.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 
+#include <b2nd/codec/registry.hpp>
 #include <b2nd/error.hpp>
 #include <b2nd/storage/mapped_file.hpp>
 
@@ -26,6 +28,69 @@ constexpr std::uint64_t kBlocksizeField = 8;
 ChunkSource::ChunkSource(storage::Frame frame, Grid grid, bool plain, std::size_t cache_bytes)
     : frame_(std::move(frame)), grid_(std::move(grid)), plain_(plain), cache_(cache_bytes) {
     encode_params_ = encode_params_of(frame_.header(), grid_);
+    const auto lossy_geometry = [](const auto* plugin) {
+        return plugin != nullptr && plugin->lossy && plugin->needs_geometry;
+    };
+    replicate_edges_ =
+        !plain_ && lossy_geometry(codec::is_builtin(encode_params_.codec)
+                                      ? nullptr
+                                      : codec::find_codec_plugin(
+                                            static_cast<std::uint8_t>(encode_params_.codec)));
+    for (const codec::FilterSlot& f : encode_params_.filters) {
+        replicate_edges_ =
+            replicate_edges_ ||
+            (!plain_ && !codec::is_builtin(f.id) &&
+             lossy_geometry(codec::find_filter_plugin(static_cast<std::uint8_t>(f.id))));
+    }
+}
+
+void ChunkSource::replicate_edges(std::int64_t ci, std::int32_t i, std::uint8_t* dest) const {
+    const Grid& g = grid_;
+    const int nd = g.ndim();
+    std::int64_t cc[kMaxNdim], valid[kMaxNdim], bshape[kMaxNdim];
+    g.chunk_coords(ci, cc);
+    // Block i's coordinates in the chunk's block grid (C order), and its valid extents.
+    std::int64_t rest = i;
+    for (int d = nd - 1; d >= 0; --d) {
+        const auto u = static_cast<std::size_t>(d);
+        bshape[d] = g.block_shape()[u];
+        const std::int64_t per = (g.chunk_shape()[u] + bshape[d] - 1) / bshape[d];
+        const std::int64_t bc = rest % per;
+        rest /= per;
+        valid[d] =
+            std::clamp<std::int64_t>(g.chunk_extent(d, cc[d]) - bc * bshape[d], 0, bshape[d]);
+        if (valid[d] == 0) {
+            return;  // wholly padding: never read back
+        }
+    }
+    bool full = true;
+    for (int d = 0; d < nd; ++d) {
+        full = full && valid[d] == bshape[d];
+    }
+    if (full || nd == 0) {
+        return;
+    }
+    const auto isz = static_cast<std::size_t>(g.itemsize());
+    std::int64_t idx[kMaxNdim] = {};
+    const std::int64_t items = g.block_items();
+    for (std::int64_t k = 0; k < items; ++k) {
+        bool pad = false;
+        std::int64_t src = 0;
+        for (int d = 0; d < nd; ++d) {
+            pad = pad || idx[d] >= valid[d];
+            src = src * bshape[d] + std::min(idx[d], valid[d] - 1);
+        }
+        if (pad) {
+            std::memcpy(dest + static_cast<std::size_t>(k) * isz,
+                        dest + static_cast<std::size_t>(src) * isz, isz);
+        }
+        for (int d = nd - 1; d >= 0; --d) {
+            if (++idx[d] < bshape[d]) {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
 }
 
 std::string ChunkSource::where() const {
@@ -370,8 +435,22 @@ storage::StagedChunk ChunkSource::stage_encoded(const std::uint8_t* buf,
                                                 const codec::BlockFill* fill,
                                                 const std::atomic<bool>* uniform,
                                                 const std::uint8_t* first,
-                                                int threads) {
+                                                int threads,
+                                                std::int64_t ci) {
     const std::int64_t n = grid_.chunk_nbytes();
+    codec::BlockFill edged;
+    if (replicate_edges_ && ci >= 0 && grid_.chunk_padded(ci)) {
+        const std::size_t bs = static_cast<std::size_t>(grid_.block_nbytes());
+        edged = [this, buf, fill, ci, bs](std::int32_t i, std::uint8_t* dest, std::size_t len) {
+            if (fill != nullptr) {
+                (*fill)(i, dest, len);
+            } else {
+                std::memcpy(dest, buf + static_cast<std::size_t>(i) * bs, len);
+            }
+            replicate_edges(ci, i, dest);
+        };
+        fill = &edged;
+    }
     codec::EncodeParams p = encode_params_;
     p.nthreads = threads;
     // Encoded into reused scratch: fresh chunk-sized buffers would cost page faults per chunk.
@@ -390,7 +469,9 @@ storage::StagedChunk ChunkSource::stage_encoded(const std::uint8_t* buf,
     return staged;
 }
 
-storage::StagedChunk ChunkSource::stage_chunk(const std::uint8_t* buf, int threads) {
+storage::StagedChunk ChunkSource::stage_chunk(const std::uint8_t* buf,
+                                              int threads,
+                                              std::int64_t ci) {
     const std::int64_t n = grid_.chunk_nbytes();
     const auto isz = static_cast<std::size_t>(grid_.itemsize());
     if (n >= grid_.itemsize() && repeats(buf, static_cast<std::size_t>(n), buf, isz)) {
@@ -398,12 +479,13 @@ storage::StagedChunk ChunkSource::stage_chunk(const std::uint8_t* buf, int threa
             return *s;
         }
     }
-    return stage_encoded(buf, nullptr, nullptr, nullptr, threads);
+    return stage_encoded(buf, nullptr, nullptr, nullptr, threads, ci);
 }
 
 storage::StagedChunk ChunkSource::stage_blocks(const codec::BlockFill& fill,
                                                const std::uint8_t* first,
-                                               int threads) {
+                                               int threads,
+                                               std::int64_t ci) {
     const auto isz = static_cast<std::size_t>(grid_.itemsize());
     // Whether every block seen so far repeats the first element: checked as the encoder asks
     // for blocks (a check that stops at the first differing element once one is found).
@@ -414,7 +496,7 @@ storage::StagedChunk ChunkSource::stage_blocks(const codec::BlockFill& fill,
             uniform.store(false, std::memory_order_relaxed);
         }
     };
-    return stage_encoded(nullptr, &checked, &uniform, first, threads);
+    return stage_encoded(nullptr, &checked, &uniform, first, threads, ci);
 }
 
 std::vector<std::uint8_t> ChunkSource::zeros_chunk(const Grid& g) const {

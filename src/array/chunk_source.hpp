@@ -128,12 +128,17 @@ public:
     /// Makes and stages a chunk of the grid from `buf` (padded block layout): uniform chunks
     /// become special chunks (zeros: index-only; other values: a repeated-value chunk), others
     /// are encoded with the array's parameters on up to `threads` threads.
-    storage::StagedChunk stage_chunk(const std::uint8_t* buf, int threads);
+    /// `ci` is the chunk's index in the grid (-1: unknown), for lossy geometry plugins (ZFP,
+    /// NDMEAN): where they encode, the padding of blocks that straddle the chunk's edge repeats
+    /// the nearest valid element (edge replication), so that it does not bend the values near
+    /// the edge.
+    storage::StagedChunk stage_chunk(const std::uint8_t* buf, int threads, std::int64_t ci);
     /// stage_chunk for a chunk whose blocks `fill` writes one at a time (each into a buffer that
     /// stays in the cache); `first` is the chunk's first element. Same bytes as stage_chunk.
     storage::StagedChunk stage_blocks(const codec::BlockFill& fill,
                                       const std::uint8_t* first,
-                                      int threads);
+                                      int threads,
+                                      std::int64_t ci);
     /// The special chunk of zeros of a grid of this array's chunk and block shapes.
     std::vector<std::uint8_t> zeros_chunk(const Grid& g) const;
     /// Drops the cached blocks of chunk ci.
@@ -151,7 +156,10 @@ private:
                                        const codec::BlockFill* fill,
                                        const std::atomic<bool>* uniform,
                                        const std::uint8_t* first,
-                                       int threads);
+                                       int threads,
+                                       std::int64_t ci);
+    /// Block i of chunk ci (n bytes at dest): its padding set to the nearest valid element.
+    void replicate_edges(std::int64_t ci, std::int32_t i, std::uint8_t* dest) const;
     /// The bytes chunk ci holds uncompressed.
     std::int64_t chunk_nbytes(std::int64_t ci) const;
     /// Decodes block `block` of `c` into `into`: at least its first `need` bytes.
@@ -188,6 +196,7 @@ private:
     Grid grid_;
     bool plain_ = false;
     codec::EncodeParams encode_params_;
+    bool replicate_edges_ = false;  // a lossy plugin that works on whole blocks encodes
     mutable BlockCache cache_;
 };
 

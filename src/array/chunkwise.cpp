@@ -38,7 +38,7 @@ void ArrayCore::write_chunks(const std::vector<std::int64_t>& ids,
             fill_elements(buf.data(), buf.size(), values.data(), isz);  // padding: see write()
         }
         pack_chunk(plan, plan.chunks().front(), src0, walk, buf.data(), g);
-        staged[k] = source.stage_chunk(buf.data(), 1);
+        staged[k] = source.stage_chunk(buf.data(), 1, ids[k]);
         release_if_large(buf);
         release_if_large(values);
         if (progress) {

@@ -88,7 +88,7 @@ void ArrayCore::rebuild(const Grid& ng,
             const std::uint8_t* src0 = src + plan.walk_strides(stride, walk);
             pack_chunk(plan, plan.chunks().front(), src0, walk, buf.data(), ng);
         }
-        staged[i] = source.stage_chunk(buf.data(), 1);  // same chunk and block shapes as now
+        staged[i] = source.stage_chunk(buf.data(), 1, -1);  // same chunk and block shapes as now
         release_if_large(buf);
     });
 

@@ -58,7 +58,7 @@ storage::StagedChunk stage_covered(ChunkSource& source,
             gather_strided(bp->box, src0 + bp->in_walk, dest + bp->in_block * isz, isz);
         }
     };
-    return source.stage_blocks(fill, first, threads);
+    return source.stage_blocks(fill, first, threads, ct.ci);
 }
 
 }  // namespace
@@ -92,7 +92,7 @@ void ArrayCore::write(const Box& box, const std::uint8_t* src, const std::int64_
         buf.resize(static_cast<std::size_t>(g.chunk_nbytes()));
         source.decode_chunk(ct.ci, buf.data(), inner);
         pack_chunk(plan, ct, src0, walk, buf.data(), g);
-        staged[k] = source.stage_chunk(buf.data(), inner);
+        staged[k] = source.stage_chunk(buf.data(), inner, ct.ci);
         release_if_large(buf);
     });
     commit_staged(ids, staged);
@@ -108,7 +108,7 @@ void ArrayCore::patch_chunks(const std::vector<std::int64_t>& ids,
         buf.resize(static_cast<std::size_t>(source.grid().chunk_nbytes()));
         source.decode_chunk(ids[k], buf.data(), inner);
         patch(k, buf.data());
-        staged[k] = source.stage_chunk(buf.data(), inner);
+        staged[k] = source.stage_chunk(buf.data(), inner, ids[k]);
         release_if_large(buf);
     });
     commit_staged(ids, staged);

@@ -125,4 +125,12 @@ std::vector<const FilterPlugin*> filter_plugins() {
     return list(table().filters);
 }
 
+bool has_zfp() noexcept {
+#ifdef B2ND_HAVE_ZFP
+    return true;
+#else
+    return false;
+#endif
+}
+
 }  // namespace b2nd::codec

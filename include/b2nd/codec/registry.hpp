@@ -60,6 +60,10 @@ struct CodecPlugin {
     /// Why these parameters cannot be written ("" when they can). Called once before anything is
     /// written, with the whole block as the stream. Optional.
     std::function<std::string(const BlockContext&)> check;
+    /// Why these items cannot be encoded ("" when they can): ZFP refuses NaN and infinities.
+    /// Writers that hold all the data at once (create_from, import) call it before creating
+    /// anything; encode must refuse such data too. Optional.
+    std::function<std::string(const BlockContext&, ByteSpan items)> check_data;
     /// Encodes src into dst (dst.size() bytes of room); returns the encoded size, or 0 when it
     /// would not be smaller than src (the stream is then stored as it is). Optional: a codec
     /// without it is read-only.

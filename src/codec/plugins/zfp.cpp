@@ -185,20 +185,28 @@ std::int64_t first_non_finite(const std::uint8_t* p, std::size_t n) {
     return -1;
 }
 
+std::string check_finite(Codec mode, const BlockContext& c, ByteSpan src) {
+    const std::size_t items = src.size() / static_cast<std::size_t>(c.typesize);
+    const std::int64_t bad = c.typesize == 4   ? first_non_finite<float>(src.data(), items)
+                             : c.typesize == 8 ? first_non_finite<double>(src.data(), items)
+                                               : -1;
+    if (bad < 0) {
+        return {};
+    }
+    return std::string(codec_name(mode)) + " cannot encode NaN or infinity (item " + num(bad) +
+           "): zfp does not define them. Use a lossless codec for fields that hold them, or "
+           "replace them first";
+}
+
 std::size_t encode(Codec mode, const BlockContext& c, ByteSpan src, MutableByteSpan dst) {
-    const std::string why = check(mode, c);
+    std::string why = check(mode, c);
     if (!why.empty()) {
         throw UsageError(why);
     }
     require_block(c, src.size(), std::string(codec_name(mode)).c_str());
-    const std::size_t items = src.size() / static_cast<std::size_t>(c.typesize);
-    const std::int64_t bad = c.typesize == 4 ? first_non_finite<float>(src.data(), items)
-                                             : first_non_finite<double>(src.data(), items);
-    if (bad >= 0) {
-        throw UsageError(std::string(codec_name(mode)) + " cannot encode NaN or infinity (item " +
-                         num(bad) +
-                         " of a block): zfp does not define them. Use a lossless codec "
-                         "for fields that hold them, or replace them first");
+    why = check_finite(mode, c, src);
+    if (!why.empty()) {
+        throw UsageError(why + " of a block");
     }
     Zfp z(mode, c, const_cast<std::uint8_t*>(src.data()), nullptr, 0);
     const std::size_t room = z.max_size() + 8;
@@ -258,6 +266,9 @@ CodecPlugin make(Codec mode) {
     p.lossy = true;
 #ifdef B2ND_HAVE_ZFP
     p.check = [mode](const BlockContext& c) { return check(mode, c); };
+    p.check_data = [mode](const BlockContext& c, ByteSpan items) {
+        return check_finite(mode, c, items);
+    };
     p.encode = [mode](const BlockContext& c, ByteSpan src, MutableByteSpan dst) {
         return encode(mode, c, src, dst);
     };

@@ -6,7 +6,11 @@
 // When built against c-blosc2 (B2ND_HAVE_BLOSC2), c-blosc2 writes each array too (timed), and both
 // libraries then read the file c-blosc2 wrote; the last column is c-blosc2's time over ours.
 //
-//   build-bench/bench/bench_array [--quick] [--dir DIR] [--array NAME] [--no-copy | --copy-only]
+// --zfp runs the lossy arrays instead: the same f32cube with ZFP accuracy 1e-2 and precision 14
+// (no filter), decoded by both libraries through the same libzfp.
+//
+//   build-bench/bench/bench_array [--quick] [--dir DIR] [--array NAME | --zfp]
+//                                 [--no-copy | --copy-only]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -52,6 +56,7 @@ using b2nd::Shape;
 double g_min_seconds = 0.5;
 bool g_copies = true;      // --no-copy leaves the copy workloads out
 bool g_copy_only = false;  // --copy-only: the write and the copy workloads only
+bool g_zfp = false;        // --zfp: the ZFP arrays only
 
 double best_seconds(const std::function<void()>& fn) {
     return b2nd::bench::best_seconds(fn, g_min_seconds);
@@ -99,6 +104,7 @@ struct Spec {
     b2nd::Codec codec;
     int clevel;
     b2nd::Filter filter;
+    int codec_meta = 0;  ///< plugin codecs (ZFP): their parameter
 };
 
 /// The workloads' requests, fixed per array (seeded).
@@ -201,8 +207,9 @@ public:
         : frame_(b2nd::storage::Frame::open(path)), g_(g) {
         for (std::int64_t c = 0; c < frame_.nchunks(); ++c) {
             const auto sc = frame_.chunk(c);
-            decoders_.emplace_back(
-                sc.index_only() ? nullptr : std::make_unique<b2nd::codec::ChunkDecoder>(sc.bytes));
+            decoders_.emplace_back(sc.index_only() ? nullptr
+                                                   : std::make_unique<b2nd::codec::ChunkDecoder>(
+                                                         sc.bytes, g.block_shape()));
         }
         scratch_.resize(static_cast<std::size_t>(g.block_nbytes()));
     }
@@ -314,10 +321,17 @@ double encode_limit(const std::string& path, const b2nd::Grid& g, const Spec& s)
     const auto frame = b2nd::storage::Frame::open(path);
     std::vector<std::vector<std::uint8_t>> chunks;
     for (std::int64_t c = 0; c < frame.nchunks(); ++c) {
-        chunks.push_back(frame.decode_chunk(c, 1));
+        const auto sc = frame.chunk(c);
+        std::vector<std::uint8_t> buf(static_cast<std::size_t>(g.chunk_nbytes()));
+        if (!sc.index_only()) {
+            b2nd::codec::ChunkDecoder(sc.bytes, g.block_shape()).decode(buf, 1);
+        }
+        chunks.push_back(std::move(buf));
     }
     b2nd::codec::EncodeParams p;
     p.codec = s.codec;
+    p.codec_meta = static_cast<std::uint8_t>(s.codec_meta);
+    p.blockshape = g.block_shape();
     p.clevel = s.clevel;
     p.filters = b2nd::codec::make_pipeline({{s.filter, 0}});
     p.typesize = static_cast<int>(g.itemsize());
@@ -441,6 +455,7 @@ public:
                   const Shape& blocks)
         : path_(path) {
         cp_.compcode = static_cast<std::uint8_t>(codec);
+        cp_.compcode_meta = static_cast<std::uint8_t>(s.codec_meta);
         cp_.clevel = static_cast<std::uint8_t>(clevel);
         cp_.typesize = static_cast<std::int32_t>(itemsize);
         cp_.nthreads = static_cast<std::int16_t>(threads);
@@ -579,6 +594,7 @@ void bench_array(const Spec& s,
         o.chunk_shape = s.chunks;
         o.block_shape = s.blocks;
         o.compression.codec = s.codec;
+        o.compression.codec_meta = static_cast<std::uint8_t>(s.codec_meta);
         o.compression.clevel = s.clevel;
         o.compression.filters = {{s.filter, 0}};
         o.nthreads = threads;
@@ -842,12 +858,14 @@ int main(int argc, char** argv) {
             g_copies = false;
         } else if (a == "--copy-only") {
             g_copy_only = true;
+        } else if (a == "--zfp") {
+            g_zfp = true;
         } else if (a == "--array" && i + 1 < argc) {
             only = argv[++i];
         } else {
             std::fprintf(stderr,
-                         "usage: bench_array [--quick] [--dir DIR] [--array NAME] [--no-copy | "
-                         "--copy-only]\n");
+                         "usage: bench_array [--quick] [--dir DIR] [--array NAME | --zfp] "
+                         "[--no-copy | --copy-only]\n");
             return 2;
         }
     }
@@ -888,12 +906,33 @@ int main(int argc, char** argv) {
          b2nd::Codec::blosclz,
          5,
          b2nd::Filter::shuffle},
+        // Lossy, through libzfp (issue 14; ZFP_RATE is left out: c-blosc2's partial reads of
+        // it are broken, FORMAT-NOTES.md). Only with --array NAME or --zfp.
+        {"f32cube_zfp_acc",
+         "<f4",
+         {edge, edge, edge},
+         {128, 128, 128},
+         {32, 32, 32},
+         b2nd::Codec::zfp_accuracy,
+         1,
+         b2nd::Filter::none,
+         -2},
+        {"f32cube_zfp_prec",
+         "<f4",
+         {edge, edge, edge},
+         {128, 128, 128},
+         {32, 32, 32},
+         b2nd::Codec::zfp_precision,
+         1,
+         b2nd::Filter::none,
+         14},
     };
     const int npoints = 10000;
     bool cube_made = false;
     std::vector<std::uint8_t> data;
     for (const Spec& s : cube) {
-        if (!only.empty() && only != s.name) {
+        const bool zfp = s.name.find("zfp") != std::string::npos;
+        if ((!only.empty() && only != s.name) || (only.empty() && zfp != g_zfp)) {
             continue;
         }
         if (!cube_made) {
@@ -902,7 +941,7 @@ int main(int argc, char** argv) {
         }
         bench_array(s, data, dir, npoints);
     }
-    if (only.empty() || only == "i64grid") {
+    if ((only.empty() && !g_zfp) || only == "i64grid") {
         const std::int64_t rows = quick ? 5000 : 20000;
         data = i64grid(rows, 5000);
         bench_array({"i64grid",

@@ -111,15 +111,15 @@ std::string why_not(const EncodeParams& p, std::size_t nbytes) {
         if (plugin == nullptr) {
             return "unknown compressor code " + num(static_cast<int>(code));
         }
-        if (!plugin->encode) {
-            return "codec " + plugin->name + " (" + num(static_cast<int>(code)) +
-                   ") can only be read";
-        }
         if (plugin->check) {
             std::string why = plugin->check(context_of(p, p.codec_meta));
             if (!why.empty()) {
                 return why;
             }
+        }
+        if (!plugin->encode) {
+            return "codec " + plugin->name + " (" + num(static_cast<int>(code)) +
+                   ") can only be read";
         }
         if (plugin->needs_geometry && p.blockshape.empty()) {
             return "codec " + plugin->name + " needs the block shape (EncodeParams::blockshape)";

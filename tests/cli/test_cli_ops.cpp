@@ -3,14 +3,18 @@
 // the written geometry and compression are read back through the library, refusals write
 // nothing, and the progress bar shows only when asked for.
 #include <chrono>
+#include <cmath>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <thread>
 
 #include <catch2/catch.hpp>
 
 #include <b2nd/b2nd.hpp>
+#include <b2nd/codec/registry.hpp>
 
 #include "../support/data.hpp"
 #include "../support/files.hpp"
@@ -20,6 +24,7 @@
 #include "../support/temp_dir.hpp"
 #include "run.hpp"
 
+using b2nd::test::Json;
 using b2nd::test::npy_bytes;
 using b2nd::test::q;
 using b2nd::test::run;
@@ -374,4 +379,83 @@ TEST_CASE("cli: import, verify and compact on every corpus array", "[cli][golden
     }
     CHECK(n >= 100);
     CHECK(compacted >= 1);
+}
+
+TEST_CASE("cli: plugin codecs and filters through import, convert, info and export",
+          "[cli][golden]") {
+    if (b2nd::test::corpus_dir().empty()) {
+        B2ND_SKIP("corpus not found at " B2ND_CORPUS_DIR);
+    }
+    const std::string root = b2nd::test::corpus_dir() + "/plugins";
+    b2nd::test::TempDir dir;
+    // Every corpus plugin array converted to zstd and exported: the .npy, byte for byte.
+    const Json m = b2nd::test::load_json_file(root + "/manifest.json");
+    for (const Json& c : m["cases"].as_array()) {
+        INFO(c["name"].as_string());
+        const bool zfp = c["codec"].as_string().rfind("zfp", 0) == 0;
+        const Run r = run("convert " + q(root + "/" + c["file"].as_string()) + " " +
+                          q(dir / "z.b2nd") + " --codec zstd --filters shuffle --overwrite");
+        if (zfp && !b2nd::codec::has_zfp()) {
+            CHECK_THAT(r.output, Contains("built without ZFP"));
+            continue;
+        }
+        REQUIRE(r.status == 0);
+        REQUIRE(run("export " + q(dir / "z.b2nd") + " " + q(dir / "z.npy")).status == 0);
+        REQUIRE(b2nd::test::read_file(dir / "z.npy") ==
+                b2nd::test::read_file(root + "/" + c["npy"].as_string()));
+    }
+    // A float field imported with each plugin; info names the codec and its parameter.
+    std::vector<std::uint8_t> payload(64 * 48 * 4);
+    for (std::size_t i = 0; i < payload.size() / 4; ++i) {
+        const float v = static_cast<float>(std::sin(static_cast<double>(i) * 0.01)) * 50.0F;
+        std::memcpy(&payload[i * 4], &v, 4);
+    }
+    {
+        std::ofstream f(dir / "f.npy", std::ios::binary);
+        const auto bytes = npy_bytes("<f4", "(64, 48)", payload);
+        f.write(reinterpret_cast<const char*>(bytes.data()),
+                static_cast<std::streamsize>(bytes.size()));
+    }
+    const std::string in = q(dir / "f.npy");
+    const std::string out = q(dir / "f.b2nd");
+    if (b2nd::codec::has_zfp()) {
+        Run r = run("import " + in + " " + out +
+                    " --codec zfp-accuracy:-3 --chunks 32,48 --blocks 16,16");
+        REQUIRE(r.status == 0);
+        r = run("info " + out);
+        CHECK_THAT(r.output, Contains("codec       zfp_accuracy:-3 clevel 1, filters none"));
+        CHECK_THAT(run("info " + out + " --json").output,
+                   Contains("\"codec\": \"zfp_accuracy\",\n  \"codec_param\": -3"));
+        r = run("import " + in + " " + out +
+                " --codec zfp_prec:10 --overwrite --chunks 32,48 --blocks 8,8");
+        REQUIRE(r.status == 0);
+        CHECK_THAT(run("info " + out).output, Contains("zfp_precision:10"));
+        // Refusals: exit 2, the rule named, nothing written.
+        r = run("import " + in + " " + q(dir / "g.b2nd") +
+                " --codec zfp-rate:30 --filters shuffle");
+        CHECK(r.status == 2);
+        CHECK_THAT(r.output, Contains("after the shuffle filter"));
+        r = run("import " + in + " " + q(dir / "g.b2nd") +
+                " --codec zfp-rate:30 --chunks 32,48 --blocks 2,16");
+        CHECK(r.status == 2);
+        CHECK_THAT(r.output, Contains("block dim 0 is 2"));
+        CHECK_FALSE(std::filesystem::exists(dir / "g.b2nd"));
+    }
+    Run r = run("import " + in + " " + out + " --codec ndlz:4 --filters shuffle --overwrite");
+    REQUIRE(r.status == 0);
+    CHECK_THAT(run("info " + out).output,
+               Contains("ndlz:4 clevel 1, filters shuffle, split always"));
+    REQUIRE(run("export " + out + " " + q(dir / "back.npy")).status == 0);
+    CHECK(b2nd::test::read_file(dir / "back.npy") == npy_bytes("<f4", "(64, 48)", payload));
+    r = run("import " + in + " " + out + " --filters int_trunc:-8,ndcell:4,shuffle --overwrite");
+    REQUIRE(r.status == 0);
+    CHECK_THAT(run("info " + out).output, Contains("filters int_trunc:-8,ndcell:4,shuffle"));
+    for (const char* bad :
+         {"--codec ndlz", "--codec ndlz:5", "--codec zstd:3", "--codec zfp-accuracy:300",
+          "--filters ndmean:4,int_trunc:0", "--codec nope:1"}) {
+        INFO(bad);
+        r = run("import " + in + " " + q(dir / "h.b2nd") + " " + bad);
+        CHECK(r.status == 2);
+        CHECK_FALSE(std::filesystem::exists(dir / "h.b2nd"));
+    }
 }

@@ -395,8 +395,8 @@ TEST_CASE("cli: plugin codecs and filters through import, convert, info and expo
         const bool zfp = c["codec"].as_string().rfind("zfp", 0) == 0;
         const Run r = run("convert " + q(root + "/" + c["file"].as_string()) + " " +
                           q(dir / "z.b2nd") + " --codec zstd --filters shuffle --overwrite");
-        if (zfp && !b2nd::codec::has_zfp()) {
-            CHECK_THAT(r.output, Contains("built without ZFP"));
+        if (zfp && !b2nd::codec::has_zfp() && r.status != 0) {
+            CHECK_THAT(r.output, Contains("built without ZFP"));  // unless no stream needs zfp
             continue;
         }
         REQUIRE(r.status == 0);

@@ -170,13 +170,16 @@ void check_manifest(const std::string& dir, std::size_t at_least) {
             // Built without libzfp: a clear refusal, unless no stream reaches zfp.
             INFO(c["file"].as_string());
             const AnyArray a = AnyArray::open(dir + "/" + c["file"].as_string());
+            std::vector<std::uint8_t> got;
             try {
-                B2ND_REQUIRE_SAME_BYTES(
-                    a.read(), b2nd::test::read_npy_payload(dir + "/" + c["npy"].as_string()).data);
+                got = a.read();
             } catch (const b2nd::UnsupportedError& e) {
                 CHECK_THAT(e.what(), Catch::Matchers::Contains("built without ZFP"));
                 ++without_zfp;
+                continue;
             }
+            B2ND_REQUIRE_SAME_BYTES(
+                got, b2nd::test::read_npy_payload(dir + "/" + c["npy"].as_string()).data);
             continue;
         }
         b2nd::OpenOptions o;

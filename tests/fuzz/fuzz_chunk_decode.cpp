@@ -1,6 +1,7 @@
-// Fuzz target: decode arbitrary bytes as a chunk, every way the decoder offers. The contract is
-// that only b2nd::Error may escape; anything else (another exception, a sanitizer report, a
-// crash) is a bug.
+// Fuzz target: decode arbitrary bytes as a chunk, every way the decoder offers, then once more with
+// a block shape (1-4 dims, guessed from the header) as arrays give one: ZFP, NDCELL and NDMEAN
+// decode only with it. The contract is that only b2nd::Error may escape; anything else (another
+// exception, a sanitizer report, a crash) is a bug.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -51,6 +52,28 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         }
     } catch (const b2nd::Error&) {
         // expected for malformed input
+    }
+    try {
+        const b2nd::ByteSpan bytes(data, size);
+        const b2nd::codec::ChunkDecoder plain(bytes);
+        const std::int64_t items = plain.blocksize() / std::max(plain.typesize(), 1);
+        if (items <= 0 || plain.nbytes() > kMaxOutput) {
+            return 0;
+        }
+        // A block shape whose items are the block's: the last dims small, the first the rest.
+        const int ndim = 1 + static_cast<int>(size % 4);
+        std::vector<std::int64_t> shape(static_cast<std::size_t>(ndim), 1);
+        std::int64_t rest = items;
+        for (int d = ndim - 1; d > 0; --d) {
+            const std::int64_t f = rest % 8 == 0 ? 8 : (rest % 4 == 0 ? 4 : 1);
+            shape[static_cast<std::size_t>(d)] = f;
+            rest /= f;
+        }
+        shape[0] = rest;
+        b2nd::codec::ChunkDecoder dec(bytes, shape);
+        std::vector<std::uint8_t> out(static_cast<std::size_t>(dec.nbytes()));
+        dec.decode(out, 1);
+    } catch (const b2nd::Error&) {
     }
     return 0;
 }

@@ -85,7 +85,10 @@ void plan_geometry(Plan& p, const CopyOptions& o) {
     }
     p.grid = Grid(p.shape, chunks, blocks, first.itemsize());
     p.compression = o.compression ? *o.compression : first.compression();
-    const std::string bad = detail::check_compression(p.compression, p.grid);
+    std::string bad = detail::check_compression(p.compression, p.grid);
+    if (bad.empty()) {
+        bad = detail::check_values(p.compression, p.dtype);
+    }
     if (!bad.empty()) {
         throw UsageError(p.where + ": " + bad);
     }

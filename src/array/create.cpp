@@ -127,7 +127,10 @@ std::shared_ptr<ArrayCore> ArrayCore::create(const std::string& path,
         throw UsageError(where + ": dtype '" + dtype.str() + "' has no size");
     }
     const Grid g = new_grid(where, shape, dtype.itemsize(), o);
-    const std::string bad = check_compression(o.compression, g);
+    std::string bad = check_compression(o.compression, g);
+    if (bad.empty()) {
+        bad = check_values(o.compression, dtype);
+    }
     if (!bad.empty()) {
         throw UsageError(where + ": " + bad);
     }

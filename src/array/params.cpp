@@ -103,6 +103,25 @@ CompressionParams compression_of(const format::FrameHeader& h) {
     return c;
 }
 
+std::string check_values(const CompressionParams& c, const DType& dtype) {
+    const bool little_float = dtype.kind() == DType::Kind::float_ && dtype.byteorder() != '>';
+    if (!codec::is_builtin(c.codec) && !little_float) {
+        const codec::CodecPlugin* p = codec::find_codec_plugin(static_cast<std::uint8_t>(c.codec));
+        if (p != nullptr && p->lossy && p->needs_geometry) {
+            return std::string(p->name) +
+                   " compresses little-endian float32 or float64 values; dtype '" + dtype.str() +
+                   "' would be read as floats and come back as noise";
+        }
+    }
+    for (const FilterSlot& f : c.filters) {
+        if (f.id == Filter::ndmean && !little_float) {
+            return "ndmean averages little-endian float32 or float64 values; dtype '" +
+                   dtype.str() + "' would be averaged as floats";
+        }
+    }
+    return {};
+}
+
 codec::EncodeParams encode_params_of(const format::FrameHeader& h, const Grid& g) {
     codec::EncodeParams p;
     p.codec = static_cast<Codec>(h.compcode());

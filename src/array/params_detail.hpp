@@ -16,6 +16,10 @@ namespace b2nd::detail {
 /// filters, and every rule of the codec and the filters (plugins: codec::check_encode_params).
 std::string check_compression(const CompressionParams& c, const Grid& g);
 
+/// Why `c` does not suit items of `dtype` ("" when it does): ZFP and NDMEAN treat every item as
+/// a little-endian float, so other dtypes are refused rather than turned into noise.
+std::string check_values(const CompressionParams& c, const DType& dtype);
+
 /// The compression a frame header records (filters in order, empty slots dropped).
 CompressionParams compression_of(const format::FrameHeader& h);
 

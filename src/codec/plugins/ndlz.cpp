@@ -6,10 +6,10 @@
 // (this entry's token position - d). Cells on the block's last row or column of cells are
 // partial (r x c bytes).
 //
-// The encoder writes three of the token kinds: literal cells, cells of one byte value, and
-// whole-cell copies of an earlier literal cell (found through a hash of the cell's bytes). Its
-// output is not c-blosc2's byte for byte (c-blosc2 also matches rows); every decoder of the
-// format reads it. The decoder reads every token kind.
+// The encoder writes literal cells, cells of one byte value, whole-cell copies and the one-
+// reference row tokens (three or two rows of an earlier literal cell), found through hashes of
+// the bytes of literal cells. Its output is not c-blosc2's byte for byte (other hashes, no
+// two-reference tokens); every decoder of the format reads it. The decoder reads every token.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -203,7 +203,7 @@ void decode(const BlockContext& ctx, ByteSpan src, MutableByteSpan dst) {
     }
 }
 
-std::uint32_t hash_cell(const std::uint8_t* p, std::size_t n) {
+std::uint32_t hash_bytes(const std::uint8_t* p, std::size_t n) {
     std::uint32_t h = 2166136261U;  // FNV-1a
     for (std::size_t i = 0; i < n; ++i) {
         h = (h ^ p[i]) * 16777619U;
@@ -211,6 +211,36 @@ std::uint32_t hash_cell(const std::uint8_t* p, std::size_t n) {
     return h;
 }
 
+/// Where runs of n bytes were seen in the stream (the bytes of literal cells), by hash.
+class Seen {
+public:
+    explicit Seen(std::size_t n) : n_(n), slot_(4096, 0) {}
+    /// A stream position before `pos` holding `key` (n bytes) within reach of a distance, or 0.
+    std::size_t find(const std::uint8_t* out, std::size_t pos, const std::uint8_t* key) const {
+        const std::size_t at = slot_[hash_bytes(key, n_) % slot_.size()];
+        return at != 0 && pos - at <= kMaxDistance && std::memcmp(out + at, key, n_) == 0 ? at : 0;
+    }
+    void put(const std::uint8_t* out, std::size_t at) {
+        slot_[hash_bytes(out + at, n_) % slot_.size()] = at;
+    }
+
+private:
+    std::size_t n_;
+    std::vector<std::size_t> slot_;
+};
+
+/// A row-match token: the rows it takes from one reference (bit r: row r), in row order.
+struct RowToken {
+    std::uint8_t token;
+    unsigned rows;
+};
+constexpr RowToken kThree4[] = {{0xE0, 0b1110}, {0xE8, 0b0111}, {0xF0, 0b1011}, {0xF8, 0b1101}};
+constexpr RowToken kTwo4[] = {{0x80, 0b1100}, {0x88, 0b0011}, {0x90, 0b0101},
+                              {0x98, 0b1001}, {0xB0, 0b0110}, {0xB8, 0b1010}};
+
+/// The encoder. Each full cell becomes, of what applies, the shortest of: one byte value, a copy
+/// of an earlier literal cell, three or two of its rows from earlier literal bytes (the other
+/// rows literal), or a literal; partial cells are literals or one byte value.
 std::size_t encode(const BlockContext& ctx, ByteSpan src, MutableByteSpan dst) {
     const int c = ctx.meta;
     Grid2 g;
@@ -235,9 +265,62 @@ std::size_t encode(const BlockContext& ctx, ByteSpan src, MutableByteSpan dst) {
     format::store_le<std::int32_t>(out + 1, static_cast<std::int32_t>(g.rows));
     format::store_le<std::int32_t>(out + 5, static_cast<std::int32_t>(g.cols));
     std::size_t pos = kHeader;
-    constexpr std::size_t kSlots = 4096;
-    std::vector<std::size_t> seen(kSlots, 0);  // stream position of a literal cell's bytes
+    const auto cc = static_cast<std::size_t>(c);
+    Seen whole(cc * cc), three(3 * cc), two(2 * cc);
+    // Row tokens: for 4x4 cells any three or two rows (fixed sets); for 8x8 cells three or two
+    // consecutive rows starting at r (0xA8 + r, 0x88 + r).
+    struct Tokens {
+        RowToken t[7];
+        std::size_t n = 0;
+        const RowToken* begin() const { return t; }
+        const RowToken* end() const { return t + n; }
+    };
+    Tokens threes, twos;
+    if (c == 4) {
+        for (const RowToken& t : kThree4) {
+            threes.t[threes.n++] = t;
+        }
+        for (const RowToken& t : kTwo4) {
+            twos.t[twos.n++] = t;
+        }
+    } else {
+        for (unsigned r = 0; r + 3 <= 8; ++r) {
+            threes.t[threes.n++] = {static_cast<std::uint8_t>(0xA8 + r), 0b111U << r};
+        }
+        for (unsigned r = 0; r + 2 <= 8; ++r) {
+            twos.t[twos.n++] = {static_cast<std::uint8_t>(0x88 + r), 0b11U << r};
+        }
+    }
     std::uint8_t cell[64];
+    std::uint8_t key[64];
+    // Emits a row token whose reference holds `t.rows`, then the other rows literally.
+    auto row_entry = [&](const RowToken& t, std::size_t ref) {
+        const std::size_t literal =
+            cc * (cc - static_cast<std::size_t>(__builtin_popcount(t.rows)));
+        if (cap - pos < 3 + literal) {
+            return false;
+        }
+        out[pos] = t.token;
+        format::store_le<std::uint16_t>(out + pos + 1, static_cast<std::uint16_t>(pos - ref));
+        pos += 3;
+        for (std::size_t r = 0; r < cc; ++r) {
+            if (((t.rows >> r) & 1U) == 0) {
+                std::memcpy(out + pos, cell + r * cc, cc);
+                pos += cc;
+            }
+        }
+        return true;
+    };
+    // The rows of `t` one after the other (the bytes a reference must hold).
+    auto rows_of = [&](const RowToken& t) {
+        std::size_t n = 0;
+        for (std::size_t r = 0; r < cc; ++r) {
+            if ((t.rows >> r) & 1U) {
+                std::memcpy(key + n, cell + r * cc, cc);
+                n += cc;
+            }
+        }
+    };
     for (std::int64_t ci = 0; ci < g.cell_rows(); ++ci) {
         for (std::int64_t cj = 0; cj < g.cell_cols(); ++cj) {
             const int h = g.height(ci);
@@ -257,27 +340,53 @@ std::size_t encode(const BlockContext& ctx, ByteSpan src, MutableByteSpan dst) {
                 out[pos++] = cell[0];
                 continue;
             }
-            if (h == c && w == c) {
-                const std::size_t slot = hash_cell(cell, bytes) % kSlots;
-                const std::size_t ref = seen[slot];
-                if (ref != 0 && pos - ref <= kMaxDistance &&
-                    std::memcmp(out + ref, cell, bytes) == 0) {
+            const bool full = h == c && w == c;
+            if (full) {
+                if (const std::size_t ref = whole.find(out, pos, cell)) {
                     if (cap - pos < 3) {
                         return 0;
                     }
+                    out[pos] = 0xC0;
                     format::store_le<std::uint16_t>(out + pos + 1,
                                                     static_cast<std::uint16_t>(pos - ref));
-                    out[pos] = 0xC0;
                     pos += 3;
                     continue;
                 }
-                seen[slot] = pos + 1;
+                bool done = false;
+                for (const auto* set : {&threes, &twos}) {
+                    const Seen& table = set == &threes ? three : two;
+                    for (const RowToken& t : *set) {
+                        rows_of(t);
+                        if (const std::size_t ref = table.find(out, pos, key)) {
+                            if (!row_entry(t, ref)) {
+                                return 0;
+                            }
+                            done = true;
+                            break;
+                        }
+                    }
+                    if (done) {
+                        break;
+                    }
+                }
+                if (done) {
+                    continue;
+                }
             }
             if (cap - pos < 1 + bytes) {
                 return 0;
             }
             out[pos++] = 0x00;
             std::memcpy(out + pos, cell, bytes);
+            if (full) {  // later cells may copy this one, or runs of its rows
+                whole.put(out, pos);
+                for (std::size_t r = 0; r + 3 <= cc; ++r) {
+                    three.put(out, pos + r * cc);
+                }
+                for (std::size_t r = 0; r + 2 <= cc; ++r) {
+                    two.put(out, pos + r * cc);
+                }
+            }
             pos += bytes;
         }
     }

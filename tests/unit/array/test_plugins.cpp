@@ -2,6 +2,7 @@
 // against models written here (lossless ones give the data back, ZFP accuracy E keeps
 // |error| <= 10^E, INT_TRUNC and NDMEAN equal a model of them), every refusal made before
 // anything is written, and a codec registered by the user.
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -479,7 +480,7 @@ TEST_CASE("plugins: what cannot be written is refused before anything is", "[arr
 
 TEST_CASE("plugins: a user codec and filter registered at run time", "[array][plugins]") {
     using namespace b2nd::codec;
-    static int decoded = 0;
+    static std::atomic<int> decoded{0};  // decode runs on the array's threads
     if (find_codec_plugin(201) == nullptr) {
         CodecPlugin c;
         c.id = 201;
@@ -548,8 +549,8 @@ TEST_CASE("plugins: a user codec and filter registered at run time", "[array][pl
     const auto a = AnyArray::create_from(
         dir / "u.b2nd", DType::parse("<u2"), shape, {data.data(), data.size()},
         opts({32, 25}, {8, 25}, static_cast<Codec>(201), 0x5a, base));
-    decoded = 0;
+    decoded.store(0);
     CHECK(AnyArray::open(dir / "u.b2nd").read() == data);
-    CHECK(decoded > 0);
+    CHECK(decoded.load() > 0);
     CHECK(AnyArray::open(dir / "u.b2nd").compression().codec == static_cast<Codec>(201));
 }

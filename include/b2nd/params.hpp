@@ -34,6 +34,16 @@ struct CompressionParams {
     std::vector<FilterSlot> filters = {{Filter::shuffle, 0}};
     SplitMode splitmode = SplitMode::forward_compat;
     std::uint8_t codec_meta = 0;  ///< the codec's parameter (plugin codecs; 0 for Blosc's own)
+
+    /// ZFP fixed accuracy, no filter: every value within 10^exponent (-128..127).
+    static CompressionParams zfp_accuracy(int exponent);
+    /// ZFP fixed precision, no filter: `bits` planes plus 5 + 2 (ndim - 1) (1..255).
+    static CompressionParams zfp_precision(int bits);
+    /// ZFP fixed rate, no filter: every block takes `percent` of its size (1..100).
+    static CompressionParams zfp_rate(int percent);
+    /// NDLZ with cells of side 4 or 8, after a SHUFFLE (which makes byte planes of wider items).
+    /// \throws UsageError for parameters out of range
+    static CompressionParams ndlz(int cell = 4);
 };
 
 /// Default byte budget of an array's decoded-block cache.

@@ -1,7 +1,9 @@
 #include <algorithm>
+#include <string>
 #include <thread>
 
 #include <b2nd/codec/registry.hpp>
+#include <b2nd/error.hpp>
 #include <b2nd/params.hpp>
 
 #include "params_detail.hpp"
@@ -29,6 +31,44 @@ Shape shrink(Shape s, std::int64_t target) {
 }
 
 }  // namespace
+
+namespace {
+
+CompressionParams plugin(Codec codec, int meta, int lo, int hi, const char* what) {
+    if (meta < lo || meta > hi) {
+        throw UsageError(std::string("CompressionParams::") + what + ": " + std::to_string(meta) +
+                         " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
+    }
+    CompressionParams c;
+    c.codec = codec;
+    c.codec_meta = static_cast<std::uint8_t>(meta);
+    c.filters = {};
+    return c;
+}
+
+}  // namespace
+
+CompressionParams CompressionParams::zfp_accuracy(int exponent) {
+    return plugin(Codec::zfp_accuracy, exponent, -128, 127, "zfp_accuracy");
+}
+
+CompressionParams CompressionParams::zfp_precision(int bits) {
+    return plugin(Codec::zfp_precision, bits, 1, 255, "zfp_precision");
+}
+
+CompressionParams CompressionParams::zfp_rate(int percent) {
+    return plugin(Codec::zfp_rate, percent, 1, 100, "zfp_rate");
+}
+
+CompressionParams CompressionParams::ndlz(int cell) {
+    if (cell != 4 && cell != 8) {
+        throw UsageError("CompressionParams::ndlz: the cell side must be 4 or 8, not " +
+                         std::to_string(cell));
+    }
+    CompressionParams c = plugin(Codec::ndlz, cell, 4, 8, "ndlz");
+    c.filters = {{Filter::shuffle, 0}};
+    return c;
+}
 
 std::pair<Shape, Shape> auto_chunk_block_shapes(const Shape& shape, std::int64_t itemsize) {
     long l2 = ::sysconf(_SC_LEVEL2_CACHE_SIZE);

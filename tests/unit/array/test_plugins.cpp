@@ -210,6 +210,34 @@ TEST_CASE("plugins: ZFP accuracy keeps every error within 10^E", "[array][plugin
     }
 }
 
+TEST_CASE("plugins: CompressionParams factories set the codec, its parameter and the filters",
+          "[array][plugins]") {
+    const auto acc = b2nd::CompressionParams::zfp_accuracy(-3);
+    CHECK(acc.codec == Codec::zfp_accuracy);
+    CHECK(static_cast<std::int8_t>(acc.codec_meta) == -3);
+    CHECK(acc.filters.empty());
+    CHECK(b2nd::CompressionParams::zfp_precision(20).codec_meta == 20);
+    CHECK(b2nd::CompressionParams::zfp_rate(30).codec == Codec::zfp_rate);
+    const auto nd = b2nd::CompressionParams::ndlz(8);
+    CHECK(nd.codec == Codec::ndlz);
+    CHECK(nd.codec_meta == 8);
+    REQUIRE(nd.filters.size() == 1);
+    CHECK(nd.filters[0].id == Filter::shuffle);
+    CHECK_THROWS_WITH(b2nd::CompressionParams::zfp_rate(0), Contains("outside 1..100"));
+    CHECK_THROWS_WITH(b2nd::CompressionParams::zfp_accuracy(-200), Contains("outside -128..127"));
+    CHECK_THROWS_WITH(b2nd::CompressionParams::ndlz(5), Contains("4 or 8"));
+    if (b2nd::codec::has_zfp()) {
+        b2nd::test::TempDir dir;
+        const Shape shape{40, 40};
+        const auto f = field<float>(shape, 9);
+        CreateOptions o = b2nd::test::chunked({20, 20}, {8, 8});
+        o.compression = b2nd::CompressionParams::zfp_accuracy(-3);
+        const auto a =
+            AnyArray::create_from(dir / "f.b2nd", DType::parse("<f4"), shape, bytes_of(f), o);
+        CHECK(max_error(as_items<float>(a.read()), f) <= 1e-3);
+    }
+}
+
 TEST_CASE("plugins: ZFP precision and rate are lossy and bounded; more bits, less error",
           "[array][plugins]") {
     if (!b2nd::codec::has_zfp()) {

@@ -61,9 +61,7 @@ AnyArray create_holding(const std::string& where,
     }
     // Data a codec refuses (NaN under ZFP) is refused before anything is created.
     const Codec c = options.compression.codec;
-    if (const codec::CodecPlugin* p =
-            codec::is_builtin(c) ? nullptr
-                                 : codec::find_codec_plugin(static_cast<std::uint8_t>(c))) {
+    if (const codec::CodecPlugin* p = codec::find_codec_plugin(static_cast<std::uint8_t>(c))) {
         if (p->check_data) {
             codec::BlockContext ctx;
             ctx.typesize = static_cast<int>(std::min<std::int64_t>(dtype.itemsize(), 255));

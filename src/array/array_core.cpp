@@ -200,8 +200,7 @@ void ArrayCore::require_writable(const char* op) const {
         throw UsageError(where() + ": " + op +
                          " needs the array opened for writing (OpenOptions::writable)");
     }
-    const std::string why =
-        codec::check_encode_params(detail::encode_params_of(frame().header(), grid()));
+    const std::string& why = source_->write_refusal();
     if (!why.empty()) {
         throw UnsupportedError(where() + ": " + op +
                                ": this array's compression cannot be "

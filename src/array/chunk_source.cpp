@@ -28,20 +28,19 @@ constexpr std::uint64_t kBlocksizeField = 8;
 ChunkSource::ChunkSource(storage::Frame frame, Grid grid, bool plain, std::size_t cache_bytes)
     : frame_(std::move(frame)), grid_(std::move(grid)), plain_(plain), cache_(cache_bytes) {
     encode_params_ = encode_params_of(frame_.header(), grid_);
+    write_refusal_ = codec::check_encode_params(encode_params_);
+    // Lossy plugins that see whole blocks get edge-replicated padding (stage_chunk).
     const auto lossy_geometry = [](const auto* plugin) {
         return plugin != nullptr && plugin->lossy && plugin->needs_geometry;
     };
     replicate_edges_ =
-        !plain_ && lossy_geometry(codec::is_builtin(encode_params_.codec)
-                                      ? nullptr
-                                      : codec::find_codec_plugin(
-                                            static_cast<std::uint8_t>(encode_params_.codec)));
+        lossy_geometry(codec::find_codec_plugin(static_cast<std::uint8_t>(encode_params_.codec)));
     for (const codec::FilterSlot& f : encode_params_.filters) {
         replicate_edges_ =
             replicate_edges_ ||
-            (!plain_ && !codec::is_builtin(f.id) &&
-             lossy_geometry(codec::find_filter_plugin(static_cast<std::uint8_t>(f.id))));
+            lossy_geometry(codec::find_filter_plugin(static_cast<std::uint8_t>(f.id)));
     }
+    replicate_edges_ = replicate_edges_ && !plain_;
 }
 
 void ChunkSource::replicate_edges(std::int64_t ci, std::int32_t i, std::uint8_t* dest) const {

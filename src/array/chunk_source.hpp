@@ -139,6 +139,9 @@ public:
                                       const std::uint8_t* first,
                                       int threads,
                                       std::int64_t ci);
+    /// Why chunks of this array cannot be encoded ("" when they can): its codec or a filter
+    /// cannot write (an unregistered plugin, ZFP in a build without it, ZFP after SHUFFLE...).
+    const std::string& write_refusal() const noexcept { return write_refusal_; }
     /// The special chunk of zeros of a grid of this array's chunk and block shapes.
     std::vector<std::uint8_t> zeros_chunk(const Grid& g) const;
     /// Drops the cached blocks of chunk ci.
@@ -196,6 +199,7 @@ private:
     Grid grid_;
     bool plain_ = false;
     codec::EncodeParams encode_params_;
+    std::string write_refusal_;     // check_encode_params(encode_params_), once
     bool replicate_edges_ = false;  // a lossy plugin that works on whole blocks encodes
     mutable BlockCache cache_;
 };

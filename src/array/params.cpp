@@ -96,9 +96,7 @@ namespace {
 /// NDLZ compresses planes of bytes: for items of more than one byte, c-blosc2 needs the
 /// frame and its chunks to split every block into one stream per byte (splitmode always).
 SplitMode splitmode_for(const CompressionParams& c, const Grid& g) {
-    const codec::CodecPlugin* p =
-        codec::is_builtin(c.codec) ? nullptr
-                                   : codec::find_codec_plugin(static_cast<std::uint8_t>(c.codec));
+    const codec::CodecPlugin* p = codec::find_codec_plugin(static_cast<std::uint8_t>(c.codec));
     return p != nullptr && p->needs_split && chunk_typesize(g.itemsize()) > 1 ? SplitMode::always
                                                                               : c.splitmode;
 }
@@ -144,22 +142,26 @@ CompressionParams compression_of(const format::FrameHeader& h) {
 }
 
 std::string check_values(const CompressionParams& c, const DType& dtype) {
-    const bool little_float = dtype.kind() == DType::Kind::float_ && dtype.byteorder() != '>';
-    if (!codec::is_builtin(c.codec) && !little_float) {
-        const codec::CodecPlugin* p = codec::find_codec_plugin(static_cast<std::uint8_t>(c.codec));
-        if (p != nullptr && p->lossy && p->needs_geometry) {
-            return std::string(p->name) +
-                   " compresses little-endian float32 or float64 values; dtype '" + dtype.str() +
-                   "' would be read as floats and come back as noise";
-        }
+    if (dtype.kind() == DType::Kind::float_ && dtype.byteorder() != '>') {
+        return {};
+    }
+    // Plugins that read every item as a little-endian float (ZFP, NDMEAN).
+    std::string who;
+    if (const codec::CodecPlugin* p = codec::find_codec_plugin(static_cast<std::uint8_t>(c.codec));
+        p != nullptr && p->float_items) {
+        who = p->name;
     }
     for (const FilterSlot& f : c.filters) {
-        if (f.id == Filter::ndmean && !little_float) {
-            return "ndmean averages little-endian float32 or float64 values; dtype '" +
-                   dtype.str() + "' would be averaged as floats";
+        const codec::FilterPlugin* p = codec::find_filter_plugin(static_cast<std::uint8_t>(f.id));
+        if (who.empty() && p != nullptr && p->float_items) {
+            who = p->name;
         }
     }
-    return {};
+    if (who.empty()) {
+        return {};
+    }
+    return who + " works on little-endian float32 or float64 values; items of dtype '" +
+           dtype.str() + "' would be read as floats and come back as noise";
 }
 
 codec::EncodeParams encode_params_of(const format::FrameHeader& h, const Grid& g) {

@@ -51,7 +51,7 @@ bool undoes(std::uint8_t f, const FilterPlugin* plugin) {
 }
 
 bool needs_geometry(const CodecPlugin* c, const std::array<const FilterPlugin*, 6>& f) {
-    bool any = c != nullptr && c->needs_geometry && c->id != static_cast<std::uint8_t>(Codec::ndlz);
+    bool any = c != nullptr && c->needs_geometry;
     for (const FilterPlugin* p : f) {
         any = any || (p != nullptr && p->needs_geometry);
     }
@@ -157,13 +157,17 @@ ChunkDecoder::ChunkDecoder(ByteSpan chunk, const std::vector<std::int64_t>& bloc
     }
     if (!blockshape.empty() && needs_geometry(codec_plugin_, filter_plugins_)) {
         std::int64_t items = 1;
+        std::int64_t bytes = -1;
         for (std::int64_t d : blockshape) {
             if (d <= 0 || __builtin_mul_overflow(items, d, &items)) {
                 items = -1;
                 break;
             }
         }
-        if (h.vl_blocks() || items < 0 || items * h.typesize != h.blocksize) {
+        if (items < 0 || __builtin_mul_overflow(items, std::int64_t{h.typesize}, &bytes)) {
+            bytes = -1;
+        }
+        if (h.vl_blocks() || bytes != h.blocksize) {
             throw FormatError("chunk: blocks of " + num(h.blocksize) +
                                   " bytes do not hold the block shape given (" +
                                   num(static_cast<std::int64_t>(blockshape.size())) + " dims, " +
@@ -424,6 +428,22 @@ BlockContext ChunkDecoder::context(std::uint8_t meta) const noexcept {
     return c;
 }
 
+template <class F>
+void ChunkDecoder::run_plugin(std::int32_t i,
+                              const std::string& who,
+                              std::uint64_t at,
+                              F&& call) const {
+    try {
+        call();
+    } catch (const UnsupportedError&) {
+        throw;  // a plugin this build cannot run (built without ZFP), or no block shape
+    } catch (const FormatError& e) {
+        fail(i, who + ": " + e.detail(), at);
+    } catch (const UsageError& e) {
+        fail(i, who + ": " + e.what(), at);
+    }
+}
+
 void ChunkDecoder::decode_plugin_stream(std::int32_t i,
                                         int j,
                                         const std::uint8_t* src,
@@ -432,15 +452,9 @@ void ChunkDecoder::decode_plugin_stream(std::int32_t i,
                                         std::size_t out_size,
                                         std::uint64_t at) const {
     const CodecPlugin& p = *codec_plugin_;
-    try {
+    run_plugin(i, "stream " + num(j) + ": " + p.name, at, [&] {
         p.decode(context(header_.compcode_meta), {src, n}, {out, out_size});
-    } catch (const UnsupportedError&) {
-        throw;
-    } catch (const FormatError& e) {
-        fail(i, "stream " + num(j) + ": " + p.name + ": " + e.detail(), at);
-    } catch (const UsageError& e) {
-        fail(i, "stream " + num(j) + ": " + p.name + ": " + e.what(), at);
-    }
+    });
 }
 
 void ChunkDecoder::apply_filters(std::int32_t i,
@@ -483,14 +497,9 @@ void ChunkDecoder::apply_filters(std::int32_t i,
                                  f == Filter::bytedelta_legacy);
                 break;
             default:
-                try {
+                run_plugin(i, plugin->name + " filter", 16U + static_cast<unsigned>(slot), [&] {
                     plugin->backward(context(meta), {cur, n}, {out, n});
-                } catch (const UnsupportedError&) {
-                    throw;
-                } catch (const FormatError& e) {
-                    fail(i, plugin->name + " filter: " + e.detail(),
-                         16U + static_cast<unsigned>(slot));
-                }
+                });
                 break;
         }
         cur = out;

@@ -61,6 +61,15 @@ bool split_rule(const EncodeParams& p, int ts, std::int64_t blocksize) {
            blocksize / ts >= kMinBufferSize;
 }
 
+struct EncodeBuffers {
+    b2nd::detail::Scratch ping, pong, bits, input;
+};
+
+EncodeBuffers& scratch() {
+    thread_local EncodeBuffers s;
+    return s;
+}
+
 /// The context a plugin gets for this chunk's parameters (meta: the codec's or a filter's).
 BlockContext context_of(const EncodeParams& p, std::uint8_t meta) {
     BlockContext c;
@@ -100,7 +109,9 @@ std::string why_not(const EncodeParams& p, std::size_t nbytes) {
                 return "invalid block shape";
             }
         }
-        if (p.blocksize > 0 && items * p.typesize != p.blocksize) {
+        std::int64_t bytes = 0;
+        if (p.blocksize > 0 && (__builtin_mul_overflow(items, std::int64_t{p.typesize}, &bytes) ||
+                                bytes != p.blocksize)) {
             return "the block shape (" + num(items) + " items of " + num(p.typesize) +
                    " bytes) does not make blocks of " + num(p.blocksize) + " bytes";
         }
@@ -186,41 +197,39 @@ void validate(const EncodeParams& p, std::size_t nbytes) {
     }
 }
 
+/// The plugin of a lossy filter slot (INT_TRUNC, NDMEAN, a user's), or null.
+const FilterPlugin* lossy_plugin(const FilterSlot& f) {
+    const FilterPlugin* plugin = find_filter_plugin(static_cast<std::uint8_t>(f.id));
+    return plugin != nullptr && plugin->lossy ? plugin : nullptr;
+}
+
+bool has_lossy(const EncodeParams& p) {
+    return std::any_of(p.filters.begin(), p.filters.end(), [](const FilterSlot& f) {
+        return f.id == Filter::trunc_prec || lossy_plugin(f) != nullptr;
+    });
+}
+
 /// Applies the lossy filters that work on values (TRUNC_PREC, and plugins such as INT_TRUNC and
-/// NDMEAN: forward then backward) to n bytes in place: block i as it will read back.
+/// NDMEAN: forward then backward) to n bytes in place: the block as it will read back.
 void apply_lossy(const EncodeParams& p, int ts, std::uint8_t* data, std::size_t n) {
     for (const FilterSlot& f : p.filters) {
         if (f.id == Filter::trunc_prec) {
             trunc_prec(static_cast<std::int8_t>(f.meta), ts, n, data, data);
             continue;
         }
-        const FilterPlugin* plugin = f.id == Filter::none || is_builtin(f.id)
-                                         ? nullptr
-                                         : find_filter_plugin(static_cast<std::uint8_t>(f.id));
-        if (plugin == nullptr || !plugin->lossy) {
+        const FilterPlugin* plugin = lossy_plugin(f);
+        if (plugin == nullptr) {
             continue;
         }
-        std::vector<std::uint8_t> tmp(n);
+        std::uint8_t* tmp = b2nd::detail::scratch_bytes(scratch().pong, n);
         const BlockContext c = context_of(p, f.meta);
-        plugin->forward(c, {data, n}, {tmp.data(), n});
+        plugin->forward(c, {data, n}, {tmp, n});
         if (plugin->backward) {
-            plugin->backward(c, {tmp.data(), n}, {data, n});
+            plugin->backward(c, {tmp, n}, {data, n});
         } else {
-            b2nd::detail::copy_bytes(data, tmp.data(), n);
+            b2nd::detail::copy_bytes(data, tmp, n);
         }
     }
-}
-
-bool has_lossy(const EncodeParams& p) {
-    return std::any_of(p.filters.begin(), p.filters.end(), [](const FilterSlot& f) {
-        if (f.id == Filter::trunc_prec) {
-            return true;
-        }
-        const FilterPlugin* plugin = f.id == Filter::none || is_builtin(f.id)
-                                         ? nullptr
-                                         : find_filter_plugin(static_cast<std::uint8_t>(f.id));
-        return plugin != nullptr && plugin->lossy;
-    });
 }
 
 format::ChunkHeader base_header(const EncodeParams& p,
@@ -265,15 +274,6 @@ bool is_run(const std::uint8_t* p, std::size_t n) {
         }
     }
     return true;
-}
-
-struct EncodeBuffers {
-    b2nd::detail::Scratch ping, pong, bits, input;
-};
-
-EncodeBuffers& scratch() {
-    thread_local EncodeBuffers s;
-    return s;
 }
 
 /// The calling thread's staging area for blocks encoded in parallel: reused across chunks and
@@ -544,8 +544,7 @@ std::size_t encode_impl(std::int64_t total,
                                  [](const FilterSlot& f) { return f.id != Filter::none; });
         c.src = src;
         c.fill = fill;
-        c.plugin =
-            is_builtin(p.codec) ? nullptr : find_codec_plugin(static_cast<std::uint8_t>(p.codec));
+        c.plugin = find_codec_plugin(static_cast<std::uint8_t>(p.codec));
         std::vector<std::uint8_t> block0;
         c.delta_ref = src;
         const bool delta = has_filter(p.filters, Filter::delta);

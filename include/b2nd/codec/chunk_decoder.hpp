@@ -20,6 +20,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <b2nd/byte_span.hpp>
@@ -145,6 +146,10 @@ private:
                        const std::uint8_t* block0) const;
     /// What a plugin is told (the chunk's typesize, `meta`, the block shape when known).
     struct BlockContext context(std::uint8_t meta) const noexcept;
+    /// Runs a plugin's call; its FormatError or UsageError becomes this chunk's FormatError
+    /// naming block i, `who` and offset `at`.
+    template <class F>
+    void run_plugin(std::int32_t i, const std::string& who, std::uint64_t at, F&& call) const;
     void decode_plugin_stream(std::int32_t i,
                               int j,
                               const std::uint8_t* src,

@@ -51,10 +51,13 @@ struct BlockContext {
 struct CodecPlugin {
     std::uint8_t id = 0;
     std::string name;
-    /// Needs BlockContext::blockshape to encode and decode.
+    /// Needs BlockContext::blockshape to decode (and so to encode).
     bool needs_geometry = false;
     /// The decoded values may differ from the encoded ones.
     bool lossy = false;
+    /// Reads every item as a little-endian float32/float64 (ZFP): arrays of other dtypes are
+    /// refused, since their values would come back as noise.
+    bool float_items = false;
     /// Blocks must be split into one stream per byte of the item (NDLZ for typesize > 1).
     bool needs_split = false;
     /// Why these parameters cannot be written ("" when they can). Called once before anything is
@@ -83,6 +86,7 @@ struct FilterPlugin {
     bool lossy = false;
     /// Works on the items as values: must come before the filters that move bytes.
     bool on_values = false;
+    bool float_items = false;  ///< as CodecPlugin::float_items (NDMEAN)
     std::function<std::string(const BlockContext&)> check;  ///< as CodecPlugin::check
     /// src and dst have the same size and do not overlap. Required for writing.
     std::function<void(const BlockContext&, ByteSpan src, MutableByteSpan dst)> forward;
@@ -99,7 +103,8 @@ inline constexpr int kFirstUserId = 160;
 void register_codec(CodecPlugin plugin);
 void register_filter(FilterPlugin plugin);
 
-/// The registered codec or filter with this id, or null. Lock-free.
+/// The registered codec or filter with this id, or null (also for Blosc's own ids, which are
+/// not in the table). Lock-free.
 const CodecPlugin* find_codec_plugin(std::uint8_t id) noexcept;
 const FilterPlugin* find_filter_plugin(std::uint8_t id) noexcept;
 

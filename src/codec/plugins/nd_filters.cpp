@@ -175,6 +175,20 @@ void require_block(const BlockContext& c, std::size_t n, const char* who) {
     }
 }
 
+namespace {
+
+/// NDCELL's and NDMEAN's backward: the items back from cell order, cells of side `side`.
+void from_cells(
+    const BlockContext& c, ByteSpan src, MutableByteSpan dst, const char* who, int side) {
+    require_block(c, src.size(), who);
+    if (side < 1) {
+        throw FormatError(std::string(who) + ": cell side " + num(side));
+    }
+    permute(c, side, src, dst, false);
+}
+
+}  // namespace
+
 FilterPlugin ndcell() {
     FilterPlugin p;
     p.id = static_cast<std::uint8_t>(Filter::ndcell);
@@ -207,11 +221,7 @@ FilterPlugin ndcell() {
         permute(c, c.meta, src, dst, true);
     };
     p.backward = [](const BlockContext& c, ByteSpan src, MutableByteSpan dst) {
-        require_block(c, src.size(), "ndcell");
-        if (c.meta == 0) {
-            throw FormatError("ndcell: cell side 0");
-        }
-        permute(c, c.meta, src, dst, false);
+        from_cells(c, src, dst, "ndcell", c.meta);
     };
     return p;
 }
@@ -223,6 +233,7 @@ FilterPlugin ndmean() {
     p.needs_geometry = true;
     p.lossy = true;
     p.on_values = true;
+    p.float_items = true;
     p.check = [](const BlockContext& c) -> std::string {
         std::string why = check_geometry(c, "ndmean", kMaxDims);
         if (!why.empty()) {
@@ -257,11 +268,7 @@ FilterPlugin ndmean() {
         }
     };
     p.backward = [](const BlockContext& c, ByteSpan src, MutableByteSpan dst) {
-        require_block(c, src.size(), "ndmean");
-        if (static_cast<std::int8_t>(c.meta) < 1) {
-            throw FormatError("ndmean: cell side " + num(static_cast<std::int8_t>(c.meta)));
-        }
-        permute(c, c.meta, src, dst, false);
+        from_cells(c, src, dst, "ndmean", static_cast<std::int8_t>(c.meta));
     };
     return p;
 }

@@ -399,13 +399,15 @@ CodecPlugin ndlz() {
     CodecPlugin p;
     p.id = static_cast<std::uint8_t>(Codec::ndlz);
     p.name = "ndlz";
-    p.needs_geometry = true;  // to write; reading needs nothing (the stream carries its shape)
-    p.needs_split = true;
+    p.needs_split = true;  // reading needs no geometry: each stream carries its block shape
     p.check = [](const BlockContext& c) -> std::string {
         if (c.meta != 4 && c.meta != 8) {
             return "ndlz: the cell side (codec meta) must be 4 or 8, not " + num(c.meta);
         }
-        if (c.ndim != 2 || c.blockshape == nullptr) {
+        if (c.blockshape == nullptr) {
+            return "ndlz needs the block shape to write (EncodeParams::blockshape)";
+        }
+        if (c.ndim != 2) {
             return "ndlz compresses 2-d arrays only (this one has " + num(c.ndim) + " dims)";
         }
         if (c.blockshape[0] > INT32_MAX || c.blockshape[1] > INT32_MAX) {

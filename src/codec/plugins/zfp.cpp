@@ -7,8 +7,9 @@
 //  - 34 precision: m + 5 + 2 (ndim - 1) bit planes, at most 64;
 //  - 35 rate: m / 100 * typesize * 8 bits per value, without word alignment.
 // Streams are padded to a multiple of 8 bytes (c-blosc2's zfp reads 64-bit words). Decoding
-// copies the stream into a buffer with room for the most bits zfp can read for the block, since
-// zfp's bit reader has no bounds: a corrupt stream reads garbage there, never outside it.
+// copies the stream into a buffer with room for the most bits zfp can read for the block
+// (max_read_bytes), since zfp's bit reader has no bounds: a corrupt stream reads garbage there,
+// never outside it.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -165,13 +166,20 @@ private:
     bitstream* bits_ = nullptr;
 };
 
-/// Items per block and cells of 4^d items zfp cuts it into.
-std::int64_t zfp_cells(const BlockContext& c) {
-    std::int64_t cells = 1;
+/// The most bytes zfp's decoder can read for a block, whatever the stream holds. Per cell of
+/// s = 4^ndim values it reads a bit and the exponent (at most 12 bits), then bit planes of the
+/// integer precision p (32 for float, 64 for double): each plane at most s value bits, and over
+/// all planes at most 2 s + p group-test bits, since a coefficient turns significant only once;
+/// its own budget (ZFP_MAX_BITS, or the rate's bits) caps that too.
+std::size_t max_read_bytes(const BlockContext& c) {
+    std::size_t cells = 1;
     for (int d = 0; d < c.ndim; ++d) {
-        cells *= (c.blockshape[d] + 3) / 4;
+        cells *= static_cast<std::size_t>((c.blockshape[d] + 3) / 4);
     }
-    return cells;
+    const std::size_t s = std::size_t{1} << (2 * c.ndim);
+    const auto p = static_cast<std::size_t>(c.typesize) * 8;
+    const std::size_t bits = std::min<std::size_t>(13 + p * s + 2 * s + p, ZFP_MAX_BITS);
+    return cells * ((bits + 7) / 8) + 16;
 }
 
 /// The first item (of n, typesize bytes each) whose exponent bits are all ones (NaN or an
@@ -253,8 +261,7 @@ void decode(Codec mode, const BlockContext& c, ByteSpan src, MutableByteSpan dst
         throw FormatError(name + ": " + num(c.ndim) + " dims (zfp handles 1..4)");
     }
     // Room for the most bits zfp can read for this block, whatever the stream says.
-    const std::size_t slack = static_cast<std::size_t>(zfp_cells(c)) * (ZFP_MAX_BITS / 8 + 1) + 16;
-    const std::size_t room = (src.size() + slack + 7) / 8 * 8;
+    const std::size_t room = (src.size() + max_read_bytes(c) + 7) / 8 * 8;
     std::uint8_t* buf = b2nd::detail::scratch_bytes(scratch().buf, room);
     std::memcpy(buf, src.data(), src.size());
     std::memset(buf + src.size(), 0, std::min<std::size_t>(room - src.size(), 64));
@@ -280,6 +287,7 @@ CodecPlugin make(Codec mode) {
                                             : "zfp_rate";
     p.needs_geometry = true;
     p.lossy = true;
+    p.float_items = true;
 #ifdef B2ND_HAVE_ZFP
     p.check = [mode](const BlockContext& c) { return check(mode, c); };
     p.check_data = [mode](const BlockContext& c, ByteSpan items) {

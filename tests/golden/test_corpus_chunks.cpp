@@ -214,3 +214,57 @@ TEST_CASE("corpus chunks: geometry plugins without a block shape say so", "[code
     CHECK(refused >= (b2nd::codec::has_zfp() ? 40 : 10));
     CHECK(lossless_without >= 30);
 }
+
+TEST_CASE("corpus chunks: plugin chunks with a wrong geometry or corrupt streams fail cleanly",
+          "[codec][golden]") {
+    if (b2nd::test::corpus_dir().empty()) {
+        B2ND_SKIP("corpus not found at " B2ND_CORPUS_DIR);
+    }
+    int tried = 0;
+    for (const auto& c : load_folder("from-plugins")) {
+        INFO(c.name);
+        const auto shape = blockshape_of(c.entry);
+        const b2nd::codec::ChunkDecoder plain(c.chunk);
+        if (plain.special() != b2nd::codec::Special::none || plain.memcpyed() || shape.empty()) {
+            continue;
+        }
+        const bool geometry =
+            needs_zfp(c.entry) ||
+            std::any_of(c.entry["filters"].as_array().begin(), c.entry["filters"].as_array().end(),
+                        [](const Json& f) { return f.as_int() == 32 || f.as_int() == 33; });
+        if (!geometry || (needs_zfp(c.entry) && !b2nd::codec::has_zfp())) {
+            continue;
+        }
+        ++tried;
+        std::int64_t items = 1;
+        for (std::int64_t d : shape) {
+            items *= d;
+        }
+        // A shape whose items do not fill the blocks is refused up front.
+        auto bigger = shape;
+        bigger.back() += 1;
+        CHECK_THROWS_AS(b2nd::codec::ChunkDecoder(c.chunk, bigger), b2nd::FormatError);
+        std::vector<std::uint8_t> out(c.expected.size());
+        // The same items read as one long row (what a wrong metalayer gives): garbage or a
+        // FormatError, never a crash (the sanitizer builds run this).
+        try {
+            b2nd::codec::ChunkDecoder(c.chunk, {items}).decode(out, 1);
+        } catch (const b2nd::FormatError&) {
+        }
+        // One byte flipped, at eight places of the chunk in turn.
+        for (std::size_t k = 1; k <= 8; ++k) {
+            auto bad = c.chunk;
+            const std::size_t at = bad.size() * k / 9;
+            bad[at] = static_cast<std::uint8_t>(~bad[at]);
+            try {
+                b2nd::codec::ChunkDecoder(bad, shape).decode(out, 1);
+            } catch (const b2nd::FormatError&) {
+            }
+        }
+        // Cut short: the header's cbytes no longer fits.
+        const std::vector<std::uint8_t> cut(
+            c.chunk.begin(), c.chunk.begin() + static_cast<std::ptrdiff_t>(c.chunk.size() / 2));
+        CHECK_THROWS_AS(b2nd::codec::ChunkDecoder(cut, shape), b2nd::FormatError);
+    }
+    CHECK(tried >= (b2nd::codec::has_zfp() ? 40 : 10));
+}

@@ -44,6 +44,8 @@ void require_box(const AnyArray& a, const Box& box, const char* op);
 void require_memory(const AnyArray& a, std::uint64_t elements, const char* op);
 /// Internal (copy.cpp): the engine behind `a`.
 const ArrayCore& core_of(const AnyArray& a);
+/// Internal (b2nd::mpi): the engine behind `a`, for writing.
+ArrayCore& writable_core_of(AnyArray& a);
 }  // namespace detail
 namespace storage {
 class Frame;
@@ -291,6 +293,7 @@ private:
     friend void detail::require_box(const AnyArray& a, const Box& box, const char* op);
     friend void detail::require_memory(const AnyArray& a, std::uint64_t elements, const char* op);
     friend const detail::ArrayCore& detail::core_of(const AnyArray& a);
+    friend detail::ArrayCore& detail::writable_core_of(AnyArray& a);
     explicit AnyArray(std::shared_ptr<detail::ArrayCore> core) : core_(std::move(core)) {}
     detail::ArrayCore& core() const;
     /// The core for one read call: refreshed first when it follows and another handle has

@@ -170,6 +170,18 @@ public:
                       const ChunkProducer& produce,
                       int in_flight,
                       const Progress& progress);
+    /// Chunk ci made from `values` (its region's elements, C order) as write_chunks makes it,
+    /// its bytes handed to `sink` (b2nd::mpi writes them itself). Any handle; thread-safe.
+    storage::StagedChunk make_chunk(std::int64_t ci,
+                                    const std::uint8_t* values,
+                                    int threads,
+                                    const ChunkSource::ChunkSink& sink) const;
+    /// Commits chunks staged or adopted in the frame (Frame::adopt_staged) at positions ids, in
+    /// one commit, as write_chunks does.
+    void commit_chunks(const std::vector<std::int64_t>& ids,
+                       const std::vector<storage::StagedChunk>& staged);
+    /// The frame, for reserving and adopting chunks other processes write (b2nd::mpi).
+    storage::Frame& frame_for_writing() noexcept { return source_->frame(); }
     /// visit(chunk, region, data, uniform) for each chunk, from up to in_flight threads: data is
     /// the region's elements in C order, or null when the chunk is uniform and `uniform` points
     /// at its one element (special chunks are never decoded).

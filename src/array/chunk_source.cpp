@@ -413,19 +413,22 @@ BlockCache::Buffer ChunkSource::cached_block(const Grid::Location& loc) const {
     return cache_.budget() > 0 ? cache_.find(grid_.block_key(loc.chunk, loc.block)) : nullptr;
 }
 
-std::optional<storage::StagedChunk> ChunkSource::stage_uniform(const std::uint8_t* e) {
+std::optional<storage::StagedChunk> ChunkSource::stage_uniform(const std::uint8_t* e,
+                                                               const ChunkSink& sink) const {
     const std::int64_t isz = grid_.itemsize();
     bool zero = true;
     for (std::int64_t i = 0; i < isz && zero; ++i) {
         zero = e[i] == 0;
     }
     if (zero) {
-        return frame_.stage(zeros_chunk(grid_));
+        const std::vector<std::uint8_t> z = zeros_chunk(grid_);
+        return sink({z.data(), z.size()});
     }
     if (isz <= 255) {  // c-blosc2's limit on a repeated value
-        return frame_.stage(codec::make_repeated_chunk(
+        const std::vector<std::uint8_t> r = codec::make_repeated_chunk(
             static_cast<std::int32_t>(grid_.chunk_nbytes()), {e, static_cast<std::size_t>(isz)},
-            static_cast<std::int32_t>(grid_.block_nbytes())));
+            static_cast<std::int32_t>(grid_.block_nbytes()));
+        return sink({r.data(), r.size()});
     }
     return std::nullopt;
 }
@@ -435,7 +438,8 @@ storage::StagedChunk ChunkSource::stage_encoded(const std::uint8_t* buf,
                                                 const std::atomic<bool>* uniform,
                                                 const std::uint8_t* first,
                                                 int threads,
-                                                std::int64_t ci) {
+                                                std::int64_t ci,
+                                                const ChunkSink& sink) const {
     const std::int64_t n = grid_.chunk_nbytes();
     codec::BlockFill edged;
     if (replicate_edges_ && ci >= 0 && grid_.chunk_padded(ci)) {
@@ -459,11 +463,11 @@ storage::StagedChunk ChunkSource::stage_encoded(const std::uint8_t* buf,
                                  ? codec::encode_chunk(n, *fill, p, dest)
                                  : codec::encode_chunk({buf, static_cast<std::size_t>(n)}, p, dest);
     if (uniform != nullptr && uniform->load()) {
-        if (auto s = stage_uniform(first)) {
+        if (auto s = stage_uniform(first, sink)) {
             return *s;
         }
     }
-    const storage::StagedChunk staged = frame_.stage({tl_encode.data(), used});
+    const storage::StagedChunk staged = sink({tl_encode.data(), used});
     release_if_large(tl_encode);
     return staged;
 }
@@ -471,14 +475,21 @@ storage::StagedChunk ChunkSource::stage_encoded(const std::uint8_t* buf,
 storage::StagedChunk ChunkSource::stage_chunk(const std::uint8_t* buf,
                                               int threads,
                                               std::int64_t ci) {
+    return make_chunk(buf, threads, ci, [this](ByteSpan c) { return frame_.stage(c); });
+}
+
+storage::StagedChunk ChunkSource::make_chunk(const std::uint8_t* buf,
+                                             int threads,
+                                             std::int64_t ci,
+                                             const ChunkSink& sink) const {
     const std::int64_t n = grid_.chunk_nbytes();
     const auto isz = static_cast<std::size_t>(grid_.itemsize());
     if (n >= grid_.itemsize() && repeats(buf, static_cast<std::size_t>(n), buf, isz)) {
-        if (auto s = stage_uniform(buf)) {
+        if (auto s = stage_uniform(buf, sink)) {
             return *s;
         }
     }
-    return stage_encoded(buf, nullptr, nullptr, nullptr, threads, ci);
+    return stage_encoded(buf, nullptr, nullptr, nullptr, threads, ci, sink);
 }
 
 storage::StagedChunk ChunkSource::stage_blocks(const codec::BlockFill& fill,
@@ -495,7 +506,8 @@ storage::StagedChunk ChunkSource::stage_blocks(const codec::BlockFill& fill,
             uniform.store(false, std::memory_order_relaxed);
         }
     };
-    return stage_encoded(nullptr, &checked, &uniform, first, threads, ci);
+    return stage_encoded(nullptr, &checked, &uniform, first, threads, ci,
+                         [this](ByteSpan c) { return frame_.stage(c); });
 }
 
 std::vector<std::uint8_t> ChunkSource::zeros_chunk(const Grid& g) const {

@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -133,6 +134,14 @@ public:
     /// the nearest valid element (edge replication), so that it does not bend the values near
     /// the edge.
     storage::StagedChunk stage_chunk(const std::uint8_t* buf, int threads, std::int64_t ci);
+    /// Where a new chunk's bytes go: Frame::stage, or elsewhere (b2nd::mpi keeps them to write
+    /// them itself); called once per chunk with the bytes stage_chunk would stage.
+    using ChunkSink = std::function<storage::StagedChunk(ByteSpan)>;
+    /// stage_chunk with the bytes handed to `sink` (on any handle: nothing is written here).
+    storage::StagedChunk make_chunk(const std::uint8_t* buf,
+                                    int threads,
+                                    std::int64_t ci,
+                                    const ChunkSink& sink) const;
     /// stage_chunk for a chunk whose blocks `fill` writes one at a time (each into a buffer that
     /// stays in the cache); `first` is the chunk's first element. Same bytes as stage_chunk.
     storage::StagedChunk stage_blocks(const codec::BlockFill& fill,
@@ -152,7 +161,8 @@ public:
 private:
     /// Stages the special chunk repeating element `e` (nothing for values longer than 255
     /// bytes, which c-blosc2 cannot repeat).
-    std::optional<storage::StagedChunk> stage_uniform(const std::uint8_t* e);
+    std::optional<storage::StagedChunk> stage_uniform(const std::uint8_t* e,
+                                                      const ChunkSink& sink) const;
     /// Encodes a chunk (`buf`, or block by block from `fill`) and stages it, or its uniform
     /// special chunk when `uniform` ends up true.
     storage::StagedChunk stage_encoded(const std::uint8_t* buf,
@@ -160,7 +170,8 @@ private:
                                        const std::atomic<bool>* uniform,
                                        const std::uint8_t* first,
                                        int threads,
-                                       std::int64_t ci);
+                                       std::int64_t ci,
+                                       const ChunkSink& sink) const;
     /// Block i of chunk ci (n bytes at dest): its padding set to the nearest valid element.
     void replicate_edges(std::int64_t ci, std::int32_t i, std::uint8_t* dest) const;
     /// The bytes chunk ci holds uncompressed.

@@ -29,23 +29,43 @@ void ArrayCore::write_chunks(const std::vector<std::int64_t>& ids,
         thread_local Scratch values;
         values.resize(static_cast<std::size_t>(region.size() * isz));
         produce(ids[k], region, values.data());
-        const BoxPlan plan(g, region);
-        std::int64_t walk[kMaxNdim];
-        const std::uint8_t* src0 = values.data() + plan.walk_strides(nullptr, walk);
-        thread_local Scratch buf;
-        buf.resize(static_cast<std::size_t>(g.chunk_nbytes()));
-        if (g.chunk_padded(ids[k])) {
-            fill_elements(buf.data(), buf.size(), values.data(), isz);  // padding: see write()
-        }
-        pack_chunk(plan, plan.chunks().front(), src0, walk, buf.data(), g);
-        staged[k] = source.stage_chunk(buf.data(), 1, ids[k]);
-        release_if_large(buf);
+        staged[k] = make_chunk(ids[k], values.data(), 1,
+                               [&](ByteSpan c) { return source.frame().stage(c); });
         release_if_large(values);
         if (progress) {
             std::lock_guard<std::mutex> lock(progress_mutex);
             progress(++done, static_cast<std::int64_t>(ids.size()));
         }
     });
+    commit_staged(ids, staged);
+}
+
+storage::StagedChunk ArrayCore::make_chunk(std::int64_t ci,
+                                           const std::uint8_t* values,
+                                           int threads,
+                                           const ChunkSource::ChunkSink& sink) const {
+    const ChunkSource& source = *source_;
+    const Grid& g = source.grid();
+    const Box region = g.chunk_box(ci);
+    const BoxPlan plan(g, region);
+    std::int64_t walk[kMaxNdim];
+    const std::uint8_t* src0 = values + plan.walk_strides(nullptr, walk);
+    thread_local Scratch buf;
+    buf.resize(static_cast<std::size_t>(g.chunk_nbytes()));
+    if (g.chunk_padded(ci)) {
+        fill_elements(buf.data(), buf.size(), values, g.itemsize());  // padding: see write()
+    }
+    pack_chunk(plan, plan.chunks().front(), src0, walk, buf.data(), g);
+    storage::StagedChunk s = source.make_chunk(buf.data(), threads, ci, sink);
+    release_if_large(buf);
+    return s;
+}
+
+void ArrayCore::commit_chunks(const std::vector<std::int64_t>& ids,
+                              const std::vector<storage::StagedChunk>& staged) {
+    std::lock_guard<std::mutex> writer(writer_mutex_);
+    require_writable("commit_chunks");
+    require_chunks(ids);
     commit_staged(ids, staged);
 }
 

@@ -64,6 +64,36 @@ public:
         return entry;
     }
 
+    std::uint64_t reserve_bytes(std::uint64_t amount) override {
+        if (staging_end_ == 0) {
+            staging_end_ = base + frame.size();
+        }
+        const std::uint64_t at = staging_end_;
+        staging_end_ += amount;
+        reserved_.emplace_back(at, staging_end_);
+        return at;
+    }
+
+    void write_reserved(std::uint64_t position, ByteSpan bytes) const override {
+        detail::PosixFile f(path, detail::PosixFile::Mode::read_write);
+        f.write_at(bytes, position);
+        if (options.durable) {
+            f.sync();
+        }
+    }
+
+    std::int64_t reserved_entry(std::uint64_t position, std::int64_t cbytes) const override {
+        const auto end = position + static_cast<std::uint64_t>(cbytes);
+        for (const auto& [from, to] : reserved_) {
+            if (position >= from && end <= to && end >= position) {
+                return static_cast<std::int64_t>(position - base) - header.header_len;
+            }
+        }
+        throw UsageError(where() + ": bytes [" + num(static_cast<std::int64_t>(position)) + ", " +
+                         num(static_cast<std::int64_t>(end)) +
+                         ") of the file were not reserved since the last commit");
+    }
+
     void write_commit(FrameCommit& c) override {
         const std::vector<std::uint8_t> trailer = format::write_frame_trailer(c.vlmeta);
         format::FrameHeader h = header;
@@ -114,6 +144,7 @@ public:
 
     void drop_staged(const std::vector<std::int64_t>& /*live*/) override {
         staging_end_ = 0;  // staged bytes no index names are dead space inside the file
+        reserved_.clear();
     }
 
     bool changed_on_disk() const override {
@@ -231,6 +262,8 @@ private:
     }
 
     std::uint64_t staging_end_ = 0;  // next staged byte position in the file (0: none yet)
+    // File ranges reserve_staging() handed out since the last commit.
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> reserved_;
 };
 
 }  // namespace

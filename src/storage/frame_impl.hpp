@@ -123,6 +123,13 @@ struct Frame::Impl {
                                   std::uint64_t& offset_out) const = 0;
     /// Writes a chunk's bytes ahead of a commit; returns its index entry.
     virtual std::int64_t stage_bytes(ByteSpan bytes) = 0;
+    /// Frame::reserve_staging: room after everything staged so far; its start.
+    virtual std::uint64_t reserve_bytes(std::uint64_t amount) = 0;
+    /// Frame::write_reserved (any handle).
+    virtual void write_reserved(std::uint64_t position, ByteSpan bytes) const = 0;
+    /// The index entry of a chunk written at a reserved position of `cbytes` bytes.
+    /// \throws UsageError outside the reserved room
+    virtual std::int64_t reserved_entry(std::uint64_t position, std::int64_t cbytes) const = 0;
     /// Writes `c` to disk (the commit point included) and re-maps; updates header, trailer_len,
     /// index_pos, map and frame. index and vlmeta are adopted by commit().
     virtual void write_commit(FrameCommit& c) = 0;

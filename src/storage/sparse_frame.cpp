@@ -69,6 +69,42 @@ public:
         return id;
     }
 
+    std::uint64_t reserve_bytes(std::uint64_t amount) override {
+        if (next_staged_id_ < 0) {
+            next_staged_id_ = next_free_number();
+        }
+        const std::int64_t at = next_staged_id_;
+        if (amount > static_cast<std::uint64_t>(kMaxFileNumber + 1 - at)) {
+            throw UsageError(where() + ": chunk file numbers are exhausted; compact the frame");
+        }
+        // Registered as staged: the files no commit names are removed at the next one.
+        for (std::uint64_t k = 0; k < amount; ++k) {
+            staged_ids_.push_back(claim_number(next_staged_id_));
+        }
+        reserved_.emplace_back(at, next_staged_id_);
+        return static_cast<std::uint64_t>(at);
+    }
+
+    void write_reserved(std::uint64_t position, ByteSpan bytes) const override {
+        if (position > static_cast<std::uint64_t>(kMaxFileNumber)) {
+            throw UsageError(where() + ": chunk file number " +
+                             num(static_cast<std::int64_t>(position)) + " is out of range");
+        }
+        detail::write_file_atomically(chunk_file_path(static_cast<std::uint32_t>(position)), bytes,
+                                      options.durable);
+    }
+
+    std::int64_t reserved_entry(std::uint64_t position, std::int64_t /*cbytes*/) const override {
+        const auto id = static_cast<std::int64_t>(position);
+        for (const auto& [from, to] : reserved_) {
+            if (id >= from && id < to) {
+                return id;
+            }
+        }
+        throw UsageError(where() + ": chunk file " + num(id) +
+                         " was not reserved since the last commit");
+    }
+
     void write_commit(FrameCommit& c) override {
         std::int64_t next_id = std::max(next_free_number(), next_staged_id_);
         for (std::size_t k = 0; k < c.writes.size(); ++k) {
@@ -142,6 +178,7 @@ public:
             }
         }
         staged_ids_.clear();
+        reserved_.clear();
         next_staged_id_ = -1;
     }
 
@@ -303,7 +340,8 @@ private:
     std::vector<std::pair<std::uint64_t, std::int64_t>> unlinked_;
     // Staging (Frame::stage): chunk files written ahead of a commit.
     std::int64_t next_staged_id_ = -1;      // next chunk file number (-1: none staged yet)
-    std::vector<std::int64_t> staged_ids_;  // files written by stage()
+    std::vector<std::int64_t> staged_ids_;  // files written by stage() (or reserved for others)
+    std::vector<std::pair<std::int64_t, std::int64_t>> reserved_;  // reserve_staging() ranges
 };
 
 }  // namespace

@@ -480,82 +480,67 @@ void visit_values(const NDArray<T>& a,
         nthreads);
 }
 
-/// The states of every result cell (C order over the kept axes), reduced chunk by chunk in
-/// parallel and merged in a fixed order.
-template <class T, class State>
-std::vector<State> reduce_states(const NDArray<T>& a,
-                                 const ReduceOptions& o,
-                                 const ReducePlan& plan) {
+/// Merges the part of one chunk (its region's cells, C order over the region's kept axes) into
+/// the result cells `out` (C order over the kept axes).
+template <class State>
+void merge_part(std::vector<State>& out,
+                const ReducePlan& plan,
+                const Box& region,
+                const std::vector<State>& part) {
+    const std::size_t nd = plan.reduced.size();
+    std::vector<std::int64_t> k(nd, 0);
+    std::int64_t base = 0;
+    for (std::size_t d = 0; d < nd; ++d) {
+        base += region.start[d] * plan.out_stride[d];
+    }
+    // Walk the kept axes of the region (reduced ones stay at 0).
+    for (const State& s : part) {
+        std::int64_t at = base;
+        for (std::size_t d = 0; d < nd; ++d) {
+            at += k[d] * plan.out_stride[d];
+        }
+        out[static_cast<std::size_t>(at)].merge(s);
+        std::size_t d = nd;
+        while (d-- > 0) {
+            if (plan.reduced[d]) {
+                continue;
+            }
+            if (++k[d] < region.count[d]) {
+                break;
+            }
+            k[d] = 0;
+        }
+    }
+}
+
+/// Reduces each chunk of `ids` on its own, in parallel: sink(chunk, region, part) receives the
+/// states of the result cells the chunk's region covers (C order over the region's kept axes),
+/// from the worker threads. merge_part() adds a part to the result.
+template <class T, class State, class Sink>
+void chunk_parts(const NDArray<T>& a,
+                 const ReduceOptions& o,
+                 const ReducePlan& plan,
+                 const std::vector<std::int64_t>& all_ids,
+                 Sink&& sink) {
     const Shape& shape = a.shape();
     const std::size_t nd = shape.size();
-    const std::string where = "\"" + a.path() + "\"";
     if (o.where && o.where->shape != shape) {
-        throw UsageError(where + ": a where= mask of shape " + to_string(o.where->shape) +
-                         " for an array of shape " + to_string(shape));
+        throw UsageError("\"" + a.path() + "\": a where= mask of shape " +
+                         to_string(o.where->shape) + " for an array of shape " + to_string(shape));
     }
-    std::vector<State> out(static_cast<std::size_t>(plan.nout));
-    if (a.size() == 0) {
-        return out;
+    if (a.size() == 0 || all_ids.empty()) {
+        return;
     }
-    // Chunks merge into their result region in chunk order: group = the chunk's coordinates
-    // along kept axes, rank = its place among the group's chunks.
     const Grid& g = a.any().grid();
-    const std::int64_t nchunks = g.nchunks();
-    std::vector<std::int64_t> group(static_cast<std::size_t>(nchunks)),
-        rank(static_cast<std::size_t>(nchunks));
-    {
-        std::map<std::int64_t, std::int64_t> seen;
-        std::vector<std::int64_t> c(nd);
-        for (std::int64_t ci = 0; ci < nchunks; ++ci) {
-            g.chunk_coords(ci, c.data());
-            std::int64_t key = 0;
-            for (std::size_t d = 0; d < nd; ++d) {
-                if (!plan.reduced[d]) {
-                    key = key * g.chunks_in(static_cast<int>(d)) + c[d];
-                }
-            }
-            group[static_cast<std::size_t>(ci)] = key;
-            rank[static_cast<std::size_t>(ci)] = seen[key]++;
-        }
-    }
-    std::mutex m;
-    std::map<std::int64_t, std::int64_t> next;  // per group: the rank to merge next
-    std::map<std::pair<std::int64_t, std::int64_t>, std::pair<Box, std::vector<State>>> pending;
-    auto merge_into_out = [&](const Box& region, const std::vector<State>& part) {
-        std::vector<std::int64_t> k(nd, 0);
-        std::int64_t base = 0;
-        for (std::size_t d = 0; d < nd; ++d) {
-            base += region.start[d] * plan.out_stride[d];
-        }
-        // Walk the kept axes of the region (reduced ones stay at 0).
-        for (const State& s : part) {
-            std::int64_t at = base;
-            for (std::size_t d = 0; d < nd; ++d) {
-                at += k[d] * plan.out_stride[d];
-            }
-            out[static_cast<std::size_t>(at)].merge(s);
-            std::size_t d = nd;
-            while (d-- > 0) {
-                if (plan.reduced[d]) {
-                    continue;
-                }
-                if (++k[d] < region.count[d]) {
-                    break;
-                }
-                k[d] = 0;
-            }
-        }
-    };
     // With a where= mask, chunks go in batches whose mask regions are read first, outside the
     // chunk visit: the visit holds the array's read lock, and the mask may read the same array
     // (view(a) > 0), which must not take that lock again inside it (a writer waiting in between
     // would deadlock both).
-    const std::vector<std::int64_t> all_ids = a.any().all_chunks();
     const int threads = o.nthreads > 0 ? o.nthreads : a.any().nthreads();
     const std::size_t batch =
         o.where ? static_cast<std::size_t>(2 * std::max(1, threads)) : all_ids.size();
     std::vector<std::vector<std::uint8_t>> masks;
-    std::int64_t first_id = 0;
+    std::map<std::int64_t, std::size_t> mask_of;  // chunk -> its mask in `masks`
     auto visit = [&](std::int64_t ci, const Box& region, const T* values, T u) {
         // The region's cells (C order over its kept axes), its position along the reduced axes.
         std::vector<std::int64_t> pstride(nd, 0);
@@ -574,8 +559,7 @@ std::vector<State> reduce_states(const NDArray<T>& a,
         }
         std::vector<State> part(static_cast<std::size_t>(np));
         static const std::vector<std::uint8_t> no_mask;
-        const std::vector<std::uint8_t>& mask =
-            o.where ? masks[static_cast<std::size_t>(ci - first_id)] : no_mask;
+        const std::vector<std::uint8_t>& mask = o.where ? masks[mask_of.at(ci)] : no_mask;
         if (values == nullptr && !o.where) {
             for (State& s : part) {
                 s.add_repeated(u, nred, red0);
@@ -616,30 +600,18 @@ std::vector<State> reduce_states(const NDArray<T>& a,
                 }
             }
         }
-        std::lock_guard<std::mutex> lock(m);
-        const std::int64_t grp = group[static_cast<std::size_t>(ci)];
-        std::int64_t& want = next[grp];
-        if (rank[static_cast<std::size_t>(ci)] != want) {
-            pending.emplace(std::make_pair(grp, rank[static_cast<std::size_t>(ci)]),
-                            std::make_pair(region, std::move(part)));
-            return;
-        }
-        merge_into_out(region, part);
-        ++want;
-        for (auto it = pending.find({grp, want}); it != pending.end();
-             it = pending.find({grp, want})) {
-            merge_into_out(it->second.first, it->second.second);
-            pending.erase(it);
-            ++want;
-        }
+        sink(ci, region, std::move(part));
     };
     for (std::size_t b = 0; b < all_ids.size(); b += batch) {
         const std::size_t n = std::min(batch, all_ids.size() - b);
         const std::vector<std::int64_t> ids(all_ids.begin() + static_cast<std::ptrdiff_t>(b),
                                             all_ids.begin() + static_cast<std::ptrdiff_t>(b + n));
-        first_id = ids.front();
         if (o.where) {
             masks.assign(n, {});
+            mask_of.clear();
+            for (std::size_t k = 0; k < n; ++k) {
+                mask_of[ids[k]] = k;
+            }
             parallel_for(n, threads, [&](std::size_t k) {
                 const Box region = g.chunk_box(ids[k]);
                 masks[k].resize(static_cast<std::size_t>(region.size()));
@@ -648,6 +620,61 @@ std::vector<State> reduce_states(const NDArray<T>& a,
         }
         visit_values(a, ids, o.nthreads, visit);
     }
+}
+
+/// The states of every result cell (C order over the kept axes), reduced chunk by chunk in
+/// parallel and merged in a fixed order.
+template <class T, class State>
+std::vector<State> reduce_states(const NDArray<T>& a,
+                                 const ReduceOptions& o,
+                                 const ReducePlan& plan) {
+    const std::size_t nd = a.shape().size();
+    std::vector<State> out(static_cast<std::size_t>(plan.nout));
+    // Chunks merge into their result region in chunk order: group = the chunk's coordinates
+    // along kept axes, rank = its place among the group's chunks.
+    const Grid& g = a.any().grid();
+    const std::int64_t nchunks = a.size() == 0 ? 0 : g.nchunks();
+    std::vector<std::int64_t> group(static_cast<std::size_t>(nchunks)),
+        rank(static_cast<std::size_t>(nchunks));
+    {
+        std::map<std::int64_t, std::int64_t> seen;
+        std::vector<std::int64_t> c(nd);
+        for (std::int64_t ci = 0; ci < nchunks; ++ci) {
+            g.chunk_coords(ci, c.data());
+            std::int64_t key = 0;
+            for (std::size_t d = 0; d < nd; ++d) {
+                if (!plan.reduced[d]) {
+                    key = key * g.chunks_in(static_cast<int>(d)) + c[d];
+                }
+            }
+            group[static_cast<std::size_t>(ci)] = key;
+            rank[static_cast<std::size_t>(ci)] = seen[key]++;
+        }
+    }
+    std::mutex m;
+    std::map<std::int64_t, std::int64_t> next;  // per group: the rank to merge next
+    std::map<std::pair<std::int64_t, std::int64_t>, std::pair<Box, std::vector<State>>> pending;
+    const std::vector<std::int64_t> ids =
+        a.size() == 0 ? std::vector<std::int64_t>{} : a.any().all_chunks();
+    chunk_parts<T, State>(
+        a, o, plan, ids, [&](std::int64_t ci, const Box& region, std::vector<State>&& part) {
+            std::lock_guard<std::mutex> lock(m);
+            const std::int64_t grp = group[static_cast<std::size_t>(ci)];
+            std::int64_t& want = next[grp];
+            if (rank[static_cast<std::size_t>(ci)] != want) {
+                pending.emplace(std::make_pair(grp, rank[static_cast<std::size_t>(ci)]),
+                                std::make_pair(region, std::move(part)));
+                return;
+            }
+            merge_part(out, plan, region, part);
+            ++want;
+            for (auto it = pending.find({grp, want}); it != pending.end();
+                 it = pending.find({grp, want})) {
+                merge_part(out, plan, it->second.first, it->second.second);
+                pending.erase(it);
+                ++want;
+            }
+        });
     return out;
 }
 

@@ -19,6 +19,13 @@ if(TARGET b2nd_xtensor)
   install(EXPORT b2nd-xtensor-targets NAMESPACE b2nd:: DESTINATION ${B2ND_CMAKE_DIR})
 endif()
 
+if(TARGET b2nd_mpi)
+  # Its own export set too: loaded only where MPI is found.
+  install(TARGETS b2nd_mpi EXPORT b2nd-mpi-targets
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(EXPORT b2nd-mpi-targets NAMESPACE b2nd:: DESTINATION ${B2ND_CMAKE_DIR})
+endif()
+
 configure_package_config_file(cmake/b2nd-config.cmake.in
   "${PROJECT_BINARY_DIR}/b2nd-config.cmake" INSTALL_DESTINATION ${B2ND_CMAKE_DIR})
 write_basic_package_version_file("${PROJECT_BINARY_DIR}/b2nd-config-version.cmake"

@@ -92,16 +92,49 @@ inline std::int64_t evaluate_chunk_bytes(const AnyArray& out,
     return bytes;
 }
 
+namespace xtensor_detail {
+
+/// The chunk producer of evaluate(): for a chunk's region of `out`, reads the inputs' windows,
+/// calls f and writes its result (broadcast to the region) into dst, stored byte order. Holds
+/// references to f and the inputs.
 template <class T, class F, class... In>
-void evaluate(NDArray<T>& out, const EvaluateOptions& options, F&& f, const In&... inputs) {
-    AnyArray& a = out.any();
+auto evaluate_producer(NDArray<T>& out, F& f, const In&... inputs) {
     const Shape out_shape = out.shape();
-    const auto views = std::make_tuple(xtensor_detail::input_traits<In>::whole(inputs)...);
+    auto views = std::make_tuple(input_traits<In>::whole(inputs)...);
+    const DType dtype = out.any().dtype();
+    return [&f, out_shape, views, dtype](std::int64_t, const Box& region, std::uint8_t* dst) {
+        std::vector<std::size_t> shape(region.count.begin(), region.count.end());
+        auto windows = std::apply(
+            [&](const auto&... v) { return std::make_tuple(window(v, region, out_shape)...); },
+            views);
+        auto&& result = std::apply(f, windows);
+        auto target = xt::adapt(reinterpret_cast<T*>(dst), static_cast<std::size_t>(region.size()),
+                                xt::no_ownership(), shape);
+        const Shape rshape(result.shape().begin(), result.shape().end());
+        bool fits = rshape.size() <= shape.size();
+        for (std::size_t k = 0; fits && k < rshape.size(); ++k) {
+            const auto want = static_cast<std::int64_t>(shape[shape.size() - rshape.size() + k]);
+            fits = rshape[k] == want || rshape[k] == 1;
+        }
+        if (!fits) {
+            throw UsageError("b2nd::evaluate: f's result of shape " + to_string(rshape) +
+                             " does not broadcast to a chunk region of " + to_string(region.count));
+        }
+        xt::noalias(target) = xt::broadcast(result, shape);
+        if (dtype.needs_byteswap()) {
+            dtype.byteswap(dst, region.size());
+        }
+    };
+}
+
+/// Chunks evaluate() runs at once: options.nthreads (0: the output's), fewer when
+/// options.memory_budget cannot hold that many chunks' work.
+template <class... In>
+int evaluate_in_flight(const AnyArray& a, const EvaluateOptions& options) {
     int in_flight = options.nthreads > 0 ? options.nthreads : a.nthreads();
     if (options.memory_budget > 0) {
         const std::int64_t per_chunk = evaluate_chunk_bytes(
-            a, {static_cast<std::int64_t>(
-                   sizeof(typename xtensor_detail::input_traits<In>::value_type))...});
+            a, {static_cast<std::int64_t>(sizeof(typename input_traits<In>::value_type))...});
         const auto fit = static_cast<std::int64_t>(options.memory_budget) / per_chunk;
         if (fit < 1) {
             throw UsageError("b2nd::evaluate: a memory budget of " +
@@ -111,38 +144,17 @@ void evaluate(NDArray<T>& out, const EvaluateOptions& options, F&& f, const In&.
         }
         in_flight = static_cast<int>(std::min<std::int64_t>(in_flight, fit));
     }
-    const bool swap = a.dtype().needs_byteswap();
-    a.write_chunks(
-        a.all_chunks(),
-        [&](std::int64_t, const Box& region, std::uint8_t* dst) {
-            std::vector<std::size_t> shape(region.count.begin(), region.count.end());
-            auto windows = std::apply(
-                [&](const auto&... v) {
-                    return std::make_tuple(xtensor_detail::window(v, region, out_shape)...);
-                },
-                views);
-            auto&& result = std::apply(f, windows);
-            auto target =
-                xt::adapt(reinterpret_cast<T*>(dst), static_cast<std::size_t>(region.size()),
-                          xt::no_ownership(), shape);
-            const Shape rshape(result.shape().begin(), result.shape().end());
-            bool fits = rshape.size() <= shape.size();
-            for (std::size_t k = 0; fits && k < rshape.size(); ++k) {
-                const auto want =
-                    static_cast<std::int64_t>(shape[shape.size() - rshape.size() + k]);
-                fits = rshape[k] == want || rshape[k] == 1;
-            }
-            if (!fits) {
-                throw UsageError("b2nd::evaluate: f's result of shape " + to_string(rshape) +
-                                 " does not broadcast to a chunk region of " +
-                                 to_string(region.count));
-            }
-            xt::noalias(target) = xt::broadcast(result, shape);
-            if (swap) {
-                a.dtype().byteswap(dst, region.size());
-            }
-        },
-        in_flight, options.progress);
+    return in_flight;
+}
+
+}  // namespace xtensor_detail
+
+template <class T, class F, class... In>
+void evaluate(NDArray<T>& out, const EvaluateOptions& options, F&& f, const In&... inputs) {
+    AnyArray& a = out.any();
+    const int in_flight = xtensor_detail::evaluate_in_flight<In...>(a, options);
+    a.write_chunks(a.all_chunks(), xtensor_detail::evaluate_producer(out, f, inputs...), in_flight,
+                   options.progress);
 }
 
 /// evaluate() with default options.

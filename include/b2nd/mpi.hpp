@@ -1,0 +1,572 @@
+// b2nd::mpi: many MPI ranks creating, writing, evaluating and reading one array (target
+// b2nd::mpi, built when MPI is found; README "Many processes: MPI", docs/scaling.md).
+//
+//   MPI_Init(&argc, &argv);
+//   auto t = b2nd::mpi::create<float>(MPI_COMM_WORLD, "t.b2nd", {n, ny, nx});      // collective
+//   b2nd::mpi::write_chunks(MPI_COMM_WORLD, t.any(), b2nd::mpi::my_chunks(MPI_COMM_WORLD, t.any()),
+//                           [&](std::int64_t, const b2nd::Box& region, std::uint8_t* out) {...});
+//   auto anomaly = b2nd::mpi::create<float>(MPI_COMM_WORLD, "a.b2nd", t.shape());
+//   b2nd::mpi::evaluate(MPI_COMM_WORLD, anomaly, [](auto& x, auto& m) { return x - m; }, t, clim);
+//   double total = b2nd::mpi::sum(MPI_COMM_WORLD, anomaly);                          // every rank
+//
+// The model. Rank 0 holds the array open for writing (the one writer of the lock protocol);
+// every other rank holds a read-only handle on the same file, which must be on a file system all
+// ranks share. A collective write runs in rounds: each rank makes the chunks it owns (in parallel
+// on its own threads) until it holds WriteOptions::round_bytes of encoded chunks; rank 0 reserves
+// room for the round (a file range of a contiguous frame, chunk file numbers of a sparse frame),
+// each rank learns its part of it from an exclusive prefix sum of the sizes (MPI_Exscan) and
+// writes its chunks there itself (one pwrite per rank and round to a contiguous frame, one file
+// per chunk of a sparse frame). When every chunk is on disk, rank 0 gathers where they are and
+// makes them part of the array in one commit; the other ranks then refresh. Until that commit,
+// readers (and a crash at any moment, of any rank) see the array as it was: what was written is
+// after the frame's end or in files no index names.
+//
+// The chunks written are byte for byte those one process writes (the encoder depends on neither
+// ranks nor threads). With the region partition and one round, the whole file is too.
+//
+// Errors are collective: a rank that fails (a producer that throws, a full disk) makes every rank
+// throw, nothing is committed, and the array stays as it was. Every function here is collective
+// over `comm` unless it says otherwise: all ranks call it, in the same order.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <functional>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <b2nd/b2nd.hpp>
+#include <b2nd/xtensor.hpp>
+
+#include <mpi.h>
+
+namespace b2nd::mpi {
+
+/// Which rank owns which chunks.
+struct Partition {
+    enum class Kind {
+        region,        ///< rank r: the r-th of `size` runs of consecutive chunk indices (C order)
+        block_cyclic,  ///< runs of `block` chunk indices dealt out to the ranks in turn
+    };
+    Kind kind = Kind::region;
+    std::int64_t block = 1;
+
+    static Partition region() { return {}; }
+    static Partition block_cyclic(std::int64_t block = 1) { return {Kind::block_cyclic, block}; }
+};
+
+/// Options of collective writes.
+struct WriteOptions {
+    /// Who computes which chunks (evaluate, copy; write_chunks takes them from its caller).
+    Partition partition;
+    /// Encoded bytes a rank holds before writing them: a round of writes (with one MPI_Exscan
+    /// and one reservation) starts whenever some rank reaches it, and at the end.
+    std::size_t round_bytes = std::size_t{256} << 20;
+    /// Chunks made at once on each rank (0: the array's nthreads()).
+    int nthreads = 0;
+    /// Called on each rank after each of its chunks with (done, total) of its own chunks.
+    std::function<void(std::int64_t, std::int64_t)> progress;
+};
+
+/// How reductions combine what the ranks computed.
+enum class Combine {
+    /// Every chunk's partial result goes to rank 0, which merges them in chunk order as one
+    /// process does: the result is bit for bit the single-process one, for any number of ranks.
+    ordered,
+    /// Each rank merges its own chunks, then MPI_Allreduce merges the ranks' results in rank
+    /// order: less traffic for large results, but float sums may differ in the last bits.
+    reduce,
+};
+
+// ---- partitions (local: no communication) ----------------------------------------------------
+
+/// This rank's part of `shape` split along `axis` into comm's size nearly equal slabs (the
+/// first shape[axis] % size ranks get one more index). May be empty.
+Box my_part(MPI_Comm comm, const Shape& shape, int axis);
+/// The same, in whole chunks of `a`: slabs along `axis` of whole chunks, so that no two ranks
+/// share a chunk (a write of each rank's part then never needs another rank's data).
+Box my_part(MPI_Comm comm, const AnyArray& a, int axis);
+/// The chunks this rank owns, in increasing order.
+std::vector<std::int64_t> my_chunks(MPI_Comm comm, const AnyArray& a, Partition p = {});
+
+// ---- collective create and open -------------------------------------------------------------
+
+/// Creates an array: rank 0 creates it (and decides the chunk and block shapes when the
+/// options leave them out), the other ranks then open it read-only and check that they see the
+/// same geometry. Rank 0's handle is writable. \throws on every rank what any rank hit
+AnyArray create(MPI_Comm comm,
+                const std::string& path,
+                const DType& dtype,
+                const Shape& shape,
+                const CreateOptions& options = {});
+/// Opens an array: rank 0 first (for writing when options.writable), then the others
+/// (read-only), which check that they see rank 0's geometry.
+AnyArray open(MPI_Comm comm, const std::string& path, const OpenOptions& options = {});
+
+template <class T>
+NDArray<T> create(MPI_Comm comm,
+                  const std::string& path,
+                  const Shape& shape,
+                  const CreateOptions& options = {}) {
+    return create(comm, path, dtype_of<T>(), shape, options).template as<T>();
+}
+template <class T>
+NDArray<T> open(MPI_Comm comm, const std::string& path, const OpenOptions& options = {}) {
+    return open(comm, path, options).template as<T>();
+}
+
+// ---- collective writes ----------------------------------------------------------------------
+
+/// produce(chunk, region, out): writes the chunk's valid region (C order, stored byte order).
+using ChunkProducer = std::function<void(std::int64_t, const Box&, std::uint8_t*)>;
+
+/// Each rank computes and writes `chunks` (its own; no chunk on two ranks; any may be empty),
+/// then one commit. produce runs on up to WriteOptions::nthreads threads of each rank; it may
+/// read any array (this one shows its old content).
+void write_chunks(MPI_Comm comm,
+                  AnyArray& a,
+                  const std::vector<std::int64_t>& chunks,
+                  const ChunkProducer& produce,
+                  const WriteOptions& options = {});
+/// Each rank writes `data` (C order of box.count, stored byte order) into its `box` (step 1;
+/// any may be empty). Chunks a box covers only in part keep their other elements. Boxes that
+/// share a chunk are refused (each chunk has one writer): split with my_part(comm, a, axis).
+void write(
+    MPI_Comm comm, AnyArray& a, const Box& box, ByteSpan data, const WriteOptions& options = {});
+template <class T>
+void write(MPI_Comm comm,
+           NDArray<T>& a,
+           const Box& box,
+           const std::vector<T>& data,
+           const WriteOptions& options = {}) {
+    if (a.any().dtype().needs_byteswap()) {
+        std::vector<T> swapped(data);
+        a.any().dtype().byteswap(reinterpret_cast<std::uint8_t*>(swapped.data()),
+                                 static_cast<std::int64_t>(swapped.size()));
+        write(comm, a.any(), box, as_bytes(swapped.data(), swapped.size()), options);
+        return;
+    }
+    write(comm, a.any(), box, as_bytes(data.data(), data.size()), options);
+}
+/// A copy of `src` at `path` with other chunk shapes, compression or frame kind (the options):
+/// created collectively, each rank copying its chunks of the destination (read from `src`, which
+/// every rank must have open).
+AnyArray copy(MPI_Comm comm,
+              const AnyArray& src,
+              const std::string& path,
+              const CreateOptions& options = {},
+              const WriteOptions& write_options = {});
+
+/// b2nd::evaluate across ranks: each rank evaluates f over its chunks of `out` (the partition of
+/// WriteOptions), reading the inputs from the shared file system; one collective commit.
+template <class T, class F, class... In>
+void evaluate(
+    MPI_Comm comm, NDArray<T>& out, const WriteOptions& options, F&& f, const In&... inputs) {
+    const std::vector<std::int64_t> mine = my_chunks(comm, out.any(), options.partition);
+    write_chunks(comm, out.any(), mine, xtensor_detail::evaluate_producer(out, f, inputs...),
+                 options);
+}
+template <class T,
+          class F,
+          class... In,
+          std::enable_if_t<!std::is_same_v<std::decay_t<F>, WriteOptions>, int> = 0>
+void evaluate(MPI_Comm comm, NDArray<T>& out, F&& f, const In&... inputs) {
+    evaluate(comm, out, WriteOptions{}, std::forward<F>(f), inputs...);
+}
+
+// ---- internals of the templates below -------------------------------------------------------
+
+namespace detail {
+
+/// Collective: every rank learns whether any rank failed. With `mine` set, rethrows it; else,
+/// when another rank failed, throws an Error naming the lowest failing rank and its message.
+void check_all(MPI_Comm comm, const std::exception_ptr& mine);
+/// Collective: rank 0 receives every rank's bytes, concatenated in rank order (others: empty).
+std::vector<std::uint8_t> gather_bytes(MPI_Comm comm, const std::vector<std::uint8_t>& mine);
+/// Collective: every rank receives rank 0's bytes.
+void broadcast_bytes(MPI_Comm comm, std::vector<std::uint8_t>& bytes);
+
+/// inout[i] = in[i] merged with inout[i] (in comes from lower ranks), for MPI_Op_create.
+template <class State>
+void merge_states(void* in, void* inout, int* len, MPI_Datatype*) {
+    auto* a = static_cast<std::uint8_t*>(in);
+    auto* b = static_cast<std::uint8_t*>(inout);
+    for (int i = 0; i < *len; ++i) {
+        State x, y;
+        std::memcpy(&x, a + static_cast<std::size_t>(i) * sizeof(State), sizeof(State));
+        std::memcpy(&y, b + static_cast<std::size_t>(i) * sizeof(State), sizeof(State));
+        x.merge(y);
+        std::memcpy(b + static_cast<std::size_t>(i) * sizeof(State), &x, sizeof(State));
+    }
+}
+
+/// The states of every result cell, as xtensor_detail::reduce_states gives them in one process,
+/// from the chunks of every rank, on every rank.
+template <class T, class State>
+std::vector<State> reduce_states(MPI_Comm comm,
+                                 const NDArray<T>& a,
+                                 const ReduceOptions& o,
+                                 const xtensor_detail::ReducePlan& plan,
+                                 Combine combine) {
+    static_assert(std::is_trivially_copyable_v<State>, "states travel as bytes");
+    std::vector<State> out(static_cast<std::size_t>(plan.nout));
+    std::map<std::int64_t, std::vector<State>> parts;  // this rank's chunks, in chunk order
+    std::exception_ptr err;
+    try {
+        std::mutex m;
+        const std::vector<std::int64_t> ids =
+            a.size() == 0 ? std::vector<std::int64_t>{} : my_chunks(comm, a.any());
+        xtensor_detail::chunk_parts<T, State>(
+            a, o, plan, ids, [&](std::int64_t ci, const Box&, std::vector<State>&& part) {
+                std::lock_guard<std::mutex> lock(m);
+                parts.emplace(ci, std::move(part));
+            });
+    } catch (...) {
+        err = std::current_exception();
+    }
+    check_all(comm, err);
+    const Grid& g = a.any().grid();
+    if (combine == Combine::reduce) {
+        for (const auto& [ci, part] : parts) {
+            xtensor_detail::merge_part(out, plan, g.chunk_box(ci), part);
+        }
+        MPI_Datatype type;
+        MPI_Type_contiguous(static_cast<int>(sizeof(State)), MPI_BYTE, &type);
+        MPI_Type_commit(&type);
+        MPI_Op op;
+        MPI_Op_create(&merge_states<State>, 0, &op);  // not commutative: merged in rank order
+        int rc = MPI_SUCCESS;
+        if (!out.empty()) {
+            rc = MPI_Allreduce(MPI_IN_PLACE, out.data(), static_cast<int>(out.size()), type, op,
+                               comm);
+        }
+        MPI_Op_free(&op);
+        MPI_Type_free(&type);
+        if (rc != MPI_SUCCESS) {
+            throw Error("b2nd::mpi: MPI_Allreduce failed (" + std::to_string(rc) + ")");
+        }
+        return out;
+    }
+    // Ordered: (chunk, cells, states...) records to rank 0, merged there in chunk order.
+    std::vector<std::uint8_t> mine;
+    for (const auto& [ci, part] : parts) {
+        const std::int64_t head[2] = {ci, static_cast<std::int64_t>(part.size())};
+        const auto* h = reinterpret_cast<const std::uint8_t*>(head);
+        mine.insert(mine.end(), h, h + sizeof head);
+        const auto* p = reinterpret_cast<const std::uint8_t*>(part.data());
+        mine.insert(mine.end(), p, p + part.size() * sizeof(State));
+    }
+    const std::vector<std::uint8_t> all = gather_bytes(comm, mine);
+    std::vector<std::uint8_t> result;
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    if (rank == 0) {
+        std::map<std::int64_t, std::pair<std::size_t, std::size_t>> at;  // chunk -> (offset, n)
+        for (std::size_t off = 0; off < all.size();) {
+            std::int64_t head[2];
+            std::memcpy(head, all.data() + off, sizeof head);
+            off += sizeof head;
+            at[head[0]] = {off, static_cast<std::size_t>(head[1])};
+            off += static_cast<std::size_t>(head[1]) * sizeof(State);
+        }
+        std::vector<State> part;
+        for (const auto& [ci, where] : at) {
+            part.resize(where.second);
+            std::memcpy(static_cast<void*>(part.data()), all.data() + where.first,
+                        where.second * sizeof(State));
+            xtensor_detail::merge_part(out, plan, g.chunk_box(ci), part);
+        }
+        const auto* p = reinterpret_cast<const std::uint8_t*>(out.data());
+        result.assign(p, p + out.size() * sizeof(State));
+    }
+    broadcast_bytes(comm, result);
+    std::memcpy(static_cast<void*>(out.data()), result.data(), out.size() * sizeof(State));
+    return out;
+}
+
+template <class R, class T, class State, class Fn>
+xt::xarray<R> reduce_to(MPI_Comm comm,
+                        const NDArray<T>& a,
+                        const ReduceOptions& o,
+                        Combine combine,
+                        Fn&& fn,
+                        const char* no_identity = nullptr) {
+    const xtensor_detail::ReducePlan plan(a.shape(), o, "\"" + a.path() + "\"");
+    if (no_identity != nullptr && plan.nred == 0 && plan.nout > 0) {
+        throw UsageError("\"" + a.path() + "\": the " + no_identity + " along axes of length 0");
+    }
+    const std::vector<State> states = reduce_states<T, State>(comm, a, o, plan, combine);
+    std::vector<std::size_t> shape(plan.out_shape.begin(), plan.out_shape.end());
+    xt::xarray<R> out = xt::xarray<R>::from_shape(shape);
+    for (std::size_t i = 0; i < states.size(); ++i) {
+        out.flat(i) = fn(states[i]);
+    }
+    return out;
+}
+
+}  // namespace detail
+
+// ---- reductions (b2nd/xtensor/reduce.hpp's, across ranks; every rank gets the result) ---------
+//
+// Each rank reduces its chunks (the region partition), then the partial results are combined as
+// `combine` says; the default gives the single-process result bit for bit.
+
+/// Sums (see b2nd::sum); 0 for empty cells.
+template <class T, xtensor_detail::if_element<T> = 0>
+xt::xarray<sum_type_t<T>> sum(MPI_Comm comm,
+                              const NDArray<T>& a,
+                              const ReduceOptions& o,
+                              Combine combine = Combine::ordered) {
+    using S = typename xtensor_detail::SumOp<T>::state;
+    return detail::reduce_to<sum_type_t<T>, T, S>(
+        comm, a, o, combine, [](const S& s) { return s.get(); }, nullptr);
+}
+template <class T, xtensor_detail::if_element<T> = 0>
+xt::xarray<sum_type_t<T>> sum(MPI_Comm comm,
+                              const NDArray<T>& a,
+                              int axis,
+                              Combine combine = Combine::ordered) {
+    return sum(comm, a, xtensor_detail::one_axis<T>(axis), combine);
+}
+
+/// Products; 1 for empty cells.
+template <class T, xtensor_detail::if_element<T> = 0>
+xt::xarray<sum_type_t<T>> prod(MPI_Comm comm,
+                               const NDArray<T>& a,
+                               const ReduceOptions& o,
+                               Combine combine = Combine::ordered) {
+    using S = typename xtensor_detail::ProdOp<T>::state;
+    return detail::reduce_to<sum_type_t<T>, T, S>(
+        comm, a, o, combine, [](const S& s) { return s.get(); }, nullptr);
+}
+template <class T, xtensor_detail::if_element<T> = 0>
+xt::xarray<sum_type_t<T>> prod(MPI_Comm comm,
+                               const NDArray<T>& a,
+                               int axis,
+                               Combine combine = Combine::ordered) {
+    return prod(comm, a, xtensor_detail::one_axis<T>(axis), combine);
+}
+
+/// Means; NaN for cells with no element.
+template <class T, xtensor_detail::if_element<T> = 0>
+xt::xarray<double> mean(MPI_Comm comm,
+                        const NDArray<T>& a,
+                        const ReduceOptions& o,
+                        Combine combine = Combine::ordered) {
+    using S = typename xtensor_detail::MeanOp<T>::state;
+    return detail::reduce_to<double, T, S>(
+        comm, a, o, combine, [](const S& s) { return s.get(); }, nullptr);
+}
+template <class T, xtensor_detail::if_element<T> = 0>
+xt::xarray<double> mean(MPI_Comm comm,
+                        const NDArray<T>& a,
+                        int axis,
+                        Combine combine = Combine::ordered) {
+    return mean(comm, a, xtensor_detail::one_axis<T>(axis), combine);
+}
+
+/// Whether any element is nonzero.
+template <class T, xtensor_detail::if_element<T> = 0>
+xt::xarray<bool> any(MPI_Comm comm,
+                     const NDArray<T>& a,
+                     const ReduceOptions& o,
+                     Combine combine = Combine::ordered) {
+    using S = typename xtensor_detail::TruthOp<T, false>::state;
+    return detail::reduce_to<bool, T, S>(
+        comm, a, o, combine, [](const S& s) { return s.get(); }, nullptr);
+}
+template <class T, xtensor_detail::if_element<T> = 0>
+xt::xarray<bool> any(MPI_Comm comm,
+                     const NDArray<T>& a,
+                     int axis,
+                     Combine combine = Combine::ordered) {
+    return any(comm, a, xtensor_detail::one_axis<T>(axis), combine);
+}
+
+/// Whether all elements are nonzero.
+template <class T, xtensor_detail::if_element<T> = 0>
+xt::xarray<bool> all(MPI_Comm comm,
+                     const NDArray<T>& a,
+                     const ReduceOptions& o,
+                     Combine combine = Combine::ordered) {
+    using S = typename xtensor_detail::TruthOp<T, true>::state;
+    return detail::reduce_to<bool, T, S>(
+        comm, a, o, combine, [](const S& s) { return s.get(); }, nullptr);
+}
+template <class T, xtensor_detail::if_element<T> = 0>
+xt::xarray<bool> all(MPI_Comm comm,
+                     const NDArray<T>& a,
+                     int axis,
+                     Combine combine = Combine::ordered) {
+    return all(comm, a, xtensor_detail::one_axis<T>(axis), combine);
+}
+
+/// Nonzero elements.
+template <class T, xtensor_detail::if_element<T> = 0>
+xt::xarray<std::int64_t> count_nonzero(MPI_Comm comm,
+                                       const NDArray<T>& a,
+                                       const ReduceOptions& o,
+                                       Combine combine = Combine::ordered) {
+    using S = typename xtensor_detail::CountOp<T>::state;
+    return detail::reduce_to<std::int64_t, T, S>(
+        comm, a, o, combine, [](const S& s) { return s.get(); }, nullptr);
+}
+template <class T, xtensor_detail::if_element<T> = 0>
+xt::xarray<std::int64_t> count_nonzero(MPI_Comm comm,
+                                       const NDArray<T>& a,
+                                       int axis,
+                                       Combine combine = Combine::ordered) {
+    return count_nonzero(comm, a, xtensor_detail::one_axis<T>(axis), combine);
+}
+
+/// Minima (NaN if any is NaN).
+template <class T, xtensor_detail::if_element<T> = 0>
+xt::xarray<T> amin(MPI_Comm comm,
+                   const NDArray<T>& a,
+                   const ReduceOptions& o,
+                   Combine combine = Combine::ordered) {
+    using S = typename xtensor_detail::ArgOp<T, false>::state;
+    return detail::reduce_to<T, T, S>(
+        comm, a, o, combine,
+        [](const S& s) { return s.pos < 0 ? std::numeric_limits<T>::max() : s.best; }, nullptr);
+}
+template <class T, xtensor_detail::if_element<T> = 0>
+xt::xarray<T> amin(MPI_Comm comm,
+                   const NDArray<T>& a,
+                   int axis,
+                   Combine combine = Combine::ordered) {
+    return amin(comm, a, xtensor_detail::one_axis<T>(axis), combine);
+}
+
+/// Maxima (NaN if any is NaN).
+template <class T, xtensor_detail::if_element<T> = 0>
+xt::xarray<T> amax(MPI_Comm comm,
+                   const NDArray<T>& a,
+                   const ReduceOptions& o,
+                   Combine combine = Combine::ordered) {
+    using S = typename xtensor_detail::ArgOp<T, true>::state;
+    return detail::reduce_to<T, T, S>(
+        comm, a, o, combine,
+        [](const S& s) { return s.pos < 0 ? std::numeric_limits<T>::lowest() : s.best; }, nullptr);
+}
+template <class T, xtensor_detail::if_element<T> = 0>
+xt::xarray<T> amax(MPI_Comm comm,
+                   const NDArray<T>& a,
+                   int axis,
+                   Combine combine = Combine::ordered) {
+    return amax(comm, a, xtensor_detail::one_axis<T>(axis), combine);
+}
+
+/// Positions of the minima (see b2nd::argmin).
+template <class T, xtensor_detail::if_element<T> = 0>
+xt::xarray<std::int64_t> argmin(MPI_Comm comm,
+                                const NDArray<T>& a,
+                                const ReduceOptions& o,
+                                Combine combine = Combine::ordered) {
+    using S = typename xtensor_detail::ArgOp<T, false>::state;
+    return detail::reduce_to<std::int64_t, T, S>(
+        comm, a, o, combine, [](const S& s) { return s.pos; }, "argmin");
+}
+template <class T, xtensor_detail::if_element<T> = 0>
+xt::xarray<std::int64_t> argmin(MPI_Comm comm,
+                                const NDArray<T>& a,
+                                int axis,
+                                Combine combine = Combine::ordered) {
+    return argmin(comm, a, xtensor_detail::one_axis<T>(axis), combine);
+}
+
+/// Positions of the maxima.
+template <class T, xtensor_detail::if_element<T> = 0>
+xt::xarray<std::int64_t> argmax(MPI_Comm comm,
+                                const NDArray<T>& a,
+                                const ReduceOptions& o,
+                                Combine combine = Combine::ordered) {
+    using S = typename xtensor_detail::ArgOp<T, true>::state;
+    return detail::reduce_to<std::int64_t, T, S>(
+        comm, a, o, combine, [](const S& s) { return s.pos; }, "argmax");
+}
+template <class T, xtensor_detail::if_element<T> = 0>
+xt::xarray<std::int64_t> argmax(MPI_Comm comm,
+                                const NDArray<T>& a,
+                                int axis,
+                                Combine combine = Combine::ordered) {
+    return argmax(comm, a, xtensor_detail::one_axis<T>(axis), combine);
+}
+
+/// Variances with `ddof` delta degrees of freedom; NaN where n - ddof <= 0.
+template <class T, xtensor_detail::if_element<T> = 0>
+xt::xarray<double> var(MPI_Comm comm,
+                       const NDArray<T>& a,
+                       const ReduceOptions& o,
+                       int ddof = 0,
+                       Combine combine = Combine::ordered) {
+    using S = typename xtensor_detail::MomentsOp<T>::state;
+    return detail::reduce_to<double, T, S>(comm, a, o, combine, [ddof](const S& s) {
+        const auto d = static_cast<double>(s.n - ddof);
+        return d > 0 ? s.m2 / d : std::numeric_limits<double>::quiet_NaN();
+    });
+}
+template <class T, xtensor_detail::if_element<T> = 0>
+xt::xarray<double> var(MPI_Comm comm, const NDArray<T>& a, int axis, int ddof = 0) {
+    return var(comm, a, xtensor_detail::one_axis<T>(axis), ddof);
+}
+/// Standard deviations (square roots of var()).
+template <class T, xtensor_detail::if_element<T> = 0>
+xt::xarray<double> std(MPI_Comm comm,
+                       const NDArray<T>& a,
+                       const ReduceOptions& o,
+                       int ddof = 0,
+                       Combine combine = Combine::ordered) {
+    xt::xarray<double> v = var(comm, a, o, ddof, combine);
+    for (double& x : v) {
+        x = std::sqrt(x);
+    }
+    return v;
+}
+template <class T, xtensor_detail::if_element<T> = 0>
+xt::xarray<double> std(MPI_Comm comm, const NDArray<T>& a, int axis, int ddof = 0) {
+    return std(comm, a, xtensor_detail::one_axis<T>(axis), ddof);
+}
+
+// Over everything, as a scalar (b2nd::sum(a) and friends).
+template <class T, xtensor_detail::if_element<T> = 0>
+sum_type_t<T> sum(MPI_Comm comm, const NDArray<T>& a) {
+    return xtensor_detail::scalar_of(sum(comm, a, ReduceOptions{}));
+}
+/// \throws UsageError for an empty array (on every rank)
+template <class T, xtensor_detail::if_element<T> = 0>
+double mean(MPI_Comm comm, const NDArray<T>& a) {
+    xtensor_detail::require_elements(a, "mean");
+    return xtensor_detail::scalar_of(mean(comm, a, ReduceOptions{}));
+}
+template <class T, xtensor_detail::if_element<T> = 0>
+double var(MPI_Comm comm, const NDArray<T>& a) {
+    xtensor_detail::require_elements(a, "variance");
+    return xtensor_detail::scalar_of(var(comm, a, ReduceOptions{}));
+}
+template <class T, xtensor_detail::if_element<T> = 0>
+double std(MPI_Comm comm, const NDArray<T>& a) {
+    return std::sqrt(var(comm, a));
+}
+template <class T, xtensor_detail::if_element<T> = 0>
+T amin(MPI_Comm comm, const NDArray<T>& a) {
+    xtensor_detail::require_elements(a, "minimum");
+    return xtensor_detail::scalar_of(amin(comm, a, ReduceOptions{}));
+}
+template <class T, xtensor_detail::if_element<T> = 0>
+T amax(MPI_Comm comm, const NDArray<T>& a) {
+    xtensor_detail::require_elements(a, "maximum");
+    return xtensor_detail::scalar_of(amax(comm, a, ReduceOptions{}));
+}
+template <class T, xtensor_detail::if_element<T> = 0>
+std::int64_t count_nonzero(MPI_Comm comm, const NDArray<T>& a) {
+    return xtensor_detail::scalar_of(count_nonzero(comm, a, ReduceOptions{}));
+}
+
+}  // namespace b2nd::mpi

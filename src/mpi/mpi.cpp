@@ -1,0 +1,646 @@
+// b2nd::mpi (include/b2nd/mpi.hpp has the model): partitions, collective create and open, and
+// collective chunk writes in rounds (make, size exchange, reservation on rank 0, writes by each
+// rank, one commit on rank 0).
+#include <algorithm>
+#include <climits>
+#include <cstring>
+
+#include <b2nd/mpi.hpp>
+
+#include "../array/array_core.hpp"
+#include "../detail/memory.hpp"
+#include "../detail/thread_pool.hpp"
+
+namespace b2nd::mpi {
+
+namespace {
+
+int rank_of(MPI_Comm comm) {
+    int r = 0;
+    MPI_Comm_rank(comm, &r);
+    return r;
+}
+
+int size_of(MPI_Comm comm) {
+    int n = 1;
+    MPI_Comm_size(comm, &n);
+    return n;
+}
+
+std::string ranks_message(const std::string& what) {
+    return "b2nd::mpi: " + what;
+}
+
+/// Runs fn, keeping what it throws for check_all.
+template <class Fn>
+std::exception_ptr attempt(Fn&& fn) {
+    try {
+        fn();
+    } catch (...) {
+        return std::current_exception();
+    }
+    return nullptr;
+}
+
+/// The geometry rank 0 decided, for the other ranks to compare with what they opened.
+std::vector<std::int64_t> geometry_of(const AnyArray& a) {
+    std::vector<std::int64_t> g;
+    for (const Shape* s : {&a.shape(), &a.chunk_shape(), &a.block_shape()}) {
+        g.push_back(static_cast<std::int64_t>(s->size()));
+        g.insert(g.end(), s->begin(), s->end());
+    }
+    g.push_back(a.itemsize());
+    g.push_back(a.sparse() ? 1 : 0);
+    return g;
+}
+
+/// Collective: every rank compares its handle's geometry with rank 0's (shared file system).
+void agree_on_geometry(MPI_Comm comm, AnyArray& a, const std::string& path) {
+    const std::vector<std::int64_t> mine = geometry_of(a);
+    std::vector<std::uint8_t> root(
+        reinterpret_cast<const std::uint8_t*>(mine.data()),
+        reinterpret_cast<const std::uint8_t*>(mine.data() + mine.size()));
+    detail::broadcast_bytes(comm, root);
+    std::exception_ptr err = attempt([&] {
+        const auto same = [&] {
+            const std::vector<std::int64_t> now = geometry_of(a);
+            return root.size() == now.size() * sizeof(std::int64_t) &&
+                   std::memcmp(root.data(), now.data(), root.size()) == 0;
+        };
+        if (!same() && !(a.refresh() && same())) {
+            throw UsageError("\"" + path + "\": rank " + std::to_string(rank_of(comm)) +
+                             " sees another array than rank 0 (is the path on a file system all "
+                             "ranks share?)");
+        }
+    });
+    detail::check_all(comm, err);
+}
+
+/// One chunk made by this rank: where its bytes went (or its special entry), its sizes.
+struct Placed {
+    std::int64_t chunk = 0;
+    std::int64_t position = 0;  // reserved position, or the special entry when cbytes == 0
+    std::int64_t nbytes = 0;
+    std::int64_t cbytes = 0;
+};
+
+/// An exclusive prefix sum and a total over comm.
+std::pair<std::uint64_t, std::uint64_t> exscan_total(MPI_Comm comm, std::uint64_t mine) {
+    unsigned long long before = 0, total = 0;
+    const unsigned long long m = mine;
+    MPI_Exscan(&m, &before, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
+    if (rank_of(comm) == 0) {
+        before = 0;  // MPI leaves rank 0's result undefined
+    }
+    MPI_Allreduce(&m, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
+    return {before, total};
+}
+
+/// Copies the part of `src` (C order of `src_box`) that lies in `dst_box` into dst (C order of
+/// dst_box), row by row.
+void copy_overlap(const Box& src_box,
+                  const std::uint8_t* src,
+                  const Box& dst_box,
+                  std::uint8_t* dst,
+                  std::int64_t isz) {
+    const std::size_t nd = dst_box.start.size();
+    Shape lo(nd), cnt(nd);
+    for (std::size_t d = 0; d < nd; ++d) {
+        lo[d] = std::max(src_box.start[d], dst_box.start[d]);
+        const std::int64_t hi =
+            std::min(src_box.start[d] + src_box.count[d], dst_box.start[d] + dst_box.count[d]);
+        if (hi <= lo[d]) {
+            return;
+        }
+        cnt[d] = hi - lo[d];
+    }
+    if (nd == 0) {
+        std::memcpy(dst, src, static_cast<std::size_t>(isz));
+        return;
+    }
+    std::vector<std::int64_t> sstride(nd), dstride(nd);
+    std::int64_t ss = isz, ds = isz;
+    for (std::size_t d = nd; d-- > 0;) {
+        sstride[d] = ss;
+        dstride[d] = ds;
+        ss *= src_box.count[d];
+        ds *= dst_box.count[d];
+    }
+    const std::int64_t row = cnt[nd - 1] * isz;
+    std::vector<std::int64_t> k(nd, 0);
+    const std::int64_t rows = Box::region(lo, cnt).size() / cnt[nd - 1];
+    for (std::int64_t r = 0; r < rows; ++r) {
+        std::int64_t so = 0, dof = 0;
+        for (std::size_t d = 0; d < nd; ++d) {
+            so += (lo[d] + k[d] - src_box.start[d]) * sstride[d];
+            dof += (lo[d] + k[d] - dst_box.start[d]) * dstride[d];
+        }
+        std::memcpy(dst + dof, src + so, static_cast<std::size_t>(row));
+        for (std::size_t d = nd - 1; d-- > 0;) {
+            if (++k[d] < cnt[d]) {
+                break;
+            }
+            k[d] = 0;
+        }
+    }
+}
+
+/// The chunks a box (step 1) touches, in increasing order.
+std::vector<std::int64_t> chunks_of(const Grid& g, const Box& box) {
+    std::vector<std::int64_t> ids;
+    if (box.size() == 0) {
+        return ids;
+    }
+    const std::size_t nd = box.start.size();
+    Shape first(nd), last(nd), at(nd);
+    for (std::size_t d = 0; d < nd; ++d) {
+        const std::int64_t c = g.chunk_shape()[d];
+        first[d] = box.start[d] / c;
+        last[d] = (box.start[d] + box.count[d] - 1) / c;
+    }
+    at = first;
+    while (true) {
+        std::int64_t id = 0;
+        for (std::size_t d = 0; d < nd; ++d) {
+            id = id * g.chunks_in(static_cast<int>(d)) + at[d];
+        }
+        ids.push_back(id);
+        std::size_t d = nd;
+        while (d-- > 0) {
+            if (++at[d] <= last[d]) {
+                break;
+            }
+            at[d] = first[d];
+        }
+        if (d == static_cast<std::size_t>(-1)) {
+            break;
+        }
+    }
+    std::sort(ids.begin(), ids.end());
+    return ids;
+}
+
+}  // namespace
+
+// ---- detail ---------------------------------------------------------------------------------
+
+void detail::check_all(MPI_Comm comm, const std::exception_ptr& mine) {
+    const int size = size_of(comm);
+    const int me = mine ? rank_of(comm) : size;
+    int first = size;
+    MPI_Allreduce(&me, &first, 1, MPI_INT, MPI_MIN, comm);
+    if (first == size) {
+        return;
+    }
+    std::vector<std::uint8_t> message;
+    if (rank_of(comm) == first) {
+        std::string what = "unknown error";
+        try {
+            std::rethrow_exception(mine);
+        } catch (const std::exception& e) {
+            what = e.what();
+        } catch (...) {  // NOLINT(bugprone-empty-catch): described as unknown
+        }
+        message.assign(what.begin(), what.end());
+    }
+    // The failing rank's message, from it (broadcast_bytes sends rank 0's: go through rank 0).
+    if (first != 0) {
+        int n = static_cast<int>(message.size());
+        if (rank_of(comm) == first) {
+            MPI_Send(&n, 1, MPI_INT, 0, 7, comm);
+            MPI_Send(message.data(), n, MPI_BYTE, 0, 8, comm);
+        } else if (rank_of(comm) == 0) {
+            MPI_Recv(&n, 1, MPI_INT, first, 7, comm, MPI_STATUS_IGNORE);
+            message.resize(static_cast<std::size_t>(n));
+            MPI_Recv(message.data(), n, MPI_BYTE, first, 8, comm, MPI_STATUS_IGNORE);
+        }
+    }
+    broadcast_bytes(comm, message);
+    if (mine) {
+        std::rethrow_exception(mine);
+    }
+    throw Error(ranks_message("rank " + std::to_string(first) +
+                              " failed: " + std::string(message.begin(), message.end())));
+}
+
+std::vector<std::uint8_t> detail::gather_bytes(MPI_Comm comm,
+                                               const std::vector<std::uint8_t>& mine) {
+    const int size = size_of(comm);
+    const auto n = static_cast<long long>(mine.size());
+    long long total = 0;
+    MPI_Allreduce(&n, &total, 1, MPI_LONG_LONG, MPI_SUM, comm);
+    if (total > INT_MAX) {  // every rank knows: all throw together
+        throw UsageError(ranks_message("a gather of " + std::to_string(total) +
+                                       " bytes to rank 0 (more than 2 GiB)"));
+    }
+    const int count = static_cast<int>(n);
+    std::vector<int> counts(static_cast<std::size_t>(size)), displs(static_cast<std::size_t>(size));
+    MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
+    std::vector<std::uint8_t> all;
+    if (rank_of(comm) == 0) {
+        int at = 0;
+        for (int r = 0; r < size; ++r) {
+            displs[static_cast<std::size_t>(r)] = at;
+            at += counts[static_cast<std::size_t>(r)];
+        }
+        all.resize(static_cast<std::size_t>(at));
+    }
+    MPI_Gatherv(mine.data(), count, MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE, 0,
+                comm);
+    return all;
+}
+
+void detail::broadcast_bytes(MPI_Comm comm, std::vector<std::uint8_t>& bytes) {
+    unsigned long long n = bytes.size();
+    MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
+    bytes.resize(static_cast<std::size_t>(n));
+    for (unsigned long long off = 0; off < n;) {
+        const int piece = static_cast<int>(std::min<unsigned long long>(n - off, INT_MAX));
+        MPI_Bcast(bytes.data() + off, piece, MPI_BYTE, 0, comm);
+        off += static_cast<unsigned long long>(piece);
+    }
+}
+
+// ---- partitions -----------------------------------------------------------------------------
+
+Box my_part(MPI_Comm comm, const Shape& shape, int axis) {
+    const int nd = static_cast<int>(shape.size());
+    const int ax = axis < 0 ? axis + nd : axis;
+    if (ax < 0 || ax >= nd) {
+        throw UsageError(ranks_message("my_part: axis " + std::to_string(axis) +
+                                       " out of range for shape " + to_string(shape)));
+    }
+    const std::int64_t n = shape[static_cast<std::size_t>(ax)];
+    const std::int64_t size = size_of(comm), r = rank_of(comm);
+    const std::int64_t base = n / size, extra = n % size;
+    const std::int64_t start = r * base + std::min(r, extra);
+    Box b = Box::whole(shape);
+    b.start[static_cast<std::size_t>(ax)] = start;
+    b.count[static_cast<std::size_t>(ax)] = base + (r < extra ? 1 : 0);
+    return b;
+}
+
+Box my_part(MPI_Comm comm, const AnyArray& a, int axis) {
+    const Grid& g = a.grid();
+    const int nd = g.ndim();
+    const int ax = axis < 0 ? axis + nd : axis;
+    if (ax < 0 || ax >= nd) {
+        throw UsageError("\"" + a.path() + "\": my_part: axis " + std::to_string(axis) +
+                         " out of range for shape " + to_string(a.shape()));
+    }
+    // Split the chunks along the axis, then turn chunk indices into elements.
+    Shape chunks(static_cast<std::size_t>(nd), 1);
+    chunks[static_cast<std::size_t>(ax)] = g.chunks_in(ax);
+    const Box in_chunks = my_part(comm, chunks, ax);
+    const auto a_ = static_cast<std::size_t>(ax);
+    const std::int64_t c = g.chunk_shape()[a_];
+    Box b = Box::whole(a.shape());
+    const std::int64_t start = std::min(in_chunks.start[a_] * c, a.shape()[a_]);
+    const std::int64_t end =
+        std::min((in_chunks.start[a_] + in_chunks.count[a_]) * c, a.shape()[a_]);
+    b.start[a_] = start;
+    b.count[a_] = end - start;
+    return b;
+}
+
+std::vector<std::int64_t> my_chunks(MPI_Comm comm, const AnyArray& a, Partition p) {
+    const std::int64_t n = a.size() == 0 ? 0 : a.grid().nchunks();
+    const std::int64_t size = size_of(comm), r = rank_of(comm);
+    std::vector<std::int64_t> ids;
+    if (p.kind == Partition::Kind::region) {
+        const std::int64_t base = n / size, extra = n % size;
+        const std::int64_t start = r * base + std::min(r, extra);
+        const std::int64_t count = base + (r < extra ? 1 : 0);
+        for (std::int64_t i = 0; i < count; ++i) {
+            ids.push_back(start + i);
+        }
+        return ids;
+    }
+    if (p.block < 1) {
+        throw UsageError(ranks_message("a block-cyclic partition needs a block of at least 1"));
+    }
+    for (std::int64_t first = r * p.block; first < n; first += size * p.block) {
+        for (std::int64_t i = first; i < std::min(n, first + p.block); ++i) {
+            ids.push_back(i);
+        }
+    }
+    return ids;
+}
+
+// ---- create and open ------------------------------------------------------------------------
+
+AnyArray create(MPI_Comm comm,
+                const std::string& path,
+                const DType& dtype,
+                const Shape& shape,
+                const CreateOptions& options) {
+    AnyArray a;
+    if (rank_of(comm) == 0) {
+        detail::check_all(comm,
+                          attempt([&] { a = AnyArray::create(path, dtype, shape, options); }));
+    } else {
+        detail::check_all(comm, nullptr);
+        OpenOptions o;
+        o.nthreads = options.nthreads;
+        o.cache_bytes = options.cache_bytes;
+        o.durable = options.durable;
+        o.locking = options.locking;
+        detail::check_all(comm, attempt([&] { a = AnyArray::open(path, o); }));
+    }
+    if (rank_of(comm) == 0) {
+        detail::check_all(comm, nullptr);
+    }
+    agree_on_geometry(comm, a, path);
+    return a;
+}
+
+AnyArray open(MPI_Comm comm, const std::string& path, const OpenOptions& options) {
+    AnyArray a;
+    if (rank_of(comm) == 0) {
+        detail::check_all(comm, attempt([&] { a = AnyArray::open(path, options); }));
+        detail::check_all(comm, nullptr);
+    } else {
+        detail::check_all(comm, nullptr);
+        OpenOptions o = options;
+        o.writable = false;
+        detail::check_all(comm, attempt([&] { a = AnyArray::open(path, o); }));
+    }
+    agree_on_geometry(comm, a, path);
+    return a;
+}
+
+// ---- writes ---------------------------------------------------------------------------------
+
+namespace {
+
+/// write_chunks, with `shared_hint` added to the message refusing a chunk on two ranks.
+void write_chunks_with(MPI_Comm comm,
+                       AnyArray& a,
+                       const std::vector<std::int64_t>& chunks,
+                       const ChunkProducer& produce,
+                       const WriteOptions& options,
+                       const std::string& shared_hint) {
+    const int me = rank_of(comm);
+    // Rank 0 writes; every rank's chunks are in range and no chunk is on two ranks.
+    std::exception_ptr err = attempt([&] {
+        if (!a.valid()) {
+            throw UsageError(ranks_message("write_chunks on an array handle that is not open"));
+        }
+        if (me == 0 && !a.writable()) {
+            throw UsageError("\"" + a.path() +
+                             "\": b2nd::mpi writes need rank 0's handle open for writing "
+                             "(mpi::create, or mpi::open with writable)");
+        }
+        const std::int64_t n = a.grid().nchunks();
+        for (std::int64_t c : chunks) {
+            if (c < 0 || c >= n) {
+                throw UsageError("\"" + a.path() + "\": chunk " + std::to_string(c) +
+                                 " out of range (" + std::to_string(n) + " chunks)");
+            }
+        }
+    });
+    detail::check_all(comm, err);
+    {
+        const auto* p = reinterpret_cast<const std::uint8_t*>(chunks.data());
+        const std::vector<std::uint8_t> all =
+            detail::gather_bytes(comm, std::vector<std::uint8_t>(p, p + chunks.size() * 8));
+        err = attempt([&] {
+            if (me != 0) {
+                return;
+            }
+            std::vector<bool> seen(static_cast<std::size_t>(a.grid().nchunks()));
+            for (std::size_t off = 0; off + 8 <= all.size(); off += 8) {
+                std::int64_t c;
+                std::memcpy(&c, all.data() + off, 8);
+                if (seen[static_cast<std::size_t>(c)]) {
+                    throw UsageError("\"" + a.path() + "\": chunk " + std::to_string(c) +
+                                     " is given to more than one rank (or twice)" + shared_hint);
+                }
+                seen[static_cast<std::size_t>(c)] = true;
+            }
+        });
+        detail::check_all(comm, err);
+    }
+
+    b2nd::detail::ArrayCore& core = b2nd::detail::writable_core_of(a);
+    const storage::Frame& frame = core.frame();
+    const bool sparse = frame.sparse();
+    const Grid& g = a.grid();
+    const int threads = options.nthreads > 0 ? options.nthreads : a.nthreads();
+    const std::int64_t isz = g.itemsize();
+    std::vector<Placed> placed;
+    placed.reserve(chunks.size());
+    std::size_t next = 0;  // this rank's next chunk to make
+    std::int64_t done = 0;
+    std::mutex progress_mutex;
+    while (true) {
+        // Make chunks until round_bytes of them are held (or none are left).
+        std::vector<std::vector<std::uint8_t>> bytes;
+        std::vector<Placed> round;
+        std::uint64_t held = 0;
+        err = attempt([&] {
+            while (next < chunks.size() && held < options.round_bytes) {
+                const std::size_t batch =
+                    std::min(chunks.size() - next, static_cast<std::size_t>(std::max(1, threads)));
+                std::vector<std::vector<std::uint8_t>> made(batch);
+                std::vector<Placed> info(batch);
+                b2nd::detail::parallel_for(batch, threads, [&](std::size_t k) {
+                    const std::int64_t ci = chunks[next + k];
+                    const Box region = g.chunk_box(ci);
+                    thread_local b2nd::detail::Scratch values;
+                    values.resize(static_cast<std::size_t>(region.size() * isz));
+                    produce(ci, region, values.data());
+                    core.make_chunk(ci, values.data(), 1, [&](ByteSpan c) {
+                        const storage::Frame::Classified cl = frame.classify_for_staging(c);
+                        info[k] = {ci, cl.entry, cl.nbytes,
+                                   static_cast<std::int64_t>(cl.bytes.size())};
+                        made[k].assign(cl.bytes.begin(), cl.bytes.end());
+                        return storage::StagedChunk{};
+                    });
+                    b2nd::detail::release_if_large(values);
+                    if (options.progress) {
+                        std::lock_guard<std::mutex> lock(progress_mutex);
+                        options.progress(++done, static_cast<std::int64_t>(chunks.size()));
+                    }
+                });
+                for (std::size_t k = 0; k < batch; ++k) {
+                    held += made[k].size();
+                    round.push_back(info[k]);
+                    bytes.push_back(std::move(made[k]));
+                }
+                next += batch;
+            }
+        });
+        detail::check_all(comm, err);
+
+        // Room for the round: bytes of a contiguous frame, file numbers of a sparse one.
+        std::uint64_t mine = 0;
+        for (const Placed& p : round) {
+            mine += sparse ? (p.cbytes > 0 ? 1 : 0) : static_cast<std::uint64_t>(p.cbytes);
+        }
+        const auto [before, total] = exscan_total(comm, mine);
+        unsigned long long at = 0;
+        err = attempt([&] {
+            if (me == 0 && total > 0) {
+                at = core.frame_for_writing().reserve_staging(total);
+            }
+        });
+        detail::check_all(comm, err);
+        MPI_Bcast(&at, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
+
+        err = attempt([&] {
+            std::uint64_t pos = at + before;
+            if (!sparse) {
+                std::vector<std::uint8_t> all;
+                all.reserve(static_cast<std::size_t>(mine));
+                for (std::size_t k = 0; k < round.size(); ++k) {
+                    if (round[k].cbytes > 0) {
+                        round[k].position = static_cast<std::int64_t>(pos + all.size());
+                        all.insert(all.end(), bytes[k].begin(), bytes[k].end());
+                    }
+                }
+                if (!all.empty()) {
+                    frame.write_reserved(pos, {all.data(), all.size()});  // one write per round
+                }
+            } else {
+                for (std::size_t k = 0; k < round.size(); ++k) {
+                    if (round[k].cbytes > 0) {
+                        round[k].position = static_cast<std::int64_t>(pos);
+                        frame.write_reserved(pos++, {bytes[k].data(), bytes[k].size()});
+                    }
+                }
+            }
+        });
+        detail::check_all(comm, err);
+        placed.insert(placed.end(), round.begin(), round.end());
+
+        int more = next < chunks.size() ? 1 : 0, any_more = 0;
+        MPI_Allreduce(&more, &any_more, 1, MPI_INT, MPI_LOR, comm);
+        if (any_more == 0) {
+            break;
+        }
+    }
+
+    // Rank 0 adopts every rank's chunks and commits them in one go.
+    const auto* p = reinterpret_cast<const std::uint8_t*>(placed.data());
+    const std::vector<std::uint8_t> all = detail::gather_bytes(
+        comm, std::vector<std::uint8_t>(p, p + placed.size() * sizeof(Placed)));
+    err = attempt([&] {
+        if (me != 0) {
+            return;
+        }
+        std::vector<std::int64_t> ids(all.size() / sizeof(Placed));
+        std::vector<storage::StagedChunk> staged(ids.size());
+        storage::Frame& f = core.frame_for_writing();
+        for (std::size_t k = 0; k < ids.size(); ++k) {
+            Placed q;
+            std::memcpy(&q, all.data() + k * sizeof(Placed), sizeof q);
+            ids[k] = q.chunk;
+            staged[k] = f.adopt_staged(static_cast<std::uint64_t>(q.position),
+                                       static_cast<std::int32_t>(q.nbytes), q.cbytes);
+        }
+        if (!ids.empty()) {
+            core.commit_chunks(ids, staged);
+        }
+    });
+    detail::check_all(comm, err);
+    if (me != 0) {
+        detail::check_all(comm, attempt([&] { a.refresh(); }));
+    } else {
+        detail::check_all(comm, nullptr);
+    }
+}
+
+}  // namespace
+
+void write_chunks(MPI_Comm comm,
+                  AnyArray& a,
+                  const std::vector<std::int64_t>& chunks,
+                  const ChunkProducer& produce,
+                  const WriteOptions& options) {
+    write_chunks_with(comm, a, chunks, produce, options, "");
+}
+
+void write(MPI_Comm comm, AnyArray& a, const Box& box, ByteSpan data, const WriteOptions& options) {
+    std::vector<std::int64_t> mine;
+    std::exception_ptr err = attempt([&] {
+        b2nd::detail::require_box(a, box, "write");
+        for (std::int64_t s : box.step) {
+            if (s != 1) {
+                throw UsageError("\"" + a.path() + "\": b2nd::mpi::write takes boxes of step 1");
+            }
+        }
+        const auto want = static_cast<std::uint64_t>(box.size() * a.itemsize());
+        if (data.size() != want) {
+            throw UsageError("\"" + a.path() + "\": " + std::to_string(data.size()) +
+                             " bytes of data for a box of " + std::to_string(want) + " bytes");
+        }
+        mine = chunks_of(a.grid(), box);
+    });
+    detail::check_all(comm, err);
+    // Chunks must have one writer: the gather in write_chunks refuses a chunk on two ranks, but a
+    // clearer message names the boxes' rule.
+    const std::int64_t isz = a.itemsize();
+    write_chunks_with(
+        comm, a, mine,
+        [&](std::int64_t, const Box& region, std::uint8_t* out) {
+            bool covered = true;
+            for (std::size_t d = 0; d < region.start.size(); ++d) {
+                covered = covered && box.start[d] <= region.start[d] &&
+                          region.start[d] + region.count[d] <= box.start[d] + box.count[d];
+            }
+            if (!covered) {  // keep the chunk's other elements (the old content)
+                a.read(region, out, static_cast<std::size_t>(region.size() * isz));
+            }
+            copy_overlap(box, data.data(), region, out, isz);
+        },
+        options,
+        "; the ranks' boxes share a chunk: give each rank whole chunks "
+        "(b2nd::mpi::my_part(comm, array, axis))");
+}
+
+AnyArray copy(MPI_Comm comm,
+              const AnyArray& src,
+              const std::string& path,
+              const CreateOptions& options,
+              const WriteOptions& write_options) {
+    CreateOptions o = options;
+    if (o.chunk_shape.empty() && o.block_shape.empty()) {
+        o.chunk_shape = src.chunk_shape();
+        o.block_shape = src.block_shape();
+    }
+    // The source's user metalayers, unless the options name some.
+    if (o.metalayers.empty()) {
+        for (const std::string& name : src.metalayer_names()) {
+            if (name != "b2nd" && name != "caterva") {
+                o.metalayers.emplace_back(name, *src.metalayer(name));
+            }
+        }
+    }
+    AnyArray dst = create(comm, path, src.dtype(), src.shape(), o);
+    const std::int64_t isz = src.itemsize();
+    write_chunks(
+        comm, dst, my_chunks(comm, dst, write_options.partition),
+        [&](std::int64_t, const Box& region, std::uint8_t* out) {
+            src.read(region, out, static_cast<std::size_t>(region.size() * isz));
+        },
+        write_options);
+    // And its vlmeta (attributes), by the writer.
+    std::exception_ptr err = attempt([&] {
+        if (rank_of(comm) == 0) {
+            for (const std::string& name : src.vlmeta_names()) {
+                const std::vector<std::uint8_t> v = *src.vlmeta(name);
+                dst.set_vlmeta(name, {v.data(), v.size()});
+            }
+        }
+    });
+    detail::check_all(comm, err);
+    detail::check_all(comm, attempt([&] {
+                          if (rank_of(comm) != 0) {
+                              dst.refresh();
+                          }
+                      }));
+    return dst;
+}
+
+}  // namespace b2nd::mpi

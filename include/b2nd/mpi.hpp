@@ -11,18 +11,21 @@
 //
 // The model. Rank 0 holds the array open for writing (the one writer of the lock protocol);
 // every other rank holds a read-only handle on the same file, which must be on a file system all
-// ranks share. A collective write runs in rounds: each rank makes the chunks it owns (in parallel
-// on its own threads) until it holds WriteOptions::round_bytes of encoded chunks; rank 0 reserves
-// room for the round (a file range of a contiguous frame, chunk file numbers of a sparse frame),
-// each rank learns its part of it from an exclusive prefix sum of the sizes (MPI_Exscan) and
-// writes its chunks there itself (one pwrite per rank and round to a contiguous frame, one file
-// per chunk of a sparse frame). When every chunk is on disk, rank 0 gathers where they are and
-// makes them part of the array in one commit; the other ranks then refresh. Until that commit,
-// readers (and a crash at any moment, of any rank) see the array as it was: what was written is
-// after the frame's end or in files no index names.
+// ranks share. In a collective write each rank makes the chunks it owns (in parallel on its own
+// threads) and writes them itself, where rank 0 reserved room for them:
+//  - contiguous frame: in rounds. A rank holds up to WriteOptions::round_bytes of encoded chunks;
+//    an exclusive prefix sum of the sizes (MPI_Exscan) gives each rank its offset in the range
+//    rank 0 reserves after the frame's end, and each rank writes its bytes there in one pwrite;
+//  - sparse frame: rank 0 reserves one chunk file number per chunk (MPI_Exscan of the counts),
+//    and each chunk goes to its own file as soon as it is made.
+// When every chunk is on disk, rank 0 gathers where they are and makes them part of the array
+// in one commit; the other ranks then refresh. Until that commit, readers (and a crash at any
+// moment, of any rank) see the array as it was: what was written is after the frame's end or in
+// files no index names.
 //
 // The chunks written are byte for byte those one process writes (the encoder depends on neither
-// ranks nor threads). With the region partition and one round, the whole file is too.
+// ranks nor threads). With the region partition, one thread per rank and one round, a contiguous
+// file is byte for byte the one a process with one thread writes.
 //
 // Errors are collective: a rank that fails (a producer that throws, a full disk) makes every rank
 // throw, nothing is committed, and the array stays as it was. Every function here is collective
@@ -65,9 +68,12 @@ struct Partition {
 struct WriteOptions {
     /// Who computes which chunks (evaluate, copy; write_chunks takes them from its caller).
     Partition partition;
-    /// Encoded bytes a rank holds before writing them: a round of writes (with one MPI_Exscan
-    /// and one reservation) starts whenever some rank reaches it, and at the end.
-    std::size_t round_bytes = std::size_t{256} << 20;
+    /// Contiguous frames: encoded bytes a rank holds before writing them. A round of writes (one
+    /// MPI_Exscan, one reservation, one write per rank) starts whenever a rank reaches it, and
+    /// at the end. The buffer stays with the calling thread for the next call (fresh memory is
+    /// slow to touch; more than 512 MiB is given back). Sparse frames hold nothing: each chunk
+    /// goes to its own file as soon as it is made.
+    std::size_t round_bytes = std::size_t{128} << 20;
     /// Chunks made at once on each rank (0: the array's nthreads()).
     int nthreads = 0;
     /// Called on each rank after each of its chunks with (done, total) of its own chunks.

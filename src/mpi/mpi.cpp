@@ -428,57 +428,38 @@ void write_chunks_with(MPI_Comm comm,
     const Grid& g = a.grid();
     const int threads = options.nthreads > 0 ? options.nthreads : a.nthreads();
     const std::int64_t isz = g.itemsize();
-    std::vector<Placed> placed;
-    placed.reserve(chunks.size());
-    std::size_t next = 0;  // this rank's next chunk to make
+    std::vector<Placed> placed(chunks.size());
     std::int64_t done = 0;
-    std::mutex progress_mutex;
-    while (true) {
-        // Make chunks until round_bytes of them are held (or none are left).
-        std::vector<std::vector<std::uint8_t>> bytes;
-        std::vector<Placed> round;
-        std::uint64_t held = 0;
-        err = attempt([&] {
-            while (next < chunks.size() && held < options.round_bytes) {
-                const std::size_t batch =
-                    std::min(chunks.size() - next, static_cast<std::size_t>(std::max(1, threads)));
-                std::vector<std::vector<std::uint8_t>> made(batch);
-                std::vector<Placed> info(batch);
-                b2nd::detail::parallel_for(batch, threads, [&](std::size_t k) {
-                    const std::int64_t ci = chunks[next + k];
-                    const Box region = g.chunk_box(ci);
-                    thread_local b2nd::detail::Scratch values;
-                    values.resize(static_cast<std::size_t>(region.size() * isz));
-                    produce(ci, region, values.data());
-                    core.make_chunk(ci, values.data(), 1, [&](ByteSpan c) {
-                        const storage::Frame::Classified cl = frame.classify_for_staging(c);
-                        info[k] = {ci, cl.entry, cl.nbytes,
-                                   static_cast<std::int64_t>(cl.bytes.size())};
-                        made[k].assign(cl.bytes.begin(), cl.bytes.end());
-                        return storage::StagedChunk{};
-                    });
-                    b2nd::detail::release_if_large(values);
-                    if (options.progress) {
-                        std::lock_guard<std::mutex> lock(progress_mutex);
-                        options.progress(++done, static_cast<std::int64_t>(chunks.size()));
-                    }
-                });
-                for (std::size_t k = 0; k < batch; ++k) {
-                    held += made[k].size();
-                    round.push_back(info[k]);
-                    bytes.push_back(std::move(made[k]));
-                }
-                next += batch;
+    std::mutex mutex;  // the round buffer, progress
+    // Makes chunks[first, last) on `threads` threads; place(k, info, bytes) receives each one's
+    // bytes (empty for an index-only special chunk) from the encoder's scratch.
+    const auto make = [&](std::size_t first, std::size_t last,
+                          const std::function<void(std::size_t, Placed&, ByteSpan)>& place) {
+        b2nd::detail::parallel_for(last - first, threads, [&](std::size_t j) {
+            const std::size_t k = first + j;
+            const std::int64_t ci = chunks[k];
+            const Box region = g.chunk_box(ci);
+            thread_local b2nd::detail::Scratch values;
+            values.resize(static_cast<std::size_t>(region.size() * isz));
+            produce(ci, region, values.data());
+            core.make_chunk(ci, values.data(), 1, [&](ByteSpan c) {
+                const storage::Frame::Classified cl = frame.classify_for_staging(c);
+                placed[k] = {ci, cl.entry, cl.nbytes, static_cast<std::int64_t>(cl.bytes.size())};
+                place(k, placed[k], cl.bytes);
+                return storage::StagedChunk{};
+            });
+            b2nd::detail::release_if_large(values);
+            if (options.progress) {
+                std::lock_guard<std::mutex> lock(mutex);
+                options.progress(++done, static_cast<std::int64_t>(chunks.size()));
             }
         });
-        detail::check_all(comm, err);
+    };
 
-        // Room for the round: bytes of a contiguous frame, file numbers of a sparse one.
-        std::uint64_t mine = 0;
-        for (const Placed& p : round) {
-            mine += sparse ? (p.cbytes > 0 ? 1 : 0) : static_cast<std::uint64_t>(p.cbytes);
-        }
-        const auto [before, total] = exscan_total(comm, mine);
+    if (sparse) {
+        // One chunk file number per chunk, reserved up front (index-only special chunks leave
+        // theirs unused): each chunk goes to its file as soon as it is made, nothing is held.
+        const auto [before, total] = exscan_total(comm, chunks.size());
         unsigned long long at = 0;
         err = attempt([&] {
             if (me == 0 && total > 0) {
@@ -487,37 +468,75 @@ void write_chunks_with(MPI_Comm comm,
         });
         detail::check_all(comm, err);
         MPI_Bcast(&at, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
-
         err = attempt([&] {
-            std::uint64_t pos = at + before;
-            if (!sparse) {
-                std::vector<std::uint8_t> all;
-                all.reserve(static_cast<std::size_t>(mine));
-                for (std::size_t k = 0; k < round.size(); ++k) {
-                    if (round[k].cbytes > 0) {
-                        round[k].position = static_cast<std::int64_t>(pos + all.size());
-                        all.insert(all.end(), bytes[k].begin(), bytes[k].end());
-                    }
+            make(0, chunks.size(), [&](std::size_t k, Placed& p, ByteSpan bytes) {
+                if (!bytes.empty()) {
+                    p.position = static_cast<std::int64_t>(at + before + k);
+                    frame.write_reserved(static_cast<std::uint64_t>(p.position), bytes);
                 }
-                if (!all.empty()) {
-                    frame.write_reserved(pos, {all.data(), all.size()});  // one write per round
-                }
-            } else {
-                for (std::size_t k = 0; k < round.size(); ++k) {
-                    if (round[k].cbytes > 0) {
-                        round[k].position = static_cast<std::int64_t>(pos);
-                        frame.write_reserved(pos++, {bytes[k].data(), bytes[k].size()});
-                    }
-                }
-            }
+            });
         });
         detail::check_all(comm, err);
-        placed.insert(placed.end(), round.begin(), round.end());
-
-        int more = next < chunks.size() ? 1 : 0, any_more = 0;
-        MPI_Allreduce(&more, &any_more, 1, MPI_INT, MPI_LOR, comm);
-        if (any_more == 0) {
-            break;
+    } else {
+        // Rounds: chunks are made into a buffer until it holds round_bytes; then the ranks
+        // exchange sizes, rank 0 reserves the round's bytes, and each rank writes its buffer at
+        // its offset in one write. The buffer stays with the calling thread (warm for the next
+        // round and call: fresh memory costs more than the copy into it).
+        thread_local b2nd::detail::Scratch callers_round;
+        b2nd::detail::Scratch& round = callers_round;  // this thread's, also in the workers
+        std::size_t next = 0;
+        while (true) {
+            std::size_t held = 0;
+            const std::size_t first = next;
+            err = attempt([&] {
+                while (next < chunks.size() && held < options.round_bytes) {
+                    const std::size_t batch = std::min(
+                        chunks.size() - next, static_cast<std::size_t>(std::max(1, threads)));
+                    make(next, next + batch, [&](std::size_t, Placed& p, ByteSpan bytes) {
+                        if (bytes.empty()) {
+                            return;  // index-only: p.position holds its special entry
+                        }
+                        std::lock_guard<std::mutex> lock(mutex);
+                        if (round.size() < held + bytes.size()) {
+                            round.resize(std::max(held + bytes.size(),
+                                                  std::min(options.round_bytes, held * 2 + 1)));
+                        }
+                        b2nd::detail::copy_bytes(round.data() + held, bytes.data(), bytes.size());
+                        p.position = static_cast<std::int64_t>(held);  // in the buffer, for now
+                        held += bytes.size();
+                    });
+                    next += batch;
+                }
+            });
+            detail::check_all(comm, err);
+            const auto [before, total] = exscan_total(comm, held);
+            unsigned long long at = 0;
+            err = attempt([&] {
+                if (me == 0 && total > 0) {
+                    at = core.frame_for_writing().reserve_staging(total);
+                }
+            });
+            detail::check_all(comm, err);
+            MPI_Bcast(&at, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
+            err = attempt([&] {
+                for (std::size_t k = first; k < next; ++k) {
+                    if (placed[k].cbytes > 0) {
+                        placed[k].position += static_cast<std::int64_t>(at + before);
+                    }
+                }
+                if (held > 0) {
+                    frame.write_reserved(at + before, {round.data(), held});  // one write
+                }
+            });
+            detail::check_all(comm, err);
+            int more = next < chunks.size() ? 1 : 0, any_more = 0;
+            MPI_Allreduce(&more, &any_more, 1, MPI_INT, MPI_LOR, comm);
+            if (any_more == 0) {
+                break;
+            }
+        }
+        if (round.capacity() > (std::size_t{512} << 20)) {
+            b2nd::detail::Scratch().swap(round);
         }
     }
 

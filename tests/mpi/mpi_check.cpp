@@ -198,7 +198,9 @@ void scenario_write(const std::string& dir) {
             }
             mpi::WriteOptions wo;
             wo.round_bytes = c.round;
-            wo.nthreads = 2;
+            // One thread per rank for "region": its chunks then go to the file in chunk order,
+            // as one process with one thread writes them.
+            wo.nthreads = std::string(c.name) == "region" ? 1 : 2;
             std::int64_t progressed = 0;
             wo.progress = [&](std::int64_t done, std::int64_t) { progressed = done; };
             mpi::write_chunks(MPI_COMM_WORLD, a, mine, field(1), wo);
@@ -206,8 +208,10 @@ void scenario_write(const std::string& dir) {
             CHECK(read_all(a) == want);  // every rank reads the committed array
             if (g_rank == 0) {
                 CHECK(same_chunks(a, ref));
-                if (std::string(c.name) == "region") {
-                    CHECK(files_of(path) == files_of(ref_path));  // byte for byte
+                if (std::string(c.name) == "region" && !sparse) {
+                    // Byte for byte. (A sparse frame's chunk files hold the same bytes, but
+                    // take numbers in another order: same_chunks above compares them.)
+                    CHECK(files_of(path) == files_of(ref_path));
                 }
                 // A fresh handle (another process would open it so) reads the same.
                 CHECK(read_all(AnyArray::open(path)) == want);

@@ -3,6 +3,7 @@
 // the same run (rank 0 alone, 1 and 2 threads, while the other ranks wait).
 //
 //   mpiexec -n N build-bench/bench/bench_mpi [--dir DIR] [--edge 512] [--reps 3] [--sparse]
+//   mpiexec -n N build-bench/bench/bench_mpi --chunks 1000000 [--sparse]   (metadata costs)
 //
 // write:    each rank copies its chunks' values from an in-memory cube (allocated and touched
 //           before timing) and encodes and writes them; one commit.
@@ -98,6 +99,38 @@ void many_chunks(
                           (sparse ? 0 : static_cast<std::uint64_t>(h.cbytes));
         }
     }
+    // The same chunks written by one process with one thread (rank 0; the others wait).
+    double single_lo = 1e30, single_hi = 0;
+    if (g_rank == 0) {
+        for (int r = 0; r < reps; ++r) {
+            auto a = b2nd::AnyArray::create(path + ".single", b2nd::dtype_of<float>(),
+                                            {nchunks * 64}, o);
+            const double t0 = now();
+            a.write_chunks(a.all_chunks(), fill, 1);
+            single_lo = std::min(single_lo, now() - t0);
+            single_hi = std::max(single_hi, now() - t0);
+        }
+        std::printf("  one process, one thread: %.2f-%.2f s\n", single_lo, single_hi);
+    }
+    quiet_barrier(comm);
+    // The commit alone, on rank 0: the frame given a new offsets index (every chunk kept), the
+    // part of a collective write's commit that grows with the chunks.
+    if (g_rank == 0) {
+        b2nd::storage::OpenOptions fo;
+        fo.writable = true;
+        fo.auto_compact = false;
+        auto f = b2nd::storage::Frame::open(path, fo);
+        double lo = 1e30, hi = 0;
+        for (int r = 0; r < reps; ++r) {
+            const b2nd::storage::FrameEdit e = f.keep_all();
+            const double t0 = now();
+            f.apply(e);
+            lo = std::min(lo, now() - t0);
+            hi = std::max(hi, now() - t0);
+        }
+        std::printf("  a commit naming all %lld chunks, alone: %.3f-%.3f s\n",
+                    static_cast<long long>(nchunks), lo, hi);
+    }
     if (g_rank == 0) {
         const double best = *std::min_element(secs.begin(), secs.end());
         const double worst = *std::max_element(secs.begin(), secs.end());
@@ -124,6 +157,7 @@ int main(int argc, char** argv) {
     int reps = 3;
     bool sparse = false;
     std::int64_t many = 0;
+    std::int64_t round_mib = 0;  // 0: WriteOptions' default
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--dir" && i + 1 < argc) {
@@ -132,6 +166,8 @@ int main(int argc, char** argv) {
             edge = std::stoll(argv[++i]);
         } else if (a == "--reps" && i + 1 < argc) {
             reps = std::stoi(argv[++i]);
+        } else if (a == "--round-mib" && i + 1 < argc) {
+            round_mib = std::stoll(argv[++i]);
         } else if (a == "--sparse") {
             sparse = true;
         } else if (a == "--chunks" && i + 1 < argc) {
@@ -182,76 +218,83 @@ int main(int argc, char** argv) {
             reps);
     }
 
-    // One process (rank 0; the others wait at the barriers).
-    double base_write = 0, base_eval = 0;
+    // Interleaved, run by run (one warm-up run first): one process with 1 and 2 threads (rank 0;
+    // the other ranks wait without spinning), then the N ranks, so that all three see the same
+    // machine state (page cache, write-back of earlier runs).
     const std::string single = dir + "/single.b2nd";
-    for (int threads : {1, 2}) {
-        std::vector<double> w, e;
+    const std::string path = dir + "/mpi.b2nd";
+    mpi::WriteOptions wo;
+    wo.nthreads = 1;
+    if (round_mib > 0) {
+        wo.round_bytes = static_cast<std::size_t>(round_mib) << 20;
+    }
+    const auto twice_plus_one = [](const auto& x) { return 2.0f * x + 1.0f; };
+    std::vector<double> w1, w2, wn, e1, e2, en;
+    for (int r = 0; r <= reps; ++r) {
+        const bool keep = r > 0;
         if (g_rank == 0) {
-            b2nd::CreateOptions so = o;
-            so.nthreads = threads;
-            for (int r = 0; r <= reps; ++r) {  // run 0 warms up (scratch buffers, page cache)
+            for (int threads : {1, 2}) {
+                b2nd::CreateOptions so = o;
+                so.nthreads = threads;
                 auto a = b2nd::AnyArray::create(single, b2nd::dtype_of<float>(), shape, so);
                 const double t0 = now();
                 a.write_chunks(a.all_chunks(), copy_region, threads);
-                if (r > 0) {
-                    w.push_back(now() - t0);
+                if (keep) {
+                    (threads == 1 ? w1 : w2).push_back(now() - t0);
                 }
             }
+        }
+        quiet_barrier(comm);
+        {
+            auto a = mpi::create(comm, path, b2nd::dtype_of<float>(), shape, o);
+            MPI_Barrier(comm);
+            const double t0 = now();
+            mpi::write_chunks(comm, a, mpi::my_chunks(comm, a), copy_region, wo);
+            MPI_Barrier(comm);
+            if (keep) {
+                wn.push_back(now() - t0);
+            }
+        }
+        if (g_rank == 0) {
             auto in = b2nd::NDArray<float>::open(single);
-            for (int r = 0; r <= reps; ++r) {
+            for (int threads : {1, 2}) {
+                b2nd::CreateOptions so = o;
+                so.nthreads = threads;
                 auto out = b2nd::NDArray<float>::create(dir + "/single-out.b2nd", shape, so);
                 b2nd::EvaluateOptions eo;
                 eo.nthreads = threads;
                 const double t0 = now();
-                b2nd::evaluate(
-                    out, eo, [](const auto& x) { return 2.0f * x + 1.0f; }, in);
-                if (r > 0) {
-                    e.push_back(now() - t0);
+                b2nd::evaluate(out, eo, twice_plus_one, in);
+                if (keep) {
+                    (threads == 1 ? e1 : e2).push_back(now() - t0);
                 }
-            }
-            if (threads == 1) {
-                base_write = *std::min_element(w.begin(), w.end());
-                base_eval = *std::min_element(e.begin(), e.end());
             }
         }
         quiet_barrier(comm);
-        const std::string t = std::to_string(threads);
-        report(("write, one process, " + t + " thread(s)").c_str(), w, bytes, base_write);
-        report(("evaluate, one process, " + t + " thread(s)").c_str(), e, bytes, base_eval);
-    }
-
-    // N ranks.
-    mpi::WriteOptions wo;
-    wo.nthreads = 1;
-    const std::string path = dir + "/mpi.b2nd";
-    std::vector<double> w;
-    for (int r = 0; r <= reps; ++r) {
-        auto a = mpi::create(comm, path, b2nd::dtype_of<float>(), shape, o);
-        MPI_Barrier(comm);
-        const double t0 = now();
-        mpi::write_chunks(comm, a, mpi::my_chunks(comm, a), copy_region, wo);
-        MPI_Barrier(comm);
-        if (r > 0) {
-            w.push_back(now() - t0);
+        {
+            auto in = mpi::open<float>(comm, path);
+            auto out = mpi::create<float>(comm, dir + "/mpi-out.b2nd", shape, o);
+            MPI_Barrier(comm);
+            const double t0 = now();
+            mpi::evaluate(comm, out, wo, twice_plus_one, in);
+            MPI_Barrier(comm);
+            if (keep) {
+                en.push_back(now() - t0);
+            }
         }
     }
-    auto in = mpi::open<float>(comm, path);
-    std::vector<double> e;
-    for (int r = 0; r <= reps; ++r) {
-        auto out = mpi::create<float>(comm, dir + "/mpi-out.b2nd", shape, o);
-        MPI_Barrier(comm);
-        const double t0 = now();
-        mpi::evaluate(
-            comm, out, wo, [](const auto& x) { return 2.0f * x + 1.0f; }, in);
-        MPI_Barrier(comm);
-        if (r > 0) {
-            e.push_back(now() - t0);
-        }
+    double base_write = 0, base_eval = 0;
+    if (g_rank == 0) {
+        base_write = *std::min_element(w1.begin(), w1.end());
+        base_eval = *std::min_element(e1.begin(), e1.end());
     }
     const std::string ranks = std::to_string(g_size);
-    report(("write, " + ranks + " rank(s)").c_str(), w, bytes, base_write);
-    report(("evaluate, " + ranks + " rank(s)").c_str(), e, bytes, base_eval);
+    report("write, one process, 1 thread", w1, bytes, base_write);
+    report("write, one process, 2 threads", w2, bytes, base_write);
+    report(("write, " + ranks + " rank(s)").c_str(), wn, bytes, base_write);
+    report("evaluate, one process, 1 thread", e1, bytes, base_eval);
+    report("evaluate, one process, 2 threads", e2, bytes, base_eval);
+    report(("evaluate, " + ranks + " rank(s)").c_str(), en, bytes, base_eval);
     // The MPI result equals one process's (rank 0 checks a sample of chunks).
     if (g_rank == 0) {
         const auto x = b2nd::AnyArray::open(path), y = b2nd::AnyArray::open(single);

@@ -203,19 +203,11 @@ void detail::check_all(MPI_Comm comm, const std::exception_ptr& mine) {
         }
         message.assign(what.begin(), what.end());
     }
-    // The failing rank's message, from it (broadcast_bytes sends rank 0's: go through rank 0).
-    if (first != 0) {
-        int n = static_cast<int>(message.size());
-        if (rank_of(comm) == first) {
-            MPI_Send(&n, 1, MPI_INT, 0, 7, comm);
-            MPI_Send(message.data(), n, MPI_BYTE, 0, 8, comm);
-        } else if (rank_of(comm) == 0) {
-            MPI_Recv(&n, 1, MPI_INT, first, 7, comm, MPI_STATUS_IGNORE);
-            message.resize(static_cast<std::size_t>(n));
-            MPI_Recv(message.data(), n, MPI_BYTE, first, 8, comm, MPI_STATUS_IGNORE);
-        }
-    }
-    broadcast_bytes(comm, message);
+    // The failing rank's message, from it to all.
+    unsigned long long n = message.size();
+    MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, first, comm);
+    message.resize(static_cast<std::size_t>(std::min<unsigned long long>(n, 1 << 20)));
+    MPI_Bcast(message.data(), static_cast<int>(message.size()), MPI_BYTE, first, comm);
     if (mine) {
         std::rethrow_exception(mine);
     }
@@ -459,7 +451,8 @@ void write_chunks_with(MPI_Comm comm,
     if (sparse) {
         // One chunk file number per chunk, reserved up front (index-only special chunks leave
         // theirs unused): each chunk goes to its file as soon as it is made, nothing is held.
-        const auto [before, total] = exscan_total(comm, chunks.size());
+        const std::pair<std::uint64_t, std::uint64_t> sizes = exscan_total(comm, chunks.size());
+        const std::uint64_t before = sizes.first, total = sizes.second;
         unsigned long long at = 0;
         err = attempt([&] {
             if (me == 0 && total > 0) {
@@ -509,7 +502,8 @@ void write_chunks_with(MPI_Comm comm,
                 }
             });
             detail::check_all(comm, err);
-            const auto [before, total] = exscan_total(comm, held);
+            const std::pair<std::uint64_t, std::uint64_t> sizes = exscan_total(comm, held);
+            const std::uint64_t before = sizes.first, total = sizes.second;
             unsigned long long at = 0;
             err = attempt([&] {
                 if (me == 0 && total > 0) {

@@ -127,6 +127,23 @@ NDArray<T> open(MPI_Comm comm, const std::string& path, const OpenOptions& optio
     return open(comm, path, options).template as<T>();
 }
 
+namespace detail {
+
+/// Collective: the ranks other than 0 adopt what was committed since their snapshot (rank 0's
+/// handle may have been written on its own), so that a collective operation starts from the
+/// same, latest state everywhere. Every operation here calls it first.
+void catch_up(MPI_Comm comm, const AnyArray& a);
+template <class In>
+void catch_up_input(MPI_Comm comm, const In& in) {
+    if constexpr (std::is_base_of_v<AnyArray, In>) {
+        catch_up(comm, in);
+    } else if constexpr (std::is_same_v<In, NDArray<typename In::value_type>>) {
+        catch_up(comm, in.any());
+    }
+}
+
+}  // namespace detail
+
 // ---- collective writes ----------------------------------------------------------------------
 
 /// produce(chunk, region, out): writes the chunk's valid region (C order, stored byte order).
@@ -174,6 +191,7 @@ AnyArray copy(MPI_Comm comm,
 template <class T, class F, class... In>
 void evaluate(
     MPI_Comm comm, NDArray<T>& out, const WriteOptions& options, F&& f, const In&... inputs) {
+    (detail::catch_up_input(comm, inputs), ...);
     const std::vector<std::int64_t> mine = my_chunks(comm, out.any(), options.partition);
     write_chunks(comm, out.any(), mine, xtensor_detail::evaluate_producer(out, f, inputs...),
                  options);
@@ -221,6 +239,7 @@ std::vector<State> reduce_states(MPI_Comm comm,
                                  const xtensor_detail::ReducePlan& plan,
                                  Combine combine) {
     static_assert(std::is_trivially_copyable_v<State>, "states travel as bytes");
+    catch_up(comm, a.any());
     std::vector<State> out(static_cast<std::size_t>(plan.nout));
     std::map<std::int64_t, std::vector<State>> parts;  // this rank's chunks, in chunk order
     std::exception_ptr err;

@@ -215,6 +215,18 @@ void detail::check_all(MPI_Comm comm, const std::exception_ptr& mine) {
                               " failed: " + std::string(message.begin(), message.end())));
 }
 
+void detail::catch_up(MPI_Comm comm, const AnyArray& a) {
+    MPI_Barrier(comm);  // rank 0's own commits are done before anyone looks
+    std::exception_ptr err;
+    if (rank_of(comm) != 0 && a.valid()) {
+        err = attempt([&] {
+            AnyArray same = a;  // a copy shares the handle: refreshing it refreshes `a`
+            same.refresh();
+        });
+    }
+    check_all(comm, err);
+}
+
 std::vector<std::uint8_t> detail::gather_bytes(MPI_Comm comm,
                                                const std::vector<std::uint8_t>& mine) {
     const int size = size_of(comm);
@@ -373,6 +385,7 @@ void write_chunks_with(MPI_Comm comm,
                        const WriteOptions& options,
                        const std::string& shared_hint) {
     const int me = rank_of(comm);
+    detail::catch_up(comm, a);
     // Rank 0 writes; every rank's chunks are in range and no chunk is on two ranks.
     std::exception_ptr err = attempt([&] {
         if (!a.valid()) {
@@ -575,6 +588,7 @@ void write_chunks(MPI_Comm comm,
 }
 
 void write(MPI_Comm comm, AnyArray& a, const Box& box, ByteSpan data, const WriteOptions& options) {
+    detail::catch_up(comm, a);  // the box is checked against the latest shape
     std::vector<std::int64_t> mine;
     std::exception_ptr err = attempt([&] {
         b2nd::detail::require_box(a, box, "write");
@@ -617,6 +631,7 @@ AnyArray copy(MPI_Comm comm,
               const std::string& path,
               const CreateOptions& options,
               const WriteOptions& write_options) {
+    detail::catch_up(comm, src);
     CreateOptions o = options;
     if (o.chunk_shape.empty() && o.block_shape.empty()) {
         o.chunk_shape = src.chunk_shape();

@@ -307,6 +307,16 @@ void scenario_write_parts(const std::string& dir) {
                           mpi::write(MPI_COMM_WORLD, a, bad, as_bytes(none.data(), none.size())),
                           "out of range");
         CHECK(read_all(a) == want);
+
+        // Rank 0 writes on its own; the next collective operation starts from that state on
+        // every rank.
+        const float big = 1000.0f;
+        if (g_rank == 0) {
+            a.write(Box::region({0, 0, 0}, {1, 1, 1}), as_bytes(&big, 1));
+        }
+        CHECK(mpi::amax(MPI_COMM_WORLD, a.as<float>()) == big);
+        want[0] = big;
+        CHECK(read_all(a) == want);
     }
 }
 

@@ -3,6 +3,7 @@
 // the same run (rank 0 alone, 1 and 2 threads, while the other ranks wait).
 //
 //   mpiexec -n N build-bench/bench/bench_mpi [--dir DIR] [--edge 512] [--reps 3] [--sparse]
+//                                            [--round-mib M]   (WriteOptions::round_bytes)
 //   mpiexec -n N build-bench/bench/bench_mpi --chunks 1000000 [--sparse]   (metadata costs)
 //
 // write:    each rank copies its chunks' values from an in-memory cube (allocated and touched

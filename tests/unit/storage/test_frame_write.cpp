@@ -3,6 +3,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include <catch2/catch.hpp>
@@ -392,5 +393,65 @@ TEST_CASE("frame write: staged chunks join the frame in one apply", "[storage]")
         CHECK(firsts(path) == std::vector<std::int32_t>{1000, 17000, 10000, 0, 0, 13000, 5000});
         f.compact();
         CHECK(firsts(path) == std::vector<std::int32_t>{1000, 17000, 10000, 0, 0, 13000, 5000});
+    }
+}
+
+TEST_CASE("frame write: chunks written by another handle into reserved room join in one apply",
+          "[storage]") {
+    for (bool sparse : {false, true}) {
+        INFO((sparse ? "sparse" : "contiguous"));
+        test::TempDir dir;
+        const std::string path = dir / (sparse ? "r.b2frame" : "r.b2nd");
+        Frame f = Frame::create(path, params(), sparse, metas());
+        f.append_chunks({encoded(0), encoded(1000)});
+        // Another handle, read-only (as another process would hold one), classifies and writes.
+        std::optional<Frame> reader = Frame::open(path);
+        const Frame& other = *reader;
+        const auto c7 = encoded(7000), c8 = encoded(8000);
+        const auto zeros = codec::make_zeros_chunk(kChunk, 4, 1000);
+        const Frame::Classified k7 = other.classify_for_staging(c7);
+        const Frame::Classified kz = other.classify_for_staging(zeros);
+        CHECK(k7.bytes.size() == c7.size());
+        CHECK(kz.bytes.empty());
+        CHECK(kz.entry == static_cast<std::int64_t>(0x8100000000000000ULL));
+        // Room for two chunks: bytes (contiguous, one write of both) or two file numbers.
+        const std::uint64_t amount = sparse ? 2 : c7.size() + c8.size();
+        const std::uint64_t at = f.reserve_staging(amount);
+        std::uint64_t at8 = at + 1;
+        if (sparse) {
+            other.write_reserved(at, c7);
+            other.write_reserved(at8, c8);
+        } else {
+            std::vector<std::uint8_t> both(c7);
+            both.insert(both.end(), c8.begin(), c8.end());
+            other.write_reserved(at, both);
+            at8 = at + c7.size();
+        }
+        CHECK(firsts(path) == std::vector<std::int32_t>{0, 1000});  // nothing visible yet
+        // Outside the reserved room, or a "special" entry that is none: refused.
+        CHECK_THROWS_AS(f.adopt_staged(at + amount + 64, kChunk, 100), UsageError);
+        CHECK_THROWS_AS(f.adopt_staged(12345, kChunk, 0), UsageError);
+        storage::FrameEdit e = f.keep_all();
+        e.replace(0, f.adopt_staged(at8, kChunk, static_cast<std::int64_t>(c8.size())));
+        e.add_staged(f.adopt_staged(static_cast<std::uint64_t>(kz.entry), kChunk, 0));
+        e.add_staged(f.adopt_staged(at, kChunk, static_cast<std::int64_t>(c7.size())));
+        f.apply(e);
+        CHECK(firsts(path) == std::vector<std::int32_t>{8000, 1000, 0, 7000});
+        CHECK(Frame::open(path).chunk(2).special == codec::Special::zeros);
+        // Reserved room is valid until the next commit only. (The other handle goes first: a
+        // sparse frame keeps replaced chunk files while a reader's snapshot names them.)
+        reader.reset();
+        const std::uint64_t again = f.reserve_staging(sparse ? 3 : 10);
+        f.append_chunk(encoded(3000));
+        CHECK_THROWS_AS(f.adopt_staged(again, kChunk, sparse ? 100 : 10), UsageError);
+        CHECK(firsts(path) == std::vector<std::int32_t>{8000, 1000, 0, 7000, 3000});
+        if (sparse) {
+            // One file per stored chunk: replaced and unused reserved numbers are gone.
+            std::size_t files = 0;
+            for (const auto& entry : std::filesystem::directory_iterator(path)) {
+                files += entry.path().extension() == ".chunk" ? 1U : 0U;
+            }
+            CHECK(files == 4);
+        }
     }
 }

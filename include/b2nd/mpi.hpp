@@ -100,6 +100,13 @@ Box my_part(MPI_Comm comm, const Shape& shape, int axis);
 Box my_part(MPI_Comm comm, const AnyArray& a, int axis);
 /// The chunks this rank owns, in increasing order.
 std::vector<std::int64_t> my_chunks(MPI_Comm comm, const AnyArray& a, Partition p = {});
+// my_part and my_chunks read this rank's snapshot of `a`: after rank 0 changed the array on its
+// own handle (a resize, say), call mpi::refresh first. The collective operations below do it
+// themselves.
+
+/// Collective: the ranks other than 0 adopt what was committed since their snapshot, so that
+/// every rank sees rank 0's latest state. Every collective operation here starts with it.
+void refresh(MPI_Comm comm, const AnyArray& a);
 
 // ---- collective create and open -------------------------------------------------------------
 
@@ -129,17 +136,12 @@ NDArray<T> open(MPI_Comm comm, const std::string& path, const OpenOptions& optio
 
 namespace detail {
 
-/// Collective: the ranks other than 0 adopt what was committed since their snapshot (rank 0's
-/// handle may have been written on its own), so that a collective operation starts from the
-/// same, latest state everywhere. Every operation here calls it first.
-void catch_up(MPI_Comm comm, const AnyArray& a);
+/// refresh() of an evaluate() input that is an array (views are left as they are).
 template <class In>
-void catch_up_input(MPI_Comm comm, const In& in) {
-    if constexpr (std::is_base_of_v<AnyArray, In>) {
-        catch_up(comm, in);
-    } else if constexpr (std::is_same_v<In, NDArray<typename In::value_type>>) {
-        catch_up(comm, in.any());
-    }
+void refresh_input(MPI_Comm, const In&) {}
+template <class U>
+void refresh_input(MPI_Comm comm, const NDArray<U>& in) {
+    refresh(comm, in.any());
 }
 
 }  // namespace detail
@@ -191,7 +193,8 @@ AnyArray copy(MPI_Comm comm,
 template <class T, class F, class... In>
 void evaluate(
     MPI_Comm comm, NDArray<T>& out, const WriteOptions& options, F&& f, const In&... inputs) {
-    (detail::catch_up_input(comm, inputs), ...);
+    refresh(comm, out.any());  // the partition below is computed from the latest shape
+    (detail::refresh_input(comm, inputs), ...);
     const std::vector<std::int64_t> mine = my_chunks(comm, out.any(), options.partition);
     write_chunks(comm, out.any(), mine, xtensor_detail::evaluate_producer(out, f, inputs...),
                  options);
@@ -239,7 +242,6 @@ std::vector<State> reduce_states(MPI_Comm comm,
                                  const xtensor_detail::ReducePlan& plan,
                                  Combine combine) {
     static_assert(std::is_trivially_copyable_v<State>, "states travel as bytes");
-    catch_up(comm, a.any());
     std::vector<State> out(static_cast<std::size_t>(plan.nout));
     std::map<std::int64_t, std::vector<State>> parts;  // this rank's chunks, in chunk order
     std::exception_ptr err;
@@ -322,6 +324,7 @@ xt::xarray<R> reduce_to(MPI_Comm comm,
                         Combine combine,
                         Fn&& fn,
                         const char* no_identity = nullptr) {
+    refresh(comm, a.any());  // the plan below is made from the latest shape
     const xtensor_detail::ReducePlan plan(a.shape(), o, "\"" + a.path() + "\"");
     if (no_identity != nullptr && plan.nred == 0 && plan.nout > 0) {
         throw UsageError("\"" + a.path() + "\": the " + no_identity + " along axes of length 0");

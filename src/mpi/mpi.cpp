@@ -215,7 +215,7 @@ void detail::check_all(MPI_Comm comm, const std::exception_ptr& mine) {
                               " failed: " + std::string(message.begin(), message.end())));
 }
 
-void detail::catch_up(MPI_Comm comm, const AnyArray& a) {
+void refresh(MPI_Comm comm, const AnyArray& a) {
     MPI_Barrier(comm);  // rank 0's own commits are done before anyone looks
     std::exception_ptr err;
     if (rank_of(comm) != 0 && a.valid()) {
@@ -224,7 +224,7 @@ void detail::catch_up(MPI_Comm comm, const AnyArray& a) {
             same.refresh();
         });
     }
-    check_all(comm, err);
+    detail::check_all(comm, err);
 }
 
 std::vector<std::uint8_t> detail::gather_bytes(MPI_Comm comm,
@@ -377,6 +377,20 @@ AnyArray open(MPI_Comm comm, const std::string& path, const OpenOptions& options
 
 namespace {
 
+/// Collective: room for `mine` (bytes of a contiguous frame, chunk file numbers of a sparse one)
+/// on every rank, reserved by rank 0 for all ranks at once; where this rank's part starts.
+std::uint64_t reserve_room(MPI_Comm comm, b2nd::detail::ArrayCore& core, std::uint64_t mine) {
+    const std::pair<std::uint64_t, std::uint64_t> sizes = exscan_total(comm, mine);
+    unsigned long long at = 0;
+    detail::check_all(comm, attempt([&] {
+                          if (rank_of(comm) == 0 && sizes.second > 0) {
+                              at = core.frame_for_writing().reserve_staging(sizes.second);
+                          }
+                      }));
+    MPI_Bcast(&at, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
+    return at + sizes.first;
+}
+
 /// write_chunks, with `shared_hint` added to the message refusing a chunk on two ranks.
 void write_chunks_with(MPI_Comm comm,
                        AnyArray& a,
@@ -385,7 +399,6 @@ void write_chunks_with(MPI_Comm comm,
                        const WriteOptions& options,
                        const std::string& shared_hint) {
     const int me = rank_of(comm);
-    detail::catch_up(comm, a);
     // Rank 0 writes; every rank's chunks are in range and no chunk is on two ranks.
     std::exception_ptr err = attempt([&] {
         if (!a.valid()) {
@@ -417,6 +430,10 @@ void write_chunks_with(MPI_Comm comm,
             for (std::size_t off = 0; off + 8 <= all.size(); off += 8) {
                 std::int64_t c;
                 std::memcpy(&c, all.data() + off, 8);
+                if (c < 0 || static_cast<std::size_t>(c) >= seen.size()) {  // a stale handle
+                    throw UsageError("\"" + a.path() + "\": chunk " + std::to_string(c) +
+                                     " out of range (" + std::to_string(seen.size()) + " chunks)");
+                }
                 if (seen[static_cast<std::size_t>(c)]) {
                     throw UsageError("\"" + a.path() + "\": chunk " + std::to_string(c) +
                                      " is given to more than one rank (or twice)" + shared_hint);
@@ -464,20 +481,11 @@ void write_chunks_with(MPI_Comm comm,
     if (sparse) {
         // One chunk file number per chunk, reserved up front (index-only special chunks leave
         // theirs unused): each chunk goes to its file as soon as it is made, nothing is held.
-        const std::pair<std::uint64_t, std::uint64_t> sizes = exscan_total(comm, chunks.size());
-        const std::uint64_t before = sizes.first, total = sizes.second;
-        unsigned long long at = 0;
-        err = attempt([&] {
-            if (me == 0 && total > 0) {
-                at = core.frame_for_writing().reserve_staging(total);
-            }
-        });
-        detail::check_all(comm, err);
-        MPI_Bcast(&at, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
+        const std::uint64_t mine = reserve_room(comm, core, chunks.size());
         err = attempt([&] {
             make(0, chunks.size(), [&](std::size_t k, Placed& p, ByteSpan bytes) {
                 if (!bytes.empty()) {
-                    p.position = static_cast<std::int64_t>(at + before + k);
+                    p.position = static_cast<std::int64_t>(mine + k);
                     frame.write_reserved(static_cast<std::uint64_t>(p.position), bytes);
                 }
             });
@@ -515,24 +523,15 @@ void write_chunks_with(MPI_Comm comm,
                 }
             });
             detail::check_all(comm, err);
-            const std::pair<std::uint64_t, std::uint64_t> sizes = exscan_total(comm, held);
-            const std::uint64_t before = sizes.first, total = sizes.second;
-            unsigned long long at = 0;
-            err = attempt([&] {
-                if (me == 0 && total > 0) {
-                    at = core.frame_for_writing().reserve_staging(total);
-                }
-            });
-            detail::check_all(comm, err);
-            MPI_Bcast(&at, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
+            const std::uint64_t mine = reserve_room(comm, core, held);
             err = attempt([&] {
                 for (std::size_t k = first; k < next; ++k) {
                     if (placed[k].cbytes > 0) {
-                        placed[k].position += static_cast<std::int64_t>(at + before);
+                        placed[k].position += static_cast<std::int64_t>(mine);
                     }
                 }
                 if (held > 0) {
-                    frame.write_reserved(at + before, {round.data(), held});  // one write
+                    frame.write_reserved(mine, {round.data(), held});  // one write
                 }
             });
             detail::check_all(comm, err);
@@ -584,11 +583,12 @@ void write_chunks(MPI_Comm comm,
                   const std::vector<std::int64_t>& chunks,
                   const ChunkProducer& produce,
                   const WriteOptions& options) {
+    refresh(comm, a);
     write_chunks_with(comm, a, chunks, produce, options, "");
 }
 
 void write(MPI_Comm comm, AnyArray& a, const Box& box, ByteSpan data, const WriteOptions& options) {
-    detail::catch_up(comm, a);  // the box is checked against the latest shape
+    refresh(comm, a);  // the box is checked against the latest shape
     std::vector<std::int64_t> mine;
     std::exception_ptr err = attempt([&] {
         b2nd::detail::require_box(a, box, "write");
@@ -631,7 +631,13 @@ AnyArray copy(MPI_Comm comm,
               const std::string& path,
               const CreateOptions& options,
               const WriteOptions& write_options) {
-    detail::catch_up(comm, src);
+    detail::check_all(
+        comm, attempt([&] {
+            if (!src.valid()) {
+                throw UsageError(ranks_message("copy from an array handle that is not open"));
+            }
+        }));
+    refresh(comm, src);
     CreateOptions o = options;
     if (o.chunk_shape.empty() && o.block_shape.empty()) {
         o.chunk_shape = src.chunk_shape();

@@ -377,6 +377,29 @@ void scenario_errors(const std::string& dir) {
             "open for writing");
         CHECK(read_all(a) == field_values(2));
     }
+    // A chunk out of range on one rank, a wrong element type, an absurd shape: every rank throws.
+    {
+        AnyArray a = mpi::open(MPI_COMM_WORLD, dir + "/errors-cframe", [] {
+            OpenOptions o;
+            o.writable = true;
+            return o;
+        }());
+        std::vector<std::int64_t> mine = mpi::my_chunks(MPI_COMM_WORLD, a);
+        if (g_rank == g_size - 1) {
+            mine.push_back(a.grid().nchunks());
+        }
+        CHECK_THROWS_WITH(Error, mpi::write_chunks(MPI_COMM_WORLD, a, mine, field(5)),
+                          "out of range");
+        CHECK(read_all(a) == field_values(2));
+        CHECK_THROWS_WITH(UsageError, mpi::open<double>(MPI_COMM_WORLD, dir + "/errors-cframe"),
+                          "dtype");
+        const std::int64_t huge = std::int64_t{1} << 40;
+        CHECK_THROWS_WITH(
+            Error,
+            mpi::create(MPI_COMM_WORLD, dir + "/huge.b2nd", dtype_of<float>(), {huge, huge, huge}),
+            "huge.b2nd");
+        CHECK(!fs::exists(dir + "/huge.b2nd"));
+    }
     // Opening what is not there, or what is not an array: every rank throws.
     CHECK_THROWS_WITH(Error, mpi::open(MPI_COMM_WORLD, dir + "/missing.b2nd"), "missing.b2nd");
     if (g_rank == 0) {
@@ -433,6 +456,22 @@ void scenario_evaluate(const std::string& dir) {
             evaluate(ref, eo, anomaly_of, t, clim);
             CHECK(same_chunks(out.any(), ref.any()));
             CHECK(read_all(out.any()) == read_all(ref.any()));
+        }
+    }
+
+    // Rank 0 grows an array on its own; evaluate over it (on every rank) covers the new shape.
+    {
+        CreateOptions o = options_for(false);
+        NDArray<float> grown = mpi::create<float>(MPI_COMM_WORLD, dir + "/grown.b2nd",
+                                                  {kShape[0] - 9, kShape[1], kShape[2]}, o);
+        if (g_rank == 0) {
+            grown.any().resize(kShape);
+        }
+        mpi::evaluate(MPI_COMM_WORLD, grown, anomaly_of, t, clim);
+        CHECK(grown.shape() == kShape);
+        if (g_rank == 0) {
+            const AnyArray ref = AnyArray::open(dir + "/anomaly-ref");
+            CHECK(read_all(grown.any()) == read_all(ref));
         }
     }
 

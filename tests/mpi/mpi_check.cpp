@@ -400,6 +400,31 @@ void scenario_errors(const std::string& dir) {
             "huge.b2nd");
         CHECK(!fs::exists(dir + "/huge.b2nd"));
     }
+    // A corrupt chunk: the rank that reads it reports it, every rank throws, in a reduction and
+    // in an evaluation that reads it.
+    {
+        const std::string path = dir + "/corrupt.b2nd";
+        NDArray<float> c = mpi::create<float>(MPI_COMM_WORLD, path, kShape, options_for(false));
+        mpi::write_chunks(MPI_COMM_WORLD, c.any(), mpi::my_chunks(MPI_COMM_WORLD, c.any()),
+                          field(1));
+        const std::int64_t bad = c.any().grid().nchunks() - 1;  // the last rank's chunk
+        if (g_rank == 0) {
+            const storage::StoredChunk sc = c.any().frame().chunk(bad);
+            std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+            f.seekp(static_cast<std::streamoff>(sc.offset + 4));  // nbytes, blocksize, cbytes
+            const std::string junk(12, '\xff');
+            f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        CHECK_THROWS_WITH(Error, mpi::sum(MPI_COMM_WORLD, c), "corrupt.b2nd");
+        NDArray<float> out = mpi::create<float>(MPI_COMM_WORLD, dir + "/from-corrupt.b2nd", kShape,
+                                                options_for(false));
+        CHECK_THROWS_WITH(Error,
+                          mpi::evaluate(
+                              MPI_COMM_WORLD, out, [](const auto& x) { return x + 1.0f; }, c),
+                          "corrupt.b2nd");
+        CHECK(mpi::count_nonzero(MPI_COMM_WORLD, out) == 0);  // nothing committed
+    }
     // Opening what is not there, or what is not an array: every rank throws.
     CHECK_THROWS_WITH(Error, mpi::open(MPI_COMM_WORLD, dir + "/missing.b2nd"), "missing.b2nd");
     if (g_rank == 0) {

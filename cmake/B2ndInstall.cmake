@@ -6,8 +6,7 @@ set(B2ND_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/b2nd")
 install(TARGETS b2nd EXPORT b2nd-targets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
-  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
-  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY include/b2nd DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES "${PROJECT_BINARY_DIR}/include/b2nd/version.hpp"
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/b2nd)
@@ -32,7 +31,7 @@ write_basic_package_version_file("${PROJECT_BINARY_DIR}/b2nd-config-version.cmak
   COMPATIBILITY SameMinorVersion)
 install(FILES "${PROJECT_BINARY_DIR}/b2nd-config.cmake"
               "${PROJECT_BINARY_DIR}/b2nd-config-version.cmake"
-              cmake/FindLZ4.cmake
+              cmake/FindLZ4.cmake cmake/FindZFP.cmake
         DESTINATION ${B2ND_CMAKE_DIR})
 
 # The prefix relative to the .pc file, so that an installed tree can be moved.

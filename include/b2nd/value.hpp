@@ -92,12 +92,15 @@ public:
     /// (malformed, truncated, trailing bytes, nested deeper than 256)
     static Value from_msgpack(ByteSpan bytes, const std::string& what = "msgpack value");
 
-    /// JSON text: bytes as {"$bytes": "hex"}, ext as {"$ext": type, "$bytes": "hex"}, non-finite
-    /// floats as NaN/Infinity (as Python's json), non-string map keys as their JSON text.
-    /// indent < 0: one line.
+    /// Strict JSON text, linear in the value's size. Values JSON has no form for are tagged
+    /// objects that from_json reads back: bytes {"$bytes": "hex"}, ext {"$ext": type, "$bytes":
+    /// "hex"}, NaN and infinities {"$float": "NaN" | "Infinity" | "-Infinity"}, and a map with a
+    /// key that is not a string (or that looks like one of these tags) {"$map": [[key, value],
+    /// ...]}. indent < 0: one line. \throws UsageError when nested deeper than 256 levels
     std::string to_json(int indent = -1) const;
-    /// Parses JSON (and the forms to_json writes). Integers stay integers; numbers with a
-    /// fraction or exponent become floats. \throws UsageError naming where the text is wrong
+    /// Parses JSON (and the forms to_json writes; also bare NaN, Infinity and -Infinity, as
+    /// Python's json writes them). Integers stay integers; numbers with a fraction or exponent
+    /// become floats. \throws UsageError naming where the text is wrong, or nesting deeper than 256
     static Value from_json(const std::string& text);
 
 private:

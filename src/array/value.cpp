@@ -1,5 +1,6 @@
 // b2nd::Value: msgpack through msgpack-cxx (limits set from the input's size, so that a
 // malformed length cannot make it allocate more than the bytes could hold), JSON by hand.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -168,14 +169,72 @@ void json_string(std::string& out, const std::string& s) {
     out += '"';
 }
 
-void newline(std::string& out, int indent, int level) {
+void newline(std::string& out, int indent, std::size_t level) {
     if (indent >= 0) {
         out += '\n';
-        out.append(static_cast<std::size_t>(indent * level), ' ');
+        out.append(static_cast<std::size_t>(indent) * level, ' ');
     }
 }
 
-void to_json(std::string& out, const Value& v, int indent, int level) {
+/// Whether a map can be written as a JSON object: string keys only, and not mistakable for one
+/// of the tagged forms ({"$bytes"}, {"$ext", "$bytes"}, {"$float"}, {"$map"}) that stand for
+/// other values.
+bool plain_object(const Value::Map& m) {
+    for (const auto& kv : m) {
+        if (kv.first.type() != Value::Type::string) {
+            return false;
+        }
+    }
+    if (m.size() == 1) {
+        const std::string& k = m[0].first.as<std::string>();
+        return k != "$bytes" && k != "$float" && k != "$map";
+    }
+    return !(m.size() == 2 && m[0].first.as<std::string>() == "$ext" &&
+             m[1].first.as<std::string>() == "$bytes");
+}
+
+/// The shortest text that reads back as the same double ("2.0", not "2"; "1000.0", not "1e+03").
+void json_number(std::string& out, double d) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.17g", d);
+    for (int prec = 1; prec <= 17; ++prec) {
+        char b2[40];
+        std::snprintf(b2, sizeof b2, "%.*g", prec, d);
+        if (std::strtod(b2, nullptr) == d) {
+            std::memcpy(buf, b2, sizeof buf);
+            break;
+        }
+    }
+    std::string s = buf;
+    if (s.find('e') != std::string::npos && std::fabs(d) >= 1e-4 && std::fabs(d) < 1e16) {
+        std::snprintf(buf, sizeof buf, "%.17g", d);
+        s = buf;
+    }
+    if (s.find_first_of(".eE") == std::string::npos) {
+        s += ".0";  // stays a float when read back
+    }
+    out += s;
+}
+
+/// Strict JSON, linear in the value's size: every byte of output stands for bytes of the value
+/// (keys are never JSON text quoted again), and nesting stops at kMaxDepth.
+void to_json(std::string& out, const Value& v, int indent, std::size_t level) {
+    if (level > kMaxDepth) {
+        throw UsageError("the value is nested deeper than " + std::to_string(kMaxDepth) +
+                         " levels; JSON output stops there");
+    }
+    const auto items = [&](char open, char close, std::size_t n, const auto& each) {
+        out += open;
+        for (std::size_t i = 0; i < n; ++i) {
+            out += i == 0 ? "" : (indent < 0 ? ", " : ",");
+            newline(out, indent, level + 1);
+            each(i);
+        }
+        if (n > 0) {
+            newline(out, indent, level);
+        }
+        out += close;
+    };
     switch (v.type()) {
         case Value::Type::nil:
             out += "null";
@@ -184,38 +243,16 @@ void to_json(std::string& out, const Value& v, int indent, int level) {
             out += v.as<bool>() ? "true" : "false";
             return;
         case Value::Type::integer:
-            if (const std::string s = v.to_json(); !s.empty()) {
-                out += s;
-            }
+            out += v.to_json();
             return;
         case Value::Type::real: {
             const double d = v.as<double>();
-            if (std::isnan(d)) {
-                out += "NaN";
-            } else if (std::isinf(d)) {
-                out += d > 0 ? "Infinity" : "-Infinity";
+            if (std::isfinite(d)) {
+                json_number(out, d);
             } else {
-                char buf[40];
-                std::snprintf(buf, sizeof buf, "%.17g", d);
-                // The shortest form that reads back the same double.
-                for (int prec = 1; prec <= 17; ++prec) {
-                    char b2[40];
-                    std::snprintf(b2, sizeof b2, "%.*g", prec, d);
-                    if (std::strtod(b2, nullptr) == d) {
-                        std::memcpy(buf, b2, sizeof buf);
-                        break;
-                    }
-                }
-                std::string s = buf;
-                if (s.find('e') != std::string::npos && std::fabs(d) >= 1e-4 &&
-                    std::fabs(d) < 1e16) {
-                    std::snprintf(buf, sizeof buf, "%.17g", d);  // 1000.0, not 1e+03
-                    s = buf;
-                }
-                if (s.find_first_of(".eE") == std::string::npos) {
-                    s += ".0";  // stays a float when read back
-                }
-                out += s;
+                out += std::isnan(d)
+                           ? R"({"$float": "NaN"})"
+                           : (d > 0 ? R"({"$float": "Infinity"})" : R"({"$float": "-Infinity"})");
             }
             return;
         }
@@ -229,45 +266,29 @@ void to_json(std::string& out, const Value& v, int indent, int level) {
             out += "{\"$ext\": " + std::to_string(v.ext_type()) + ", \"$bytes\": \"" +
                    hex(v.bytes().data(), v.bytes().size()) + "\"}";
             return;
-        case Value::Type::array: {
-            out += '[';
-            bool first = true;
-            for (const Value& e : v.array()) {
-                out += first ? "" : ",";
-                if (indent < 0 && !first) {
-                    out += ' ';
-                }
-                first = false;
-                newline(out, indent, level + 1);
-                to_json(out, e, indent, level + 1);
-            }
-            if (!first) {
-                newline(out, indent, level);
-            }
-            out += ']';
+        case Value::Type::array:
+            items('[', ']', v.size(),
+                  [&](std::size_t i) { to_json(out, v.array()[i], indent, level + 1); });
             return;
-        }
         case Value::Type::map: {
-            out += '{';
-            bool first = true;
-            for (const auto& [k, e] : v.entries()) {
-                out += first ? "" : ",";
-                if (indent < 0 && !first) {
-                    out += ' ';
-                }
-                first = false;
-                newline(out, indent, level + 1);
-                if (k.type() == Value::Type::string) {
-                    json_string(out, k.as<std::string>());
-                } else {
-                    json_string(out, k.to_json());
-                }
-                out += ": ";
-                to_json(out, e, indent, level + 1);
+            const Value::Map& m = v.entries();
+            if (plain_object(m)) {
+                items('{', '}', m.size(), [&](std::size_t i) {
+                    json_string(out, m[i].first.as<std::string>());
+                    out += ": ";
+                    to_json(out, m[i].second, indent, level + 1);
+                });
+                return;
             }
-            if (!first) {
-                newline(out, indent, level);
-            }
+            // {"$map": [[key, value], ...]}: any keys, in their order.
+            out += "{\"$map\": ";
+            items('[', ']', m.size(), [&](std::size_t i) {
+                out += '[';
+                to_json(out, m[i].first, -1, level + 1);
+                out += ", ";
+                to_json(out, m[i].second, -1, level + 1);
+                out += ']';
+            });
             out += '}';
             return;
         }
@@ -283,6 +304,10 @@ public:
         space();
         if (i_ != t_.size()) {
             fail("unexpected text after the value");
+        }
+        if (value_depth(v, 0) > kMaxDepth) {
+            i_ = 0;
+            fail("the value is nested deeper than " + std::to_string(kMaxDepth) + " levels");
         }
         return v;
     }
@@ -306,9 +331,25 @@ private:
         }
         return false;
     }
+    /// Levels of arrays and maps (the tagged forms take up to three JSON levels for one).
+    static std::size_t value_depth(const Value& v, std::size_t level) {
+        std::size_t d = level;
+        if (v.type() == Value::Type::array) {
+            for (const Value& e : v.array()) {
+                d = std::max(d, value_depth(e, level + 1));
+            }
+        } else if (v.type() == Value::Type::map) {
+            for (const auto& kv : v.entries()) {
+                d = std::max(
+                    {d, value_depth(kv.first, level + 1), value_depth(kv.second, level + 1)});
+            }
+        }
+        return d;
+    }
+
     Value value(std::size_t depth) {
-        if (depth > kMaxDepth) {
-            fail("nested deeper than " + std::to_string(kMaxDepth));
+        if (depth > 3 * kMaxDepth) {
+            fail("nested deeper than " + std::to_string(kMaxDepth) + " levels");
         }
         space();
         if (i_ >= t_.size()) {
@@ -418,6 +459,31 @@ private:
         };
         if (m.size() == 1 && m[0].first.as<std::string>() == "$bytes") {
             return Value::binary(bytes_of(m[0].second));
+        }
+        if (m.size() == 1 && m[0].first.as<std::string>() == "$float") {
+            const Value& f = m[0].second;
+            const std::string name = f.type() == Value::Type::string ? f.as<std::string>() : "";
+            if (name == "NaN") {
+                return Value(std::nan(""));
+            }
+            if (name == "Infinity" || name == "-Infinity") {
+                return Value(name[0] == '-' ? -HUGE_VAL : HUGE_VAL);
+            }
+            fail("\"$float\" must be \"NaN\", \"Infinity\" or \"-Infinity\"");
+        }
+        if (m.size() == 1 && m[0].first.as<std::string>() == "$map") {
+            Value::Map pairs;
+            const Value& list = m[0].second;
+            if (list.type() != Value::Type::array) {
+                fail("\"$map\" must be an array of [key, value] pairs");
+            }
+            for (const Value& kv : list.array()) {
+                if (kv.type() != Value::Type::array || kv.size() != 2) {
+                    fail("\"$map\" must be an array of [key, value] pairs");
+                }
+                pairs.emplace_back(kv[0], kv[1]);
+            }
+            return Value::map(std::move(pairs));
         }
         if (m.size() == 2 && m[0].first.as<std::string>() == "$ext" &&
             m[1].first.as<std::string>() == "$bytes") {
@@ -604,8 +670,24 @@ const char* Value::type_name() const noexcept {
 }
 
 void Value::mismatch(const char* want) const {
-    throw UsageError(std::string("the value is ") + (type_ == Type::integer ? "an " : "a ") +
-                     type_name() + ", not " + want);
+    // "an integer", "a string": the article of what was found and of what was wanted.
+    const auto with_article = [](const std::string& what) {
+        if (what == "bytes" || what == "nil") {
+            return what;
+        }
+        return (std::string("aeiou").find(what[0]) != std::string::npos ? "an " : "a ") + what;
+    };
+    std::string shown;
+    try {
+        shown = to_json();
+    } catch (const Error&) {
+        shown = "...";
+    }
+    if (shown.size() > 40) {
+        shown = shown.substr(0, 37) + "...";
+    }
+    throw UsageError("the value " + shown + " is " + with_article(type_name()) + ", not " +
+                     with_article(want));
 }
 
 std::int64_t Value::int_value(std::int64_t lo, std::int64_t hi, const char* want) const {

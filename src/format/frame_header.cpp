@@ -112,7 +112,26 @@ const Metalayer* FrameHeader::metalayer(const std::string& name) const noexcept 
     return nullptr;
 }
 
+std::string foreign_format(ByteSpan start) {
+    const auto starts_with = [&](const char* magic, std::size_t n) {
+        return start.size() >= n && std::memcmp(start.data(), magic, n) == 0;
+    };
+    if (starts_with("\x93NUMPY", 6)) {
+        return "a NumPy .npy file";
+    }
+    if (starts_with("PK\x03\x04", 4) || starts_with("PK\x05\x06", 4)) {
+        return "a zip archive";
+    }
+    if (starts_with("\x89HDF\r\n\x1a\n", 8)) {
+        return "an HDF5 file";
+    }
+    return {};
+}
+
 FrameLengths read_frame_lengths(ByteSpan frame_start) {
+    if (const std::string other = foreign_format(frame_start); !other.empty()) {
+        throw FormatError("not a Blosc2 frame: this is " + other);
+    }
     ByteReader r(frame_start);
     r.expect_marker(kHeaderArray, "frame header");
     r.expect_marker(msgpack::kFixStr | 8, "frame magic");

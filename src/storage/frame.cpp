@@ -169,9 +169,9 @@ bool Frame::Impl::stale() const {
 }
 
 void Frame::Impl::map_and_load() {
-    const std::string file = frame_file();
-    const std::uint64_t ino = detail::file_identity(file).ino;
-    auto m = MappedFile::open(file);
+    const std::string reach = snapshot_reach();
+    const std::uint64_t ino = detail::file_identity(reach).ino;
+    auto m = MappedFile::open(reach, frame_file());
     if (base > m->size()) {
         throw FormatError(where() + ": frame offset " + std::to_string(base) +
                           " is past the end of the " + std::to_string(m->size()) + "-byte file");
@@ -340,6 +340,10 @@ Frame Frame::open(const std::string& path, const OpenOptions& options) {
         p.pop_back();
     }
     const bool sparse = detail::is_directory(p);
+    if (sparse && !detail::path_exists(p + "/chunks.b2frame")) {
+        throw FormatError("\"" + path +
+                          "\": a directory, but not a sparse frame (it holds no chunks.b2frame)");
+    }
     if (sparse && options.offset != 0) {
         throw UsageError("\"" + path + "\": a sparse frame (directory) cannot start at an offset");
     }

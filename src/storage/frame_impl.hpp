@@ -113,6 +113,10 @@ struct Frame::Impl {
     virtual bool sparse() const noexcept = 0;
     /// The file holding header, index and trailer.
     virtual std::string frame_file() const = 0;
+    /// How map_and_load() reaches frame_file() (a sparse frame: through a handle on its
+    /// directory, so that the snapshot's chunk files are that directory's even if another one is
+    /// renamed into its place).
+    virtual std::string snapshot_reach() { return frame_file(); }
     /// Where the offsets index starts in the frame.
     virtual std::int64_t index_at(const format::FrameHeader& h) const = 0;
     /// The bytes a regular index entry points at (to the end of its file or section), with the

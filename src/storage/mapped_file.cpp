@@ -242,8 +242,13 @@ void ReadAhead::reached(std::size_t k) noexcept {
 }
 
 std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path) {
+    return open(path, path);
+}
+
+std::shared_ptr<const MappedFile> MappedFile::open(const std::string& reach,
+                                                   const std::string& path) {
     struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) {
+    if (::stat(reach.c_str(), &st) != 0) {
         throw IoError("cannot open \"" + path + "\"",
                       std::error_code(errno, std::generic_category()));
     }
@@ -255,7 +260,7 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path) {
     ByteSpan bytes;
     if (st.st_size > 0) {
         try {
-            impl->mapping = bip::file_mapping(path.c_str(), bip::read_only);
+            impl->mapping = bip::file_mapping(reach.c_str(), bip::read_only);
             impl->region = bip::mapped_region(impl->mapping, bip::read_only);
         } catch (const bip::interprocess_exception& e) {
             throw IoError("cannot map \"" + path + "\" (" + e.what() + ")",

@@ -20,6 +20,8 @@
 #include "frame_impl.hpp"
 #include "posix_file.hpp"
 #include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace b2nd::storage {
 
@@ -186,10 +188,18 @@ public:
         return detail::file_identity(frame_file()).ino != mapped_ino;  // replaced by a rename
     }
 
+    std::string snapshot_reach() override {
+        pending_dir_ = DirHandle::open(path);
+        return pending_dir_ ? pending_dir_->reach + "chunks.b2frame" : frame_file();
+    }
+
     void reloaded() override {
         std::lock_guard<std::mutex> lock(files_mutex_);
         files_.clear();
         lru_.clear();
+        if (pending_dir_) {
+            dir_ = std::move(pending_dir_);
+        }
     }
 
     void sync() override {
@@ -292,7 +302,10 @@ private:
             lru_.splice(lru_.begin(), lru_, it->second.second);
             return it->second.first;
         }
-        auto m = MappedFile::open(chunk_file_path(id));
+        char name[32];
+        std::snprintf(name, sizeof name, "%08X.chunk", id);
+        auto m = dir_ ? MappedFile::open(dir_->reach + name, chunk_file_path(id))
+                      : MappedFile::open(chunk_file_path(id));
         lru_.push_front(id);
         files_.emplace(id, std::make_pair(m, lru_.begin()));
         while (files_.size() > std::max<std::size_t>(1, options.max_mapped_chunk_files)) {
@@ -310,6 +323,37 @@ private:
             files_.erase(it);
         }
     }
+
+    /// The directory a snapshot was read from, held open: its chunk files are reached through
+    /// /proc/self/fd/N/, so that a directory renamed into the frame's place (an array replaced
+    /// by b2nd::copy or create with overwrite) never mixes its chunk files into this snapshot.
+    /// Null where /proc is not mounted (then by name).
+    struct DirHandle {
+        int fd = -1;
+        std::string reach;  // "/proc/self/fd/N/"
+        static std::shared_ptr<DirHandle> open(const std::string& dir) {
+            const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            if (fd < 0) {
+                return nullptr;
+            }
+            auto h = std::make_shared<DirHandle>();
+            h->fd = fd;
+            h->reach = "/proc/self/fd/" + std::to_string(fd) + "/";
+            if (::access(h->reach.c_str(), X_OK) != 0) {
+                return nullptr;
+            }
+            return h;
+        }
+        DirHandle() = default;
+        DirHandle(const DirHandle&) = delete;
+        DirHandle& operator=(const DirHandle&) = delete;
+        ~DirHandle() {
+            if (fd >= 0) {
+                ::close(fd);
+            }
+        }
+    };
+    std::shared_ptr<DirHandle> dir_, pending_dir_;
 
     // Chunk files mapped on demand, least recently used first out.
     mutable std::mutex files_mutex_;

@@ -22,6 +22,10 @@ public:
     /// Maps the whole of `path` read-only. An empty file maps to an empty span.
     /// \throws IoError (with the errno) when the file cannot be opened or mapped.
     static std::shared_ptr<const MappedFile> open(const std::string& path);
+    /// The same for a file reached another way than its name (as a file of a directory handle,
+    /// /proc/self/fd/N/NAME): `path` is what messages and path() name.
+    static std::shared_ptr<const MappedFile> open(const std::string& reach,
+                                                  const std::string& path);
 
     ~MappedFile();
     MappedFile(const MappedFile&) = delete;

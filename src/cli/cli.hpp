@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <b2nd/any_array.hpp>
 #include <b2nd/grid.hpp>
 #include <b2nd/params.hpp>
 
@@ -46,6 +47,16 @@ std::string with_compression_help(const char* help, bool defaults);
 
 /// How a command that reads an array once opens it: --nthreads, --dtype, no block cache.
 OpenOptions input_options(const Args& a);
+
+/// Refuses a path that is not a Blosc2 frame but a file another command reads, saying so
+/// (a .npy: 'b2nd import' converts it). \throws FormatError
+void check_input(const std::string& path);
+/// check_input, then AnyArray::open.
+AnyArray open_input(const std::string& path, const OpenOptions& o);
+/// Checks the output of a command that writes one before anything is read or written: refused
+/// when it exists, unless `overwrite`, and always when it is one of `inputs` (the same file or
+/// directory, also through links or '..') or not writable. \throws ArgError
+void check_output(const std::string& out, const std::vector<std::string>& inputs, bool overwrite);
 
 int cmd_info(const std::vector<std::string>& argv);
 int cmd_export(const std::vector<std::string>& argv);

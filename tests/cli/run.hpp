@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,20 @@ inline std::vector<std::uint8_t> npy_bytes(const std::string& descr,
     out.insert(out.end(), dict.begin(), dict.end());
     out.insert(out.end(), payload.begin(), payload.end());
     return out;
+}
+
+/// The peak resident memory, in KiB, of `b2nd ARGS` (output to /dev/null), as GNU time
+/// measures it (a process spawned from this one would report this one's peak as well); -1 when
+/// it fails.
+inline long peak_rss_kib(const std::string& args) {
+    const std::string cmd = "/usr/bin/time -f '%M' -o /dev/fd/3 '" + std::string(B2ND_CLI_PATH) +
+                            "' " + args + " 3>&1 > /dev/null 2>/dev/null";
+    FILE* p = ::popen(cmd.c_str(), "r");
+    REQUIRE(p != nullptr);
+    char buf[64] = {};
+    const std::size_t n = std::fread(buf, 1, sizeof buf - 1, p);
+    const int st = ::pclose(p);
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 && n > 0 ? std::atol(buf) : -1;
 }
 
 inline std::string q(const std::string& s) {

@@ -1,7 +1,7 @@
-// b2nd show, b2nd meta and info --json's decoded metadata, run as a program: show's text is
-// NumPy's for arrays whose printing is written out here by hand, its --json holds the .npy's
-// values, large arrays are summarized; meta lists, gets, sets and deletes attributes that the
-// library and other readers see as msgpack; info --json decodes the corpus's meta_* cases.
+// b2nd show, run as a program: its text is NumPy's for arrays whose printing is written out
+// here by hand (every kind of item, NumPy's padding and notation), its --json is strict JSON
+// holding the .npy's values, large arrays are summarized, and output streams in bounded memory.
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -46,6 +46,10 @@ void flatten(const Json& j, std::vector<double>& out) {
         }
     } else if (j.kind() == Json::Kind::boolean) {
         out.push_back(j.as_bool() ? 1 : 0);
+    } else if (j.kind() == Json::Kind::string) {  // show --json's NaN and infinities
+        const std::string& s = j.as_string();
+        REQUIRE((s == "NaN" || s == "Infinity" || s == "-Infinity"));
+        out.push_back(s == "NaN" ? std::nan("") : s == "Infinity" ? HUGE_VAL : -HUGE_VAL);
     } else {
         out.push_back(j.as_number());
     }
@@ -170,113 +174,114 @@ TEST_CASE("cli: show --json gives the corpus .npy values", "[cli][golden]") {
     }
 }
 
-TEST_CASE("cli: meta lists, gets, sets and deletes attributes; info --json decodes them",
-          "[cli][golden]") {
-    if (b2nd::test::corpus_dir().empty()) {
-        B2ND_SKIP("corpus not found at " B2ND_CORPUS_DIR);
-    }
-    const std::string root = b2nd::test::corpus_dir();
-    const Json m = b2nd::test::load_json_file(root + "/manifest.json");
-    b2nd::test::TempDir tmp;
-    int checked = 0;
-    for (const Json& c : m["cases"].as_array()) {
-        const std::string file = c["file"].as_string();
-        if (file.rfind("meta_", 0) != 0) {
-            continue;
-        }
-        INFO(file);
-        // info --json: every metalayer and vlmeta decoded, equal to the manifest's meaning where
-        // that is JSON.
-        Run r = run("info --json " + q(root + "/" + file));
-        REQUIRE(r.status == 0);
-        const Json info = Json::parse(r.output);
-        for (const char* kind : {"metalayers", "vlmetalayers"}) {
-            const Json& listed = info[std::string(kind) == "metalayers" ? "metalayers" : "vlmeta"];
-            for (const Json& e : c[kind].as_array()) {
-                const std::string name = e["name"].as_string();
-                INFO(name);
-                const Json* found = nullptr;
-                for (const Json& x : listed.as_array()) {
-                    if (x["name"].as_string() == name) {
-                        found = &x;
-                    }
-                }
-                REQUIRE(found != nullptr);
-                REQUIRE(found->has("value"));
-                if (name == "attrs" || name == "units" || name == "scale") {
-                    const Json want = Json::parse(e["meaning"].as_string());
-                    CHECK((*found)["value"].kind() == want.kind());
-                    if (name == "attrs") {
-                        CHECK((*found)["value"]["title"].as_string() == want["title"].as_string());
-                        CHECK((*found)["value"]["level"].as_int() == 300);
-                        CHECK((*found)["value"]["fill"].is_null());
-                    } else if (name == "units") {
-                        CHECK((*found)["value"].as_string() == "kelvin");
-                    } else {
-                        CHECK((*found)["value"].as_number() == -0.125);
-                    }
-                    ++checked;
-                }
-            }
-        }
-        if (c["vlmetalayers"].as_array().empty()) {
-            continue;
-        }
-        // meta on a copy.
-        const std::string copy = tmp / "m.b2nd";
-        REQUIRE(run("convert " + q(root + "/" + file) + " " + q(copy) + " --overwrite").status ==
-                0);
-        r = run("meta " + q(copy));
-        REQUIRE(r.status == 0);
-        CHECK_THAT(r.output, Contains("scale = -0.125\n") &&
-                                 Contains("blob = {\"$bytes\": \"f0f1f2f3f4f5f6f7f8f9\"}\n") &&
-                                 Contains("attrs = {\"title\": \"conformance corpus\""));
-        r = run("meta " + q(copy) + " --json");
-        REQUIRE(r.status == 0);
-        CHECK(Json::parse(r.output)["attrs"]["axes"].as_array().size() == 3);
-        r = run("meta " + q(copy) + " attrs");
-        REQUIRE(r.status == 0);
-        CHECK(Json::parse(r.output)["level"].as_int() == 300);
-        CHECK_THAT(r.output, Contains("\n  \"title\""));  // indented
-        REQUIRE(run("meta " + q(copy) + " units '\"K\"'").status == 0);
-        REQUIRE(run("meta " + q(copy) + " calib '{\"offset\": -273.15, \"n\": [1, 2]}'").status ==
-                0);
-        {
-            const b2nd::AnyArray a = b2nd::AnyArray::open(copy);
-            CHECK(*a.vlmeta("units") == std::vector<std::uint8_t>{0xa1, 'K'});
-            CHECK(a.attrs().get("calib")["offset"].as<double>() == -273.15);
-            CHECK(a.attrs().get("calib")["n"].as<std::vector<int>>() == std::vector<int>{1, 2});
-        }
-        REQUIRE(run("meta " + q(copy) + " units --delete").status == 0);
-        CHECK_FALSE(b2nd::AnyArray::open(copy).vlmeta("units").has_value());
-        r = run("meta " + q(copy) + " units --delete");
-        CHECK(r.status == 2);
-        r = run("meta " + q(copy) + " x '{\"a\": }'");
-        CHECK(r.status == 2);
-        CHECK_THAT(r.output, Contains("VALUE-JSON"));
-        r = run("meta " + q(copy) + " nope");
-        CHECK(r.status == 2);
-        CHECK_THAT(r.output, Contains("'nope'"));
+namespace {
 
-        // A vlmeta that is not msgpack: shown as hex by info and meta, never a crash.
-        {
-            b2nd::OpenOptions w;
-            w.writable = true;
-            b2nd::AnyArray a = b2nd::AnyArray::open(copy, w);
-            const std::vector<std::uint8_t> junk = {0xdd, 0xff, 0xff, 0xff, 0xff, 0x01};
-            a.set_vlmeta("junk", {junk.data(), junk.size()});
-        }
-        r = run("info --json " + q(copy));
-        REQUIRE(r.status == 0);
-        CHECK_THAT(r.output, Contains("\"hex\": \"ddffffffff01\", \"not_msgpack\""));
-        r = run("info " + q(copy));
-        CHECK_THAT(r.output, Contains("junk (6 bytes) not msgpack: ddffffffff01"));
-        r = run("meta " + q(copy));
-        REQUIRE(r.status == 0);
-        CHECK_THAT(r.output, Contains("junk = {\"$not_msgpack\": \"ddffffffff01\"}"));
-        r = run("meta " + q(copy) + " junk");
-        CHECK(r.status == 1);
-        CHECK_THAT(r.output, Contains("'junk'") && Contains("msgpack"));
+/// An array of `dtype` holding `items` (bytes as stored), created by the library.
+std::string make_array(const b2nd::test::TempDir& tmp,
+                       const std::string& name,
+                       const std::string& dtype,
+                       const b2nd::Shape& shape,
+                       const std::vector<std::uint8_t>& items) {
+    const std::string path = tmp / name;
+    (void)b2nd::AnyArray::create_from(path, b2nd::DType::parse(dtype), shape,
+                                      {items.data(), items.size()});
+    return path;
+}
+
+}  // namespace
+
+TEST_CASE("cli: show --json is strict JSON", "[cli]") {
+    b2nd::test::TempDir tmp;
+    const std::vector<double> f = {std::nan(""), HUGE_VAL, -HUGE_VAL, 1.5, 0.1};
+    const std::string a = make_array(tmp, "f.b2nd", "<f8", {5}, bytes_of(f));
+    Run r = run("show " + q(a) + " --json");
+    REQUIRE(r.status == 0);
+    CHECK(r.output == "[\"NaN\", \"Infinity\", \"-Infinity\", 1.5, 0.1]\n");
+    (void)Json::parse(r.output);  // the test's parser takes strict JSON only
+    // float32 and half values with their own precision's shortest digits.
+    const std::vector<float> g = {0.1F, 1.0F / 3};
+    CHECK(run("show " + q(make_array(tmp, "g.b2nd", "<f4", {2}, bytes_of(g))) + " --json").output ==
+          "[0.1, 0.33333334]\n");
+    const std::vector<std::uint16_t> h = {0xbc1a, 0x3800};  // -1.0253906, 0.5
+    CHECK(run("show " + q(make_array(tmp, "h.b2nd", "<f2", {2}, bytes_of(h))) + " --json").output ==
+          "[-1.025, 0.5]\n");
+    // Nesting, an empty array, a scalar, strings and complex numbers.
+    const std::vector<std::int32_t> m = {1, 2, 3, 4, 5, 6};
+    CHECK(run("show " + q(make_array(tmp, "m.b2nd", "<i4", {2, 3}, bytes_of(m))) + " --json")
+              .output == "[[1, 2, 3], [4, 5, 6]]\n");
+    CHECK(run("show " + q(make_array(tmp, "e.b2nd", "<i4", {2, 0}, {})) + " --json").output ==
+          "[[], []]\n");
+    CHECK(run("show " + q(tmp / "m.b2nd") + " --slice 1,2 --json").output == "6\n");
+    const std::vector<std::uint8_t> u = {'a', 0, 0, 0, '"', 0, 0, 0, 0xe9, 0, 0, 0};
+    CHECK(run("show " + q(make_array(tmp, "u.b2nd", "<U1", {3}, u)) + " --json").output ==
+          "[\"a\", \"\\\"\", \"\xc3\xa9\"]\n");
+    const std::vector<double> c = {1, 2, 3.5, -1};
+    CHECK(
+        run("show " + q(make_array(tmp, "c.b2nd", "<c16", {2}, bytes_of(c))) + " --json").output ==
+        "[[1.0, 2.0], [3.5, -1.0]]\n");
+}
+
+TEST_CASE("cli: show pads and spells values as NumPy does for each kind", "[cli]") {
+    b2nd::test::TempDir tmp;
+    const auto shown = [&](const std::string& dtype, const b2nd::Shape& shape,
+                           const std::vector<std::uint8_t>& items) {
+        static int n = 0;
+        return run("show " +
+                   q(make_array(tmp, "a" + std::to_string(n++) + ".b2nd", dtype, shape, items)))
+            .output;
+    };
+    // Half floats with half precision's digits (not float32's -1.0253906).
+    CHECK(shown("<f2", {3}, bytes_of(std::vector<std::uint16_t>{0xbc1a, 0x3800, 0x4000})) ==
+          "[-1.025  0.5    2.   ]\n");
+    // Strings are not padded: NumPy prints their repr as it is.
+    CHECK(shown("<U1", {2}, {0, 0, 0, 0, 'b', 0, 0, 0}) == "['' 'b']\n");
+    CHECK(shown("|S3", {3}, {'a', 0, 0, 'b', 'c', 'd', '\'', 0, 0}) == "[b'a' b'bcd' b\"'\"]\n");
+    // nan and inf right-aligned to the column; scientific notation as NumPy switches to it.
+    CHECK(shown("<f8", {3}, bytes_of(std::vector<double>{1.5, std::nan(""), HUGE_VAL})) ==
+          "[1.5 nan inf]\n");
+    CHECK(shown("<f8", {2}, bytes_of(std::vector<double>{-HUGE_VAL, 1})) == "[-inf   1.]\n");
+    CHECK(shown("<f8", {2}, bytes_of(std::vector<double>{1e-5, 1})) == "[1.e-05 1.e+00]\n");
+    CHECK(shown("<f8", {2}, bytes_of(std::vector<double>{1.5e10, 2.25})) ==
+          "[1.50e+10 2.25e+00]\n");
+    CHECK(shown("<c16", {2}, bytes_of(std::vector<double>{1, 2, 3.5, -1})) ==
+          "[1. +2.j 3.5-1.j]\n");
+    CHECK(shown("|b1", {2}, {1, 1}) == "[True True]\n");
+    CHECK(shown("<i4", {2, 0}, {}) == "[]\n");
+}
+
+TEST_CASE("cli: show streams: bounded memory, and a closed pipe stops it at once", "[cli]") {
+    b2nd::test::TempDir tmp;
+    // 48 Mi one-byte elements: 48 MiB of data, about 150 MiB of JSON text.
+    const std::int64_t n = std::int64_t{48} << 20;
+    std::vector<std::uint8_t> data(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) {
+        data[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>((i * 7919) >> 5);
     }
-    CHECK(checked >= 6);
+    const std::string a = make_array(tmp, "big.b2nd", "|u1", {n / 4096, 4096}, data);
+    data = {};
+    const auto timed = [](const std::string& cmd) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const Run r = run(cmd);
+        return std::make_pair(
+            r, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    };
+    // The whole output, counted, and the peak memory of the process that made it.
+    const auto [all, all_s] = timed("show " + q(a) + " --json | wc -c");
+    REQUIRE(all.status == 0);
+    const long text_bytes = std::stol(all.output);
+    CHECK(text_bytes > 3 * n);
+    const long peak_kib = b2nd::test::peak_rss_kib("show " + q(a) + " --json");
+    INFO("show --json of " << text_bytes << " bytes of text: peak RSS " << peak_kib << " KiB");
+    CHECK(peak_kib > 0);
+    CHECK(peak_kib < 40 * 1024);  // the data alone is 48 MiB, the text 150 MiB
+    // The first 100 bytes, then the pipe closes: far sooner than the whole.
+    const auto [head, head_s] = timed("show " + q(a) + " --json | head -c 100");
+    INFO("whole output " << all_s << " s, first 100 bytes " << head_s << " s");
+    CHECK(head.output.size() == 100);
+    CHECK(head.output.rfind("[[0, 247, 238, ", 0) == 0);
+    CHECK(head_s < all_s / 4);
+    // Text output beyond the summary threshold streams too (two passes, nothing held).
+    const long text_peak = b2nd::test::peak_rss_kib("show " + q(a) + " --threshold 100000000000");
+    CHECK(text_peak > 0);
+    CHECK(text_peak < 40 * 1024);
 }

@@ -1,0 +1,75 @@
+// The b2nd tool: array items as text, the way NumPy prints them inside an array, and as strict
+// JSON tokens. Used by show and diff.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <b2nd/dtype.hpp>
+
+namespace b2nd::cli {
+
+/// Formats the items of one dtype. NumPy pads numbers to a common width (floats aligned on the
+/// point, in one notation for all), so text needs the values first: observe() every item that
+/// will be printed, then word() each. JSON needs no pass.
+class ItemFormat {
+public:
+    explicit ItemFormat(DType dtype);
+
+    /// Takes `n` items into account for word()'s widths and float notation.
+    void observe(const std::uint8_t* items, std::int64_t n);
+    /// One item as NumPy prints it in an array: numbers right-aligned (floats on the point),
+    /// strings as Python's repr and unpadded, as NumPy leaves them.
+    std::string word(const std::uint8_t* item) const;
+    /// One item as a JSON token: numbers (floats with the fewest digits that read back as the
+    /// same value of the item's precision; NaN and infinities as the strings "NaN", "Infinity"
+    /// and "-Infinity"), true/false, strings (`S` bytes as code points 0-255), complex as
+    /// [re, im], other items as a hex string.
+    void json(std::string& out, const std::uint8_t* item) const;
+
+    /// An item's value as a double (bool, integer, float kinds), for comparisons.
+    /// \pre numeric()
+    double as_double(const std::uint8_t* item) const;
+    /// Whether as_double() applies (bool, integer, float; not complex).
+    bool numeric() const noexcept;
+
+private:
+    /// Floats printed in one column, as NumPy's FloatingFormat (floatmode 'maxprec', precision
+    /// 8): scientific notation for all when the largest magnitude is >= 1e8, the smallest
+    /// nonzero one < 1e-4 or their ratio > 1000, else positional; each value with the fewest
+    /// digits (at most 8 after the point) that read back as the same value of its precision,
+    /// padded to align the points (positional: blanks after; scientific: zeros, one count of
+    /// fraction and exponent digits for all); nan and inf right-aligned to the full width.
+    class FloatColumn {
+    public:
+        FloatColumn(int bits, bool plus) : bits_(bits), plus_(plus) {}
+        void observe(double d);
+        std::string word(double d) const;
+
+    private:
+        struct Parts {
+            std::string whole, fraction;  // around the point; whole carries the sign
+            int exponent = 0;             // scientific only
+        };
+        Parts parts(double d, bool scientific) const;
+        bool scientific() const noexcept;
+        std::size_t left(bool scientific) const noexcept;  // width before the point
+
+        int bits_;   // 16, 32 or 64: the precision values must read back in
+        bool plus_;  // a '+' before positive values (imaginary parts)
+        double max_abs_ = 0, min_abs_ = 0;
+        bool any_nonzero_ = false;
+        std::size_t special_width_ = 0;  // of "nan", "-inf", "+nan", ...
+        std::size_t whole_[2] = {0, 0};  // widest whole part, per notation
+        std::size_t fraction_[2] = {0, 0};
+        std::size_t exponent_digits_ = 2;
+    };
+
+    DType dtype_;
+    int float_bits_ = 0;  // 16, 32, 64 for real and complex floats (per part); 0 otherwise
+    FloatColumn reals_, imags_;
+    bool any_false_ = false;
+    std::size_t width_ = 0;  // integers and times: the widest
+};
+
+}  // namespace b2nd::cli

@@ -1,0 +1,65 @@
+// The b2nd tool: what commands check of the paths they read and write.
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
+
+#include <b2nd/error.hpp>
+#include <b2nd/format/frame_header.hpp>
+
+#include "cli.hpp"
+#include <unistd.h>
+
+namespace b2nd::cli {
+
+namespace fs = std::filesystem;
+
+void check_input(const std::string& path) {
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec)) {
+        return;  // a directory, or nothing: the library says what is wrong
+    }
+    std::uint8_t start[8] = {};
+    std::size_t n = 0;
+    if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
+        n = std::fread(start, 1, sizeof start, f);
+        std::fclose(f);
+    }
+    const std::string other = format::foreign_format({start, n});
+    if (other == "a NumPy .npy file") {
+        throw FormatError("\"" + path +
+                          "\": this is a NumPy .npy file, not a b2nd array; 'b2nd import " + path +
+                          " OUT.b2nd' converts it");
+    }
+    if (!other.empty()) {
+        throw FormatError("\"" + path + "\": this is " + other + ", not a b2nd array");
+    }
+}
+
+AnyArray open_input(const std::string& path, const OpenOptions& o) {
+    check_input(path);
+    return AnyArray::open(path, o);
+}
+
+void check_output(const std::string& out, const std::vector<std::string>& inputs, bool overwrite) {
+    std::error_code ec;
+    const fs::file_status st = fs::symlink_status(out, ec);
+    if (!fs::exists(st)) {
+        return;
+    }
+    for (const std::string& in : inputs) {
+        std::error_code e2;
+        if (fs::equivalent(in, out, e2)) {
+            throw ArgError(
+                "\"" + out + "\" is the input \"" + in +
+                "\"; write to another path (even --overwrite does not replace an input)");
+        }
+    }
+    if (!overwrite) {
+        throw ArgError("\"" + out + "\" exists; --overwrite replaces it");
+    }
+    if (fs::is_regular_file(out, ec) && ::access(out.c_str(), W_OK) != 0 && errno == EACCES) {
+        throw ArgError("\"" + out + "\" is read-only; make it writable to replace it");
+    }
+}
+
+}  // namespace b2nd::cli

@@ -1,0 +1,131 @@
+// b2nd meta and info --json's decoded metadata, run as a program: meta lists, gets, sets and
+// deletes attributes that the library and other readers see as msgpack; info --json decodes the
+// corpus's meta_* cases.
+#include <filesystem>
+#include <fstream>
+
+#include <catch2/catch.hpp>
+
+#include <b2nd/b2nd.hpp>
+
+#include "../support/files.hpp"
+#include "../support/json.hpp"
+#include "../support/temp_dir.hpp"
+#include "run.hpp"
+
+using b2nd::test::Json;
+using b2nd::test::q;
+using b2nd::test::run;
+using b2nd::test::Run;
+using Catch::Matchers::Contains;
+
+TEST_CASE("cli: meta lists, gets, sets and deletes attributes; info --json decodes them",
+          "[cli][golden]") {
+    if (b2nd::test::corpus_dir().empty()) {
+        B2ND_SKIP("corpus not found at " B2ND_CORPUS_DIR);
+    }
+    const std::string root = b2nd::test::corpus_dir();
+    const Json m = b2nd::test::load_json_file(root + "/manifest.json");
+    b2nd::test::TempDir tmp;
+    int checked = 0;
+    for (const Json& c : m["cases"].as_array()) {
+        const std::string file = c["file"].as_string();
+        if (file.rfind("meta_", 0) != 0) {
+            continue;
+        }
+        INFO(file);
+        // info --json: every metalayer and vlmeta decoded, equal to the manifest's meaning where
+        // that is JSON.
+        Run r = run("info --json " + q(root + "/" + file));
+        REQUIRE(r.status == 0);
+        const Json info = Json::parse(r.output);
+        for (const char* kind : {"metalayers", "vlmetalayers"}) {
+            const Json& listed = info[std::string(kind) == "metalayers" ? "metalayers" : "vlmeta"];
+            for (const Json& e : c[kind].as_array()) {
+                const std::string name = e["name"].as_string();
+                INFO(name);
+                const Json* found = nullptr;
+                for (const Json& x : listed.as_array()) {
+                    if (x["name"].as_string() == name) {
+                        found = &x;
+                    }
+                }
+                REQUIRE(found != nullptr);
+                REQUIRE(found->has("value"));
+                if (name == "attrs" || name == "units" || name == "scale") {
+                    const Json want = Json::parse(e["meaning"].as_string());
+                    CHECK((*found)["value"].kind() == want.kind());
+                    if (name == "attrs") {
+                        CHECK((*found)["value"]["title"].as_string() == want["title"].as_string());
+                        CHECK((*found)["value"]["level"].as_int() == 300);
+                        CHECK((*found)["value"]["fill"].is_null());
+                    } else if (name == "units") {
+                        CHECK((*found)["value"].as_string() == "kelvin");
+                    } else {
+                        CHECK((*found)["value"].as_number() == -0.125);
+                    }
+                    ++checked;
+                }
+            }
+        }
+        if (c["vlmetalayers"].as_array().empty()) {
+            continue;
+        }
+        // meta on a copy.
+        const std::string copy = tmp / "m.b2nd";
+        REQUIRE(run("convert " + q(root + "/" + file) + " " + q(copy) + " --overwrite").status ==
+                0);
+        r = run("meta " + q(copy));
+        REQUIRE(r.status == 0);
+        CHECK_THAT(r.output, Contains("scale = -0.125\n") &&
+                                 Contains("blob = {\"$bytes\": \"f0f1f2f3f4f5f6f7f8f9\"}\n") &&
+                                 Contains("attrs = {\"title\": \"conformance corpus\""));
+        r = run("meta " + q(copy) + " --json");
+        REQUIRE(r.status == 0);
+        CHECK(Json::parse(r.output)["attrs"]["axes"].as_array().size() == 3);
+        r = run("meta " + q(copy) + " attrs");
+        REQUIRE(r.status == 0);
+        CHECK(Json::parse(r.output)["level"].as_int() == 300);
+        CHECK_THAT(r.output, Contains("\n  \"title\""));  // indented
+        REQUIRE(run("meta " + q(copy) + " units '\"K\"'").status == 0);
+        REQUIRE(run("meta " + q(copy) + " calib '{\"offset\": -273.15, \"n\": [1, 2]}'").status ==
+                0);
+        {
+            const b2nd::AnyArray a = b2nd::AnyArray::open(copy);
+            CHECK(*a.vlmeta("units") == std::vector<std::uint8_t>{0xa1, 'K'});
+            CHECK(a.attrs().get("calib")["offset"].as<double>() == -273.15);
+            CHECK(a.attrs().get("calib")["n"].as<std::vector<int>>() == std::vector<int>{1, 2});
+        }
+        REQUIRE(run("meta " + q(copy) + " units --delete").status == 0);
+        CHECK_FALSE(b2nd::AnyArray::open(copy).vlmeta("units").has_value());
+        r = run("meta " + q(copy) + " units --delete");
+        CHECK(r.status == 2);
+        r = run("meta " + q(copy) + " x '{\"a\": }'");
+        CHECK(r.status == 2);
+        CHECK_THAT(r.output, Contains("VALUE-JSON"));
+        r = run("meta " + q(copy) + " nope");
+        CHECK(r.status == 2);
+        CHECK_THAT(r.output, Contains("'nope'"));
+
+        // A vlmeta that is not msgpack: shown as hex by info and meta, never a crash.
+        {
+            b2nd::OpenOptions w;
+            w.writable = true;
+            b2nd::AnyArray a = b2nd::AnyArray::open(copy, w);
+            const std::vector<std::uint8_t> junk = {0xdd, 0xff, 0xff, 0xff, 0xff, 0x01};
+            a.set_vlmeta("junk", {junk.data(), junk.size()});
+        }
+        r = run("info --json " + q(copy));
+        REQUIRE(r.status == 0);
+        CHECK_THAT(r.output, Contains("\"hex\": \"ddffffffff01\", \"not_msgpack\""));
+        r = run("info " + q(copy));
+        CHECK_THAT(r.output, Contains("junk (6 bytes) not msgpack: ddffffffff01"));
+        r = run("meta " + q(copy));
+        REQUIRE(r.status == 0);
+        CHECK_THAT(r.output, Contains("junk = {\"$not_msgpack\": \"ddffffffff01\"}"));
+        r = run("meta " + q(copy) + " junk");
+        CHECK(r.status == 1);
+        CHECK_THAT(r.output, Contains("'junk'") && Contains("msgpack"));
+    }
+    CHECK(checked >= 6);
+}

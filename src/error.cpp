@@ -43,4 +43,39 @@ void rethrow_with_context(const FormatError& e,
     throw FormatError(detail);
 }
 
+void rethrow_renamed(const std::string& from, const std::string& to) {
+    const auto renamed = [&](std::string m) {
+        for (std::size_t at = 0; !from.empty() && (at = m.find(from, at)) != std::string::npos;
+             at += to.size()) {
+            m.replace(at, from.size(), to);
+        }
+        return m;
+    };
+    try {
+        throw;
+    } catch (const UnsupportedError& e) {
+        const std::string d = renamed(e.detail());
+        if (e.offset()) {
+            throw UnsupportedError(d, *e.offset());
+        }
+        throw UnsupportedError(d);
+    } catch (const FormatError& e) {
+        const std::string d = renamed(e.detail());
+        if (e.offset()) {
+            throw FormatError(d, *e.offset());
+        }
+        throw FormatError(d);
+    } catch (const IoError& e) {
+        throw IoError(e.code(), renamed(e.what()));
+    } catch (const CodecError& e) {
+        throw CodecError(renamed(e.what()));
+    } catch (const LockError& e) {
+        throw LockError(renamed(e.what()));
+    } catch (const UsageError& e) {
+        throw UsageError(renamed(e.what()));
+    } catch (const Error& e) {
+        throw Error(renamed(e.what()));
+    }
+}
+
 }  // namespace b2nd

@@ -32,6 +32,11 @@ class FormatError;
                                        const std::string& context,
                                        std::uint64_t base_offset = 0);
 
+/// Rethrows the exception being handled, when it is a b2nd::Error, with every `from` in its
+/// message replaced by `to`; the type, error code and offset stay. Other exceptions are rethrown
+/// as they are. Used where work under a temporary name must report the name the caller gave.
+[[noreturn]] void rethrow_renamed(const std::string& from, const std::string& to);
+
 /// Root of every exception b2nd-cpp throws.
 class Error : public std::runtime_error {
 public:
@@ -91,6 +96,8 @@ public:
     std::error_code code() const noexcept { return code_; }
 
 private:
+    friend void rethrow_renamed(const std::string& from, const std::string& to);
+    IoError(std::error_code ec, const std::string& full) : Error(full), code_(ec) {}
     std::error_code code_;
 };
 

@@ -39,14 +39,13 @@ AnyArray AnyArray::create(const std::string& path,
 
 namespace {
 
-/// Checks that `data` holds the items of `shape`, creates the array with make(options with
-/// uninitialized chunks) and writes the data into it.
-AnyArray create_holding(const std::string& where,
-                        const DType& dtype,
-                        const Shape& shape,
-                        ByteSpan data,
-                        const CreateOptions& options,
-                        const std::function<AnyArray(const CreateOptions&)>& make) {
+/// Checks that `data` holds the items of `shape`, and that the codec takes them (NaN under ZFP
+/// is refused before anything is created).
+void check_data(const std::string& where,
+                const DType& dtype,
+                const Shape& shape,
+                ByteSpan data,
+                const CreateOptions& options) {
     std::int64_t items = 1;
     for (std::int64_t v : shape) {
         if (v < 0 || __builtin_mul_overflow(items, v, &items)) {
@@ -57,9 +56,9 @@ AnyArray create_holding(const std::string& where,
             items ||
         data.size() % static_cast<std::size_t>(std::max<std::int64_t>(dtype.itemsize(), 1)) != 0) {
         throw UsageError(where + ": " + num(static_cast<std::int64_t>(data.size())) +
-                         " bytes of data for " + num(items) + " items of '" + dtype.str() + "'");
+                         " bytes of data for " + num(items) + " items of '" + dtype.str() +
+                         "' (shape " + to_string(shape) + ")");
     }
-    // Data a codec refuses (NaN under ZFP) is refused before anything is created.
     const Codec c = options.compression.codec;
     if (const codec::CodecPlugin* p = codec::find_codec_plugin(static_cast<std::uint8_t>(c))) {
         if (p->check_data) {
@@ -72,24 +71,6 @@ AnyArray create_holding(const std::string& where,
             }
         }
     }
-    CreateOptions o = options;
-    o.fill = Fill::uninit;  // every chunk is written below
-    AnyArray a = make(o);
-    try {
-        a.write(Box::whole(shape), data);
-    } catch (...) {
-        // Nothing half-written is left behind (a new array; with overwrite, the old one is
-        // already gone).
-        const std::string path = a.path();
-        a = AnyArray();
-        if (!path.empty() && where != "<memory>") {
-            std::error_code ec;
-            std::filesystem::remove_all(path, ec);
-            std::filesystem::remove(path + ".b2lock", ec);
-        }
-        throw;
-    }
-    return a;
 }
 
 }  // namespace
@@ -99,17 +80,29 @@ AnyArray AnyArray::create_from(const std::string& path,
                                const Shape& shape,
                                ByteSpan data,
                                const CreateOptions& options) {
-    return create_holding("\"" + path + "\"", dtype, shape, data, options,
-                          [&](const CreateOptions& o) { return create(path, dtype, shape, o); });
+    check_data(detail::quoted_path(path), dtype, shape, data, options);
+    CreateOptions o = options;
+    o.fill = Fill::uninit;  // every chunk is written before the array is published
+    return AnyArray(detail::ArrayCore::create(path, dtype, shape, o,
+                                              [&](const std::string& tmp, const OpenOptions& t) {
+                                                  AnyArray a = open(tmp, t);
+                                                  a.write(Box::whole(shape), data);
+                                                  if (o.durable) {
+                                                      a.sync();
+                                                  }
+                                              }));
 }
 
 AnyArray AnyArray::create_in_memory_from(const DType& dtype,
                                          const Shape& shape,
                                          ByteSpan data,
                                          const CreateOptions& options) {
-    return create_holding("<memory>", dtype, shape, data, options, [&](const CreateOptions& o) {
-        return create_in_memory(dtype, shape, o);
-    });
+    check_data("<memory>", dtype, shape, data, options);
+    CreateOptions o = options;
+    o.fill = Fill::uninit;  // every chunk is written below; no one else sees the array
+    AnyArray a = create_in_memory(dtype, shape, o);
+    a.write(Box::whole(shape), data);
+    return a;
 }
 
 detail::ArrayCore& AnyArray::core() const {

@@ -12,7 +12,7 @@
 //   chunkwise.cpp   write_chunks and for_each_chunk, the primitives of out-of-core evaluation
 //   reshape.cpp     resize, insert, remove: each chunk of the new grid is kept, zero, or rebuilt
 //                   from the old array and the caller's data; one commit with the new shape
-//   create.cpp      a new array: the frame under a temporary name, renamed into place
+//   create.cpp      a new array: built under a temporary name, published (publish.hpp)
 //
 // Locking: reads hold the array's mutex shared. Writers take a writer mutex for their whole
 // duration (one at a time) and the array's mutex exclusively only to commit, so readers run on
@@ -40,13 +40,6 @@ namespace b2nd::detail {
 
 class BoxPlan;
 class ChunkLoads;
-
-/// Whether process `pid` no longer exists (kill(pid, 0) says ESRCH).
-bool process_gone(long pid) noexcept;
-/// Removes what writers killed before their rename left beside `target`: TARGET.b2nd-tmp-PID
-/// files and directories (and TARGET.b2nd-tmp-PID.* made under those names) whose process is
-/// gone (create.cpp).
-void sweep_stale_temporaries(const std::string& target) noexcept;
 
 /// A shared mutex that does not starve writers: a waiting writer holds the gate, so new readers
 /// queue behind it (glibc's rwlock prefers readers, and a stream of readers would block writes
@@ -78,11 +71,17 @@ public:
               std::size_t cache_bytes);
 
     static std::shared_ptr<ArrayCore> open(const std::string& path, const OpenOptions& o);
-    /// create.cpp
+    /// What fills a new array before it is published: called with the temporary path it is
+    /// built under and how to open it there (writable, private).
+    using Build = std::function<void(const std::string& path, const OpenOptions& o)>;
+    /// A new array at `path`, with `build`'s data when given, published in one step (create.cpp;
+    /// publish.hpp). \throws UsageError (bad geometry or options; exists without overwrite),
+    /// LockError (the array it would replace has a writer), IoError
     static std::shared_ptr<ArrayCore> create(const std::string& path,
                                              const DType& dtype,
                                              const Shape& shape,
-                                             const CreateOptions& o);
+                                             const CreateOptions& o,
+                                             const Build& build = {});
 
     const Grid& grid() const noexcept { return source_->grid(); }
     const DType& dtype() const noexcept { return dtype_; }

@@ -17,7 +17,6 @@
 #include "../detail/strings.hpp"
 #include "array_core.hpp"
 #include "params_detail.hpp"
-#include <unistd.h>
 
 namespace b2nd {
 
@@ -187,20 +186,12 @@ void fill(const Plan& p, const Box& region, std::uint8_t* out) {
     }
 }
 
-std::string trimmed(std::string path) {
-    while (path.size() > 1 && path.back() == '/') {
-        path.pop_back();
-    }
-    return path;
-}
-
-/// Refuses a destination that exists (unless overwrite), is one of the sources or is an array
-/// another handle writes. Returns that array opened for writing, held until it is replaced so
-/// that no writer starts on it meanwhile (empty when there is none, or it is not an array).
-AnyArray check_destination(const Plan& p, const std::string& dst, bool overwrite) {
+/// Refuses a destination that is one of the sources (the rest is the Publication's: an existing
+/// destination without overwrite, or one another handle writes).
+void check_destination(const Plan& p, const std::string& dst) {
     std::error_code ec;
     if (!fs::exists(dst, ec)) {
-        return {};
+        return;
     }
     for (const Piece& pc : p.pieces) {
         std::error_code e2;
@@ -208,24 +199,10 @@ AnyArray check_destination(const Plan& p, const std::string& dst, bool overwrite
             throw UsageError(p.where + ": is a source of the copy; write to another path");
         }
     }
-    if (!overwrite) {
-        throw UsageError(p.where + ": already exists (overwrite replaces it)");
-    }
-    OpenOptions o;
-    o.writable = true;
-    o.cache_bytes = 0;
-    try {
-        return AnyArray::open(dst, o);
-    } catch (const LockError&) {
-        throw;  // another writer has it: not replaced under its feet
-    } catch (const Error&) {
-        return {};  // not an array we can open: replaced as it is
-    }
 }
 
-AnyArray build(Plan& p, const std::string& dst_path, const CopyOptions& o) {
-    const std::string dst = trimmed(dst_path);
-    AnyArray replaced = check_destination(p, dst, o.overwrite);
+AnyArray build(Plan& p, const std::string& dst, const CopyOptions& o) {
+    check_destination(p, dst);
     const AnyArray& first = p.pieces.front().arr;
 
     std::vector<std::int64_t> encoded;
@@ -248,29 +225,25 @@ AnyArray build(Plan& p, const std::string& dst_path, const CopyOptions& o) {
         }
     };
 
-    detail::sweep_stale_temporaries(dst);
-    const std::string tmp = dst + ".b2nd-tmp-" + std::to_string(::getpid());
-    std::error_code ignored;
-    fs::remove_all(tmp, ignored);
-    try {
-        CreateOptions co;
-        co.chunk_shape = p.grid.chunk_shape();
-        co.block_shape = p.grid.block_shape();
-        co.compression = p.compression;
-        co.sparse = p.sparse;
-        co.nthreads = o.nthreads;
-        co.cache_bytes = 0;
-        co.locking = false;  // private until renamed
-        co.auto_compact = false;
-        if (o.metadata) {
-            for (const std::string& name : first.metalayer_names()) {
-                if (name != "b2nd" && name != "caterva") {
-                    co.metalayers.emplace_back(name, *first.metalayer(name));
-                }
+    CreateOptions co;
+    co.chunk_shape = p.grid.chunk_shape();
+    co.block_shape = p.grid.block_shape();
+    co.compression = p.compression;
+    co.sparse = p.sparse;
+    co.nthreads = o.nthreads;
+    co.cache_bytes = 0;
+    co.overwrite = o.overwrite;
+    co.durable = o.durable;
+    co.auto_compact = false;
+    if (o.metadata) {
+        for (const std::string& name : first.metalayer_names()) {
+            if (name != "b2nd" && name != "caterva") {
+                co.metalayers.emplace_back(name, *first.metalayer(name));
             }
         }
-        AnyArray::create(tmp, p.dtype, p.shape, co);
-
+    }
+    // Built under a temporary name and published in one step (publish.hpp).
+    const auto fill_temporary = [&](const std::string& tmp, const OpenOptions& private_open) {
         if (!stored.empty() || !transcoded.empty()) {
             storage::OpenOptions so;
             so.writable = true;
@@ -334,13 +307,7 @@ AnyArray build(Plan& p, const std::string& dst_path, const CopyOptions& o) {
             }
             f.apply(e);
         }
-        OpenOptions oo;
-        oo.writable = true;
-        oo.locking = false;
-        oo.auto_compact = false;
-        oo.nthreads = o.nthreads;
-        oo.cache_bytes = 0;
-        AnyArray t = AnyArray::open(tmp, oo);
+        AnyArray t = AnyArray::open(tmp, private_open);
         if (!encoded.empty()) {
             t.write_chunks(
                 encoded,
@@ -356,36 +323,8 @@ AnyArray build(Plan& p, const std::string& dst_path, const CopyOptions& o) {
         if (o.durable) {
             t.sync();
         }
-    } catch (...) {
-        fs::remove_all(tmp, ignored);
-        throw;
-    }
-    replaced = AnyArray();
-    // Into place: a file replaces a file in one rename; otherwise the old array is moved aside
-    // first and removed after, so that it is never half gone.
-    std::error_code ec;
-    const bool file_over_file = fs::is_regular_file(tmp, ec) && fs::is_regular_file(dst, ec);
-    const std::string aside = dst + ".b2nd-old-" + std::to_string(::getpid());
-    const bool move_aside = o.overwrite && !file_over_file && fs::exists(dst, ec);
-    if (move_aside) {
-        fs::remove_all(aside, ignored);
-        fs::rename(dst, aside, ec);
-        if (ec) {
-            fs::remove_all(tmp, ignored);
-            throw IoError(p.where + ": cannot move the existing array aside", ec);
-        }
-    }
-    fs::rename(tmp, dst, ec);
-    if (ec) {
-        if (move_aside) {
-            fs::rename(aside, dst, ignored);
-        }
-        fs::remove_all(tmp, ignored);
-        throw IoError(p.where + ": cannot move the new array into place", ec);
-    }
-    if (move_aside) {
-        fs::remove_all(aside, ignored);
-    }
+    };
+    (void)detail::ArrayCore::create(dst, p.dtype, p.shape, co, fill_temporary);
     if (o.stats != nullptr) {
         o.stats->chunks = total;
         o.stats->copied = static_cast<std::int64_t>(stored.size());

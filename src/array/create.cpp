@@ -1,19 +1,16 @@
 // Creating an array: the geometry (automatic chunk and block shapes when none are given), the
-// metalayers, and a frame whose every chunk is the one initial chunk the fill asks for, built
-// under a temporary name and renamed into place so that no one ever sees it half made.
+// metalayers, and a frame whose every chunk is the one initial chunk the fill asks for, then
+// whatever the caller writes into it, all under a temporary name and moved into place in one
+// step (publish.hpp) so that no one ever sees it half made.
 #include <algorithm>
-#include <cerrno>
-#include <csignal>
-#include <cstdlib>
 #include <cstring>
-#include <filesystem>
 
 #include <b2nd/error.hpp>
 
 #include "../detail/strings.hpp"
 #include "array_core.hpp"
 #include "params_detail.hpp"
-#include <unistd.h>
+#include "publish.hpp"
 
 namespace b2nd::detail {
 
@@ -88,40 +85,11 @@ std::vector<std::uint8_t> initial_chunk(const std::string& where,
 
 }  // namespace
 
-bool process_gone(long pid) noexcept {
-    return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
-}
-
-void sweep_stale_temporaries(const std::string& target) noexcept {
-    namespace fs = std::filesystem;
-    const fs::path t(target);
-    const std::string prefix = t.filename().string() + ".b2nd-tmp-";
-    fs::path dir = t.parent_path();
-    if (dir.empty()) {
-        dir = ".";
-    }
-    std::error_code ec;
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-        const std::string name = it->path().filename().string();
-        // TARGET.b2nd-tmp-PID, and what a writer of that name left (TARGET.b2nd-tmp-PID.*).
-        if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) {
-            continue;
-        }
-        const std::size_t stop = name.find_first_not_of("0123456789", prefix.size());
-        if (stop == prefix.size() || (stop != std::string::npos && name[stop] != '.')) {
-            continue;
-        }
-        if (process_gone(std::strtol(name.c_str() + prefix.size(), nullptr, 10))) {
-            std::error_code ignored;
-            fs::remove_all(it->path(), ignored);
-        }
-    }
-}
-
 std::shared_ptr<ArrayCore> ArrayCore::create(const std::string& path,
                                              const DType& dtype,
                                              const Shape& shape,
-                                             const CreateOptions& o) {
+                                             const CreateOptions& o,
+                                             const Build& build) {
     const std::string where = quoted_path(path);
     if (dtype.itemsize() <= 0) {
         throw UsageError(where + ": dtype '" + dtype.str() + "' has no size");
@@ -149,49 +117,40 @@ std::shared_ptr<ArrayCore> ArrayCore::create(const std::string& path,
         metas.push_back({name, content});
     }
     const std::vector<std::uint8_t> initial = initial_chunk(where, dtype, g, o);
-    if (o.overwrite) {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-        if (ec) {
-            throw IoError(where + ": cannot remove the existing array", ec);
-        }
-    }
 
-    // Built under a temporary name and renamed: no one ever sees a frame without its chunks.
-    std::string target = path;
-    while (target.size() > 1 && target.back() == '/') {
-        target.pop_back();
-    }
-    if (std::filesystem::exists(target)) {
-        throw UsageError(where + ": already exists (CreateOptions::overwrite replaces it)");
-    }
-    sweep_stale_temporaries(target);
-    const std::string tmp = target + ".b2nd-tmp-" + std::to_string(::getpid());
+    // Built under a temporary name (private: no lock file), filled by `build`, then moved into
+    // place in one step: no one ever sees a frame without its chunks or its data.
+    Publication pub(path, o.overwrite, where);
     try {
-        // Private until renamed into place: no lock file for the temporary name.
-        storage::Frame frame = storage::Frame::create(
-            tmp, frame_params(o.compression, g, o.nthreads), o.sparse, metas, o.durable, false);
-        if (g.nchunks() > 0) {
-            storage::FrameEdit e;
-            for (std::int64_t i = 0; i < g.nchunks(); ++i) {
-                e.add_new(initial);
+        {
+            storage::Frame frame =
+                storage::Frame::create(pub.temporary(), frame_params(o.compression, g, o.nthreads),
+                                       o.sparse, metas, o.durable, false);
+            if (g.nchunks() > 0) {
+                storage::FrameEdit e;
+                for (std::int64_t i = 0; i < g.nchunks(); ++i) {
+                    e.add_new(initial);
+                }
+                frame.apply(e);
             }
-            frame.apply(e);
         }
+        if (build) {
+            OpenOptions t;
+            t.writable = true;
+            t.locking = false;
+            t.auto_compact = false;
+            t.dtype = dtype;
+            t.nthreads = o.nthreads;
+            t.cache_bytes = 0;
+            t.durable = o.durable;
+            build(pub.temporary(), t);
+        }
+        pub.publish(o.durable);
     } catch (...) {
-        std::error_code ignored;
-        std::filesystem::remove_all(tmp, ignored);
-        throw;
+        pub.rethrow();
     }
-    std::error_code ec;
-    std::filesystem::rename(tmp, target, ec);
-    if (ec) {
-        std::error_code ignored;
-        std::filesystem::remove_all(tmp, ignored);
-        throw IoError(where + ": cannot move the new array into place", ec);
-    }
-    auto core = std::make_shared<ArrayCore>(storage::Frame::open(target, frame_options(o)), dtype,
-                                            o.nthreads, o.cache_bytes);
+    auto core = std::make_shared<ArrayCore>(storage::Frame::open(pub.target(), frame_options(o)),
+                                            dtype, o.nthreads, o.cache_bytes);
     core->options_.writable = true;
     core->options_.dtype = dtype;
     core->options_.nthreads = o.nthreads;

@@ -11,6 +11,7 @@
 
 #include "../detail/strings.hpp"
 #include "array_core.hpp"
+#include "publish.hpp"
 #include <unistd.h>
 
 namespace b2nd {

@@ -10,7 +10,8 @@
 #include <b2nd/storage/mapped_file.hpp>
 
 #include "../detail/strings.hpp"
-#include <unistd.h>
+#include "array_core.hpp"
+#include "publish.hpp"
 
 namespace b2nd {
 
@@ -204,44 +205,42 @@ NpyFile NpyFile::open(const std::string& path) {
 
 namespace {
 
-/// A file written under a temporary name and renamed into place on commit().
+/// A file written under a temporary name and moved into place on commit() (publish.hpp): a
+/// failed or killed export leaves what was there before.
 class AtomicFile {
 public:
-    explicit AtomicFile(std::string path)
-        : path_(std::move(path)), tmp_(path_ + ".tmp-" + std::to_string(::getpid())) {
-        f_ = std::fopen(tmp_.c_str(), "wb");
+    explicit AtomicFile(const std::string& path) : pub_(path, true, "\"" + path + "\"") {
+        f_ = std::fopen(pub_.temporary().c_str(), "wb");
         if (f_ == nullptr) {
-            throw IoError("\"" + tmp_ + "\": cannot create",
+            throw IoError("\"" + path + "\": cannot create",
                           std::error_code(errno, std::generic_category()));
         }
     }
     ~AtomicFile() {
         if (f_ != nullptr) {
             std::fclose(f_);
-            std::remove(tmp_.c_str());
         }
     }
     AtomicFile(const AtomicFile&) = delete;
     AtomicFile& operator=(const AtomicFile&) = delete;
     void write(const void* p, std::size_t n) {
         if (n != 0 && std::fwrite(p, 1, n, f_) != n) {
-            throw IoError("\"" + tmp_ + "\": write failed",
+            throw IoError("\"" + pub_.target() + "\": write failed",
                           std::error_code(errno, std::generic_category()));
         }
     }
     void commit() {
         const int rc = std::fclose(f_);
         f_ = nullptr;
-        if (rc != 0 || std::rename(tmp_.c_str(), path_.c_str()) != 0) {
-            const int err = errno;
-            std::remove(tmp_.c_str());
-            throw IoError("\"" + path_ + "\": cannot write",
-                          std::error_code(err, std::generic_category()));
+        if (rc != 0) {
+            throw IoError("\"" + pub_.target() + "\": write failed",
+                          std::error_code(errno, std::generic_category()));
         }
+        pub_.publish(false);
     }
 
 private:
-    std::string path_, tmp_;
+    detail::Publication pub_;
     std::FILE* f_ = nullptr;
 };
 
@@ -366,10 +365,6 @@ AnyArray import_npy(const std::string& npy_path,
     if (!progress || h.shape.empty()) {
         return AnyArray::create_from(path, h.dtype, h.shape, f.data(), options);
     }
-    // Slabs of whole chunk rows (each chunk written once, fresh), about 64 MiB each.
-    CreateOptions o = options;
-    o.fill = Fill::uninit;
-    AnyArray a = AnyArray::create(path, h.dtype, h.shape, o);
     const std::int64_t rows = h.shape[0];
     std::int64_t row_bytes = h.dtype.itemsize();
     for (std::size_t d = 1; d < h.shape.size(); ++d) {
@@ -380,20 +375,38 @@ AnyArray import_npy(const std::string& npy_path,
                           num(static_cast<std::int64_t>(f.data().size())) + " bytes of data for " +
                           num(rows * row_bytes));
     }
-    const std::int64_t crow = a.chunk_shape()[0];
-    const std::int64_t per =
-        crow * std::max<std::int64_t>(
-                   1, (std::int64_t{64} << 20) / std::max<std::int64_t>(1, crow * row_bytes));
-    for (std::int64_t r = 0; r < rows; r += per) {
-        const std::int64_t n = std::min(per, rows - r);
-        Box slab = Box::whole(h.shape);
-        slab.start[0] = r;
-        slab.count[0] = n;
-        a.write(slab, f.data().subspan(static_cast<std::size_t>(r * row_bytes),
-                                       static_cast<std::size_t>(n * row_bytes)));
-        progress((r + n) * row_bytes, rows * row_bytes);
-    }
-    return a;
+    // Slabs of whole chunk rows (each chunk written once, fresh), about 64 MiB each, into the
+    // array before it is published (one state for readers, as create_from).
+    CreateOptions o = options;
+    o.fill = Fill::uninit;
+    (void)detail::ArrayCore::create(
+        path, h.dtype, h.shape, o, [&](const std::string& tmp, const OpenOptions& t) {
+            AnyArray a = AnyArray::open(tmp, t);
+            const std::int64_t crow = a.chunk_shape()[0];
+            const std::int64_t per =
+                crow * std::max<std::int64_t>(1, (std::int64_t{64} << 20) /
+                                                     std::max<std::int64_t>(1, crow * row_bytes));
+            for (std::int64_t r = 0; r < rows; r += per) {
+                const std::int64_t n = std::min(per, rows - r);
+                Box slab = Box::whole(h.shape);
+                slab.start[0] = r;
+                slab.count[0] = n;
+                a.write(slab, f.data().subspan(static_cast<std::size_t>(r * row_bytes),
+                                               static_cast<std::size_t>(n * row_bytes)));
+                progress((r + n) * row_bytes, rows * row_bytes);
+            }
+            if (o.durable) {
+                a.sync();
+            }
+        });
+    OpenOptions w;
+    w.writable = true;
+    w.nthreads = options.nthreads;
+    w.cache_bytes = options.cache_bytes;
+    w.durable = options.durable;
+    w.locking = options.locking;
+    w.auto_compact = options.auto_compact;
+    return AnyArray::open(path, w);
 }
 
 }  // namespace b2nd

@@ -88,7 +88,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
     const int repeat = static_cast<int>(a.get_int("--repeat", 3, 1, 1000));
     OpenOptions o = input_options(a);
     o.cache_bytes = kDefaultCacheBytes;
-    AnyArray arr = AnyArray::open(a.positional[0], o);
+    AnyArray arr = open_input(a.positional[0], o);
     const Grid& g = arr.grid();
     const int nd = arr.ndim();
     const auto isz = static_cast<double>(arr.itemsize());

@@ -19,9 +19,10 @@ namespace {
 
 const char* const kExportHelp =
     "usage: b2nd export PATH OUT.npy [--slice EXPR | --points PTS.npy | --mask MASK.npy]\n"
-    "                   [--dtype DTYPE] [--nthreads N]\n"
+    "                   [--overwrite] [--dtype DTYPE] [--nthreads N]\n"
     "\n"
-    "Writes the array, or part of it, as a .npy file of the same dtype.\n"
+    "Writes the array, or part of it, as a .npy file of the same dtype. OUT.npy is written\n"
+    "under a temporary name and appears only once complete.\n"
     "\n"
     "  --slice EXPR     NumPy-style selection, e.g. '0:10,5,::2' or '...,-1' (integers drop\n"
     "                   their dimension; steps may be negative). Index lists select\n"
@@ -30,8 +31,9 @@ const char* const kExportHelp =
     "  --points PTS.npy an integer array of shape (N, ndim): those N elements, in order\n"
     "  --mask MASK.npy  a bool ('|b1') array of the array's shape: the elements where it is\n"
     "                   true, in C order (NumPy's a[mask])\n"
-    "  --dtype DTYPE  read items as this NumPy dtype (same size), e.g. for legacy files\n"
-    "  --nthreads N   decoding threads (default: all cores)\n"
+    "  --overwrite      replace OUT.npy if it exists (never one of the inputs)\n"
+    "  --dtype DTYPE    read items as this NumPy dtype (same size), e.g. for legacy files\n"
+    "  --nthreads N     decoding threads (default: all cores)\n"
     "\n"
     "example:\n"
     "  b2nd export t.b2nd day0.npy --slice '0, :, 100:200'\n";
@@ -39,13 +41,14 @@ const char* const kExportHelp =
 const char* const kImportHelp =
     "usage: b2nd import IN.npy PATH [options]\n"
     "\n"
-    "Writes a .npy file (C order) as a new b2nd array.\n"
+    "Writes a .npy file (C order) as a new b2nd array. PATH appears only once complete.\n"
     "\n"
     "@COMPRESSION@"
     "  --chunks A,B,..  chunk shape (default: chosen from the CPU caches)\n"
     "  --blocks A,B,..  block shape (default: chosen from the CPU caches)\n"
     "  --sframe         a sparse frame (a directory) instead of one file\n"
-    "  --overwrite      replace PATH if it exists\n"
+    "  --overwrite      replace PATH if it exists (never IN.npy); readers see the old array\n"
+    "                   or the new one, never a part\n"
     "  --nthreads N     encoding threads (default: all cores)\n"
     "\n"
     "example:\n"
@@ -103,8 +106,8 @@ std::vector<std::int64_t> load_points(const std::string& path, int ndim, std::in
 }  // namespace
 
 int cmd_export(const std::vector<std::string>& argv) {
-    const Args a =
-        Args::parse(argv, {"--slice", "--points", "--mask", "--dtype", "--nthreads"}, {"--help"});
+    const Args a = Args::parse(argv, {"--slice", "--points", "--mask", "--dtype", "--nthreads"},
+                               {"--overwrite", "--help"});
     if (a.has("--help")) {
         std::cout << kExportHelp;
         return 0;
@@ -116,7 +119,14 @@ int cmd_export(const std::vector<std::string>& argv) {
     if (a.has("--slice") + a.has("--points") + a.has("--mask") > 1) {
         throw ArgError("give one of --slice, --points and --mask");
     }
-    const AnyArray arr = AnyArray::open(a.positional[0], o);
+    std::vector<std::string> inputs = {a.positional[0]};
+    for (const char* opt : {"--points", "--mask"}) {
+        if (a.has(opt)) {
+            inputs.push_back(a.get(opt));
+        }
+    }
+    check_output(a.positional[1], inputs, a.has("--overwrite"));
+    const AnyArray arr = open_input(a.positional[0], o);
     if (a.has("--points")) {
         std::int64_t n = 0;
         const std::vector<std::int64_t> coords = load_points(a.get("--points"), arr.ndim(), n);
@@ -175,6 +185,7 @@ int cmd_import(const std::vector<std::string>& argv) {
     if (a.positional.size() != 2) {
         throw ArgError("expected IN.npy and PATH");
     }
+    check_output(a.positional[1], {a.positional[0]}, a.has("--overwrite"));
     CreateOptions o;
     apply_compression_options(a, o.compression);
     if (a.has("--chunks")) {

@@ -149,6 +149,7 @@ int cmd_info(const std::vector<std::string>& argv) {
     const bool json = a.has("--json");
 
     // The frame always; the array view when the frame is one.
+    check_input(path);
     const storage::Frame frame = storage::Frame::open(path);
     AnyArray arr;
     std::string not_array;

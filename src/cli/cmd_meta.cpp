@@ -57,7 +57,7 @@ int cmd_meta(const std::vector<std::string>& argv) {
     OpenOptions o;
     o.writable = writes;
     o.cache_bytes = 0;
-    AnyArray arr = AnyArray::open(path, o);
+    AnyArray arr = open_input(path, o);
     Attrs attrs = arr.attrs();
     if (a.positional.size() == 1) {
         auto shown = [&](const std::string& name) {

@@ -31,7 +31,8 @@ const char* const kConvertHelp =
     "                   decides (.b2frame: sparse, .b2nd: contiguous), else IN's kind\n"
     "  --no-meta        leave out user metalayers and vlmeta (attributes)\n"
     "  --verify         decode the chunks copied as stored too: a corrupt one stops the copy\n"
-    "  --overwrite      replace OUT if it exists\n"
+    "  --overwrite      replace OUT if it exists (never IN); readers see the old array or\n"
+    "                   the new one, never a part\n"
     "  --dtype DTYPE    read IN's items as this NumPy dtype (same size), e.g. for legacy files\n"
     "  --nthreads N     threads (default: all cores)\n"
     "\n"
@@ -167,7 +168,8 @@ int cmd_convert(const std::vector<std::string>& argv) {
     if (a.positional.size() != 2) {
         throw ArgError("expected IN and OUT");
     }
-    const AnyArray in = AnyArray::open(a.positional[0], input_options(a));
+    check_output(a.positional[1], {a.positional[0]}, a.has("--overwrite"));
+    const AnyArray in = open_input(a.positional[0], input_options(a));
     const CopyOptions o = copy_options(a, in, a.positional[1]);
     return run_copy("convert", a.positional[1], o, in.grid().chunk_nbytes(),
                     [&](const CopyOptions& co) { return copy(in, a.positional[1], co); });
@@ -187,9 +189,11 @@ int cmd_concat(const std::vector<std::string>& argv) {
         throw ArgError("expected OUT and at least one IN");
     }
     const OpenOptions io = input_options(a);
+    check_output(a.positional[0], {a.positional.begin() + 1, a.positional.end()},
+                 a.has("--overwrite"));
     std::vector<AnyArray> ins;
     for (std::size_t i = 1; i < a.positional.size(); ++i) {
-        ins.push_back(AnyArray::open(a.positional[i], io));
+        ins.push_back(open_input(a.positional[i], io));
     }
     const auto axis = static_cast<int>(a.get_int("--axis", 0, -64, 64));
     const std::string& out = a.positional[0];
@@ -215,7 +219,7 @@ int cmd_compact(const std::vector<std::string>& argv) {
     o.writable = true;
     o.cache_bytes = 0;
     o.auto_compact = false;
-    AnyArray arr = AnyArray::open(path, o);
+    AnyArray arr = open_input(path, o);
     const std::int64_t before = disk_bytes(path);
     const std::int64_t dead = arr.frame().dead_bytes();
     if (arr.sparse() || dead == 0) {

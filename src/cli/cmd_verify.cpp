@@ -34,6 +34,7 @@ int cmd_verify(const std::vector<std::string>& argv) {
     }
     const std::string path = a.positional[0];
     const int nthreads = static_cast<int>(a.get_int("--nthreads", 0, 0, 1024));
+    check_input(path);
     const storage::Frame frame = storage::Frame::open(path);
     for (const auto& name : frame.vlmeta_names()) {
         (void)frame.vlmeta(name);

@@ -122,7 +122,28 @@ void Frame::Impl::load_snapshot() {
     if (sidecar) {
         lock = sidecar->lock_shared();
     }
-    map_and_load();
+    // A sparse frame's directory may be replaced (with the lock file in it) between taking the
+    // lock and reading: the snapshot must be of the directory whose lock file is held, else the
+    // replacement may remove it under the read. Then again, with the new directory's.
+    for (;;) {
+        const auto raced = [&] { return sidecar && !is_writable && !snapshot_has(*sidecar); };
+        try {
+            map_and_load();
+        } catch (const IoError&) {
+            if (!raced()) {
+                throw;
+            }
+        }
+        if (!raced()) {
+            break;
+        }
+        lock.release();
+        sidecar->release_reader();
+        sidecar = detail::Sidecar::open(path, sparse(), false);
+        if (sidecar) {
+            lock = sidecar->lock_shared();
+        }
+    }
     if (sidecar) {
         snapshot_generation = sidecar->generation();
         sidecar->register_reader(snapshot_generation);

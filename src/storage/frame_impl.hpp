@@ -117,6 +117,9 @@ struct Frame::Impl {
     /// directory, so that the snapshot's chunk files are that directory's even if another one is
     /// renamed into its place).
     virtual std::string snapshot_reach() { return frame_file(); }
+    /// Whether `lock_file` is the lock file of what the last map_and_load() read (a sparse
+    /// frame's directory holds its own).
+    virtual bool snapshot_has(const detail::Sidecar& /*lock_file*/) const { return true; }
     /// Where the offsets index starts in the frame.
     virtual std::int64_t index_at(const format::FrameHeader& h) const = 0;
     /// The bytes a regular index entry points at (to the end of its file or section), with the

@@ -441,6 +441,19 @@ void Frame::compact(const CompactProgress& progress) {
     m.end_staging(m.index);
 }
 
+void Frame::announce_replaced() {
+    std::unique_lock<std::shared_mutex> lock(impl_->mutex);
+    if (impl_->sidecar) {
+        const detail::Sidecar::Lock l = impl_->sidecar->lock_exclusive();
+        impl_->sidecar->bump();
+    }
+}
+
+bool Frame::read_by_others() const {
+    std::shared_lock<std::shared_mutex> lock(impl_->mutex);
+    return impl_->sidecar && impl_->sidecar->read_by_others();
+}
+
 bool Frame::refresh() {
     std::unique_lock<std::shared_mutex> lock(impl_->mutex);
     return impl_->refresh_unlocked();

@@ -54,6 +54,13 @@ std::string Sidecar::path_for(const std::string& frame_path, bool sparse) {
     return frame_path + (sparse ? "/.b2lock" : ".b2lock");
 }
 
+bool Sidecar::is_file(const std::string& file) const noexcept {
+    struct stat mine {
+    }, there{};
+    return ::fstat(fd_, &mine) == 0 && ::stat(file.c_str(), &there) == 0 &&
+           mine.st_ino == there.st_ino && mine.st_dev == there.st_dev;
+}
+
 std::unique_ptr<Sidecar> Sidecar::open(const std::string& frame_path, bool sparse, bool create) {
     const std::string path = path_for(frame_path, sparse);
     int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0666);
@@ -266,6 +273,23 @@ std::uint64_t Sidecar::oldest_reader() {
                           __atomic_load_n(word(kTableAt + i * kSlotBytes + 8), __ATOMIC_ACQUIRE));
     }
     return oldest;
+}
+
+bool Sidecar::read_by_others() const {
+    if (map_ == nullptr) {
+        return false;
+    }
+    for (std::size_t i = 0; i < kSlots; ++i) {
+        const std::uint64_t o = __atomic_load_n(word(kTableAt + i * kSlotBytes), __ATOMIC_ACQUIRE);
+        if (o == 0 || (slot_ >= 0 && static_cast<std::size_t>(slot_) == i)) {
+            continue;
+        }
+        const auto pid = static_cast<pid_t>(o >> 32);
+        if (::kill(pid, 0) == 0 || errno != ESRCH) {
+            return true;
+        }
+    }
+    return false;
 }
 
 }  // namespace b2nd::storage::detail

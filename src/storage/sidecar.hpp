@@ -42,6 +42,9 @@ public:
     Sidecar& operator=(const Sidecar&) = delete;
 
     const std::string& path() const noexcept { return path_; }
+    /// Whether `file` is the lock file this handle has open (not one that took its name: a
+    /// sparse frame's directory, which holds it, can be replaced by a rename).
+    bool is_file(const std::string& file) const noexcept;
 
     /// flock held for a scope.
     class Lock {
@@ -78,6 +81,8 @@ public:
     /// time). False when the table is full or read-only: the handle then reads unregistered.
     bool register_reader(std::uint64_t g);
     void release_reader() noexcept;
+    /// Whether a live handle other than this one holds a slot of the reader table.
+    bool read_by_others() const;
     /// The oldest generation a live registered reader holds (clearing slots of dead processes),
     /// or UINT64_MAX when there is none.
     std::uint64_t oldest_reader();

@@ -193,6 +193,11 @@ public:
         return pending_dir_ ? pending_dir_->reach + "chunks.b2frame" : frame_file();
     }
 
+    bool snapshot_has(const detail::Sidecar& lock_file) const override {
+        const std::shared_ptr<DirHandle>& d = pending_dir_ ? pending_dir_ : dir_;
+        return !d || lock_file.is_file(d->reach + ".b2lock");
+    }
+
     void reloaded() override {
         std::lock_guard<std::mutex> lock(files_mutex_);
         files_.clear();

@@ -57,14 +57,15 @@ TEST_CASE("cli: export gives every corpus .npy byte for byte", "[cli][golden]") 
         for (const auto& c : m["cases"].as_array()) {
             const std::string file = dir + "/" + c["file"].as_string();
             INFO(file);
-            const Run r = run("export " + q(file) + " " + q(tmp / "out.npy"));
+            const Run r = run("export --overwrite " + q(file) + " " + q(tmp / "out.npy"));
             REQUIRE(r.status == 0);
             B2ND_REQUIRE_SAME_BYTES(b2nd::test::read_file(tmp / "out.npy"),
                                     b2nd::test::read_file(dir + "/" + c["npy"].as_string()));
         }
     }
     const std::string up = b2nd::test::corpus_dir() + "/upstream/example_item_prices";
-    CHECK(run("export " + q(up + ".b2nd") + " " + q(tmp / "x.npy") + " --dtype '<f4'").status == 0);
+    CHECK(run("export --overwrite " + q(up + ".b2nd") + " " + q(tmp / "x.npy") + " --dtype '<f4'")
+              .status == 0);
     B2ND_REQUIRE_SAME_BYTES(b2nd::test::read_file(tmp / "x.npy"),
                             b2nd::test::read_file(up + ".npy"));
 }
@@ -92,11 +93,12 @@ TEST_CASE("cli: import, info, slices, export and verify", "[cli]") {
     r = run("info " + q(tmp / "a.b2frame"));
     CHECK_THAT(r.output, Contains("shape       (30, 20, 10)"));
 
-    REQUIRE(run("export " + q(tmp / "a.b2frame") + " " + q(tmp / "all.npy")).status == 0);
+    REQUIRE(run("export --overwrite " + q(tmp / "a.b2frame") + " " + q(tmp / "all.npy")).status ==
+            0);
     B2ND_REQUIRE_SAME_BYTES(b2nd::test::read_file(tmp / "all.npy"),
                             b2nd::test::read_file(tmp / "in.npy"));
 
-    REQUIRE(run("export " + q(tmp / "a.b2frame") + " " + q(tmp / "s.npy") +
+    REQUIRE(run("export --overwrite " + q(tmp / "a.b2frame") + " " + q(tmp / "s.npy") +
                 " --slice '3:25:4, -1, ::-3'")
                 .status == 0);
     const auto got = b2nd::test::read_npy_payload(tmp / "s.npy");
@@ -127,7 +129,7 @@ TEST_CASE("cli: export with index lists, points and masks", "[cli]") {
     auto flat = [](int a, int b, int c) { return (a * 20 + b) * 10 + c; };
 
     // Orthogonal: rows [3, 1, -1], columns 2:9:3, depth [0, -1, 0].
-    Run r = run("export " + q(tmp / "a.b2nd") + " " + q(tmp / "o.npy") +
+    Run r = run("export --overwrite " + q(tmp / "a.b2nd") + " " + q(tmp / "o.npy") +
                 " --slice '[3,1,-1], 2:9:3, [0,-1,0]'");
     REQUIRE(r.status == 0);
     std::vector<int> want;
@@ -142,7 +144,7 @@ TEST_CASE("cli: export with index lists, points and masks", "[cli]") {
     CHECK_THAT(got.header, Contains("'shape': (3, 3, 3)"));
     B2ND_REQUIRE_SAME_BYTES(got.data, i16(want));
     // With an integer and a new axis.
-    REQUIRE(run("export " + q(tmp / "a.b2nd") + " " + q(tmp / "o.npy") +
+    REQUIRE(run("export --overwrite " + q(tmp / "a.b2nd") + " " + q(tmp / "o.npy") +
                 " --slice '7, None, [4, 0], -2'")
                 .status == 0);
     got = b2nd::test::read_npy_payload(tmp / "o.npy");
@@ -154,16 +156,16 @@ TEST_CASE("cli: export with index lists, points and masks", "[cli]") {
     std::vector<std::uint8_t> pbytes(pts.size() * 8);
     std::memcpy(pbytes.data(), pts.data(), pbytes.size());
     write_test_npy(tmp / "p.npy", "<i8", "(4, 3)", pbytes);
-    REQUIRE(run("export " + q(tmp / "a.b2nd") + " " + q(tmp / "p_out.npy") + " --points " +
-                q(tmp / "p.npy"))
+    REQUIRE(run("export --overwrite " + q(tmp / "a.b2nd") + " " + q(tmp / "p_out.npy") +
+                " --points " + q(tmp / "p.npy"))
                 .status == 0);
     got = b2nd::test::read_npy_payload(tmp / "p_out.npy");
     CHECK_THAT(got.header, Contains("'shape': (4,)"));
     B2ND_REQUIRE_SAME_BYTES(got.data, i16({flat(29, 19, 9), 0, flat(5, 6, 7), 0}));
     // Big-endian uint16 points are converted.
     write_test_npy(tmp / "pb.npy", ">u2", "(1, 3)", {0, 2, 0, 3, 0, 4});
-    REQUIRE(run("export " + q(tmp / "a.b2nd") + " " + q(tmp / "p_out.npy") + " --points " +
-                q(tmp / "pb.npy"))
+    REQUIRE(run("export --overwrite " + q(tmp / "a.b2nd") + " " + q(tmp / "p_out.npy") +
+                " --points " + q(tmp / "pb.npy"))
                 .status == 0);
     B2ND_REQUIRE_SAME_BYTES(b2nd::test::read_npy_payload(tmp / "p_out.npy").data,
                             i16({flat(2, 3, 4)}));
@@ -178,8 +180,8 @@ TEST_CASE("cli: export with index lists, points and masks", "[cli]") {
         }
     }
     write_test_npy(tmp / "m.npy", "|b1", "(30, 20, 10)", mask);
-    REQUIRE(run("export " + q(tmp / "a.b2nd") + " " + q(tmp / "m_out.npy") + " --mask " +
-                q(tmp / "m.npy"))
+    REQUIRE(run("export --overwrite " + q(tmp / "a.b2nd") + " " + q(tmp / "m_out.npy") +
+                " --mask " + q(tmp / "m.npy"))
                 .status == 0);
     got = b2nd::test::read_npy_payload(tmp / "m_out.npy");
     CHECK_THAT(got.header, Contains("'shape': (858,)"));
@@ -205,7 +207,7 @@ TEST_CASE("cli: export with index lists, points and masks", "[cli]") {
     };
     for (const auto& [args, message] : bad) {
         INFO(args);
-        r = run("export " + q(tmp / "a.b2nd") + " " + q(tmp / "x.npy") + " " + args);
+        r = run("export --overwrite " + q(tmp / "a.b2nd") + " " + q(tmp / "x.npy") + " " + args);
         CHECK(r.status == 2);
         CHECK_THAT(r.output, Contains(message));
     }
@@ -231,7 +233,8 @@ TEST_CASE("cli: index lists on corpus arrays pick the rows the .npy holds", "[cl
         const auto rows = static_cast<std::size_t>(shape[0].as_int());
         const std::size_t row = npy.data.size() / rows;
         // Rows [-1, 0, -1] of the whole array.
-        const Run r = run("export " + q(file) + " " + q(tmp / "o.npy") + " --slice '[-1,0,-1]'");
+        const Run r =
+            run("export --overwrite " + q(file) + " " + q(tmp / "o.npy") + " --slice '[-1,0,-1]'");
         REQUIRE(r.status == 0);
         std::vector<std::uint8_t> want;
         for (std::size_t k : {rows - 1, std::size_t{0}, rows - 1}) {
@@ -303,11 +306,12 @@ TEST_CASE("cli: bad arguments exit with 2 and say why", "[cli]") {
     REQUIRE(run("import " + q(tmp / "in.npy") + " " + q(tmp / "a.b2nd")).status == 0);
     r = run("import " + q(tmp / "in.npy") + " " + q(tmp / "a.b2nd"));
     CHECK(r.status == 2);
-    CHECK_THAT(r.output, Contains("already exists"));
-    r = run("export " + q(tmp / "a.b2nd") + " " + q(tmp / "o.npy") + " --slice 7");
+    CHECK_THAT(r.output, Contains("exists; --overwrite replaces it"));
+    r = run("export --overwrite " + q(tmp / "a.b2nd") + " " + q(tmp / "o.npy") + " --slice 7");
     CHECK(r.status == 2);
     CHECK_THAT(r.output, Contains("out of range"));
-    CHECK(run("export " + q(tmp / "a.b2nd") + " " + q(tmp / "o.npy") + " --slice 'x'").status == 2);
+    CHECK(run("export --overwrite " + q(tmp / "a.b2nd") + " " + q(tmp / "o.npy") + " --slice 'x'")
+              .status == 2);
     r = run("info " + q(tmp / "missing.b2nd"));
     CHECK(r.status == 1);
     CHECK_THAT(r.output, Contains("missing.b2nd"));

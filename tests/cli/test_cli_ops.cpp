@@ -75,7 +75,7 @@ TEST_CASE("cli: convert every corpus array and export it back byte for byte", "[
         if (reencode) {
             CHECK(a.compression().codec == b2nd::Codec::lz4);
         }
-        REQUIRE(run("export " + q(out) + " " + q(tmp / "out.npy")).status == 0);
+        REQUIRE(run("export --overwrite " + q(out) + " " + q(tmp / "out.npy")).status == 0);
         B2ND_REQUIRE_SAME_BYTES(b2nd::test::read_file(tmp / "out.npy"),
                                 b2nd::test::read_file(corpus() + "/" + c["npy"].as_string()));
     }
@@ -125,7 +125,7 @@ TEST_CASE("cli: convert re-chunks, keeps attributes, refuses what does not fit",
     CHECK_THAT(r.output, Contains("x.b2nd"));
     r = run("convert " + q(src) + " " + q(tmp / "a.b2nd"));
     CHECK(r.status == 2);
-    CHECK_THAT(r.output, Contains("already exists"));
+    CHECK_THAT(r.output, Contains("exists; --overwrite replaces it"));
     r = run("convert " + q(src) + " " + q(tmp / "x.b2nd") + " --codec snappy");
     CHECK(r.status == 2);
     CHECK_THAT(r.output, Contains("unknown codec"));
@@ -160,7 +160,7 @@ TEST_CASE("cli: concat and stack corpus arrays", "[cli][golden]") {
 
     Run r = run("concat " + q(tmp / "c.b2nd") + " " + q(f4 + ".b2nd") + " " + q(f4 + ".b2nd"));
     REQUIRE(r.status == 0);
-    REQUIRE(run("export " + q(tmp / "c.b2nd") + " " + q(tmp / "c.npy")).status == 0);
+    REQUIRE(run("export --overwrite " + q(tmp / "c.b2nd") + " " + q(tmp / "c.npy")).status == 0);
     b2nd::Shape cs = s;
     cs[0] *= 2;
     B2ND_REQUIRE_SAME_BYTES(b2nd::test::read_file(tmp / "c.npy"),
@@ -170,7 +170,7 @@ TEST_CASE("cli: concat and stack corpus arrays", "[cli][golden]") {
             " --stack --axis 0");
     REQUIRE(r.status == 0);
     CHECK_THAT(r.output, Contains(" 0 encoded"));  // every chunk copied as stored
-    REQUIRE(run("export " + q(tmp / "s.b2frame") + " " + q(tmp / "s.npy")).status == 0);
+    REQUIRE(run("export --overwrite " + q(tmp / "s.b2frame") + " " + q(tmp / "s.npy")).status == 0);
     b2nd::Shape ss = s;
     ss.insert(ss.begin(), 2);
     B2ND_REQUIRE_SAME_BYTES(b2nd::test::read_file(tmp / "s.npy"),
@@ -362,7 +362,8 @@ TEST_CASE("cli: import, verify and compact on every corpus array", "[cli][golden
         // import: the .npy as a new array, exported again byte for byte.
         r = run("import " + q(npy) + " " + q(tmp / "i.b2nd") + " --overwrite");
         REQUIRE(r.status == 0);
-        REQUIRE(run("export " + q(tmp / "i.b2nd") + " " + q(tmp / "i.npy")).status == 0);
+        REQUIRE(run("export --overwrite " + q(tmp / "i.b2nd") + " " + q(tmp / "i.npy")).status ==
+                0);
         B2ND_REQUIRE_SAME_BYTES(b2nd::test::read_file(tmp / "i.npy"), b2nd::test::read_file(npy));
         // compact: a copy of each contiguous frame (updates by c-blosc2 leave dead space in
         // some), the same content afterwards.
@@ -374,7 +375,8 @@ TEST_CASE("cli: import, verify and compact on every corpus array", "[cli][golden
         r = run("compact " + q(tmp / "c.b2nd"));
         REQUIRE(r.status == 0);
         compacted += r.output.find("dead space removed") != std::string::npos;
-        REQUIRE(run("export " + q(tmp / "c.b2nd") + " " + q(tmp / "c.npy")).status == 0);
+        REQUIRE(run("export --overwrite " + q(tmp / "c.b2nd") + " " + q(tmp / "c.npy")).status ==
+                0);
         B2ND_REQUIRE_SAME_BYTES(b2nd::test::read_file(tmp / "c.npy"), b2nd::test::read_file(npy));
     }
     CHECK(n >= 100);
@@ -400,7 +402,8 @@ TEST_CASE("cli: plugin codecs and filters through import, convert, info and expo
             continue;
         }
         REQUIRE(r.status == 0);
-        REQUIRE(run("export " + q(dir / "z.b2nd") + " " + q(dir / "z.npy")).status == 0);
+        REQUIRE(run("export --overwrite " + q(dir / "z.b2nd") + " " + q(dir / "z.npy")).status ==
+                0);
         REQUIRE(b2nd::test::read_file(dir / "z.npy") ==
                 b2nd::test::read_file(root + "/" + c["npy"].as_string()));
     }
@@ -445,7 +448,7 @@ TEST_CASE("cli: plugin codecs and filters through import, convert, info and expo
     REQUIRE(r.status == 0);
     CHECK_THAT(run("info " + out).output,
                Contains("ndlz:4 clevel 1, filters shuffle, split always"));
-    REQUIRE(run("export " + out + " " + q(dir / "back.npy")).status == 0);
+    REQUIRE(run("export --overwrite " + out + " " + q(dir / "back.npy")).status == 0);
     CHECK(b2nd::test::read_file(dir / "back.npy") == npy_bytes("<f4", "(64, 48)", payload));
     r = run("import " + in + " " + out + " --filters int_trunc:-8,ndcell:4,shuffle --overwrite");
     REQUIRE(r.status == 0);

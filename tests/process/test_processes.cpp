@@ -119,6 +119,72 @@ TEST_CASE("processes: writers killed at random moments leave one committed state
     CHECK(kills >= 100);
 }
 
+TEST_CASE("processes: an array replaced again and again is, for readers, the old one or the new",
+          "[process]") {
+    // create_from with overwrite, as b2nd import --overwrite: readers opening it afresh, or
+    // following it, see the array before or after, whole, never its parts nor an error.
+    const bool sparse = GENERATE(false, true);
+    INFO((sparse ? "sparse" : "contiguous"));
+    b2nd::test::TempDir dir;
+    const std::string path = dir / (sparse ? "p.b2frame" : "p.b2nd");
+    REQUIRE(run({"create", path, sparse ? "sparse" : "contiguous"}).empty());
+    auto publisher = start({"publisher", path, "4", sparse ? "sparse" : "contiguous"});
+    std::vector<std::unique_ptr<Child>> readers;
+    for (const char* mode : {"open", "open", "follow"}) {
+        readers.push_back(start({"reader", path, "4", mode}));
+    }
+    for (auto& r : readers) {
+        const std::string out = r->finish();
+        INFO(out);
+        CHECK(field(out, "errors") == 0);
+        CHECK(field(out, "torn") == 0);
+        CHECK(field(out, "reads") > 100);
+    }
+    const std::string p = publisher->finish();
+    INFO(p);
+    CHECK(field(p, "publishes") > 50);
+    CHECK(run({"check", path}).rfind("ok", 0) == 0);
+    // Once no reader is left, the next publication removes every replaced directory.
+    REQUIRE(
+        run({"publisher", path, "0.01", sparse ? "sparse" : "contiguous"}).rfind("publishes=", 0) ==
+        0);
+    for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+        INFO(e.path());
+        CHECK(e.path().filename().string().find(".b2nd-") == std::string::npos);
+    }
+}
+
+TEST_CASE("processes: a create_from killed at any moment leaves the old array or the new one",
+          "[process]") {
+    const bool sparse = GENERATE(false, true);
+    INFO((sparse ? "sparse" : "contiguous"));
+    b2nd::test::TempDir dir;
+    const std::string path = dir / (sparse ? "q.b2frame" : "q.b2nd");
+    REQUIRE(run({"create", path, sparse ? "sparse" : "contiguous"}).empty());
+    auto reader = start({"reader", path, "5", "open"});
+    std::mt19937 rng(sparse ? 4 : 3);
+    for (int kills = 0; kills < 60; ++kills) {
+        auto w = start({"publisher", path, "0", sparse ? "sparse" : "contiguous"});
+        std::this_thread::sleep_for(std::chrono::microseconds(1000 + rng() % 15000));
+        w->kill();
+        const std::string c = run({"check", path});
+        INFO("after " << kills + 1 << " kills: " << c);
+        REQUIRE(c.rfind("ok", 0) == 0);
+    }
+    const std::string r = reader->finish();
+    INFO(r);
+    CHECK(field(r, "errors") == 0);
+    CHECK(field(r, "torn") == 0);
+    // What the killed ones left beside it goes with the next publication.
+    REQUIRE(
+        run({"publisher", path, "0.01", sparse ? "sparse" : "contiguous"}).rfind("publishes=", 0) ==
+        0);
+    for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+        INFO(e.path());
+        CHECK(e.path().filename().string().find(".b2nd-") == std::string::npos);
+    }
+}
+
 TEST_CASE("processes: in-memory arrays of killed processes are swept, others removed at exit",
           "[process]") {
     b2nd::test::TempDir root;

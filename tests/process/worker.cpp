@@ -13,6 +13,10 @@
 //                                               open (a fresh open per read), refresh, follow,
 //                                               lockread (OpenOptions::lock_reads);
 //                                               prints "reads=N errors=E torn=T changes=C"
+//   worker publisher PATH SECONDS [sparse]      replaces the array again and again, each time
+//                                               with create_from (overwrite) of the next v and
+//                                               16-80 rows (0 SECONDS: until killed); prints
+//                                               "publishes=N"
 //   worker try-write PATH                       prints "locked" (LockError) or "opened"
 //   worker check PATH                           prints "ok rows=R v=V" or "bad: ..."
 //   worker memory SECONDS                       an in-memory array (B2ND_MEMORY_DIR), written,
@@ -26,6 +30,8 @@
 #include <vector>
 
 #include <b2nd/b2nd.hpp>
+
+#include <unistd.h>
 
 namespace {
 
@@ -117,6 +123,25 @@ int writer(const std::string& path, double seconds, std::uint64_t seed, bool rew
         ++commits;
     }
     std::printf("commits=%lld\n", static_cast<long long>(commits));
+    return 0;
+}
+
+int publisher(const std::string& path, double seconds, bool sparse) {
+    b2nd::CreateOptions o;
+    o.chunk_shape = {16, kCols};
+    o.block_shape = {4, kCols};
+    o.sparse = sparse;
+    o.overwrite = true;
+    o.nthreads = 1;
+    Rng rng{static_cast<std::uint64_t>(::getpid())};
+    const auto until = Clock::now() + std::chrono::duration<double>(seconds);
+    std::int64_t publishes = 0;
+    for (std::int64_t v = 2; seconds == 0 || Clock::now() < until; ++v) {
+        const auto rows = static_cast<std::int64_t>(16 + rng.below(65));
+        (void)b2nd::NDArray<std::int32_t>::create_from(path, {rows, kCols}, rows_of(v, rows), o);
+        ++publishes;
+    }
+    std::printf("publishes=%lld\n", static_cast<long long>(publishes));
     return 0;
 }
 
@@ -215,6 +240,9 @@ int main(int argc, char** argv) {
         }
         if (a.size() == 4 && a[0] == "reader") {
             return reader(a[1], std::stod(a[2]), a[3]);
+        }
+        if ((a.size() == 3 || a.size() == 4) && a[0] == "publisher") {
+            return publisher(a[1], std::stod(a[2]), a.size() == 4 && a[3] == "sparse");
         }
         if (a.size() == 2 && a[0] == "try-write") {
             return try_write(a[1]);

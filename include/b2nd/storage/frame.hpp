@@ -275,6 +275,14 @@ public:
     /// Removes a vlmetalayer; false if it did not exist.
     bool delete_vlmeta(const std::string& name);
 
+    /// For the writer of a frame whose file (or directory) another one has just replaced under
+    /// its path, by a rename: bumps the lock file's generation, so that handles that follow it
+    /// (OpenOptions::follow, refresh()) take a snapshot of the new one.
+    void announce_replaced();
+    /// Whether other handles, in this or another process, have registered as readers of this
+    /// frame (its lock file's reader table) and are still alive.
+    bool read_by_others() const;
+
     /// Makes everything written so far durable (fsync of the files and, for a sparse frame, the
     /// directory).
     void sync();

@@ -1,0 +1,215 @@
+#include "publish.hpp"
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include <b2nd/error.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace b2nd::detail {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kTemporaryTag = ".b2nd-tmp-";
+constexpr const char* kReplacedTag = ".b2nd-old-";  // replaced directories readers still use
+
+/// Whether handles in live processes still read the sparse frame at `dir`.
+bool still_read(const std::string& dir) noexcept {
+    try {
+        storage::OpenOptions o;
+        o.writable = true;  // the writer's slot is not a reader's
+        o.auto_compact = false;
+        o.lock_wait_ms = 0;
+        return storage::Frame::open(dir, o).read_by_others();
+    } catch (...) {
+        return false;  // not a frame any more, or one another handle writes: nobody reads it
+    }
+}
+
+std::string trimmed(std::string path) {
+    while (path.size() > 1 && path.back() == '/') {
+        path.pop_back();
+    }
+    return path;
+}
+
+void sync_directory_of(const std::string& path) {
+    std::string dir = fs::path(path).parent_path().string();
+    if (dir.empty()) {
+        dir = ".";
+    }
+    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        (void)::fsync(fd);
+        ::close(fd);
+    }
+}
+
+}  // namespace
+
+bool process_gone(long pid) noexcept {
+    return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+}
+
+void sweep_stale_temporaries(const std::string& target) noexcept {
+    const fs::path t(target);
+    const std::string prefix = t.filename().string() + kTemporaryTag;
+    fs::path dir = t.parent_path();
+    if (dir.empty()) {
+        dir = ".";
+    }
+    const std::string replaced = t.filename().string() + kReplacedTag;
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (name.compare(0, replaced.size(), replaced) == 0) {
+            if (!still_read(it->path().string())) {
+                std::error_code ignored;
+                fs::remove_all(it->path(), ignored);
+            }
+            continue;
+        }
+        // TARGET.b2nd-tmp-PID, and what was made under that name (TARGET.b2nd-tmp-PID.*).
+        if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) {
+            continue;
+        }
+        const std::size_t stop = name.find_first_not_of("0123456789", prefix.size());
+        if (stop == prefix.size() || (stop != std::string::npos && name[stop] != '.')) {
+            continue;
+        }
+        if (process_gone(std::strtol(name.c_str() + prefix.size(), nullptr, 10))) {
+            std::error_code ignored;
+            fs::remove_all(it->path(), ignored);
+        }
+    }
+}
+
+Publication::Publication(const std::string& target, bool overwrite, const std::string& where)
+    : target_(trimmed(target)), where_(where), overwrite_(overwrite) {
+    static std::atomic<unsigned> counter{0};
+    temporary_ = target_ + kTemporaryTag + std::to_string(::getpid()) + "." +
+                 std::to_string(counter.fetch_add(1));
+    std::error_code ec;
+    if (fs::exists(fs::symlink_status(target_, ec))) {
+        if (!overwrite) {
+            throw UsageError(where_ + ": already exists (the overwrite option replaces it)");
+        }
+        storage::OpenOptions o;
+        o.writable = true;
+        o.auto_compact = false;
+        try {
+            replaced_.emplace(storage::Frame::open(target_, o));
+        } catch (const LockError&) {
+            throw;  // another writer has it: not replaced under its feet
+        } catch (const Error&) {
+            // Not a frame we can open (or not a frame): replaced as it is.
+        }
+    }
+    sweep_stale_temporaries(target_);
+    fs::remove_all(temporary_, ec);
+}
+
+Publication::~Publication() {
+    if (!published_) {
+        remove_temporary();
+    }
+}
+
+void Publication::remove_temporary() noexcept {
+    std::error_code ignored;
+    fs::remove_all(temporary_, ignored);
+}
+
+void Publication::publish(bool durable) {
+    std::error_code ec;
+    const fs::file_status old = fs::symlink_status(target_, ec);
+    const bool there = fs::exists(old);
+    if (there && !overwrite_) {
+        throw UsageError(where_ + ": already exists (made meanwhile by someone else)");
+    }
+    if (fs::is_directory(fs::symlink_status(temporary_, ec))) {
+        // A sparse frame goes into place with its lock file, so that its readers register from
+        // the start (a replacement then knows whether they still use it).
+        try {
+            storage::OpenOptions o;
+            o.writable = true;
+            o.auto_compact = false;
+            (void)storage::Frame::open(temporary_, o);
+        } catch (const Error&) {
+            // not a frame: nothing to lock
+        }
+    }
+    const bool file_over_file =
+        there && fs::is_regular_file(old) && fs::is_regular_file(fs::symlink_status(temporary_));
+    int rc = 0;
+    if (!there) {
+        // Not over something that appeared since the check above.
+        rc = ::renameat2(AT_FDCWD, temporary_.c_str(), AT_FDCWD, target_.c_str(), RENAME_NOREPLACE);
+        if (rc != 0 && errno == EINVAL) {  // a file system without renameat2's flags
+            rc = std::rename(temporary_.c_str(), target_.c_str());
+        }
+    } else if (file_over_file) {
+        rc = std::rename(temporary_.c_str(), target_.c_str());
+    } else {
+        rc = ::renameat2(AT_FDCWD, temporary_.c_str(), AT_FDCWD, target_.c_str(), RENAME_EXCHANGE);
+        if (rc != 0 && errno == EINVAL) {
+            // No atomic exchange here: the old one is moved aside, then the new one in.
+            const std::string aside = temporary_ + ".old";
+            rc = std::rename(target_.c_str(), aside.c_str());
+            if (rc == 0) {
+                rc = std::rename(temporary_.c_str(), target_.c_str());
+                if (rc != 0) {
+                    const int err = errno;
+                    (void)std::rename(aside.c_str(), target_.c_str());
+                    errno = err;
+                } else {
+                    (void)std::rename(aside.c_str(), temporary_.c_str());
+                }
+            }
+        }
+    }
+    if (rc != 0) {
+        const int err = errno;
+        remove_temporary();
+        throw IoError(where_ + ": cannot move the new " +
+                          (fs::is_directory(target_, ec) ? "directory" : "file") + " into place",
+                      std::error_code(err, std::generic_category()));
+    }
+    published_ = true;
+    if (durable) {
+        sync_directory_of(target_);
+    }
+    // What was replaced is where the temporary was (or gone, for a file renamed over). A
+    // directory that registered readers still use stays until the next publication here finds
+    // them gone (their snapshots read its chunk files).
+    bool kept = false;
+    if (replaced_) {
+        replaced_->announce_replaced();
+        kept = replaced_->sparse() && replaced_->read_by_others();
+        replaced_.reset();
+    }
+    if (kept) {
+        const std::string aside =
+            target_ + kReplacedTag + temporary_.substr(target_.size() + std::strlen(kTemporaryTag));
+        if (std::rename(temporary_.c_str(), aside.c_str()) == 0) {
+            return;
+        }
+    }
+    remove_temporary();
+}
+
+void Publication::rethrow() {
+    remove_temporary();
+    rethrow_renamed(temporary_, target_);
+}
+
+}  // namespace b2nd::detail

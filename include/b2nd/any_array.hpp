@@ -118,9 +118,11 @@ public:
     int ndim() const { return grid().ndim(); }
     std::int64_t size() const { return grid().size(); }
     std::int64_t itemsize() const { return grid().itemsize(); }
-    /// Uncompressed bytes of the array's elements.
+    /// Uncompressed bytes of the array's elements: the product of the shape times the item size
+    /// (edge chunks are stored padded to whole chunks; that padding is not counted).
     std::int64_t nbytes() const { return grid().nbytes(); }
-    /// Bytes the chunks take on disk.
+    /// Bytes the array's chunks take as stored (headers included; what updates left behind,
+    /// until compaction, not). nbytes() / cbytes() is the compression ratio.
     std::int64_t cbytes() const;
     bool sparse() const;
     bool writable() const;

@@ -161,7 +161,8 @@ const Grid& AnyArray::grid() const {
     return core().grid();
 }
 std::int64_t AnyArray::cbytes() const {
-    return core().frame().header().cbytes;
+    const storage::Frame& f = core().frame();
+    return f.header().cbytes - f.dead_bytes();  // what updates left behind is not the array's
 }
 bool AnyArray::sparse() const {
     return core().frame().sparse();

@@ -209,7 +209,11 @@ void Publication::publish(bool durable) {
 
 void Publication::rethrow() {
     remove_temporary();
-    rethrow_renamed(temporary_, target_);
+    try {
+        rethrow_renamed(temporary_ + ".tmp", target_);  // the storage layer's own temporary
+    } catch (...) {
+        rethrow_renamed(temporary_, target_);
+    }
 }
 
 }  // namespace b2nd::detail

@@ -71,6 +71,11 @@ int cmd_bench(const std::vector<std::string>& argv);
 
 /// "512.0 MiB"
 std::string human_bytes(std::int64_t n);
+/// The one way every command states sizes: "1.4 MiB in 697.8 KiB (ratio 2.06)", from the
+/// uncompressed bytes (shape x itemsize) and the bytes the chunks take (AnyArray::cbytes).
+std::string sizes_text(std::int64_t nbytes, std::int64_t cbytes);
+/// nbytes / cbytes with two decimals ("-" when nothing is stored).
+std::string ratio_text(std::int64_t nbytes, std::int64_t cbytes);
 /// JSON string literal.
 std::string json_string(const std::string& s);
 

@@ -160,8 +160,12 @@ int cmd_info(const std::vector<std::string>& argv) {
     }
     const format::FrameHeader& h = frame.header();
     const ChunkKinds k = count_kinds(frame);
+    // One definition of size (as convert and verify state it): the elements' bytes, and what
+    // the chunks take as stored. The frame's own nbytes counts edge chunks padded whole.
+    const std::int64_t nbytes = arr ? arr.nbytes() : h.nbytes;
+    const std::int64_t cbytes = arr ? arr.cbytes() : h.cbytes - frame.dead_bytes();
     const double ratio =
-        h.cbytes > 0 ? static_cast<double>(h.nbytes) / static_cast<double>(h.cbytes) : 0.0;
+        cbytes > 0 ? static_cast<double>(nbytes) / static_cast<double>(cbytes) : 0.0;
     std::ostringstream o;
     if (json) {
         o << "{\n  \"path\": " << json_string(path) << ",\n  \"storage\": \""
@@ -185,8 +189,9 @@ int cmd_info(const std::vector<std::string>& argv) {
           << json_string(
                  std::string(codec::split_mode_name(static_cast<codec::SplitMode>(h.splitmode()))))
           << ",\n  \"nchunks\": " << frame.nchunks() << ",\n  \"chunksize\": " << h.chunksize
-          << ",\n  \"blocksize\": " << h.blocksize << ",\n  \"nbytes\": " << h.nbytes
-          << ",\n  \"cbytes\": " << h.cbytes << ",\n  \"ratio\": " << ratio
+          << ",\n  \"blocksize\": " << h.blocksize << ",\n  \"nbytes\": " << nbytes
+          << ",\n  \"cbytes\": " << cbytes << ",\n  \"ratio\": " << ratio
+          << ",\n  \"padded_nbytes\": " << h.nbytes << ",\n  \"dead_bytes\": " << frame.dead_bytes()
           << ",\n  \"chunks\": {\"compressed\": " << k.compressed
           << ", \"memcpyed\": " << k.memcpyed << ", \"zeros\": " << k.zeros
           << ", \"nan\": " << k.nan << ", \"uninit\": " << k.uninit << ", \"value\": " << k.value
@@ -231,11 +236,18 @@ int cmd_info(const std::vector<std::string>& argv) {
         o << "codec       " << codec_text(h) << " clevel " << h.clevel() << ", filters "
           << filters_text(h) << ", split "
           << codec::split_mode_name(static_cast<codec::SplitMode>(h.splitmode())) << "\n";
-        o << "size        " << h.nbytes << " bytes (" << human_bytes(h.nbytes) << ") stored in "
-          << h.cbytes << " (" << human_bytes(h.cbytes) << "), ratio ";
-        char r[32];
-        std::snprintf(r, sizeof r, "%.2f", ratio);
-        o << r << "\n";
+        o << "size        " << nbytes << " bytes (" << human_bytes(nbytes) << ") stored in "
+          << cbytes << " (" << human_bytes(cbytes) << "), ratio " << ratio_text(nbytes, cbytes)
+          << "\n";
+        if (h.nbytes != nbytes) {
+            o << "padded      " << h.nbytes << " bytes (" << human_bytes(h.nbytes)
+              << ") with edge chunks counted whole, as the frame header says\n";
+        }
+        if (frame.dead_bytes() > 0) {
+            o << "dead space  " << frame.dead_bytes() << " bytes ("
+              << human_bytes(frame.dead_bytes())
+              << ") that updates left; 'b2nd compact' removes it\n";
+        }
         o << "chunk kinds " << k.compressed << " compressed, " << k.memcpyed << " memcpyed, "
           << k.zeros << " zeros, " << k.nan << " NaN, " << k.uninit << " uninitialized, " << k.value
           << " repeated value\n";

@@ -143,17 +143,12 @@ int run_copy(const char* label,
     }
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const std::int64_t disk = disk_bytes(out);
-    char ratio[32];
-    std::snprintf(ratio, sizeof ratio, "%.2fx",
-                  disk > 0 ? static_cast<double>(r.nbytes()) / static_cast<double>(disk) : 0.0);
     char took[32];
     std::snprintf(took, sizeof took, "%.2f s", secs);
     std::cout << out << ": " << to_string(r.shape()) << " " << r.dtype().str() << ", "
               << (r.sparse() ? "sparse frame" : "contiguous frame") << ", " << st.chunks
               << " chunks (" << st.copied << " copied as stored, " << st.encoded << " encoded), "
-              << human_bytes(r.nbytes()) << " in " << human_bytes(disk) << " (ratio " << ratio
-              << "), " << took << "\n";
+              << sizes_text(r.nbytes(), r.cbytes()) << ", " << took << "\n";
     return 0;
 }
 

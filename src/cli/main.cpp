@@ -177,8 +177,7 @@ bool apply_compression_options(const Args& a, CompressionParams& c) {
             throw ArgError("--codec: " + name + " takes no parameter");
         }
         if (!codec::is_builtin(*id) && !meta) {
-            throw ArgError("--codec: " + name +
-                           " needs its parameter, as NAME:P (see b2nd import --help)");
+            throw ArgError("--codec: " + name + " needs its parameter, as " + name + ":P");
         }
         c.codec = *id;
         c.codec_meta = static_cast<std::uint8_t>(meta.value_or(0));
@@ -253,6 +252,21 @@ std::string human_bytes(std::int64_t n) {
     char buf[64];
     std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
     return buf;
+}
+
+std::string ratio_text(std::int64_t nbytes, std::int64_t cbytes) {
+    if (cbytes <= 0) {
+        return "-";
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f",
+                  static_cast<double>(nbytes) / static_cast<double>(cbytes));
+    return buf;
+}
+
+std::string sizes_text(std::int64_t nbytes, std::int64_t cbytes) {
+    return human_bytes(nbytes) + " in " + human_bytes(cbytes) + " (ratio " +
+           ratio_text(nbytes, cbytes) + ")";
 }
 
 std::string json_string(const std::string& s) {

@@ -1,5 +1,4 @@
 // The b2nd tool: what commands check of the paths they read and write.
-#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 
@@ -57,7 +56,11 @@ void check_output(const std::string& out, const std::vector<std::string>& inputs
     if (!overwrite) {
         throw ArgError("\"" + out + "\" exists; --overwrite replaces it");
     }
-    if (fs::is_regular_file(out, ec) && ::access(out.c_str(), W_OK) != 0 && errno == EACCES) {
+    // Mode bits, not access(): root may write anything, but a file made read-only was meant
+    // to stay.
+    const fs::perms w = fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write;
+    if (fs::is_regular_file(out, ec) &&
+        (fs::status(out, ec).permissions() & w) == fs::perms::none) {
         throw ArgError("\"" + out + "\" is read-only; make it writable to replace it");
     }
 }

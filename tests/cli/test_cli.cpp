@@ -88,8 +88,12 @@ TEST_CASE("cli: import, info, slices, export and verify", "[cli]") {
     CHECK(info["clevel"].as_int() == 5);
     CHECK(info["filters"].as_string() == "shuffle,delta");
     CHECK(info["chunkshape"].as_array()[2].as_int() == 8);
-    CHECK(info["nbytes"].as_int() ==
-          (4 * 3 * 2) * (8 * 8 * 8) * 2);  // 24 padded chunks of 8^3 int16
+    // One definition of size: the elements' bytes; the frame's padded count apart.
+    CHECK(info["nbytes"].as_int() == 30 * 20 * 10 * 2);
+    CHECK(info["padded_nbytes"].as_int() == (4 * 3 * 2) * (8 * 8 * 8) * 2);  // 24 chunks of 8^3
+    CHECK(info["cbytes"].as_int() > 0);
+    CHECK(info["ratio"].as_number() == Approx(static_cast<double>(info["nbytes"].as_int()) /
+                                              static_cast<double>(info["cbytes"].as_int())));
     r = run("info " + q(tmp / "a.b2frame"));
     CHECK_THAT(r.output, Contains("shape       (30, 20, 10)"));
 

@@ -18,6 +18,10 @@ inline constexpr int kMaxNdim = 16;
 /// "(3, 4, 5)", "(7,)" or "()".
 std::string to_string(const Shape& s);
 
+/// Whether an array of shape `from` broadcasts to `to` by NumPy's rules: its dimensions align
+/// with the last ones of `to`, and each equals the one it meets or is 1.
+bool broadcasts_to(const Shape& from, const Shape& to) noexcept;
+
 /// A strided box of an array: along dimension d, the count[d] elements start[d],
 /// start[d] + step[d], ... (step may be negative, never 0).
 struct Box {

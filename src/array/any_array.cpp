@@ -433,16 +433,27 @@ std::int64_t AnyArray::extent_of(int axis, std::size_t nbytes, const char* op) c
         throw UsageError(c.where() + ": " + op + ": axis " + num(axis) +
                          " out of range for shape " + to_string(s));
     }
-    std::int64_t slice = c.grid().itemsize();
+    const std::int64_t isz = c.grid().itemsize();
+    std::int64_t slice = isz;
+    std::string wanted = "(";  // the shape the data must have, with n along the axis
     for (std::size_t d = 0; d < s.size(); ++d) {
+        wanted += (d > 0 ? ", " : "") + (static_cast<int>(d) == axis ? "n" : num(s[d]));
         if (static_cast<int>(d) != axis) {
             slice *= s[d];
         }
     }
+    wanted += s.size() == 1 ? ",)" : ")";
     if (slice == 0 || nbytes % static_cast<std::size_t>(slice) != 0) {
-        throw UsageError(c.where() + ": " + op + ": " + num(static_cast<std::int64_t>(nbytes)) +
-                         " bytes are not a whole number of slices of " + num(slice) +
-                         " bytes along axis " + num(axis));
+        const std::string held = nbytes % static_cast<std::size_t>(isz) == 0
+                                     ? num(static_cast<std::int64_t>(nbytes) / isz) +
+                                           " elements of '" + c.dtype().str() + "'"
+                                     : num(static_cast<std::int64_t>(nbytes)) +
+                                           " bytes, not a whole number of '" + c.dtype().str() +
+                                           "' elements";
+        throw UsageError(c.where() + ": " + op + " along axis " + num(axis) + ": the data holds " +
+                         held + "; it must have shape " + wanted + " for the array's shape " +
+                         to_string(s) +
+                         (slice == 0 ? "" : " (a multiple of " + num(slice / isz) + " elements)"));
     }
     return static_cast<std::int64_t>(nbytes) / slice;
 }

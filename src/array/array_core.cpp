@@ -196,10 +196,7 @@ void ArrayCore::require_writable(const char* op) const {
         throw UsageError(where() + ": " + op +
                          ": a frame without a b2nd metalayer is read-only as an array");
     }
-    if (!frame().writable()) {
-        throw UsageError(where() + ": " + op +
-                         " needs the array opened for writing (OpenOptions::writable)");
-    }
+    require_open_for_writing(op);
     const std::string& why = source_->write_refusal();
     if (!why.empty()) {
         throw UnsupportedError(where() + ": " + op +
@@ -220,13 +217,23 @@ void ArrayCore::update_metalayer(const std::string& name, ByteSpan content) {
     source_->frame().update_metalayer(name, content);
 }
 
+void ArrayCore::require_open_for_writing(const std::string& op) const {
+    if (!frame().writable()) {
+        throw UsageError(where() + ": " + op +
+                         ": the array is open read-only (OpenOptions::writable opens it for "
+                         "writing)");
+    }
+}
+
 void ArrayCore::set_vlmeta(const std::string& name, ByteSpan content) {
+    require_open_for_writing("cannot set attribute '" + name + "'");
     std::lock_guard<std::mutex> writer(writer_mutex_);
     std::unique_lock<FairSharedMutex> lock(mutex_);
     source_->frame().set_vlmeta(name, content);
 }
 
 bool ArrayCore::delete_vlmeta(const std::string& name) {
+    require_open_for_writing("cannot delete attribute '" + name + "'");
     std::lock_guard<std::mutex> writer(writer_mutex_);
     std::unique_lock<FairSharedMutex> lock(mutex_);
     return source_->frame().delete_vlmeta(name);

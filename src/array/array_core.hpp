@@ -225,6 +225,8 @@ private:
     /// from the cache.
     void commit_staged(const std::vector<std::int64_t>& ids,
                        const std::vector<storage::StagedChunk>& staged);
+    /// \throws UsageError naming `op` when the array is open read-only.
+    void require_open_for_writing(const std::string& op) const;
     void require_writable(const char* op) const;
     /// Where point i of a point list (coords[i * ndim ...]) lies.
     /// \throws UsageError naming the point when it is out of range

@@ -81,4 +81,17 @@ std::string check_box(const Shape& shape, const Box& box) {
     return {};
 }
 
+bool broadcasts_to(const Shape& from, const Shape& to) noexcept {
+    if (from.size() > to.size()) {
+        return false;
+    }
+    const std::size_t off = to.size() - from.size();
+    for (std::size_t k = 0; k < from.size(); ++k) {
+        if (from[k] != to[off + k] && from[k] != 1) {
+            return false;
+        }
+    }
+    return true;
+}
+
 }  // namespace b2nd

@@ -16,12 +16,15 @@ namespace b2nd::cli {
 namespace {
 
 const char* const kHelp =
-    "usage: b2nd info PATH [--json]\n"
+    "usage: b2nd info PATH... [--json]\n"
     "\n"
     "Prints what a b2nd array (.b2nd file or .b2frame directory) holds: shape, dtype, chunk and\n"
     "block shapes, codec and filters, uncompressed and stored sizes, the kinds of its chunks,\n"
     "metalayers and vlmetalayers (python-blosc2's attributes), decoded from msgpack (shown\n"
     "as hex where they are not msgpack). Plain Blosc2 frames are described as frames.\n"
+    "\n"
+    "Several paths are described one after the other (a blank line between; with --json, a\n"
+    "JSON array); a file that cannot be read is named on stderr and the exit code is 1.\n"
     "\n"
     "  --json   one JSON object instead of text\n"
     "\n"
@@ -134,20 +137,8 @@ std::string content_text(const std::vector<std::uint8_t>& b) {
     }
 }
 
-}  // namespace
-
-int cmd_info(const std::vector<std::string>& argv) {
-    const Args a = Args::parse(argv, {}, {"--json", "--help"});
-    if (a.has("--help")) {
-        std::cout << kHelp;
-        return 0;
-    }
-    if (a.positional.size() != 1) {
-        throw ArgError("expected one PATH");
-    }
-    const std::string path = a.positional[0];
-    const bool json = a.has("--json");
-
+/// The description of one file (text, or a JSON object).
+std::string describe(const std::string& path, bool json) {
     // The frame always; the array view when the frame is one.
     check_input(path);
     const storage::Frame frame = storage::Frame::open(path);
@@ -262,8 +253,50 @@ int cmd_info(const std::vector<std::string>& argv) {
               << "\n";
         }
     }
-    std::cout << o.str();
-    return 0;
+    return o.str();
+}
+
+}  // namespace
+
+int cmd_info(const std::vector<std::string>& argv) {
+    const Args a = Args::parse(argv, {}, {"--json", "--help"});
+    if (a.has("--help")) {
+        std::cout << kHelp;
+        return 0;
+    }
+    if (a.positional.empty()) {
+        throw ArgError("expected PATH...");
+    }
+    const bool json = a.has("--json");
+    const bool many = a.positional.size() > 1;
+    // Each file on its own: one that cannot be read is named on stderr, the others described.
+    int status = 0;
+    std::size_t shown = 0;
+    if (json && many) {
+        std::cout << "[\n";
+    }
+    for (const std::string& path : a.positional) {
+        std::string text;
+        try {
+            text = describe(path, json);
+        } catch (const Error& e) {
+            std::cout.flush();
+            std::cerr << "b2nd info: " << e.what() << "\n";
+            status = 1;
+            continue;
+        }
+        if (shown++ > 0) {
+            std::cout << (json ? ",\n" : "\n");
+        }
+        if (json && many && !text.empty() && text.back() == '\n') {
+            text.pop_back();
+        }
+        std::cout << text;
+    }
+    if (json && many) {
+        std::cout << "\n]\n";
+    }
+    return status;
 }
 
 }  // namespace b2nd::cli

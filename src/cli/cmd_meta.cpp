@@ -1,6 +1,10 @@
-// b2nd meta PATH [NAME [VALUE-JSON]]
+// b2nd meta PATH [NAME [VALUE]]: attributes (vlmeta) listed, read, set and deleted; metalayers
+// listed and read.
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <iterator>
+#include <sstream>
 
 #include <b2nd/any_array.hpp>
 #include <b2nd/attrs.hpp>
@@ -14,95 +18,149 @@ namespace b2nd::cli {
 namespace {
 
 const char* const kMetaHelp =
-    "usage: b2nd meta PATH                  list the attributes (vlmeta) as NAME = JSON\n"
-    "       b2nd meta PATH NAME             print one as JSON\n"
-    "       b2nd meta PATH NAME VALUE-JSON  set one (stored as msgpack, as python-blosc2 does)\n"
-    "       b2nd meta PATH NAME --delete    remove one\n"
+    "usage: b2nd meta PATH                  list attributes (vlmeta) and metalayers, a line each:\n"
+    "                                       'vlmeta NAME = JSON' or 'metalayer NAME = JSON'\n"
+    "       b2nd meta PATH NAME             print one as JSON (an attribute, else a metalayer)\n"
+    "       b2nd meta PATH NAME VALUE       set an attribute (stored as msgpack, as\n"
+    "                                       python-blosc2 does)\n"
+    "       b2nd meta PATH NAME --delete    remove an attribute\n"
     "\n"
-    "Attributes are python-blosc2's vlmeta entries, one msgpack value each. Bytes are written\n"
-    "{\"$bytes\": \"hex\"}; entries that are not msgpack are listed as hex.\n"
+    "Attributes are python-blosc2's vlmeta entries, one msgpack value each; they can be set and\n"
+    "removed. Metalayers (b2nd, and any a writer added) are fixed when the array is created and\n"
+    "can only be read. In JSON, bytes are {\"$bytes\": \"hex\"}, NaN and infinities\n"
+    "{\"$float\": \"NaN\"}; entries that are not msgpack are shown as hex.\n"
     "\n"
-    "  --json    list as one JSON object\n"
+    "VALUE is JSON text, or @FILE to read it from a file, or - to read it from standard input.\n"
+    "\n"
+    "  --string  VALUE (or the file, or the input) is a plain string, not JSON\n"
+    "  --json    list as one JSON object: {\"vlmeta\": {...}, \"metalayers\": {...}}\n"
     "\n"
     "examples:\n"
-    "  b2nd meta t.b2nd units '\"K\"'\n"
-    "  b2nd meta t.b2nd calib '{\"offset\": -273.15, \"factor\": 0.01}'\n";
+    "  b2nd meta t.b2nd units K --string\n"
+    "  b2nd meta t.b2nd calib '{\"offset\": -273.15, \"factor\": 0.01}'\n"
+    "  b2nd meta t.b2nd grid @grid.json\n";
 
-std::string hex_of(const std::uint8_t* p, std::int64_t n) {
+std::string hex_of(const std::vector<std::uint8_t>& b) {
     std::string s;
     char buf[4];
-    for (std::int64_t i = 0; i < n; ++i) {
-        std::snprintf(buf, sizeof buf, "%02x", p[i]);
+    for (const std::uint8_t x : b) {
+        std::snprintf(buf, sizeof buf, "%02x", x);
         s += buf;
     }
     return s;
 }
 
+/// An entry's msgpack as JSON, or {"$not_msgpack": "hex"} when it is not msgpack.
+std::string shown(const std::vector<std::uint8_t>& raw, int indent = -1) {
+    try {
+        return Value::from_msgpack({raw.data(), raw.size()}).to_json(indent);
+    } catch (const FormatError&) {
+        return Value::map({{"$not_msgpack", hex_of(raw)}}).to_json(indent);
+    }
+}
+
+/// VALUE's text: the argument, or a file's content (@FILE), or standard input (-).
+std::string value_text(const std::string& arg) {
+    if (arg == "-") {
+        return std::string(std::istreambuf_iterator<char>(std::cin), {});
+    }
+    if (arg.size() > 1 && arg[0] == '@') {
+        std::ifstream f(arg.substr(1), std::ios::binary);
+        if (!f) {
+            throw ArgError("VALUE: cannot read \"" + arg.substr(1) + "\"");
+        }
+        return std::string(std::istreambuf_iterator<char>(f), {});
+    }
+    return arg;
+}
+
 }  // namespace
 
 int cmd_meta(const std::vector<std::string>& argv) {
-    const Args a = Args::parse(argv, {}, {"--json", "--delete", "--help"});
+    const Args a = Args::parse(argv, {}, {"--json", "--delete", "--string", "--help"});
     if (a.has("--help")) {
         std::cout << kMetaHelp;
         return 0;
     }
     if (a.positional.empty() || a.positional.size() > 3) {
-        throw ArgError("expected PATH [NAME [VALUE-JSON]]");
+        throw ArgError("expected PATH [NAME [VALUE]]");
     }
     const std::string& path = a.positional[0];
     const bool writes = a.positional.size() == 3 || a.has("--delete");
     if (a.has("--delete") && a.positional.size() != 2) {
         throw ArgError("--delete needs PATH and NAME");
     }
+    if (a.has("--string") && a.positional.size() != 3) {
+        throw ArgError("--string goes with a VALUE to set");
+    }
     OpenOptions o;
     o.writable = writes;
     o.cache_bytes = 0;
     AnyArray arr = open_input(path, o);
-    Attrs attrs = arr.attrs();
+    const std::vector<std::string> vnames = arr.vlmeta_names();
+    const std::vector<std::string> mnames = arr.metalayer_names();
+    const auto has = [](const std::vector<std::string>& names, const std::string& n) {
+        return std::find(names.begin(), names.end(), n) != names.end();
+    };
     if (a.positional.size() == 1) {
-        auto shown = [&](const std::string& name) {
-            try {
-                return attrs.get(name).to_json();
-            } catch (const FormatError&) {
-                const auto raw = arr.vlmeta(name).value_or(std::vector<std::uint8_t>{});
-                return Value::map({{"$not_msgpack",
-                                    hex_of(raw.data(), static_cast<std::int64_t>(raw.size()))}})
-                    .to_json();
-            }
-        };
         if (a.has("--json")) {
-            std::cout << "{";
-            bool first = true;
-            for (const std::string& name : attrs.names()) {
-                std::cout << (first ? "" : ", ") << json_string(name) << ": " << shown(name);
-                first = false;
+            std::string out = "{\"vlmeta\": {";
+            for (std::size_t i = 0; i < vnames.size(); ++i) {
+                out += (i > 0 ? ", " : "") + json_string(vnames[i]) + ": " +
+                       shown(*arr.vlmeta(vnames[i]));
             }
-            std::cout << "}\n";
+            out += "}, \"metalayers\": {";
+            for (std::size_t i = 0; i < mnames.size(); ++i) {
+                out += (i > 0 ? ", " : "") + json_string(mnames[i]) + ": " +
+                       shown(*arr.metalayer(mnames[i]));
+            }
+            std::cout << out << "}}\n";
         } else {
-            for (const std::string& name : attrs.names()) {
-                std::cout << name << " = " << shown(name) << "\n";
+            for (const std::string& name : vnames) {
+                std::cout << "vlmeta    " << name << " = " << shown(*arr.vlmeta(name)) << "\n";
+            }
+            for (const std::string& name : mnames) {
+                std::cout << "metalayer " << name << " = " << shown(*arr.metalayer(name)) << "\n";
             }
         }
         return 0;
     }
     const std::string& name = a.positional[1];
+    const std::string quoted = "\"" + path + "\"";
     if (a.has("--delete")) {
-        if (!attrs.erase(name)) {
-            throw UsageError("\"" + path + "\": no attribute '" + name + "'");
+        if (!has(vnames, name)) {
+            throw ArgError(quoted + ": no attribute '" + name + "'" +
+                           (has(mnames, name) ? " ('" + name +
+                                                    "' is a metalayer: metalayers cannot be "
+                                                    "removed)"
+                                              : ""));
         }
+        (void)arr.attrs().erase(name);
         return 0;
     }
     if (a.positional.size() == 2) {
-        std::cout << attrs.get(name).to_json(2) << "\n";
+        if (has(vnames, name)) {
+            std::cout << arr.attrs().get(name).to_json(2) << "\n";
+        } else if (has(mnames, name)) {
+            std::cout << metalayer_value(arr, name).to_json(2) << "\n";
+        } else {
+            throw ArgError(quoted + ": no attribute or metalayer '" + name + "'");
+        }
         return 0;
     }
+    const std::string text = value_text(a.positional[2]);
     Value v;
-    try {
-        v = Value::from_json(a.positional[2]);
-    } catch (const UsageError& e) {
-        throw ArgError(std::string("VALUE-JSON: ") + e.what());
+    if (a.has("--string")) {
+        v = Value(text);
+    } else {
+        try {
+            v = Value::from_json(text);
+        } catch (const UsageError& e) {
+            throw ArgError(std::string("VALUE: ") + e.what() +
+                           " (for a plain string, add --string)");
+        }
     }
-    attrs.set(name, v);
+    arr.attrs().set(name, v);
     return 0;
 }
 

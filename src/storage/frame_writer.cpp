@@ -24,7 +24,9 @@ std::uint8_t general_flags_for(std::int32_t chunksize) {
 
 void Frame::Impl::require_writable(const char* op) const {
     if (!is_writable) {
-        throw UsageError(where() + ": " + op + " needs a frame opened for writing");
+        throw UsageError(where() + ": " + op +
+                         ": the frame is open read-only (OpenOptions::writable opens it for "
+                         "writing)");
     }
 }
 

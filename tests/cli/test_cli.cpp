@@ -322,3 +322,34 @@ TEST_CASE("cli: bad arguments exit with 2 and say why", "[cli]") {
     r = run("info " + q(tmp / "in.npy"));  // not a frame
     CHECK(r.status == 1);
 }
+
+TEST_CASE("cli: messages name what the user gave, never the library's identifiers", "[cli]") {
+    b2nd::test::TempDir tmp;
+    write_test_npy(tmp / "in.npy", "<f4", "(4,)", std::vector<std::uint8_t>(16, 0));
+    REQUIRE(run("import " + q(tmp / "in.npy") + " " + q(tmp / "a.b2nd")).status == 0);
+    Run r = run("import " + q(tmp / "in.npy") + " " + q(tmp / "a.b2nd"));
+    CHECK(r.status == 2);
+    CHECK_THAT(r.output, Contains("--overwrite") && !Contains("CreateOptions"));
+    r = run("import " + q(tmp / "in.npy") + " " + q(tmp / "z.b2nd") + " --codec zfp-accuracy");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.output, Contains("zfp-accuracy:P"));
+    CHECK(r.output.find("(see") == r.output.rfind("(see"));  // one pointer to --help
+    // A .npy, a zip, or a directory given where an array is expected.
+    for (const char* cmd : {"info", "show", "verify", "export", "convert", "meta"}) {
+        INFO(cmd);
+        const std::string out = std::string(cmd) == "export" || std::string(cmd) == "convert"
+                                    ? " " + q(tmp / "o.out")
+                                    : "";
+        r = run(std::string(cmd) + " " + q(tmp / "in.npy") + out);
+        CHECK(r.status == 1);
+        CHECK_THAT(r.output,
+                   Contains("NumPy .npy file") && Contains("b2nd import") && !Contains("marker"));
+    }
+    std::filesystem::create_directory(tmp / "dir");
+    r = run("info " + q(tmp / "dir"));
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Contains("not a sparse frame") && Contains("chunks.b2frame") &&
+                             !Contains("cannot open"));
+    std::ofstream(tmp / "x.zip", std::ios::binary) << std::string("PK\x03\x04 rest", 9);
+    CHECK_THAT(run("info " + q(tmp / "x.zip")).output, Contains("zip archive"));
+}

@@ -82,7 +82,8 @@ TEST_CASE("cli: meta lists, gets, sets and deletes attributes; info --json decod
                                  Contains("attrs = {\"title\": \"conformance corpus\""));
         r = run("meta " + q(copy) + " --json");
         REQUIRE(r.status == 0);
-        CHECK(Json::parse(r.output)["attrs"]["axes"].as_array().size() == 3);
+        CHECK(Json::parse(r.output)["vlmeta"]["attrs"]["axes"].as_array().size() == 3);
+        CHECK(Json::parse(r.output)["metalayers"]["b2nd"].as_array().size() == 7);
         r = run("meta " + q(copy) + " attrs");
         REQUIRE(r.status == 0);
         CHECK(Json::parse(r.output)["level"].as_int() == 300);
@@ -102,7 +103,7 @@ TEST_CASE("cli: meta lists, gets, sets and deletes attributes; info --json decod
         CHECK(r.status == 2);
         r = run("meta " + q(copy) + " x '{\"a\": }'");
         CHECK(r.status == 2);
-        CHECK_THAT(r.output, Contains("VALUE-JSON"));
+        CHECK_THAT(r.output, Contains("VALUE: JSON") && Contains("--string"));
         r = run("meta " + q(copy) + " nope");
         CHECK(r.status == 2);
         CHECK_THAT(r.output, Contains("'nope'"));
@@ -122,10 +123,85 @@ TEST_CASE("cli: meta lists, gets, sets and deletes attributes; info --json decod
         CHECK_THAT(r.output, Contains("junk (6 bytes) not msgpack: ddffffffff01"));
         r = run("meta " + q(copy));
         REQUIRE(r.status == 0);
-        CHECK_THAT(r.output, Contains("junk = {\"$not_msgpack\": \"ddffffffff01\"}"));
+        CHECK_THAT(r.output, Contains("vlmeta    junk = {\"$not_msgpack\": \"ddffffffff01\"}"));
         r = run("meta " + q(copy) + " junk");
         CHECK(r.status == 1);
         CHECK_THAT(r.output, Contains("'junk'") && Contains("msgpack"));
     }
     CHECK(checked >= 6);
+}
+
+TEST_CASE("cli: meta reads metalayers too, saying which is which", "[cli]") {
+    b2nd::test::TempDir tmp;
+    b2nd::CreateOptions o;
+    o.metalayers.emplace_back("units", b2nd::Value("K").to_msgpack());
+    (void)b2nd::NDArray<float>::create_from(tmp / "a.b2nd", {4}, std::vector<float>(4, 1.0F), o);
+    const std::string a = tmp / "a.b2nd";
+    REQUIRE(run("meta " + q(a) + " title 'hello' --string").status == 0);
+    Run r = run("meta " + q(a));
+    REQUIRE(r.status == 0);
+    CHECK_THAT(r.output, Contains("vlmeta    title = \"hello\"\n") &&
+                             Contains("metalayer units = \"K\"\n") &&
+                             Contains("metalayer b2nd = [0, 1, [4]"));
+    r = run("meta " + q(a) + " units");  // info lists it; meta reads it
+    CHECK(r.status == 0);
+    CHECK(r.output == "\"K\"\n");
+    r = run("meta " + q(a) + " units --delete");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.output, Contains("metalayers cannot be removed"));
+    r = run("meta " + q(a) + " nothing");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.output, Contains("no attribute or metalayer 'nothing'"));
+}
+
+TEST_CASE("cli: meta takes a value from a file, from standard input, or as a plain string",
+          "[cli]") {
+    b2nd::test::TempDir tmp;
+    (void)b2nd::NDArray<float>::create_from(tmp / "a.b2nd", {4}, std::vector<float>(4, 1.0F));
+    const std::string a = tmp / "a.b2nd";
+    // A JSON list of 400 KB: too long for a command line ("Argument list too long").
+    std::string list = "[";
+    for (int i = 0; i < 60000; ++i) {
+        list += (i > 0 ? ", " : "") + std::to_string(i * 7);
+    }
+    list += "]";
+    REQUIRE(list.size() > 400000);
+    std::ofstream(tmp / "big.json") << list;
+    REQUIRE(run("meta " + q(a) + " big @" + q(tmp / "big.json")).status == 0);
+    const auto big = b2nd::AnyArray::open(a).attrs().get("big").as<std::vector<int>>();
+    REQUIRE(big.size() == 60000);
+    CHECK(big[59999] == 59999 * 7);
+    // Standard input, as JSON and as a plain string.
+    REQUIRE(run("meta " + q(a) + " cfg - < " + q(tmp / "big.json")).status == 0);
+    CHECK(b2nd::AnyArray::open(a).attrs().get("cfg").size() == 60000);
+    std::ofstream(tmp / "note.txt") << "line one\nline \"two\"";
+    REQUIRE(run("meta " + q(a) + " note - --string < " + q(tmp / "note.txt")).status == 0);
+    CHECK(b2nd::AnyArray::open(a).attrs().get("note").as<std::string>() ==
+          "line one\nline \"two\"");
+    REQUIRE(run("meta " + q(a) + " unit K --string").status == 0);
+    CHECK(b2nd::AnyArray::open(a).attrs().get("unit").as<std::string>() == "K");
+    // Without --string, K is not JSON: the message says what to do.
+    const Run r = run("meta " + q(a) + " unit K");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.output, Contains("for a plain string, add --string"));
+    CHECK(run("meta " + q(a) + " x @" + q(tmp / "missing.json")).status == 2);
+}
+
+TEST_CASE("cli: info describes several paths, and names each it cannot read", "[cli]") {
+    b2nd::test::TempDir tmp;
+    (void)b2nd::NDArray<float>::create_from(tmp / "a.b2nd", {4}, std::vector<float>(4, 1.0F));
+    (void)b2nd::NDArray<std::int16_t>::create_from(tmp / "b.b2nd", {2, 3},
+                                                   std::vector<std::int16_t>(6, 2));
+    std::ofstream(tmp / "c.txt") << "not an array";
+    Run r = run("info " + q(tmp / "a.b2nd") + " " + q(tmp / "b.b2nd"));
+    CHECK(r.status == 0);
+    CHECK_THAT(r.output, Contains("shape       (4,)") && Contains("shape       (2, 3)"));
+    r = run("info --json " + q(tmp / "a.b2nd") + " " + q(tmp / "b.b2nd"));
+    REQUIRE(r.status == 0);
+    const Json j = Json::parse(r.output);
+    REQUIRE(j.as_array().size() == 2);
+    CHECK(j.as_array()[1]["dtype"].as_string() == "<i2");
+    r = run("info " + q(tmp / "a.b2nd") + " " + q(tmp / "c.txt") + " " + q(tmp / "b.b2nd"));
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Contains("c.txt") && Contains("shape       (2, 3)"));
 }

@@ -164,6 +164,26 @@ TEST_CASE("xtensor: write equals the same assignment in memory", "[xtensor]") {
     }
 }
 
+TEST_CASE("xtensor: write of an expression of the wrong shape names the array and both shapes",
+          "[xtensor]") {
+    b2nd::test::TempDir tmp;
+    auto a = b2nd::NDArray<float>::create(tmp / "w.b2nd", {5, 4});
+    const xt::xtensor<float, 2> e = xt::ones<float>({3, 4});
+    CHECK_THROWS_AS(b2nd::write(a, e), b2nd::UsageError);
+    CHECK_THROWS_WITH(b2nd::write(a, e),
+                      Catch::Matchers::Contains("w.b2nd") &&
+                          Catch::Matchers::Contains("an expression of shape (3, 4)") &&
+                          Catch::Matchers::Contains("the selection's shape (5, 4)") &&
+                          !Catch::Matchers::Contains("Incompatible dimension"));
+    CHECK_THROWS_WITH(
+        b2nd::write(a, xt::range(0, 2), xt::all(), xt::ones<float>({2, 1, 4})),
+        Catch::Matchers::Contains("(2, 1, 4)") && Catch::Matchers::Contains("(2, 4)"));
+    // Broadcastable ones are written.
+    b2nd::write(a, xt::range(0, 2), xt::all(), xt::ones<float>({1, 4}) * 2.0f);
+    CHECK(a(1, 3) == 2.0f);
+    CHECK(a(2, 0) == 0.0f);
+}
+
 TEST_CASE("xtensor: evaluate runs pipelines chunk by chunk", "[xtensor]") {
     b2nd::test::TempDir tmp;
     SplitMix rng(9);

@@ -6,6 +6,9 @@
 //   t.write_masked(m, 0.0f);                        // one value to every true element
 //   b2nd::compress_where(t, m, "valid_values.b2nd"); // a[mask] into a new 1-d array, out of core
 //
+//   std::vector<std::uint8_t> bytes(t.size());      // or any contiguous one-byte container
+//   auto m2 = b2nd::Mask::of(bytes, t.shape());
+//
 // The mask is read in slabs of whole rows along the first axis (a few MiB of mask at a time) and
 // never held whole. Selected elements are read block by block: a sparse slab reads its elements
 // as points (each touched block decoded once), a dense one decodes the slab. A mask may be read
@@ -15,7 +18,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <iterator>
+#include <memory>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include <b2nd/any_array.hpp>
 
@@ -31,12 +38,36 @@ struct Mask {
     /// A mask in memory (C order, one byte per element, nonzero is true); `data` must outlive
     /// the mask.
     static Mask of(const std::uint8_t* data, const Shape& shape);
+    /// The same from the bytes of any contiguous container of one-byte elements
+    /// (std::vector<std::uint8_t>, std::vector<char>, std::string, std::array<bool, N>, ...).
+    /// A container given by name is referred to (it must outlive the mask); a temporary is
+    /// moved into the mask. \throws UsageError when its size is not the shape's element count
+    template <class C, class = std::enable_if_t<sizeof(*std::data(std::declval<C&>())) == 1>>
+    static Mask of(C&& bytes, const Shape& shape) {
+        using Plain = std::remove_cv_t<std::remove_reference_t<C>>;
+        std::shared_ptr<const void> keep;
+        const Plain* held = &bytes;
+        if constexpr (!std::is_lvalue_reference_v<C>) {
+            auto owned = std::make_shared<const Plain>(std::move(bytes));
+            held = owned.get();
+            keep = std::move(owned);
+        }
+        return of_bytes(static_cast<const void*>(std::data(*held)), std::size(*held), shape,
+                        std::move(keep));
+    }
     /// A mask stored in an array of dtype bool ('|b1').
     /// \throws UsageError naming the file when its dtype is not bool
     static Mask of(const AnyArray& bools);
+    static Mask of(AnyArray& bools) { return of(static_cast<const AnyArray&>(bools)); }
 
     /// The number of true elements (one pass over the mask, in parallel).
     std::uint64_t count(int nthreads = 0) const;
+
+private:
+    static Mask of_bytes(const void* data,
+                         std::size_t size,
+                         const Shape& shape,
+                         std::shared_ptr<const void> keep);
 };
 
 /// Writes a[mask] (the true elements in C order) into a new 1-d array at `path`, chunk by chunk:

@@ -215,9 +215,27 @@ void for_each_masked(const AnyArray& a,
 }  // namespace
 
 Mask Mask::of(const std::uint8_t* data, const Shape& shape) {
+    return of_bytes(data, static_cast<std::size_t>(-1), shape, nullptr);
+}
+
+Mask Mask::of_bytes(const void* bytes,
+                    std::size_t size,
+                    const Shape& shape,
+                    std::shared_ptr<const void> keep) {
+    std::int64_t n = 1;
+    for (const std::int64_t e : shape) {
+        if (e < 0 || __builtin_mul_overflow(n, e, &n)) {
+            throw UsageError("a mask of shape " + to_string(shape) + ": invalid shape");
+        }
+    }
+    if (size != static_cast<std::size_t>(-1) && size != static_cast<std::size_t>(n)) {
+        throw UsageError("a mask of " + std::to_string(size) + " bytes for shape " +
+                         to_string(shape) + ", which has " + std::to_string(n) + " elements");
+    }
+    const auto* data = static_cast<const std::uint8_t*>(bytes);
     Mask m;
     m.shape = shape;
-    m.region = [data, shape](const Box& box, std::uint8_t* out) {
+    m.region = [data, shape, keep = std::move(keep)](const Box& box, std::uint8_t* out) {
         detail::StridedBox b;
         b.ndim = box.ndim();
         std::int64_t src = 1, dst = 1;

@@ -1,6 +1,9 @@
 // Selections that mix index lists with integers, slices and new axes (orthogonal semantics, as
 // python-blosc2's oindex), writes that broadcast, and boolean masks. Every expected result comes
 // from indexing a copy of the data in memory, element by element.
+#include <array>
+#include <string>
+
 #include <catch2/catch.hpp>
 
 #include <b2nd/b2nd.hpp>
@@ -375,6 +378,31 @@ TEST_CASE("masks: bad masks and bad data are usage errors", "[array]") {
     CHECK(a.read() == std::vector<float>(24, 0.0f));  // nothing written
     auto out = b2nd::AnyArray::create(tmp / "o.b2nd", a.dtype(), {23});
     CHECK_THROWS_WITH(b2nd::select_into(out, a.any(), m), Contains("an array of length 24"));
+}
+
+TEST_CASE("masks: any contiguous byte container with a shape, referred to or owned", "[array]") {
+    b2nd::test::TempDir tmp;
+    std::vector<float> v(24);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        v[i] = static_cast<float>(i);
+    }
+    auto a = b2nd::NDArray<float>::create_from(tmp / "a.b2nd", {6, 4}, v);
+    std::vector<std::uint8_t> bytes(24, 0);
+    bytes[1] = bytes[22] = 1;
+    const std::vector<float> want = {1.0f, 22.0f};
+    CHECK(a.read_masked(b2nd::Mask::of(bytes, {6, 4})) == want);  // by name: referred to
+    std::string chars(24, '\0');
+    chars[1] = chars[22] = 'x';
+    CHECK(a.read_masked(b2nd::Mask::of(chars, {6, 4})) == want);
+    std::array<bool, 24> flags{};
+    flags[1] = flags[22] = true;
+    CHECK(a.read_masked(b2nd::Mask::of(flags, {6, 4})) == want);
+    // A temporary is moved into the mask: it outlives the statement that made it.
+    const b2nd::Mask owned = b2nd::Mask::of(std::vector<char>(bytes.begin(), bytes.end()), {6, 4});
+    CHECK(a.read_masked(owned) == want);
+    CHECK(owned.count() == 2);
+    CHECK_THROWS_WITH(b2nd::Mask::of(std::vector<std::uint8_t>(23), {6, 4}),
+                      Contains("a mask of 23 bytes for shape (6, 4), which has 24 elements"));
 }
 
 TEST_CASE("selections of LZ4 and BloscLZ arrays decode blocks only up to their last element",

@@ -229,17 +229,19 @@ ItemFormat::ItemFormat(DType dtype)
     }
 }
 
-bool ItemFormat::numeric() const noexcept {
+ItemFormat::Number ItemFormat::number() const noexcept {
     switch (dtype_.kind()) {
         case DType::Kind::boolean:
-            return dtype_.itemsize() == 1;
+            return dtype_.itemsize() == 1 ? Number::real : Number::none;
         case DType::Kind::int_:
         case DType::Kind::uint:
-            return dtype_.itemsize() <= 8;
+            return dtype_.itemsize() <= 8 ? Number::real : Number::none;
         case DType::Kind::float_:
-            return float_bits_ != 0;
+            return float_bits_ != 0 ? Number::real : Number::none;
+        case DType::Kind::complex_:
+            return float_bits_ != 0 ? Number::complex : Number::none;
         default:
-            return false;
+            return Number::none;
     }
 }
 
@@ -318,19 +320,24 @@ std::string hex_text(const std::uint8_t* item, std::int64_t n) {
 
 }  // namespace
 
-double ItemFormat::as_double(const std::uint8_t* item) const {
+long double ItemFormat::value(const std::uint8_t* item) const {
     const Native v(dtype_, item);
     const std::int64_t n = dtype_.itemsize();
     switch (dtype_.kind()) {
         case DType::Kind::boolean:
-            return v.b[0] != 0 ? 1.0 : 0.0;
+            return v.b[0] != 0 ? 1.0L : 0.0L;
         case DType::Kind::float_:
-            return float_at(v.b, float_bits_);
+            return static_cast<long double>(float_at(v.b, float_bits_));
         case DType::Kind::uint:
-            return static_cast<double>(int_bits(v.b, n, true));
+            return static_cast<long double>(int_bits(v.b, n, true));
         default:
-            return static_cast<double>(static_cast<std::int64_t>(int_bits(v.b, n, false)));
+            return static_cast<long double>(static_cast<std::int64_t>(int_bits(v.b, n, false)));
     }
+}
+
+std::pair<double, double> ItemFormat::parts(const std::uint8_t* item) const {
+    const Native v(dtype_, item);
+    return {float_at(v.b, float_bits_), float_at(v.b + dtype_.itemsize() / 2, float_bits_)};
 }
 
 void ItemFormat::observe(const std::uint8_t* items, std::int64_t n) {

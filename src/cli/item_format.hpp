@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include <b2nd/dtype.hpp>
 
@@ -27,11 +28,14 @@ public:
     /// [re, im], other items as a hex string.
     void json(std::string& out, const std::uint8_t* item) const;
 
-    /// An item's value as a double (bool, integer, float kinds), for comparisons.
-    /// \pre numeric()
-    double as_double(const std::uint8_t* item) const;
-    /// Whether as_double() applies (bool, integer, float; not complex).
-    bool numeric() const noexcept;
+    /// What comparisons may take an item for: a real number (bool, integer, float; value()),
+    /// a complex one (parts()), or only its bytes.
+    enum class Number { none, real, complex };
+    Number number() const noexcept;
+    /// A real item's value; exact for every integer of up to 64 bits (long double).
+    long double value(const std::uint8_t* item) const;
+    /// A complex item's real and imaginary parts.
+    std::pair<double, double> parts(const std::uint8_t* item) const;
 
 private:
     /// Floats printed in one column, as NumPy's FloatingFormat (floatmode 'maxprec', precision

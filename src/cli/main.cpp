@@ -283,16 +283,17 @@ const char* const kUsage =
     "Look at, check and convert b2nd arrays (Blosc2 frames with the b2nd metalayer).\n"
     "\n"
     "commands:\n"
-    "  info PATH [--json]              shape, dtype, chunks, codec, sizes, metadata\n"
+    "  info PATH... [--json]           shape, dtype, chunks, codec, sizes, metadata\n"
     "  export PATH OUT.npy [--slice S | --points P | --mask M]\n"
     "                                  the array, a selection, points or a[mask] as .npy\n"
     "  import IN.npy PATH [options]    a .npy file as a new b2nd array\n"
-    "  verify PATH                     decode every chunk; non-zero exit if corrupt\n"
+    "  verify PATH                     check the structure and decode every chunk\n"
+    "  diff A B [--rtol R --atol T]    compare shapes, dtypes and values (exit 1: differ)\n"
     "  convert IN OUT [options]        copy with other codec, filters, chunks, frame kind\n"
     "  concat OUT IN... [--axis N]     join arrays along an axis (--stack: a new axis)\n"
     "  compact PATH                    remove the dead space updates left in a file\n"
     "  show PATH [--slice S] [--json]  print values as NumPy does (summarized when large)\n"
-    "  meta PATH [NAME [VALUE-JSON]]   list, get or set attributes (vlmeta) as JSON\n"
+    "  meta PATH [NAME [VALUE]]        list or get attributes and metalayers, set attributes\n"
     "  bench PATH                      time full, slice, point and box reads, in GB/s\n"
     "\n"
     "Run 'b2nd COMMAND --help' for the options of a command. Exit codes: 0 success,\n"
@@ -343,6 +344,9 @@ int main(int argc, char** argv) {
         }
         if (cmd == "meta") {
             return b2nd::cli::cmd_meta(args);
+        }
+        if (cmd == "diff") {
+            return b2nd::cli::cmd_diff(args);
         }
         if (cmd == "bench") {
             return b2nd::cli::cmd_bench(args);

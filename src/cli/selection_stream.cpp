@@ -35,83 +35,101 @@ std::int64_t Shown::size() const noexcept {
     return n;
 }
 
-void for_each_slab(const AnyArray& arr,
-                   const Resolved& r,
-                   const Shown& shown,
-                   std::int64_t budget_bytes,
-                   const std::function<void(const std::uint8_t* items, std::int64_t n)>& fn) {
+SlabWalk::SlabWalk(const Resolved& r, const Shown& shown, int array_ndim, std::int64_t budget)
+    : r_(r), shown_(shown), idx_(static_cast<std::size_t>(array_ndim)) {
     const std::size_t nd = shown.shape.size();
-    const std::int64_t total = shown.size();
-    if (total == 0) {
+    done_ = shown.size() == 0;
+    if (done_) {
         return;
     }
-    // The array index of shown position k along result axis rd (an array axis of the result).
-    const auto array_index = [&](std::size_t rd, std::int64_t k) {
-        const auto u = static_cast<std::size_t>(r.dims[rd]);
-        const bool tail = shown.cut[rd] >= 0 && k >= shown.cut[rd];
-        const std::int64_t pos = tail ? r.shape[rd] - shown.shape[rd] + k : k;
-        return r.orthogonal() ? r.lists[u][static_cast<std::size_t>(pos)]
-                              : r.box.start[u] + pos * r.box.step[u];
-    };
     // Array axes the selection drops keep their one index.
-    std::vector<std::vector<std::int64_t>> idx(static_cast<std::size_t>(arr.ndim()));
-    for (std::size_t u = 0; u < idx.size(); ++u) {
-        idx[u] = {r.orthogonal() ? r.lists[u][0] : r.box.start[u]};
+    for (std::size_t u = 0; u < idx_.size(); ++u) {
+        idx_[u] = {r.orthogonal() ? r.lists[u][0] : r.box.start[u]};
     }
-    // The split axis k: the outermost one such that the axes after it hold at most `budget`
-    // elements together (`inner`); it is read in slabs of `rows` positions.
-    const std::int64_t isz = std::max<std::int64_t>(1, arr.itemsize());
-    const std::int64_t budget = std::max<std::int64_t>(1, budget_bytes / isz);
-    std::size_t k = nd == 0 ? 0 : nd - 1;
-    std::int64_t inner = 1;
-    while (k > 0 && shown.shape[k] <= budget / inner) {
-        inner *= shown.shape[k--];
+    // The split axis: the outermost one such that the axes after it hold at most `budget`
+    // elements together.
+    budget = std::max<std::int64_t>(1, budget);
+    k_ = nd == 0 ? 0 : nd - 1;
+    while (k_ > 0 && shown.shape[k_] <= budget / inner_) {
+        inner_ *= shown.shape[k_--];
     }
-    if (nd == 0) {
-        std::vector<std::uint8_t> one(static_cast<std::size_t>(isz));
-        arr.read_orthogonal(idx, one.data(), one.size());
-        fn(one.data(), 1);
-        return;
-    }
-    for (std::size_t d = k + 1; d < nd; ++d) {
+    rows_ = std::max<std::int64_t>(1, budget / inner_);
+    for (std::size_t d = k_ + 1; d < nd; ++d) {
         if (r.dims[d] >= 0) {
-            auto& list = idx[static_cast<std::size_t>(r.dims[d])];
+            auto& list = idx_[static_cast<std::size_t>(r.dims[d])];
             list.clear();
             for (std::int64_t i = 0; i < shown.shape[d]; ++i) {
                 list.push_back(array_index(d, i));
             }
         }
     }
-    const std::int64_t rows = std::max<std::int64_t>(1, budget / inner);
-    std::vector<std::uint8_t> buf(
-        static_cast<std::size_t>(std::min(rows, shown.shape[k]) * inner * isz));
-    std::vector<std::int64_t> outer(k, 0);  // position along the axes before k
-    for (;;) {
-        for (std::size_t d = 0; d < k; ++d) {
-            if (r.dims[d] >= 0) {
-                idx[static_cast<std::size_t>(r.dims[d])] = {array_index(d, outer[d])};
+    outer_.assign(k_, 0);
+}
+
+std::int64_t SlabWalk::array_index(std::size_t rd, std::int64_t k) const {
+    const auto u = static_cast<std::size_t>(r_.dims[rd]);
+    const bool tail = shown_.cut[rd] >= 0 && k >= shown_.cut[rd];
+    const std::int64_t pos = tail ? r_.shape[rd] - shown_.shape[rd] + k : k;
+    return r_.orthogonal() ? r_.lists[u][static_cast<std::size_t>(pos)]
+                           : r_.box.start[u] + pos * r_.box.step[u];
+}
+
+std::int64_t SlabWalk::max_count() const noexcept {
+    return shown_.shape.empty() ? 1 : std::min(rows_, shown_.shape[k_]) * inner_;
+}
+
+bool SlabWalk::next(std::vector<std::vector<std::int64_t>>& indices, std::int64_t& count) {
+    if (done_) {
+        return false;
+    }
+    if (shown_.shape.empty()) {  // a scalar
+        done_ = true;
+        indices = idx_;
+        count = 1;
+        return true;
+    }
+    if (at_ == 0) {
+        for (std::size_t d = 0; d < k_; ++d) {
+            if (r_.dims[d] >= 0) {
+                idx_[static_cast<std::size_t>(r_.dims[d])] = {array_index(d, outer_[d])};
             }
         }
-        for (std::int64_t a = 0; a < shown.shape[k]; a += rows) {
-            const std::int64_t b = std::min(a + rows, shown.shape[k]);
-            if (r.dims[k] >= 0) {
-                auto& list = idx[static_cast<std::size_t>(r.dims[k])];
-                list.clear();
-                for (std::int64_t i = a; i < b; ++i) {
-                    list.push_back(array_index(k, i));
-                }
-            }
-            const std::int64_t n = (b - a) * inner;
-            arr.read_orthogonal(idx, buf.data(), static_cast<std::size_t>(n * isz));
-            fn(buf.data(), n);
+    }
+    const std::int64_t b = std::min(at_ + rows_, shown_.shape[k_]);
+    if (r_.dims[k_] >= 0) {
+        auto& list = idx_[static_cast<std::size_t>(r_.dims[k_])];
+        list.clear();
+        for (std::int64_t i = at_; i < b; ++i) {
+            list.push_back(array_index(k_, i));
         }
-        std::size_t d = k;
-        while (d > 0 && ++outer[d - 1] == shown.shape[d - 1]) {
-            outer[--d] = 0;
+    }
+    count = (b - at_) * inner_;
+    indices = idx_;
+    at_ = b;
+    if (at_ == shown_.shape[k_]) {  // the next position along the axes before k
+        at_ = 0;
+        std::size_t d = k_;
+        while (d > 0 && ++outer_[d - 1] == shown_.shape[d - 1]) {
+            outer_[--d] = 0;
         }
-        if (d == 0) {
-            return;
-        }
+        done_ = d == 0;
+    }
+    return true;
+}
+
+void for_each_slab(const AnyArray& arr,
+                   const Resolved& r,
+                   const Shown& shown,
+                   std::int64_t budget_bytes,
+                   const std::function<void(const std::uint8_t* items, std::int64_t n)>& fn) {
+    const std::int64_t isz = std::max<std::int64_t>(1, arr.itemsize());
+    SlabWalk walk(r, shown, arr.ndim(), budget_bytes / isz);
+    std::vector<std::uint8_t> buf(static_cast<std::size_t>(walk.max_count() * isz));
+    std::vector<std::vector<std::int64_t>> idx;
+    std::int64_t n = 0;
+    while (walk.next(idx, n)) {
+        arr.read_orthogonal(idx, buf.data(), static_cast<std::size_t>(n * isz));
+        fn(buf.data(), n);
     }
 }
 

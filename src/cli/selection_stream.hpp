@@ -25,6 +25,31 @@ struct Shown {
     std::int64_t size() const noexcept;
 };
 
+/// The shown elements of a selection cut into slabs of at most `budget` elements (at least one)
+/// in C order: each slab is an orthogonal selection of the array (one index list per array
+/// axis) for AnyArray::read_orthogonal. Arrays of one shape take the same slabs.
+class SlabWalk {
+public:
+    SlabWalk(const Resolved& r, const Shown& shown, int array_ndim, std::int64_t budget);
+    /// The next slab's index lists and element count; false after the last.
+    bool next(std::vector<std::vector<std::int64_t>>& indices, std::int64_t& count);
+    /// The most elements a slab holds.
+    std::int64_t max_count() const noexcept;
+
+private:
+    std::int64_t array_index(std::size_t rd, std::int64_t k) const;
+
+    const Resolved& r_;
+    const Shown& shown_;
+    std::vector<std::vector<std::int64_t>> idx_;
+    std::size_t k_ = 0;                // the axis cut into slabs; those after it are whole
+    std::int64_t inner_ = 1;           // elements of the axes after k
+    std::int64_t rows_ = 1;            // positions along k per slab
+    std::vector<std::int64_t> outer_;  // position along the axes before k
+    std::int64_t at_ = 0;              // next position along k
+    bool done_ = false;
+};
+
 /// Reads the shown elements of `r` from `arr` in C order and hands them to `fn` in slabs of at
 /// most `budget_bytes` (at least one element), from one buffer allocated once.
 void for_each_slab(const AnyArray& arr,

@@ -81,6 +81,11 @@ struct OpenOptions {
     /// programs rewrite in place (c-blosc2's writers with locking on). Costs two system calls per
     /// read. b2nd-cpp's writers never need it. Ignored for a writable handle.
     bool lock_reads = false;
+    /// Writing, for a file that no other handle, in any process, reads meanwhile (one being built
+    /// under a temporary name): commits reuse the space the previous commit's index and trailer
+    /// took, so that building a file in several commits leaves no dead space
+    /// (storage::OpenOptions::exclusive). A crash may leave such a file unreadable.
+    bool exclusive = false;
 };
 
 /// What a new array holds before anything is written.

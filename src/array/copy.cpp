@@ -248,6 +248,7 @@ AnyArray build(Plan& p, const std::string& dst, const CopyOptions& o) {
             storage::OpenOptions so;
             so.writable = true;
             so.locking = false;
+            so.exclusive = true;  // private until published: no dead space left behind
             so.auto_compact = false;
             storage::Frame f = storage::Frame::open(tmp, so);
             const int ts = detail::chunk_typesize(p.grid.itemsize());

@@ -122,11 +122,19 @@ std::shared_ptr<ArrayCore> ArrayCore::create(const std::string& path,
     // place in one step: no one ever sees a frame without its chunks or its data.
     Publication pub(path, o.overwrite, where);
     try {
-        {
-            storage::Frame frame =
-                storage::Frame::create(pub.temporary(), frame_params(o.compression, g, o.nthreads),
-                                       o.sparse, metas, o.durable, false);
-            if (g.nchunks() > 0) {
+        (void)storage::Frame::create(pub.temporary(), frame_params(o.compression, g, o.nthreads),
+                                     o.sparse, metas, o.durable, false);
+        if (g.nchunks() > 0) {
+            // Private until published: each commit writes over the last one's index and
+            // trailer, so that what is published holds no dead space.
+            storage::OpenOptions so;
+            so.writable = true;
+            so.locking = false;
+            so.exclusive = true;
+            so.auto_compact = false;
+            so.durable = o.durable;
+            storage::Frame frame = storage::Frame::open(pub.temporary(), so);
+            {
                 storage::FrameEdit e;
                 for (std::int64_t i = 0; i < g.nchunks(); ++i) {
                     e.add_new(initial);
@@ -143,6 +151,7 @@ std::shared_ptr<ArrayCore> ArrayCore::create(const std::string& path,
             t.nthreads = o.nthreads;
             t.cache_bytes = 0;
             t.durable = o.durable;
+            t.exclusive = true;
             build(pub.temporary(), t);
         }
         pub.publish(o.durable);

@@ -212,6 +212,7 @@ storage::OpenOptions frame_options(const OpenOptions& o) {
     so.locking = o.locking;
     so.lock_wait_ms = o.lock_wait_ms;
     so.auto_compact = o.auto_compact;
+    so.exclusive = o.exclusive;
     return so;
 }
 

@@ -237,7 +237,7 @@ std::string describe(const std::string& path, bool json) {
         if (frame.dead_bytes() > 0) {
             o << "dead space  " << frame.dead_bytes() << " bytes ("
               << human_bytes(frame.dead_bytes())
-              << ") that updates left; 'b2nd compact' removes it\n";
+              << ") left by updates; 'b2nd compact' removes it\n";
         }
         o << "chunk kinds " << k.compressed << " compressed, " << k.memcpyed << " memcpyed, "
           << k.zeros << " zeros, " << k.nan << " NaN, " << k.uninit << " uninitialized, " << k.value

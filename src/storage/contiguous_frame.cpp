@@ -10,6 +10,7 @@
 // chunk inside [0, cbytes) and the index at header_len + cbytes). compact() rewrites the frame
 // without dead space to a temporary file and renames it over the original.
 #include <algorithm>
+#include <unordered_map>
 
 #include <b2nd/error.hpp>
 #include <b2nd/format/chunk_header.hpp>
@@ -53,9 +54,33 @@ public:
                              static_cast<std::size_t>(header.header_len + header.cbytes) - start);
     }
 
+    /// Where new bytes may go: after the frame, or for an exclusive writer after the last chunk
+    /// that `keep` (index entries) names, over the index and trailer the last commit left
+    /// (nobody else reads them).
+    std::uint64_t free_from(const std::vector<std::int64_t>& keep) const {
+        if (!options.exclusive) {
+            return base + frame.size();
+        }
+        std::unordered_map<std::int64_t, std::int64_t> size_at;  // entry -> stored bytes
+        for (std::size_t i = 0; i < index.size(); ++i) {
+            if (index[i] >= 0) {
+                size_at[index[i]] = static_cast<std::int64_t>(
+                    chunk_unlocked(static_cast<std::int64_t>(i)).bytes.size());
+            }
+        }
+        std::int64_t end = 0;
+        for (const std::int64_t e : keep) {
+            const auto it = e >= 0 ? size_at.find(e) : size_at.end();
+            if (it != size_at.end()) {
+                end = std::max(end, e + it->second);
+            }
+        }
+        return base + static_cast<std::uint64_t>(header.header_len + end);
+    }
+
     std::int64_t stage_bytes(ByteSpan bytes) override {
         if (staging_end_ == 0) {
-            staging_end_ = base + frame.size();
+            staging_end_ = free_from(index);
         }
         detail::PosixFile f(path, detail::PosixFile::Mode::read_write);
         f.write_at(bytes, staging_end_);
@@ -66,7 +91,7 @@ public:
 
     std::uint64_t reserve_bytes(std::uint64_t amount) override {
         if (staging_end_ == 0) {
-            staging_end_ = base + frame.size();
+            staging_end_ = free_from(index);
         }
         const std::uint64_t at = staging_end_;
         staging_end_ += amount;
@@ -105,7 +130,7 @@ public:
         }
         detail::PosixFile f(path, detail::PosixFile::Mode::read_write);
         // After the live frame and after anything staged: staged bytes the index names stay.
-        std::uint64_t pos = std::max<std::uint64_t>(base + frame.size(), staging_end_);
+        std::uint64_t pos = std::max<std::uint64_t>(free_from(c.index), staging_end_);
         for (std::size_t k = 0; k < c.writes.size(); ++k) {
             f.write_at(c.writes[k], pos);
             c.index[c.slots[k]] = static_cast<std::int64_t>(pos - base) - header.header_len;
@@ -134,6 +159,11 @@ public:
                    base + kPatchBegin);
         if (options.durable) {
             f.sync();
+        }
+        if (options.exclusive && base == 0 && f.size() > pos) {
+            map.reset();  // nothing of the old mapping is read again; then no stale tail remains
+            frame = {};
+            f.truncate(pos);
         }
         header = format::read_frame_header(image);  // picks up the metalayer content offsets too
         trailer_len = static_cast<std::uint32_t>(trailer.size());

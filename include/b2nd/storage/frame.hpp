@@ -66,6 +66,11 @@ struct OpenOptions {
     /// compacted size plus kAutoCompactSlack, compact() it (readers of older snapshots keep the
     /// old file). Updates leave the replaced bytes behind; this bounds how many.
     bool auto_compact = true;
+    /// Writing a contiguous frame that no other handle, in any process, reads meanwhile (one
+    /// built under a temporary name, as b2nd's own create and copy do): a commit writes over the
+    /// index and trailer the previous one left instead of after them, so that building leaves no
+    /// dead space. A crash may then leave the file unreadable, so use it for private files only.
+    bool exclusive = false;
 };
 
 /// (chunks done, chunks in all) while compact() copies chunks.

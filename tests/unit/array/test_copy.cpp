@@ -370,3 +370,25 @@ TEST_CASE("copy: every corpus array, as stored and re-encoded, against its .npy"
     }
     CHECK(n >= 100);
 }
+
+TEST_CASE("copy and create: what they publish holds no dead space", "[array]") {
+    b2nd::test::TempDir tmp;
+    std::vector<float> v(64 * 64);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        v[i] = static_cast<float>(i % 97);
+    }
+    b2nd::CreateOptions o;
+    o.chunk_shape = {16, 16};
+    const auto a = b2nd::NDArray<float>::create_from(tmp / "a.b2nd", {64, 64}, v, o);
+    CHECK(a.any().frame().dead_bytes() == 0);
+    CHECK(b2nd::AnyArray::create(tmp / "z.b2nd", a.dtype(), {64, 64}, o).frame().dead_bytes() == 0);
+    b2nd::CopyOptions c;
+    c.compression = b2nd::CompressionParams{b2nd::Codec::lz4, 5};
+    c.chunk_shape = b2nd::Shape{16, 16};
+    const auto lz4 = b2nd::copy(a.any(), tmp / "b.b2nd", c);  // re-encoded
+    CHECK(lz4.frame().dead_bytes() == 0);
+    const auto same = b2nd::copy(a.any(), tmp / "c.b2nd");  // chunks as stored, and vlmeta
+    CHECK(same.frame().dead_bytes() == 0);
+    CHECK(b2nd::NDArray<float>::open(tmp / "b.b2nd").read() == v);
+    CHECK(b2nd::NDArray<float>::open(tmp / "c.b2nd").read() == v);
+}

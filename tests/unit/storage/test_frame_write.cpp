@@ -187,6 +187,43 @@ TEST_CASE("frame write: updates leave dead space that compact() reclaims", "[sto
     CHECK(Frame::open(path).nchunks() == 11);
 }
 
+TEST_CASE("frame write: an exclusive writer commits over the last index and leaves no dead space",
+          "[storage]") {
+    test::TempDir dir;
+    const std::string path = dir / "x.b2nd";
+    (void)Frame::create(path, params(), false, metas(), false, false);
+    storage::OpenOptions o;
+    o.writable = true;
+    o.locking = false;
+    o.exclusive = true;
+    o.auto_compact = false;
+    Frame f = Frame::open(path, o);
+    for (int i = 0; i < 6; ++i) {
+        f.append_chunk(encoded(i * 1000));  // six commits, each after the chunks, not the index
+    }
+    CHECK(f.dead_bytes() == 0);
+    std::size_t stored = 0;
+    for (int i = 0; i < 6; ++i) {
+        stored += encoded(i * 1000).size();
+    }
+    CHECK(f.header().cbytes == static_cast<std::int64_t>(stored));
+    // A commit that shrinks the frame cuts the file at the new end.
+    storage::FrameEdit e = f.keep_all();
+    e.erase(5);
+    e.erase(4);
+    f.apply(e);
+    CHECK(f.dead_bytes() == 0);
+    CHECK(std::filesystem::file_size(path) == f.header().frame_len);
+    CHECK(firsts(path) == std::vector<std::int32_t>{0, 1000, 2000, 3000});
+    // The same edits by an ordinary writer leave the earlier indexes behind.
+    const std::string q = dir / "y.b2nd";
+    Frame g = Frame::create(q, params());
+    for (int i = 0; i < 6; ++i) {
+        g.append_chunk(encoded(i * 1000));
+    }
+    CHECK(g.dead_bytes() > 0);
+}
+
 TEST_CASE("frame write: sparse frames number chunk files and remove replaced ones", "[storage]") {
     test::TempDir dir;
     const std::string path = dir / "s.b2frame";

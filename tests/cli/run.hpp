@@ -55,6 +55,15 @@ inline std::vector<std::uint8_t> npy_bytes(const std::string& descr,
 /// The peak resident memory, in KiB, of `b2nd ARGS` (output to /dev/null), as GNU time
 /// measures it (a process spawned from this one would report this one's peak as well); -1 when
 /// it fails.
+/// Whether peak_rss_kib measures anything meaningful in this build (not under a sanitizer).
+inline bool memory_measurable() {
+#ifdef B2ND_SANITIZED
+    return false;
+#else
+    return true;
+#endif
+}
+
 inline long peak_rss_kib(const std::string& args) {
     const std::string cmd = "/usr/bin/time -f '%M' -o /dev/fd/3 '" + std::string(B2ND_CLI_PATH) +
                             "' " + args + " 3>&1 > /dev/null 2>/dev/null";

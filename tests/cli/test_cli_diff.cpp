@@ -117,7 +117,8 @@ TEST_CASE("cli: diff compares NaN, other dtypes and shapes as it says", "[cli]")
 
 TEST_CASE("cli: diff streams two large arrays in bounded memory", "[cli]") {
     b2nd::test::TempDir tmp;
-    const std::int64_t n = std::int64_t{48} << 20;  // 48 MiB of one-byte elements each
+    // 48 MiB of one-byte elements each (fewer under a sanitizer, where memory is not measured).
+    const std::int64_t n = std::int64_t{b2nd::test::memory_measurable() ? 48 : 8} << 20;
     std::vector<std::uint8_t> data(static_cast<std::size_t>(n));
     for (std::int64_t i = 0; i < n; ++i) {
         data[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>((i * 7919) >> 5);
@@ -131,10 +132,11 @@ TEST_CASE("cli: diff streams two large arrays in bounded memory", "[cli]") {
     data = {};
     const Run r = run("diff " + q(tmp / "a.b2nd") + " " + q(tmp / "b.b2nd"));
     CHECK(r.status == 1);
-    CHECK_THAT(r.output, Contains("differ: 1 of 50331648") && Contains("(12287, 4095)"));
+    CHECK_THAT(r.output, Contains("differ: 1 of " + std::to_string(n)) &&
+                             Contains("(" + std::to_string(n / 4096 - 1) + ", 4095)"));
     const long peak =
         b2nd::test::peak_rss_kib("diff " + q(tmp / "a.b2nd") + " " + q(tmp / "a.b2nd"));
     INFO("peak RSS of a diff of two 48 MiB arrays: " << peak << " KiB");
     CHECK(peak > 0);
-    CHECK(peak < 48 * 1024);
+    CHECK((peak < 48 * 1024 || !b2nd::test::memory_measurable()));
 }

@@ -251,8 +251,9 @@ TEST_CASE("cli: show pads and spells values as NumPy does for each kind", "[cli]
 
 TEST_CASE("cli: show streams: bounded memory, and a closed pipe stops it at once", "[cli]") {
     b2nd::test::TempDir tmp;
-    // 48 Mi one-byte elements: 48 MiB of data, about 150 MiB of JSON text.
-    const std::int64_t n = std::int64_t{48} << 20;
+    // 48 Mi one-byte elements: 48 MiB of data, about 150 MiB of JSON text (fewer under a
+    // sanitizer, where memory is not measured).
+    const std::int64_t n = std::int64_t{b2nd::test::memory_measurable() ? 48 : 8} << 20;
     std::vector<std::uint8_t> data(static_cast<std::size_t>(n));
     for (std::int64_t i = 0; i < n; ++i) {
         data[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>((i * 7919) >> 5);
@@ -273,7 +274,8 @@ TEST_CASE("cli: show streams: bounded memory, and a closed pipe stops it at once
     const long peak_kib = b2nd::test::peak_rss_kib("show " + q(a) + " --json");
     INFO("show --json of " << text_bytes << " bytes of text: peak RSS " << peak_kib << " KiB");
     CHECK(peak_kib > 0);
-    CHECK(peak_kib < 40 * 1024);  // the data alone is 48 MiB, the text 150 MiB
+    CHECK((peak_kib < 40 * 1024 ||
+           !b2nd::test::memory_measurable()));  // the data alone is 48 MiB, the text 150 MiB
     // The first 100 bytes, then the pipe closes: far sooner than the whole.
     const auto [head, head_s] = timed("show " + q(a) + " --json | head -c 100");
     INFO("whole output " << all_s << " s, first 100 bytes " << head_s << " s");
@@ -283,5 +285,5 @@ TEST_CASE("cli: show streams: bounded memory, and a closed pipe stops it at once
     // Text output beyond the summary threshold streams too (two passes, nothing held).
     const long text_peak = b2nd::test::peak_rss_kib("show " + q(a) + " --threshold 100000000000");
     CHECK(text_peak > 0);
-    CHECK(text_peak < 40 * 1024);
+    CHECK((text_peak < 40 * 1024 || !b2nd::test::memory_measurable()));
 }

@@ -136,7 +136,8 @@ void Publication::publish(bool durable) {
     if (there && !overwrite_) {
         throw UsageError(where_ + ": already exists (made meanwhile by someone else)");
     }
-    if (fs::is_directory(fs::symlink_status(temporary_, ec))) {
+    const bool directory = fs::is_directory(fs::symlink_status(temporary_, ec));
+    if (directory) {
         // A sparse frame goes into place with its lock file, so that its readers register from
         // the start (a replacement then knows whether they still use it).
         try {
@@ -148,8 +149,7 @@ void Publication::publish(bool durable) {
             // not a frame: nothing to lock
         }
     }
-    const bool file_over_file =
-        there && fs::is_regular_file(old) && fs::is_regular_file(fs::symlink_status(temporary_));
+    const bool file_over_file = there && fs::is_regular_file(old) && !directory;
     int rc = 0;
     if (!there) {
         // Not over something that appeared since the check above.
@@ -181,7 +181,7 @@ void Publication::publish(bool durable) {
         const int err = errno;
         remove_temporary();
         throw IoError(where_ + ": cannot move the new " +
-                          (fs::is_directory(target_, ec) ? "directory" : "file") + " into place",
+                          std::string(directory ? "directory" : "file") + " into place",
                       std::error_code(err, std::generic_category()));
     }
     published_ = true;

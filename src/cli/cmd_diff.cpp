@@ -177,13 +177,14 @@ int cmd_diff(const std::vector<std::string>& argv) {
         } else {
             const auto [xr, xi] = fa.parts(pa);
             const auto [yr, yi] = fb.parts(pb);
+            const auto wide = [](double v) { return static_cast<long double>(v); };
             nan_a = std::isnan(xr) || std::isnan(xi);
             nan_b = std::isnan(yr) || std::isnan(yi);
             if ((xr == yr && xi == yi) || (nan_a && nan_b)) {
                 return false;
             }
-            d = std::hypot(static_cast<long double>(xr) - yr, static_cast<long double>(xi) - yi);
-            mag = std::hypot(static_cast<long double>(yr), static_cast<long double>(yi));
+            d = std::hypot(wide(xr) - wide(yr), wide(xi) - wide(yi));
+            mag = std::hypot(wide(yr), wide(yi));
         }
         if (nan_a || nan_b || std::isnan(d)) {  // NaN against a number, or inf - inf
             abs_diff = rel_diff = HUGE_VAL;

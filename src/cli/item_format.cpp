@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "../detail/strings.hpp"
+#include "cli.hpp"
 
 namespace b2nd::cli {
 
@@ -54,24 +55,6 @@ T load(const std::uint8_t* p) {
     T v;
     std::memcpy(&v, p, sizeof(T));
     return v;
-}
-
-void json_string(std::string& out, const std::string& utf8) {
-    out += '"';
-    for (const char c : utf8) {
-        const auto u = static_cast<unsigned char>(c);
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += c;
-        } else if (u < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", u);
-            out += buf;
-        } else {
-            out += c;
-        }
-    }
-    out += '"';
 }
 
 /// Python's repr of a str (quote: ' unless the text holds ' and no ").
@@ -466,18 +449,18 @@ void ItemFormat::json(std::string& out, const std::uint8_t* item) const {
             for (std::int64_t i = 0; i < n && item[i] != 0; ++i) {
                 detail::append_utf8(s, item[i]);
             }
-            json_string(out, s);
+            out += json_string(s);
             return;
         }
         case DType::Kind::unicode: {
             const std::string s = unicode_text(item, n, dtype_.needs_byteswap());
-            json_string(out, s);
+            out += json_string(s);
             return;
         }
         default:
             break;
     }
-    json_string(out, hex_text(item, n));
+    out += json_string(hex_text(item, n));
 }
 
 }  // namespace b2nd::cli

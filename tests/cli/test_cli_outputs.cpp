@@ -22,6 +22,7 @@
 #include "../support/reference.hpp"
 #include "../support/temp_dir.hpp"
 #include "run.hpp"
+#include <sys/wait.h>
 
 using b2nd::test::q;
 using b2nd::test::run;
@@ -232,4 +233,60 @@ TEST_CASE("cli: verify lists every corrupt chunk and says what it cannot see", "
     CHECK(r.status == 1);
     CHECK_THAT(r.output, Contains("chunk 1:") && Contains("chunk 3:") && !Contains("chunk 0:") &&
                              !Contains("chunk 2:") && Contains("2 of 4 chunks corrupt"));
+}
+
+TEST_CASE("cli: readers beside a loop of import --overwrite see one whole array or the other",
+          "[cli][process]") {
+    b2nd::test::TempDir tmp;
+    // Two .npy files of one shape, each element telling which it is: 1.0 or 2.0.
+    for (const int which : {1, 2}) {
+        std::vector<double> v(200 * 300, static_cast<double>(which));
+        std::vector<std::uint8_t> bytes(v.size() * 8);
+        std::memcpy(bytes.data(), v.data(), bytes.size());
+        const auto npy = b2nd::test::npy_bytes("<f8", "(200, 300)", bytes);
+        std::ofstream(tmp / ("v" + std::to_string(which) + ".npy"), std::ios::binary)
+            .write(reinterpret_cast<const char*>(npy.data()),
+                   static_cast<std::streamsize>(npy.size()));
+    }
+    for (const char* kind : {"", " --sframe"}) {
+        INFO("import" << kind);
+        const std::string t = tmp / (std::string(kind).empty() ? "t.b2nd" : "t.b2frame");
+        REQUIRE(run("import " + q(tmp / "v1.npy") + " " + q(t) + kind).status == 0);
+        const std::string b2nd = B2ND_CLI_PATH;
+        const std::string stop = tmp / "stop";
+        b2nd::test::Child writer({"/bin/sh", "-c",
+                                  "while [ ! -e " + q(stop) + " ]; do '" + b2nd + "' import " +
+                                      q(tmp / "v2.npy") + " " + q(t) + kind +
+                                      " --chunks 50,100 --overwrite || exit 1; '" + b2nd +
+                                      "' import " + q(tmp / "v1.npy") + " " + q(t) + kind +
+                                      " --chunks 40,300 --overwrite || exit 1; done"});
+        int whole = 0, ones = 0, twos = 0;
+        for (int k = 0; k < 150; ++k) {
+            const Run r = run("export " + q(t) + " " + q(tmp / "o.npy") + " --overwrite");
+            REQUIRE(r.status == 0);
+            const auto npy = b2nd::test::read_npy_payload(tmp / "o.npy");
+            REQUIRE(npy.data.size() == 200 * 300 * 8);
+            double first = 0;
+            std::memcpy(&first, npy.data.data(), 8);
+            bool same = first == 1.0 || first == 2.0;
+            for (std::size_t i = 0; same && i < npy.data.size(); i += 8) {
+                double x = 0;
+                std::memcpy(&x, npy.data.data() + i, 8);
+                same = x == first;
+            }
+            CHECK(same);  // never zeros, never a mix
+            whole += same ? 1 : 0;
+            (first == 1.0 ? ones : twos) += 1;
+        }
+        CHECK(::kill(writer.pid(), 0) == 0);  // the imports kept going all along
+        std::ofstream(stop) << "";
+        int status = 0;
+        writer.finish(&status);
+        CHECK(WIFEXITED(status));
+        CHECK(WEXITSTATUS(status) == 0);  // every import succeeded
+        std::filesystem::remove(stop);
+        CHECK(whole == 150);
+        CHECK(ones > 0);
+        CHECK(twos > 0);
+    }
 }

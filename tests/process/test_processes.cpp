@@ -34,6 +34,20 @@ std::unique_ptr<Child> start(const std::vector<std::string>& args) {
     return std::make_unique<Child>(argv);
 }
 
+/// One more publication at `path`: it removes what earlier ones left beside it (temporaries of
+/// killed writers, replaced directories no reader uses any more); nothing of them may remain.
+void publish_once_more_and_check_nothing_left(const std::string& dir,
+                                              const std::string& path,
+                                              bool sparse) {
+    REQUIRE(
+        run({"publisher", path, "0.01", sparse ? "sparse" : "contiguous"}).rfind("publishes=", 0) ==
+        0);
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+        INFO(e.path());
+        CHECK(e.path().filename().string().find(".b2nd-") == std::string::npos);
+    }
+}
+
 }  // namespace
 
 TEST_CASE("processes: readers see one committed state while a writer commits", "[process]") {
@@ -145,13 +159,7 @@ TEST_CASE("processes: an array replaced again and again is, for readers, the old
     CHECK(field(p, "publishes") > 50);
     CHECK(run({"check", path}).rfind("ok", 0) == 0);
     // Once no reader is left, the next publication removes every replaced directory.
-    REQUIRE(
-        run({"publisher", path, "0.01", sparse ? "sparse" : "contiguous"}).rfind("publishes=", 0) ==
-        0);
-    for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
-        INFO(e.path());
-        CHECK(e.path().filename().string().find(".b2nd-") == std::string::npos);
-    }
+    publish_once_more_and_check_nothing_left(dir.path(), path, sparse);
 }
 
 TEST_CASE("processes: a create_from killed at any moment leaves the old array or the new one",
@@ -176,13 +184,7 @@ TEST_CASE("processes: a create_from killed at any moment leaves the old array or
     CHECK(field(r, "errors") == 0);
     CHECK(field(r, "torn") == 0);
     // What the killed ones left beside it goes with the next publication.
-    REQUIRE(
-        run({"publisher", path, "0.01", sparse ? "sparse" : "contiguous"}).rfind("publishes=", 0) ==
-        0);
-    for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
-        INFO(e.path());
-        CHECK(e.path().filename().string().find(".b2nd-") == std::string::npos);
-    }
+    publish_once_more_and_check_nothing_left(dir.path(), path, sparse);
 }
 
 TEST_CASE("processes: in-memory arrays of killed processes are swept, others removed at exit",

@@ -73,14 +73,20 @@ struct Rng {
     }
 };
 
-int create(const std::string& path, bool sparse) {
+/// How the workers create arrays: small chunks and blocks, replacing what is there.
+b2nd::CreateOptions create_options(bool sparse) {
     b2nd::CreateOptions o;
     o.chunk_shape = {16, kCols};
     o.block_shape = {4, kCols};
     o.sparse = sparse;
     o.overwrite = true;
     o.nthreads = 1;
-    (void)b2nd::NDArray<std::int32_t>::create_from(path, {64, kCols}, rows_of(1, 64), o);
+    return o;
+}
+
+int create(const std::string& path, bool sparse) {
+    (void)b2nd::NDArray<std::int32_t>::create_from(path, {64, kCols}, rows_of(1, 64),
+                                                   create_options(sparse));
     return 0;
 }
 
@@ -127,12 +133,7 @@ int writer(const std::string& path, double seconds, std::uint64_t seed, bool rew
 }
 
 int publisher(const std::string& path, double seconds, bool sparse) {
-    b2nd::CreateOptions o;
-    o.chunk_shape = {16, kCols};
-    o.block_shape = {4, kCols};
-    o.sparse = sparse;
-    o.overwrite = true;
-    o.nthreads = 1;
+    const b2nd::CreateOptions o = create_options(sparse);
     Rng rng{static_cast<std::uint64_t>(::getpid())};
     const auto until = Clock::now() + std::chrono::duration<double>(seconds);
     std::int64_t publishes = 0;

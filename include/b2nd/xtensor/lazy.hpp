@@ -546,8 +546,7 @@ void write_impl(NDArray<T>& array, const E& expr, const Tuple& slices, std::inde
     const Resolved r = resolve(array.shape(), to_selection(array.shape(), std::get<I>(slices)...));
     const std::size_t nd = r.shape.size();
     std::vector<std::size_t> shape(r.shape.begin(), r.shape.end());
-    if constexpr (xt::is_xexpression<E>::value) {
-        // Checked here, before xtensor's broadcast says "Incompatible dimension of arrays".
+    if constexpr (xt::is_xexpression<E>::value) {  // before xtensor's "Incompatible dimension"
         const Shape es(expr.shape().begin(), expr.shape().end());
         if (!broadcasts_to(es, r.shape)) {
             throw UsageError("\"" + array.path() + "\": write: an expression of shape " +

@@ -103,15 +103,21 @@ Publication::Publication(const std::string& target, bool overwrite, const std::s
         if (!overwrite) {
             throw UsageError(where_ + ": already exists (the overwrite option replaces it)");
         }
-        storage::OpenOptions o;
-        o.writable = true;
-        o.auto_compact = false;
+        // A frame is held for writing until replaced (its writer lock keeps others out). Looked
+        // at read-only first: opening something else for writing would leave a lock file
+        // beside it (an .npy replaced by an export).
+        bool frame = false;
         try {
-            replaced_.emplace(storage::Frame::open(target_, o));
-        } catch (const LockError&) {
-            throw;  // another writer has it: not replaced under its feet
+            (void)storage::Frame::open(target_);
+            frame = true;
         } catch (const Error&) {
             // Not a frame we can open (or not a frame): replaced as it is.
+        }
+        if (frame) {
+            storage::OpenOptions o;
+            o.writable = true;
+            o.auto_compact = false;
+            replaced_.emplace(storage::Frame::open(target_, o));  // LockError: another writer
         }
     }
     sweep_stale_temporaries(target_);

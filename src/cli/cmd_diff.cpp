@@ -153,8 +153,6 @@ int cmd_diff(const std::vector<std::string>& argv) {
     SlabWalk walk(ra, all, A.ndim(), kSlabBytes / std::max(ia, ib));
     std::vector<std::uint8_t> bufa(static_cast<std::size_t>(walk.max_count() * ia));
     std::vector<std::uint8_t> bufb(static_cast<std::size_t>(walk.max_count() * ib));
-    std::vector<std::vector<std::int64_t>> idx;
-    std::int64_t n = 0;
     Tally t;
     const auto differs = [&](const std::uint8_t* pa, const std::uint8_t* pb, double& abs_diff,
                              double& rel_diff) {
@@ -194,9 +192,10 @@ int cmd_diff(const std::vector<std::string>& argv) {
         rel_diff = mag > 0 ? static_cast<double>(d / mag) : HUGE_VAL;
         return d > static_cast<long double>(atol) + static_cast<long double>(rtol) * mag;
     };
-    while (walk.next(idx, n)) {
-        A.read_orthogonal(idx, bufa.data(), static_cast<std::size_t>(n * ia));
-        B.read_orthogonal(idx, bufb.data(), static_cast<std::size_t>(n * ib));
+    while (walk.next()) {
+        const std::int64_t n = walk.count();
+        walk.read(A, bufa.data());
+        walk.read(B, bufb.data());
         const std::int64_t first = t.compared;
         t.compared += n;
         if (same_dtype &&

@@ -153,8 +153,9 @@ std::string describe(const std::string& path, bool json) {
     const ChunkKinds k = count_kinds(frame);
     // One definition of size (as convert and verify state it): the elements' bytes, and what
     // the chunks take as stored. The frame's own nbytes counts edge chunks padded whole.
+    const std::int64_t dead = frame.dead_bytes();  // one pass over the chunk headers
     const std::int64_t nbytes = arr ? arr.nbytes() : h.nbytes;
-    const std::int64_t cbytes = arr ? arr.cbytes() : h.cbytes - frame.dead_bytes();
+    const std::int64_t cbytes = h.cbytes - dead;  // as AnyArray::cbytes()
     const double ratio =
         cbytes > 0 ? static_cast<double>(nbytes) / static_cast<double>(cbytes) : 0.0;
     std::ostringstream o;
@@ -182,7 +183,7 @@ std::string describe(const std::string& path, bool json) {
           << ",\n  \"nchunks\": " << frame.nchunks() << ",\n  \"chunksize\": " << h.chunksize
           << ",\n  \"blocksize\": " << h.blocksize << ",\n  \"nbytes\": " << nbytes
           << ",\n  \"cbytes\": " << cbytes << ",\n  \"ratio\": " << ratio
-          << ",\n  \"padded_nbytes\": " << h.nbytes << ",\n  \"dead_bytes\": " << frame.dead_bytes()
+          << ",\n  \"padded_nbytes\": " << h.nbytes << ",\n  \"dead_bytes\": " << dead
           << ",\n  \"chunks\": {\"compressed\": " << k.compressed
           << ", \"memcpyed\": " << k.memcpyed << ", \"zeros\": " << k.zeros
           << ", \"nan\": " << k.nan << ", \"uninit\": " << k.uninit << ", \"value\": " << k.value
@@ -234,9 +235,8 @@ std::string describe(const std::string& path, bool json) {
             o << "padded      " << h.nbytes << " bytes (" << human_bytes(h.nbytes)
               << ") with edge chunks counted whole, as the frame header says\n";
         }
-        if (frame.dead_bytes() > 0) {
-            o << "dead space  " << frame.dead_bytes() << " bytes ("
-              << human_bytes(frame.dead_bytes())
+        if (dead > 0) {
+            o << "dead space  " << dead << " bytes (" << human_bytes(dead)
               << ") left by updates; 'b2nd compact' removes it\n";
         }
         o << "chunk kinds " << k.compressed << " compressed, " << k.memcpyed << " memcpyed, "

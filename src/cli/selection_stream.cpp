@@ -42,9 +42,16 @@ SlabWalk::SlabWalk(const Resolved& r, const Shown& shown, int array_ndim, std::i
     if (done_) {
         return;
     }
-    // Array axes the selection drops keep their one index.
-    for (std::size_t u = 0; u < idx_.size(); ++u) {
-        idx_[u] = {r.orthogonal() ? r.lists[u][0] : r.box.start[u]};
+    boxed_ = !r.orthogonal();
+    for (const std::int64_t c : shown.cut) {
+        boxed_ = boxed_ && c < 0;
+    }
+    if (boxed_) {
+        box_ = r.box;  // axes the selection drops keep their one index
+    } else {
+        for (std::size_t u = 0; u < idx_.size(); ++u) {
+            idx_[u] = {r.orthogonal() ? r.lists[u][0] : r.box.start[u]};
+        }
     }
     // The split axis: the outermost one such that the axes after it hold at most `budget`
     // elements together.
@@ -55,13 +62,7 @@ SlabWalk::SlabWalk(const Resolved& r, const Shown& shown, int array_ndim, std::i
     }
     rows_ = std::max<std::int64_t>(1, budget / inner_);
     for (std::size_t d = k_ + 1; d < nd; ++d) {
-        if (r.dims[d] >= 0) {
-            auto& list = idx_[static_cast<std::size_t>(r.dims[d])];
-            list.clear();
-            for (std::int64_t i = 0; i < shown.shape[d]; ++i) {
-                list.push_back(array_index(d, i));
-            }
-        }
+        select(d, 0, shown.shape[d]);
     }
     outer_.assign(k_, 0);
 }
@@ -74,37 +75,44 @@ std::int64_t SlabWalk::array_index(std::size_t rd, std::int64_t k) const {
                            : r_.box.start[u] + pos * r_.box.step[u];
 }
 
+void SlabWalk::select(std::size_t rd, std::int64_t a, std::int64_t b) {
+    if (r_.dims[rd] < 0) {
+        return;  // a new axis: no array axis
+    }
+    const auto u = static_cast<std::size_t>(r_.dims[rd]);
+    if (boxed_) {
+        box_.start[u] = array_index(rd, a);
+        box_.count[u] = b - a;
+        return;
+    }
+    auto& list = idx_[u];
+    list.clear();
+    for (std::int64_t i = a; i < b; ++i) {
+        list.push_back(array_index(rd, i));
+    }
+}
+
 std::int64_t SlabWalk::max_count() const noexcept {
     return shown_.shape.empty() ? 1 : std::min(rows_, shown_.shape[k_]) * inner_;
 }
 
-bool SlabWalk::next(std::vector<std::vector<std::int64_t>>& indices, std::int64_t& count) {
+bool SlabWalk::next() {
     if (done_) {
         return false;
     }
     if (shown_.shape.empty()) {  // a scalar
         done_ = true;
-        indices = idx_;
-        count = 1;
+        count_ = 1;
         return true;
     }
     if (at_ == 0) {
         for (std::size_t d = 0; d < k_; ++d) {
-            if (r_.dims[d] >= 0) {
-                idx_[static_cast<std::size_t>(r_.dims[d])] = {array_index(d, outer_[d])};
-            }
+            select(d, outer_[d], outer_[d] + 1);
         }
     }
     const std::int64_t b = std::min(at_ + rows_, shown_.shape[k_]);
-    if (r_.dims[k_] >= 0) {
-        auto& list = idx_[static_cast<std::size_t>(r_.dims[k_])];
-        list.clear();
-        for (std::int64_t i = at_; i < b; ++i) {
-            list.push_back(array_index(k_, i));
-        }
-    }
-    count = (b - at_) * inner_;
-    indices = idx_;
+    select(k_, at_, b);
+    count_ = (b - at_) * inner_;
     at_ = b;
     if (at_ == shown_.shape[k_]) {  // the next position along the axes before k
         at_ = 0;
@@ -117,6 +125,15 @@ bool SlabWalk::next(std::vector<std::vector<std::int64_t>>& indices, std::int64_
     return true;
 }
 
+void SlabWalk::read(const AnyArray& arr, std::uint8_t* out) const {
+    const auto bytes = static_cast<std::size_t>(count_ * arr.itemsize());
+    if (boxed_) {
+        arr.read(box_, out, bytes);
+    } else {
+        arr.read_orthogonal(idx_, out, bytes);
+    }
+}
+
 void for_each_slab(const AnyArray& arr,
                    const Resolved& r,
                    const Shown& shown,
@@ -125,11 +142,9 @@ void for_each_slab(const AnyArray& arr,
     const std::int64_t isz = std::max<std::int64_t>(1, arr.itemsize());
     SlabWalk walk(r, shown, arr.ndim(), budget_bytes / isz);
     std::vector<std::uint8_t> buf(static_cast<std::size_t>(walk.max_count() * isz));
-    std::vector<std::vector<std::int64_t>> idx;
-    std::int64_t n = 0;
-    while (walk.next(idx, n)) {
-        arr.read_orthogonal(idx, buf.data(), static_cast<std::size_t>(n * isz));
-        fn(buf.data(), n);
+    while (walk.next()) {
+        walk.read(arr, buf.data());
+        fn(buf.data(), walk.count());
     }
 }
 

@@ -26,28 +26,39 @@ struct Shown {
 };
 
 /// The shown elements of a selection cut into slabs of at most `budget` elements (at least one)
-/// in C order: each slab is an orthogonal selection of the array (one index list per array
-/// axis) for AnyArray::read_orthogonal. Arrays of one shape take the same slabs.
+/// in C order. A slab of a plain selection (slices and integers, nothing cut out) is a strided
+/// box of the array; otherwise an orthogonal selection (one index list per array axis). Arrays
+/// of one shape take the same slabs.
 class SlabWalk {
 public:
     SlabWalk(const Resolved& r, const Shown& shown, int array_ndim, std::int64_t budget);
-    /// The next slab's index lists and element count; false after the last.
-    bool next(std::vector<std::vector<std::int64_t>>& indices, std::int64_t& count);
+    /// Moves to the next slab; false after the last.
+    bool next();
+    /// The elements of the current slab.
+    std::int64_t count() const noexcept { return count_; }
+    /// Reads the current slab of `arr` (of the shape the selection was resolved against) into
+    /// `out`, count() items.
+    void read(const AnyArray& arr, std::uint8_t* out) const;
     /// The most elements a slab holds.
     std::int64_t max_count() const noexcept;
 
 private:
     std::int64_t array_index(std::size_t rd, std::int64_t k) const;
+    /// Sets array axis u of the current slab to shown positions [a, b) of result axis rd.
+    void select(std::size_t rd, std::int64_t a, std::int64_t b);
 
     const Resolved& r_;
     const Shown& shown_;
+    bool boxed_ = false;  // slabs are boxes (box_), else index lists (idx_)
+    Box box_;
     std::vector<std::vector<std::int64_t>> idx_;
     std::size_t k_ = 0;                // the axis cut into slabs; those after it are whole
     std::int64_t inner_ = 1;           // elements of the axes after k
     std::int64_t rows_ = 1;            // positions along k per slab
     std::vector<std::int64_t> outer_;  // position along the axes before k
     std::int64_t at_ = 0;              // next position along k
-    bool done_ = false;
+    std::int64_t count_ = 0;
+    bool started_ = false, done_ = false;
 };
 
 /// Reads the shown elements of `r` from `arr` in C order and hands them to `fn` in slabs of at

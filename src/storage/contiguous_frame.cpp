@@ -10,7 +10,7 @@
 // chunk inside [0, cbytes) and the index at header_len + cbytes). compact() rewrites the frame
 // without dead space to a temporary file and renames it over the original.
 #include <algorithm>
-#include <unordered_map>
+#include <unordered_set>
 
 #include <b2nd/error.hpp>
 #include <b2nd/format/chunk_header.hpp>
@@ -61,20 +61,20 @@ public:
         if (!options.exclusive) {
             return base + frame.size();
         }
-        std::unordered_map<std::int64_t, std::int64_t> size_at;  // entry -> stored bytes
+        // Chunks do not overlap: the one kept at the highest offset ends last.
+        const std::unordered_set<std::int64_t> kept(keep.begin(), keep.end());
+        std::int64_t last = -1;
+        std::size_t at = 0;
         for (std::size_t i = 0; i < index.size(); ++i) {
-            if (index[i] >= 0) {
-                size_at[index[i]] = static_cast<std::int64_t>(
-                    chunk_unlocked(static_cast<std::int64_t>(i)).bytes.size());
+            if (index[i] > last && kept.count(index[i]) != 0) {
+                last = index[i];
+                at = i;
             }
         }
-        std::int64_t end = 0;
-        for (const std::int64_t e : keep) {
-            const auto it = e >= 0 ? size_at.find(e) : size_at.end();
-            if (it != size_at.end()) {
-                end = std::max(end, e + it->second);
-            }
-        }
+        const std::int64_t end =
+            last < 0 ? 0
+                     : last + static_cast<std::int64_t>(
+                                  chunk_unlocked(static_cast<std::int64_t>(at)).bytes.size());
         return base + static_cast<std::uint64_t>(header.header_len + end);
     }
 

@@ -111,10 +111,11 @@ TEST_CASE("cli: an existing output is replaced only with --overwrite, and never 
     r = run("export " + q(a) + " " + q(tmp / "o.npy") + " --overwrite");
     CHECK(r.status == 0);
     CHECK(b2nd::test::read_npy_payload(tmp / "o.npy").data.size() == 400);
-    // Nothing of the temporary names is left, or named.
+    // Nothing of the temporary names is left, or named; a replaced .npy gets no lock file.
     for (const auto& e : fs::directory_iterator(tmp.path())) {
         CHECK(e.path().filename().string().find("tmp") == std::string::npos);
     }
+    CHECK_FALSE(fs::exists(tmp / "o.npy.b2lock"));
     r = run("convert " + q(a) + " " + q(tmp / "nodir/x.b2frame"));
     CHECK(r.status == 1);
     CHECK_THAT(r.output, Contains("\"" + tmp / "nodir/x.b2frame" + "\""));

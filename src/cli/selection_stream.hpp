@@ -58,7 +58,7 @@ private:
     std::vector<std::int64_t> outer_;  // position along the axes before k
     std::int64_t at_ = 0;              // next position along k
     std::int64_t count_ = 0;
-    bool started_ = false, done_ = false;
+    bool done_ = false;
 };
 
 /// Reads the shown elements of `r` from `arr` in C order and hands them to `fn` in slabs of at

@@ -7,9 +7,9 @@
 
 #include <b2nd/mpi.hpp>
 
-#include "../array/array_core.hpp"
 #include "../detail/memory.hpp"
 #include "../detail/thread_pool.hpp"
+#include "../engine/array_core.hpp"
 
 namespace b2nd::mpi {
 

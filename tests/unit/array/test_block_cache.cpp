@@ -10,7 +10,7 @@
 
 #include "../../support/data.hpp"
 #include "../../support/temp_dir.hpp"
-#include "array/block_cache.hpp"
+#include "engine/block_cache.hpp"
 
 using b2nd::detail::BlockCache;
 

@@ -7,7 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "../../support/files.hpp"
-#include "array/strided_copy.hpp"
+#include "select/strided_copy.hpp"
 
 using b2nd::detail::StridedBox;
 

@@ -9,8 +9,8 @@
 #include "../detail/memory.hpp"
 #include "../detail/strings.hpp"
 #include "../detail/thread_pool.hpp"
+#include "../select/box_plan.hpp"
 #include "array_core.hpp"
-#include "box_plan.hpp"
 
 namespace b2nd::detail {
 

@@ -10,8 +10,8 @@
 #include <b2nd/ops.hpp>
 
 #include "../detail/strings.hpp"
-#include "array_core.hpp"
-#include "publish.hpp"
+#include "../engine/array_core.hpp"
+#include "../storage/publish.hpp"
 #include <unistd.h>
 
 namespace b2nd {

@@ -12,7 +12,7 @@
 //   chunkwise.cpp   write_chunks and for_each_chunk, the primitives of out-of-core evaluation
 //   reshape.cpp     resize, insert, remove: each chunk of the new grid is kept, zero, or rebuilt
 //                   from the old array and the caller's data; one commit with the new shape
-//   create.cpp      a new array: built under a temporary name, published (publish.hpp)
+//   create.cpp      a new array: built under a temporary name, published (storage/publish.hpp)
 //
 // Locking: reads hold the array's mutex shared. Writers take a writer mutex for their whole
 // duration (one at a time) and the array's mutex exclusively only to commit, so readers run on

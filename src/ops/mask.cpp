@@ -12,7 +12,7 @@
 #include <b2nd/parallel.hpp>
 
 #include "../detail/strings.hpp"
-#include "strided_copy.hpp"
+#include "../select/strided_copy.hpp"
 
 namespace b2nd {
 

@@ -7,10 +7,10 @@
 #include <b2nd/storage/frame.hpp>
 
 #include "../detail/strings.hpp"
+#include "../select/box_plan.hpp"
+#include "../select/strided_copy.hpp"
+#include "../values/params_detail.hpp"
 #include "array_core.hpp"
-#include "box_plan.hpp"
-#include "params_detail.hpp"
-#include "strided_copy.hpp"
 #include <unistd.h>
 
 namespace b2nd {

@@ -5,7 +5,7 @@
 #include <b2nd/error.hpp>
 
 #include "../detail/strings.hpp"
-#include "params_detail.hpp"
+#include "../values/params_detail.hpp"
 
 namespace b2nd::detail {
 

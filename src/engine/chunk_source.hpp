@@ -26,8 +26,8 @@
 #include <b2nd/grid.hpp>
 #include <b2nd/storage/frame.hpp>
 
+#include "../select/strided_copy.hpp"
 #include "block_cache.hpp"
-#include "strided_copy.hpp"
 
 namespace b2nd::detail {
 

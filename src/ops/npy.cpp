@@ -10,8 +10,8 @@
 #include <b2nd/storage/mapped_file.hpp>
 
 #include "../detail/strings.hpp"
-#include "array_core.hpp"
-#include "publish.hpp"
+#include "../engine/array_core.hpp"
+#include "../storage/publish.hpp"
 
 namespace b2nd {
 

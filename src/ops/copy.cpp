@@ -15,8 +15,8 @@
 #include <b2nd/storage/frame.hpp>
 
 #include "../detail/strings.hpp"
-#include "array_core.hpp"
-#include "params_detail.hpp"
+#include "../engine/array_core.hpp"
+#include "../values/params_detail.hpp"
 
 namespace b2nd {
 

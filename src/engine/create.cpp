@@ -8,9 +8,9 @@
 #include <b2nd/error.hpp>
 
 #include "../detail/strings.hpp"
+#include "../storage/publish.hpp"
+#include "../values/params_detail.hpp"
 #include "array_core.hpp"
-#include "params_detail.hpp"
-#include "publish.hpp"
 
 namespace b2nd::detail {
 

@@ -5,8 +5,8 @@
 
 #include "../detail/memory.hpp"
 #include "../detail/thread_pool.hpp"
+#include "../select/box_plan.hpp"
 #include "array_core.hpp"
-#include "box_plan.hpp"
 
 namespace b2nd::detail {
 

@@ -10,7 +10,7 @@
 
 #include "../detail/memory.hpp"
 #include "../detail/strings.hpp"
-#include "params_detail.hpp"
+#include "../values/params_detail.hpp"
 
 namespace b2nd::detail {
 

@@ -10,6 +10,7 @@
 #include <b2nd/mask.hpp>
 #include <b2nd/npy.hpp>
 
+#include "../detail/strings.hpp"
 #include "cli.hpp"
 #include "progress.hpp"
 
@@ -66,16 +67,18 @@ std::vector<std::int64_t> load_points(const std::string& path, int ndim, std::in
     const NpyHeader& h = f.header();
     const DType::Kind k = h.dtype.kind();
     if ((k != DType::Kind::int_ && k != DType::Kind::uint) || h.dtype.itemsize() > 8) {
-        throw ArgError("--points: \"" + path + "\" holds dtype '" + h.dtype.str() +
+        throw ArgError("--points: " + detail::quoted_path(path) + " holds dtype '" + h.dtype.str() +
                        "'; points must be integers");
     }
     const bool flat = h.shape.size() == 1 && ndim == 1;
     if (!flat && (h.shape.size() != 2 || h.shape[1] != ndim)) {
-        throw ArgError("--points: \"" + path + "\" has shape " + to_string(h.shape) +
-                       "; points of this array need shape (N, " + std::to_string(ndim) + ")");
+        throw ArgError("--points: " + detail::quoted_path(path) + " has shape " +
+                       to_string(h.shape) + "; points of this array need shape (N, " +
+                       std::to_string(ndim) + ")");
     }
     if (h.fortran_order && !flat && h.shape[0] > 1 && ndim > 1) {
-        throw ArgError("--points: \"" + path + "\" is in Fortran order; write it in C order");
+        throw ArgError("--points: " + detail::quoted_path(path) +
+                       " is in Fortran order; write it in C order");
     }
     n = h.shape[0];
     const auto isz = static_cast<std::size_t>(h.dtype.itemsize());
@@ -145,15 +148,16 @@ int cmd_export(const std::vector<std::string>& argv) {
         const NpyFile f = NpyFile::open(mpath);
         const NpyHeader& h = f.header();
         if (h.dtype.kind() != DType::Kind::boolean || h.dtype.itemsize() != 1) {
-            throw ArgError("--mask: \"" + mpath + "\" holds dtype '" + h.dtype.str() +
-                           "'; a mask must be bool ('|b1')");
+            throw ArgError("--mask: " + detail::quoted_path(mpath) + " holds dtype '" +
+                           h.dtype.str() + "'; a mask must be bool ('|b1')");
         }
         if (h.shape != arr.shape()) {
-            throw ArgError("--mask: \"" + mpath + "\" has shape " + to_string(h.shape) +
-                           "; the array's is " + to_string(arr.shape()));
+            throw ArgError("--mask: " + detail::quoted_path(mpath) + " has shape " +
+                           to_string(h.shape) + "; the array's is " + to_string(arr.shape()));
         }
         if (h.fortran_order && arr.ndim() > 1) {
-            throw ArgError("--mask: \"" + mpath + "\" is in Fortran order; write it in C order");
+            throw ArgError("--mask: " + detail::quoted_path(mpath) +
+                           " is in Fortran order; write it in C order");
         }
         export_npy(arr, Mask::of(f.data().data(), h.shape), a.positional[1]);
         return 0;

@@ -9,6 +9,7 @@
 #include <b2nd/error.hpp>
 #include <b2nd/selection.hpp>
 
+#include "../detail/strings.hpp"
 #include "cli.hpp"
 #include "item_format.hpp"
 #include "selection_stream.hpp"
@@ -123,7 +124,8 @@ int cmd_diff(const std::vector<std::string>& argv) {
     } catch (const UsageError& e) {
         throw ArgError(std::string("--slice: ") + e.what());
     }
-    const std::string qa = "\"" + a.positional[0] + "\"", qb = "\"" + a.positional[1] + "\"";
+    const std::string qa = detail::quoted_path(a.positional[0]),
+                      qb = detail::quoted_path(a.positional[1]);
     std::cout << "A: " << qa << " " << to_string(A.shape()) << " " << A.dtype().str() << "\n"
               << "B: " << qb << " " << to_string(B.shape()) << " " << B.dtype().str() << "\n";
     if (ra.shape != rb.shape) {

@@ -11,6 +11,7 @@
 #include <b2nd/error.hpp>
 #include <b2nd/value.hpp>
 
+#include "../detail/strings.hpp"
 #include "cli.hpp"
 
 namespace b2nd::cli {
@@ -67,7 +68,7 @@ std::string value_text(const std::string& arg) {
     if (arg.size() > 1 && arg[0] == '@') {
         std::ifstream f(arg.substr(1), std::ios::binary);
         if (!f) {
-            throw ArgError("VALUE: cannot read \"" + arg.substr(1) + "\"");
+            throw ArgError("VALUE: cannot read " + detail::quoted_path(arg.substr(1)));
         }
         return std::string(std::istreambuf_iterator<char>(f), {});
     }
@@ -126,7 +127,7 @@ int cmd_meta(const std::vector<std::string>& argv) {
         return 0;
     }
     const std::string& name = a.positional[1];
-    const std::string quoted = "\"" + path + "\"";
+    const std::string quoted = detail::quoted_path(path);
     if (a.has("--delete")) {
         if (!has(vnames, name)) {
             throw ArgError(quoted + ": no attribute '" + name + "'" +

@@ -5,6 +5,7 @@
 #include <b2nd/error.hpp>
 #include <b2nd/format/frame_header.hpp>
 
+#include "../detail/strings.hpp"
 #include "cli.hpp"
 #include <unistd.h>
 
@@ -30,7 +31,7 @@ void check_input(const std::string& path) {
                           " OUT.b2nd' converts it");
     }
     if (!other.empty()) {
-        throw FormatError("\"" + path + "\": this is " + other + ", not a b2nd array");
+        throw FormatError(detail::quoted_path(path) + ": this is " + other + ", not a b2nd array");
     }
 }
 
@@ -49,19 +50,19 @@ void check_output(const std::string& out, const std::vector<std::string>& inputs
         std::error_code e2;
         if (fs::equivalent(in, out, e2)) {
             throw ArgError(
-                "\"" + out + "\" is the input \"" + in +
+                detail::quoted_path(out) + " is the input \"" + in +
                 "\"; write to another path (even --overwrite does not replace an input)");
         }
     }
     if (!overwrite) {
-        throw ArgError("\"" + out + "\" exists; --overwrite replaces it");
+        throw ArgError(detail::quoted_path(out) + " exists; --overwrite replaces it");
     }
     // Mode bits, not access(): root may write anything, but a file made read-only was meant
     // to stay.
     const fs::perms w = fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write;
     if (fs::is_regular_file(out, ec) &&
         (fs::status(out, ec).permissions() & w) == fs::perms::none) {
-        throw ArgError("\"" + out + "\" is read-only; make it writable to replace it");
+        throw ArgError(detail::quoted_path(out) + " is read-only; make it writable to replace it");
     }
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <b2nd/error.hpp>
+#include <b2nd/format/checked_math.hpp>
 
 namespace b2nd::cli {
 
@@ -18,7 +19,7 @@ Shown Shown::summary(const Resolved& r, std::int64_t edge) {
             s.cut[d] = edge;
             s.shape[d] = 2 * edge;
         }
-        if (__builtin_mul_overflow(count, static_cast<std::uint64_t>(s.shape[d]), &count) ||
+        if (format::mul_overflows(count, static_cast<std::uint64_t>(s.shape[d]), &count) ||
             count > static_cast<std::uint64_t>(INT64_MAX)) {
             throw UsageError("a summary with " + std::to_string(edge) +
                              " items at each edge shows too many elements");

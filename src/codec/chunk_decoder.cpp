@@ -159,12 +159,12 @@ ChunkDecoder::ChunkDecoder(ByteSpan chunk, const std::vector<std::int64_t>& bloc
         std::int64_t items = 1;
         std::int64_t bytes = -1;
         for (std::int64_t d : blockshape) {
-            if (d <= 0 || __builtin_mul_overflow(items, d, &items)) {
+            if (d <= 0 || format::mul_overflows(items, d, &items)) {
                 items = -1;
                 break;
             }
         }
-        if (items < 0 || __builtin_mul_overflow(items, std::int64_t{h.typesize}, &bytes)) {
+        if (items < 0 || format::mul_overflows(items, std::int64_t{h.typesize}, &bytes)) {
             bytes = -1;
         }
         if (h.vl_blocks() || bytes != h.blocksize) {

@@ -8,6 +8,7 @@
 #include <b2nd/codec/filters.hpp>
 #include <b2nd/codec/registry.hpp>
 #include <b2nd/error.hpp>
+#include <b2nd/format/checked_math.hpp>
 #include <b2nd/format/chunk_header.hpp>
 #include <b2nd/format/endian.hpp>
 
@@ -105,12 +106,12 @@ std::string why_not(const EncodeParams& p, std::size_t nbytes) {
     if (!p.blockshape.empty()) {
         std::int64_t items = 1;
         for (std::int64_t d : p.blockshape) {
-            if (d <= 0 || __builtin_mul_overflow(items, d, &items)) {
+            if (d <= 0 || format::mul_overflows(items, d, &items)) {
                 return "invalid block shape";
             }
         }
         std::int64_t bytes = 0;
-        if (p.blocksize > 0 && (__builtin_mul_overflow(items, std::int64_t{p.typesize}, &bytes) ||
+        if (p.blocksize > 0 && (format::mul_overflows(items, std::int64_t{p.typesize}, &bytes) ||
                                 bytes != p.blocksize)) {
             return "the block shape (" + num(items) + " items of " + num(p.typesize) +
                    " bytes) does not make blocks of " + num(p.blocksize) + " bytes";

@@ -7,6 +7,7 @@
 
 #include <b2nd/codec/registry.hpp>
 #include <b2nd/error.hpp>
+#include <b2nd/format/checked_math.hpp>
 
 #include "plugins/plugins.hpp"
 
@@ -18,7 +19,7 @@ std::int64_t BlockContext::block_items() const noexcept {
     }
     std::int64_t n = 1;
     for (int d = 0; d < ndim; ++d) {
-        if (blockshape[d] < 0 || __builtin_mul_overflow(n, blockshape[d], &n)) {
+        if (blockshape[d] < 0 || format::mul_overflows(n, blockshape[d], &n)) {
             return 0;
         }
     }

@@ -5,8 +5,6 @@
 #include <chrono>
 #include <exception>
 
-#include <b2nd/parallel.hpp>
-
 namespace b2nd::detail {
 
 struct ThreadPool::Job {
@@ -151,14 +149,3 @@ void parallel_for(std::size_t n, int nthreads, const std::function<void(std::siz
 }
 
 }  // namespace b2nd::detail
-
-namespace b2nd {
-
-void parallel_for(std::size_t n, int nthreads, const std::function<void(std::size_t)>& fn) {
-    if (nthreads <= 0) {
-        nthreads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    }
-    detail::parallel_for(n, nthreads, fn);
-}
-
-}  // namespace b2nd

@@ -4,6 +4,7 @@
 #include <b2nd/attrs.hpp>
 #include <b2nd/codec/registry.hpp>
 #include <b2nd/error.hpp>
+#include <b2nd/format/checked_math.hpp>
 #include <b2nd/storage/frame.hpp>
 
 #include "../detail/strings.hpp"
@@ -48,7 +49,7 @@ void check_data(const std::string& where,
                 const CreateOptions& options) {
     std::int64_t items = 1;
     for (std::int64_t v : shape) {
-        if (v < 0 || __builtin_mul_overflow(items, v, &items)) {
+        if (v < 0 || format::mul_overflows(items, v, &items)) {
             throw UsageError(where + ": invalid shape " + to_string(shape));
         }
     }
@@ -201,7 +202,7 @@ void detail::require_box(const AnyArray& a, const Box& box, const char* op) {
 void detail::require_memory(const AnyArray& a, std::uint64_t elements, const char* op) {
     const auto isz = static_cast<std::uint64_t>(a.itemsize());
     std::uint64_t bytes = 0;
-    const bool overflow = __builtin_mul_overflow(elements, isz, &bytes);
+    const bool overflow = format::mul_overflows(elements, isz, &bytes);
     const auto pages = static_cast<std::uint64_t>(::sysconf(_SC_PHYS_PAGES));
     const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
     const std::uint64_t ram = pages * page;
@@ -355,7 +356,7 @@ void AnyArray::write(const Selection& sel, ByteSpan data, const std::optional<Sh
     }
     std::int64_t dn = 1;
     for (std::int64_t e : ds) {
-        if (e < 0 || __builtin_mul_overflow(dn, e, &dn)) {
+        if (e < 0 || format::mul_overflows(dn, e, &dn)) {
             throw UsageError(c.where() + ": data of shape " + to_string(ds) + " is not valid");
         }
     }

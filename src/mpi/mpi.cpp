@@ -8,6 +8,7 @@
 #include <b2nd/mpi.hpp>
 
 #include "../detail/memory.hpp"
+#include "../detail/strings.hpp"
 #include "../detail/thread_pool.hpp"
 #include "../engine/array_core.hpp"
 
@@ -68,7 +69,8 @@ void agree_on_geometry(MPI_Comm comm, AnyArray& a, const std::string& path) {
                    std::memcmp(root.data(), now.data(), root.size()) == 0;
         };
         if (!same() && !(a.refresh() && same())) {
-            throw UsageError("\"" + path + "\": rank " + std::to_string(rank_of(comm)) +
+            throw UsageError(b2nd::detail::quoted_path(path) + ": rank " +
+                             std::to_string(rank_of(comm)) +
                              " sees another array than rank 0 (is the path on a file system all "
                              "ranks share?)");
         }
@@ -289,8 +291,8 @@ Box my_part(MPI_Comm comm, const AnyArray& a, int axis) {
     const int nd = g.ndim();
     const int ax = axis < 0 ? axis + nd : axis;
     if (ax < 0 || ax >= nd) {
-        throw UsageError("\"" + a.path() + "\": my_part: axis " + std::to_string(axis) +
-                         " out of range for shape " + to_string(a.shape()));
+        throw UsageError(b2nd::detail::quoted_path(a.path()) + ": my_part: axis " +
+                         std::to_string(axis) + " out of range for shape " + to_string(a.shape()));
     }
     // Split the chunks along the axis, then turn chunk indices into elements.
     Shape chunks(static_cast<std::size_t>(nd), 1);
@@ -412,8 +414,9 @@ void write_chunks_with(MPI_Comm comm,
         const std::int64_t n = a.grid().nchunks();
         for (std::int64_t c : chunks) {
             if (c < 0 || c >= n) {
-                throw UsageError("\"" + a.path() + "\": chunk " + std::to_string(c) +
-                                 " out of range (" + std::to_string(n) + " chunks)");
+                throw UsageError(b2nd::detail::quoted_path(a.path()) + ": chunk " +
+                                 std::to_string(c) + " out of range (" + std::to_string(n) +
+                                 " chunks)");
             }
         }
     });
@@ -431,11 +434,13 @@ void write_chunks_with(MPI_Comm comm,
                 std::int64_t c;
                 std::memcpy(&c, all.data() + off, 8);
                 if (c < 0 || static_cast<std::size_t>(c) >= seen.size()) {  // a stale handle
-                    throw UsageError("\"" + a.path() + "\": chunk " + std::to_string(c) +
-                                     " out of range (" + std::to_string(seen.size()) + " chunks)");
+                    throw UsageError(b2nd::detail::quoted_path(a.path()) + ": chunk " +
+                                     std::to_string(c) + " out of range (" +
+                                     std::to_string(seen.size()) + " chunks)");
                 }
                 if (seen[static_cast<std::size_t>(c)]) {
-                    throw UsageError("\"" + a.path() + "\": chunk " + std::to_string(c) +
+                    throw UsageError(b2nd::detail::quoted_path(a.path()) + ": chunk " +
+                                     std::to_string(c) +
                                      " is given to more than one rank (or twice)" + shared_hint);
                 }
                 seen[static_cast<std::size_t>(c)] = true;
@@ -594,13 +599,15 @@ void write(MPI_Comm comm, AnyArray& a, const Box& box, ByteSpan data, const Writ
         b2nd::detail::require_box(a, box, "write");
         for (std::int64_t s : box.step) {
             if (s != 1) {
-                throw UsageError("\"" + a.path() + "\": b2nd::mpi::write takes boxes of step 1");
+                throw UsageError(b2nd::detail::quoted_path(a.path()) +
+                                 ": b2nd::mpi::write takes boxes of step 1");
             }
         }
         const auto want = static_cast<std::uint64_t>(box.size() * a.itemsize());
         if (data.size() != want) {
-            throw UsageError("\"" + a.path() + "\": " + std::to_string(data.size()) +
-                             " bytes of data for a box of " + std::to_string(want) + " bytes");
+            throw UsageError(b2nd::detail::quoted_path(a.path()) + ": " +
+                             std::to_string(data.size()) + " bytes of data for a box of " +
+                             std::to_string(want) + " bytes");
         }
         mine = chunks_of(a.grid(), box);
     });

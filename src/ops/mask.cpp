@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include <b2nd/error.hpp>
+#include <b2nd/format/checked_math.hpp>
 #include <b2nd/mask.hpp>
 #include <b2nd/parallel.hpp>
 
@@ -86,11 +87,11 @@ Box slab_box(const Shape& shape, const Slab& s) {
 
 void require_mask(const AnyArray& a, const Mask& m) {
     if (m.shape != a.shape()) {
-        throw UsageError("\"" + a.path() + "\": a mask of shape " + to_string(m.shape) +
+        throw UsageError(detail::quoted_path(a.path()) + ": a mask of shape " + to_string(m.shape) +
                          " for an array of shape " + to_string(a.shape()));
     }
     if (!m.region) {
-        throw UsageError("\"" + a.path() + "\": a mask without a region function");
+        throw UsageError(detail::quoted_path(a.path()) + ": a mask without a region function");
     }
 }
 
@@ -224,7 +225,7 @@ Mask Mask::of_bytes(const void* bytes,
                     std::shared_ptr<const void> keep) {
     std::int64_t n = 1;
     for (const std::int64_t e : shape) {
-        if (e < 0 || __builtin_mul_overflow(n, e, &n)) {
+        if (e < 0 || format::mul_overflows(n, e, &n)) {
             throw UsageError("a mask of shape " + to_string(shape) + ": invalid shape");
         }
     }
@@ -256,8 +257,8 @@ Mask Mask::of_bytes(const void* bytes,
 
 Mask Mask::of(const AnyArray& bools) {
     if (bools.dtype().kind() != DType::Kind::boolean || bools.itemsize() != 1) {
-        throw UsageError("\"" + bools.path() + "\": a mask needs dtype bool ('|b1'), not '" +
-                         bools.dtype().str() + "'");
+        throw UsageError(detail::quoted_path(bools.path()) +
+                         ": a mask needs dtype bool ('|b1'), not '" + bools.dtype().str() + "'");
     }
     Mask m;
     m.shape = bools.shape();
@@ -342,7 +343,7 @@ void AnyArray::write_masked(const Mask& mask, ByteSpan data) {
         append_true_coords(box, mb.data(), coords);
     }
     if (n != given || data.size() % static_cast<std::uint64_t>(isz) != 0) {
-        throw UsageError("\"" + path() + "\": a masked write of " +
+        throw UsageError(detail::quoted_path(path()) + ": a masked write of " +
                          (n > given ? "more than " + std::to_string(given) : std::to_string(n)) +
                          " elements needs data of that many elements (or one), not " +
                          std::to_string(data.size()) + " bytes");
@@ -353,9 +354,10 @@ void AnyArray::write_masked(const Mask& mask, ByteSpan data) {
 void select_into(AnyArray& out, const AnyArray& a, const Mask& mask) {
     require_mask(a, mask);
     if (out.ndim() != 1 || out.dtype() != a.dtype()) {
-        throw UsageError("\"" + out.path() + "\": select_into needs a 1-d array of dtype '" +
-                         a.dtype().str() + "', not shape " + to_string(out.shape()) +
-                         " of dtype '" + out.dtype().str() + "'");
+        throw UsageError(detail::quoted_path(out.path()) +
+                         ": select_into needs a 1-d array of dtype '" + a.dtype().str() +
+                         "', not shape " + to_string(out.shape()) + " of dtype '" +
+                         out.dtype().str() + "'");
     }
     // The true elements before each slab.
     const std::vector<Slab> slabs = row_slabs(a.grid());
@@ -370,9 +372,9 @@ void select_into(AnyArray& out, const AnyArray& a, const Mask& mask) {
         before[k + 1] += before[k];
     }
     if (before.back() != out.shape()[0]) {
-        throw UsageError("\"" + out.path() + "\": select_into needs an array of length " +
-                         std::to_string(before.back()) + " (the mask's true elements), not " +
-                         std::to_string(out.shape()[0]));
+        throw UsageError(detail::quoted_path(out.path()) +
+                         ": select_into needs an array of length " + std::to_string(before.back()) +
+                         " (the mask's true elements), not " + std::to_string(out.shape()[0]));
     }
     // Each slab's true elements are gathered once, by the first output chunk that needs them,
     // and dropped when the output chunks have taken all of them: memory stays at the slabs in

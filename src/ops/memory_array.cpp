@@ -60,8 +60,9 @@ std::pair<std::string, std::shared_ptr<void>> scratch_dir() {
     sweep_dead(root);
     std::string templ = root + "/" + kPrefix + std::to_string(::getpid()) + "-XXXXXX";
     if (::mkdtemp(templ.data()) == nullptr) {
-        throw IoError("cannot make a directory for an in-memory array in \"" + root + "\"",
-                      std::error_code(errno, std::generic_category()));
+        throw IoError(
+            "cannot make a directory for an in-memory array in " + detail::quoted_path(root),
+            std::error_code(errno, std::generic_category()));
     }
     std::shared_ptr<void> guard(new std::string(templ), [](void* p) {
         const auto* dir = static_cast<std::string*>(p);

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include <b2nd/error.hpp>
+#include <b2nd/format/checked_math.hpp>
 #include <b2nd/format/endian.hpp>
 #include <b2nd/npy.hpp>
 #include <b2nd/storage/mapped_file.hpp>
@@ -140,8 +141,7 @@ NpyHeader parse_npy_header(ByteSpan bytes) {
         std::int64_t v = 0;
         const std::size_t s0 = p;
         while (p < shape.size() - 1 && std::isdigit(static_cast<unsigned char>(shape[p])) != 0) {
-            if (__builtin_mul_overflow(v, 10, &v) ||
-                __builtin_add_overflow(v, shape[p] - '0', &v)) {
+            if (format::mul_overflows(v, 10, &v) || format::add_overflows(v, shape[p] - '0', &v)) {
                 bad("shape entry too large", shape_at + p);
             }
             ++p;
@@ -151,11 +151,11 @@ NpyHeader parse_npy_header(ByteSpan bytes) {
         }
         out.shape.push_back(v);
         if (out.shape.size() > static_cast<std::size_t>(kMaxNdim) * 4 ||
-            __builtin_mul_overflow(items, v, &items)) {
+            format::mul_overflows(items, v, &items)) {
             bad("shape \"" + shape + "\" is too large", shape_at);
         }
     }
-    if (__builtin_mul_overflow(items, out.dtype.itemsize(), &out.nbytes)) {
+    if (format::mul_overflows(items, out.dtype.itemsize(), &out.nbytes)) {
         bad("shape \"" + shape + "\" is too large", shape_at);
     }
     return out;
@@ -190,13 +190,13 @@ NpyFile NpyFile::open(const std::string& path) {
     try {
         f.header_ = parse_npy_header(bytes);
     } catch (const FormatError& e) {
-        rethrow_with_context(e, "\"" + path + "\"");
+        rethrow_with_context(e, detail::quoted_path(path));
     }
     const auto avail = bytes.size() - f.header_.data_offset;
     if (static_cast<std::uint64_t>(f.header_.nbytes) > avail) {
-        throw FormatError("\"" + path + "\": .npy data of shape " + to_string(f.header_.shape) +
-                              " needs " + num(f.header_.nbytes) + " bytes; the file holds " +
-                              num(static_cast<std::int64_t>(avail)),
+        throw FormatError(detail::quoted_path(path) + ": .npy data of shape " +
+                              to_string(f.header_.shape) + " needs " + num(f.header_.nbytes) +
+                              " bytes; the file holds " + num(static_cast<std::int64_t>(avail)),
                           f.header_.data_offset);
     }
     f.data_ = bytes.subspan(f.header_.data_offset, static_cast<std::size_t>(f.header_.nbytes));
@@ -209,10 +209,10 @@ namespace {
 /// failed or killed export leaves what was there before.
 class AtomicFile {
 public:
-    explicit AtomicFile(const std::string& path) : pub_(path, true, "\"" + path + "\"") {
+    explicit AtomicFile(const std::string& path) : pub_(path, true, detail::quoted_path(path)) {
         f_ = std::fopen(pub_.temporary().c_str(), "wb");
         if (f_ == nullptr) {
-            throw IoError("\"" + path + "\": cannot create",
+            throw IoError(detail::quoted_path(path) + ": cannot create",
                           std::error_code(errno, std::generic_category()));
         }
     }
@@ -225,7 +225,7 @@ public:
     AtomicFile& operator=(const AtomicFile&) = delete;
     void write(const void* p, std::size_t n) {
         if (n != 0 && std::fwrite(p, 1, n, f_) != n) {
-            throw IoError("\"" + pub_.target() + "\": write failed",
+            throw IoError(detail::quoted_path(pub_.target()) + ": write failed",
                           std::error_code(errno, std::generic_category()));
         }
     }
@@ -233,7 +233,7 @@ public:
         const int rc = std::fclose(f_);
         f_ = nullptr;
         if (rc != 0) {
-            throw IoError("\"" + pub_.target() + "\": write failed",
+            throw IoError(detail::quoted_path(pub_.target()) + ": write failed",
                           std::error_code(errno, std::generic_category()));
         }
         pub_.publish(false);
@@ -335,8 +335,8 @@ void export_npy(const AnyArray& a,
 void export_npy(const AnyArray& a, const Mask& mask, const std::string& path) {
     const auto n = static_cast<std::int64_t>(mask.count(a.nthreads()));
     if (mask.shape != a.shape()) {
-        throw UsageError("\"" + a.path() + "\": a mask of shape " + to_string(mask.shape) +
-                         " for an array of shape " + to_string(a.shape()));
+        throw UsageError(detail::quoted_path(a.path()) + ": a mask of shape " +
+                         to_string(mask.shape) + " for an array of shape " + to_string(a.shape()));
     }
     AtomicFile f(path);
     const auto h = npy_header(a.dtype(), {n});
@@ -347,7 +347,7 @@ void export_npy(const AnyArray& a, const Mask& mask, const std::string& path) {
         written += k;
     });
     if (written != n) {
-        throw Error("\"" + path + "\": the mask gave " + num(written) +
+        throw Error(detail::quoted_path(path) + ": the mask gave " + num(written) +
                     " true elements on the second pass, " + num(n) + " on the first");
     }
     f.commit();
@@ -360,7 +360,8 @@ AnyArray import_npy(const std::string& npy_path,
     const NpyFile f = NpyFile::open(npy_path);
     const NpyHeader& h = f.header();
     if (h.fortran_order && h.shape.size() > 1) {
-        throw UnsupportedError("\"" + npy_path + "\": Fortran-order .npy files are not supported");
+        throw UnsupportedError(detail::quoted_path(npy_path) +
+                               ": Fortran-order .npy files are not supported");
     }
     if (!progress || h.shape.empty()) {
         return AnyArray::create_from(path, h.dtype, h.shape, f.data(), options);
@@ -371,7 +372,7 @@ AnyArray import_npy(const std::string& npy_path,
         row_bytes *= h.shape[d];
     }
     if (static_cast<std::int64_t>(f.data().size()) != rows * row_bytes) {
-        throw FormatError("\"" + npy_path + "\": holds " +
+        throw FormatError(detail::quoted_path(npy_path) + ": holds " +
                           num(static_cast<std::int64_t>(f.data().size())) + " bytes of data for " +
                           num(rows * row_bytes));
     }

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include <b2nd/error.hpp>
+#include <b2nd/format/checked_math.hpp>
 
 #include "../detail/strings.hpp"
 
@@ -197,12 +198,12 @@ std::uint64_t OrthoPlan::count(const std::vector<std::vector<std::int64_t>>& lis
     }
     std::uint64_t n = 1, bytes = 0;
     for (const auto& list : lists) {
-        if (__builtin_mul_overflow(n, static_cast<std::uint64_t>(list.size()), &n)) {
+        if (format::mul_overflows(n, static_cast<std::uint64_t>(list.size()), &n)) {
             n = 0;
             break;
         }
     }
-    if (n == 0 || __builtin_mul_overflow(n, static_cast<std::uint64_t>(g.itemsize()), &bytes) ||
+    if (n == 0 || format::mul_overflows(n, static_cast<std::uint64_t>(g.itemsize()), &bytes) ||
         bytes > static_cast<std::uint64_t>(INT64_MAX)) {
         throw UsageError(where + ": an orthogonal selection of lists of lengths " + [&] {
             std::string s;

@@ -2,6 +2,7 @@
 #include <cctype>
 
 #include <b2nd/error.hpp>
+#include <b2nd/format/checked_math.hpp>
 #include <b2nd/selection.hpp>
 
 #include "../detail/strings.hpp"
@@ -156,7 +157,7 @@ Resolved resolve(const Shape& shape, const Selection& sel) {
     }
     std::int64_t size = 1;
     for (std::int64_t e : r.shape) {
-        if (__builtin_mul_overflow(size, e, &size)) {
+        if (format::mul_overflows(size, e, &size)) {
             throw UsageError("a selection of shape " + to_string(r.shape) +
                              ": its element count does not fit 64 bits");
         }
@@ -219,7 +220,7 @@ Selection parse_selection(std::string_view text) {
         std::int64_t v = 0;
         for (; i < s.size(); ++i) {
             if (std::isdigit(static_cast<unsigned char>(s[i])) == 0 ||
-                __builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, s[i] - '0', &v)) {
+                format::mul_overflows(v, 10, &v) || format::add_overflows(v, s[i] - '0', &v)) {
                 throw UsageError("selection entry \"" + std::string(entry) + "\": \"" +
                                  std::string(s) + "\" is not a 64-bit integer");
             }

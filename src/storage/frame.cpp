@@ -96,8 +96,8 @@ void Frame::Impl::attach_sidecar() {
         return;
     }
     if (!sidecar) {
-        throw IoError(where() + ": cannot create the lock file \"" +
-                          detail::Sidecar::path_for(path, sparse()) + "\"",
+        throw IoError(where() + ": cannot create the lock file " +
+                          b2nd::detail::quoted_path(detail::Sidecar::path_for(path, sparse())),
                       std::error_code(EACCES, std::generic_category()));
     }
     if (!sidecar->acquire_writer(options.lock_wait_ms)) {
@@ -366,7 +366,8 @@ Frame Frame::open(const std::string& path, const OpenOptions& options) {
                           "\": a directory, but not a sparse frame (it holds no chunks.b2frame)");
     }
     if (sparse && options.offset != 0) {
-        throw UsageError("\"" + path + "\": a sparse frame (directory) cannot start at an offset");
+        throw UsageError(b2nd::detail::quoted_path(path) +
+                         ": a sparse frame (directory) cannot start at an offset");
     }
     auto impl = sparse ? make_sparse_frame() : make_contiguous_frame();
     impl->path = std::move(p);

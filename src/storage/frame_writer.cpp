@@ -212,7 +212,7 @@ Frame Frame::create(const std::string& path,
                     bool durable,
                     bool locking) {
     if (detail::path_exists(path)) {
-        throw UsageError("\"" + path + "\" already exists");
+        throw UsageError(b2nd::detail::quoted_path(path) + " already exists");
     }
     if (params.typesize <= 0 || params.chunksize < 0 || params.blocksize < 0 || params.clevel < 0 ||
         params.clevel > 9) {

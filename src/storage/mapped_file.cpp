@@ -15,6 +15,7 @@
 #include <b2nd/error.hpp>
 #include <b2nd/storage/mapped_file.hpp>
 
+#include "../detail/strings.hpp"
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -249,11 +250,11 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::string& reach,
                                                    const std::string& path) {
     struct stat st {};
     if (::stat(reach.c_str(), &st) != 0) {
-        throw IoError("cannot open \"" + path + "\"",
+        throw IoError("cannot open " + detail::quoted_path(path),
                       std::error_code(errno, std::generic_category()));
     }
     if (!S_ISREG(st.st_mode)) {
-        throw IoError("\"" + path + "\" is not a regular file",
+        throw IoError(detail::quoted_path(path) + " is not a regular file",
                       std::make_error_code(std::errc::invalid_argument));
     }
     auto impl = std::make_unique<Impl>();
@@ -263,7 +264,7 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::string& reach,
             impl->mapping = bip::file_mapping(reach.c_str(), bip::read_only);
             impl->region = bip::mapped_region(impl->mapping, bip::read_only);
         } catch (const bip::interprocess_exception& e) {
-            throw IoError("cannot map \"" + path + "\" (" + e.what() + ")",
+            throw IoError("cannot map " + detail::quoted_path(path) + " (" + e.what() + ")",
                           std::error_code(e.get_native_error(), std::system_category()));
         }
         bytes = ByteSpan(static_cast<const std::uint8_t*>(impl->region.get_address()),

@@ -6,6 +6,7 @@
 
 #include <b2nd/error.hpp>
 
+#include "../detail/strings.hpp"
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,7 +18,8 @@ namespace {
 std::atomic<std::uint64_t> g_fsyncs{0};
 
 [[noreturn]] void fail(const std::string& what, const std::string& path) {
-    throw IoError(what + " \"" + path + "\"", std::error_code(errno, std::generic_category()));
+    throw IoError(what + " " + b2nd::detail::quoted_path(path),
+                  std::error_code(errno, std::generic_category()));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include <b2nd/error.hpp>
 
+#include "../detail/strings.hpp"
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -28,7 +29,8 @@ constexpr std::size_t kSlotBytes = 16;
 constexpr std::size_t kMapBytes = kTableAt + kSlots * kSlotBytes;
 
 [[noreturn]] void fail(const std::string& what, const std::string& path) {
-    throw IoError(what + " \"" + path + "\"", std::error_code(errno, std::generic_category()));
+    throw IoError(what + " " + b2nd::detail::quoted_path(path),
+                  std::error_code(errno, std::generic_category()));
 }
 
 void flock_retrying(int fd, int op, const std::string& path) {

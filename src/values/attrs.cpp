@@ -1,9 +1,11 @@
 #include <b2nd/attrs.hpp>
 
+#include "../detail/strings.hpp"
+
 namespace b2nd {
 
 std::string Attrs::context(const std::string& name) const {
-    return "\"" + a_.path() + "\": attribute '" + name + "': ";
+    return detail::quoted_path(a_.path()) + ": attribute '" + name + "': ";
 }
 
 std::optional<Value> Attrs::find(const std::string& name) const {
@@ -37,7 +39,7 @@ std::vector<Attrs::value_type> Attrs::items() const {
 
 Value metalayer_value(const AnyArray& a, const std::string& name) {
     const auto bytes = a.metalayer(name);
-    const std::string where = "\"" + a.path() + "\": metalayer '" + name + "'";
+    const std::string where = detail::quoted_path(a.path()) + ": metalayer '" + name + "'";
     if (!bytes) {
         throw UsageError(where + ": no such metalayer");
     }

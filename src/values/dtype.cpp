@@ -7,6 +7,7 @@
 
 #include <b2nd/dtype.hpp>
 #include <b2nd/error.hpp>
+#include <b2nd/format/checked_math.hpp>
 
 #include "../detail/strings.hpp"
 
@@ -284,7 +285,7 @@ private:
             std::int64_t count = 1;
             for (std::int64_t d : f.shape) {
                 std::int64_t c = 0;
-                if (__builtin_mul_overflow(count, d, &c)) {
+                if (format::mul_overflows(count, d, &c)) {
                     c = -1;
                 }
                 count = bounded(c);

@@ -1,4 +1,5 @@
 #include <b2nd/error.hpp>
+#include <b2nd/format/checked_math.hpp>
 #include <b2nd/grid.hpp>
 
 #include "../detail/strings.hpp"
@@ -12,7 +13,7 @@ namespace {
 constexpr std::int64_t kMaxChunkBytes = 0x7fffffff - 32;  // c-blosc2's BLOSC2_MAX_BUFFERSIZE
 
 bool mul(std::int64_t a, std::int64_t b, std::int64_t& out) {
-    return !__builtin_mul_overflow(a, b, &out);
+    return !format::mul_overflows(a, b, &out);
 }
 
 }  // namespace

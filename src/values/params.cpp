@@ -4,6 +4,7 @@
 
 #include <b2nd/codec/registry.hpp>
 #include <b2nd/error.hpp>
+#include <b2nd/format/checked_math.hpp>
 #include <b2nd/params.hpp>
 
 #include "params_detail.hpp"
@@ -20,7 +21,7 @@ Shape shrink(Shape s, std::int64_t target) {
         std::int64_t items = 1;
         bool over = false;
         for (std::int64_t v : s) {
-            over = over || __builtin_mul_overflow(items, v, &items);
+            over = over || format::mul_overflows(items, v, &items);
         }
         if (!over && items <= target) {
             return s;

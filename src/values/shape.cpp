@@ -1,3 +1,4 @@
+#include <b2nd/format/checked_math.hpp>
 #include <b2nd/shape.hpp>
 
 #include "../detail/strings.hpp"
@@ -70,8 +71,8 @@ std::string check_box(const Shape& shape, const Box& box) {
             continue;
         }
         std::int64_t span = 0, last = 0;
-        const bool overflow = __builtin_mul_overflow(box.count[d] - 1, box.step[d], &span) ||
-                              __builtin_add_overflow(box.start[d], span, &last);
+        const bool overflow = format::mul_overflows(box.count[d] - 1, box.step[d], &span) ||
+                              format::add_overflows(box.start[d], span, &last);
         if (box.start[d] < 0 || box.start[d] >= shape[d] || overflow || last < 0 ||
             last >= shape[d]) {
             return "elements " + num(box.start[d]) + " + k * " + num(box.step[d]) + " for k < " +

@@ -11,11 +11,24 @@
 
 namespace b2nd::format {
 
+/// *r = a + b; true when the exact result does not fit R (for callers that report their own
+/// error). The checked operations below throw instead.
+template <class A, class B, class R>
+constexpr bool add_overflows(A a, B b, R* r) noexcept {
+    return __builtin_add_overflow(a, b, r);
+}
+
+/// *r = a * b; true when the exact result does not fit R.
+template <class A, class B, class R>
+constexpr bool mul_overflows(A a, B b, R* r) noexcept {
+    return __builtin_mul_overflow(a, b, r);
+}
+
 /// a + b, or FormatError(what) at `offset` when it overflows T.
 template <class T>
 T checked_add(T a, T b, const char* what, std::uint64_t offset = 0) {
     T r;
-    if (__builtin_add_overflow(a, b, &r)) {
+    if (add_overflows(a, b, &r)) {
         throw FormatError(std::string(what) + ": arithmetic overflow in addition", offset);
     }
     return r;
@@ -25,7 +38,7 @@ T checked_add(T a, T b, const char* what, std::uint64_t offset = 0) {
 template <class T>
 T checked_mul(T a, T b, const char* what, std::uint64_t offset = 0) {
     T r;
-    if (__builtin_mul_overflow(a, b, &r)) {
+    if (mul_overflows(a, b, &r)) {
         throw FormatError(std::string(what) + ": arithmetic overflow in multiplication", offset);
     }
     return r;
@@ -35,7 +48,7 @@ T checked_mul(T a, T b, const char* what, std::uint64_t offset = 0) {
 template <class To, class From>
 To checked_cast(From v, const char* what, std::uint64_t offset = 0) {
     To r;
-    if (__builtin_add_overflow(v, 0, &r)) {
+    if (add_overflows(v, 0, &r)) {
         throw FormatError(std::string(what) + ": value " + std::to_string(v) + " out of range",
                           offset);
     }

@@ -242,7 +242,7 @@ public:
     // the frame's end (contiguous) or chunk files no index names (sparse; compact() removes them).
 
     /// How stage() would store `chunk`: its bytes (to write), or as an index-only special chunk
-    /// (bytes empty, `entry` its index entry). Works on any handle. 	hrows UsageError
+    /// (bytes empty, `entry` its index entry). Works on any handle. \throws UsageError
     struct Classified {
         ByteSpan bytes;
         std::int64_t entry = 0;
@@ -256,12 +256,12 @@ public:
     std::uint64_t reserve_staging(std::uint64_t amount);
     /// Any handle on the same frame: writes chunk bytes at a reserved position (a file position
     /// of a contiguous frame, or a chunk file number of a sparse frame). Several chunks may go
-    /// in one call to a contiguous frame. 	hrows IoError
+    /// in one call to a contiguous frame. \throws IoError
     void write_reserved(std::uint64_t position, ByteSpan bytes) const;
     /// Writer: a chunk another process wrote at `position` (reserved since the last commit), of
     /// `nbytes` uncompressed and `cbytes` stored bytes, as a staged chunk for apply(); with
     /// cbytes == 0, `position` is the index entry of an index-only special chunk.
-    /// 	hrows UsageError for a position outside the reserved room
+    /// \throws UsageError for a position outside the reserved room
     StagedChunk adopt_staged(std::uint64_t position, std::int32_t nbytes, std::int64_t cbytes);
 
     /// Appends encoded chunks in one commit (one new offsets index).

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include <b2nd/error.hpp>
+#include <b2nd/format/checked_math.hpp>
 #include <b2nd/format/endian.hpp>
 
 #include "../../detail/strings.hpp"
@@ -204,7 +205,7 @@ FilterPlugin ndcell() {
         }
         std::int64_t cell = 1;
         for (int d = 0; d < c.ndim; ++d) {
-            if (__builtin_mul_overflow(cell, std::int64_t{c.meta}, &cell)) {
+            if (format::mul_overflows(cell, std::int64_t{c.meta}, &cell)) {
                 cell = INT64_MAX;
                 break;
             }

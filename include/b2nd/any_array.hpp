@@ -48,8 +48,9 @@ const ArrayCore& core_of(const AnyArray& a);
 ArrayCore& writable_core_of(AnyArray& a);
 }  // namespace detail
 namespace storage {
+class ByteSource;
 class Frame;
-}
+}  // namespace storage
 
 template <class T>
 class NDArray;
@@ -76,6 +77,11 @@ public:
     /// A read-only array over a contiguous frame in the caller's memory, which must outlive it
     /// (no copy). options.writable must be false.
     static AnyArray open_buffer(ByteSpan frame, const OpenOptions& options = {});
+    /// A read-only array over a frame in a byte source (<b2nd/storage/byte_source.hpp>: a
+    /// window of a mapped file such as a zip member, a buffer, a source that fetches ranges),
+    /// starting at options.offset of it. Messages name the source. options.writable must be false.
+    static AnyArray open(std::shared_ptr<const storage::ByteSource> source,
+                         const OpenOptions& options = {});
     /// Creates an array filled as options.fill says. \throws UsageError, IoError
     static AnyArray create(const std::string& path,
                            const DType& dtype,

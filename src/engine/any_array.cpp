@@ -31,6 +31,16 @@ AnyArray AnyArray::open_buffer(ByteSpan frame, const OpenOptions& options) {
         options.nthreads, options.cache_bytes));
 }
 
+AnyArray AnyArray::open(std::shared_ptr<const storage::ByteSource> source,
+                        const OpenOptions& options) {
+    if (options.writable) {
+        throw UsageError("an array in a byte source is read-only");
+    }
+    return AnyArray(std::make_shared<detail::ArrayCore>(
+        storage::Frame::open(std::move(source), detail::frame_options(options)), options.dtype,
+        options.nthreads, options.cache_bytes));
+}
+
 AnyArray AnyArray::create(const std::string& path,
                           const DType& dtype,
                           const Shape& shape,

@@ -274,17 +274,17 @@ std::vector<std::uint8_t> write_frame_header(const FrameHeader& h) {
     return buf;
 }
 
-std::uint32_t read_trailer_len(ByteSpan frame_tail) {
+std::uint32_t read_trailer_len(ByteSpan frame_tail, std::uint64_t at) {
     if (frame_tail.size() < kTrailerTail) {
         throw FormatError("frame trailer: truncated (need 23 bytes at the end of the frame)");
     }
     ByteReader r(frame_tail.subspan(frame_tail.size() - kTrailerTail, kTrailerTail),
-                 frame_tail.size() - kTrailerTail);
+                 at + frame_tail.size() - kTrailerTail);
     return msgpack::read_uint32(r, "frame trailer_len");
 }
 
-FrameTrailer read_frame_trailer(ByteSpan trailer) {
-    ByteReader r(trailer);
+FrameTrailer read_frame_trailer(ByteSpan trailer, std::uint64_t at) {
+    ByteReader r(trailer, at);
     FrameTrailer t;
     r.expect_marker(kTrailerArray, "frame trailer");
     t.version = r.u8("frame trailer version");

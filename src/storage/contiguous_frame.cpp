@@ -47,11 +47,26 @@ public:
                                   " bytes)",
                               base + static_cast<std::uint64_t>(index_pos));
         }
-        const auto start = static_cast<std::size_t>(header.header_len + entry);
-        c.owner = map;
+        const auto start = static_cast<std::uint64_t>(header.header_len + entry);
+        const auto section_end = static_cast<std::uint64_t>(header.header_len + header.cbytes);
         offset_out = base + start;
-        return frame.subspan(start,
-                             static_cast<std::size_t>(header.header_len + header.cbytes) - start);
+        std::uint64_t len = section_end - start;  // with a view: to the end of the section
+        if (frame.empty()) {
+            // A source without a view: the chunk's header first, then exactly its bytes.
+            const SourceBytes head =
+                source->read(start, static_cast<std::uint64_t>(format::kChunkExtendedHeaderSize));
+            const auto cbytes = format::load_le<std::int32_t>(head.bytes.data() + 12);
+            if (cbytes < format::kChunkExtendedHeaderSize ||
+                static_cast<std::uint64_t>(cbytes) > len) {
+                throw FormatError(chunk_context(i, -1) + ": cbytes " + num(cbytes) +
+                                      " does not fit the chunks section",
+                                  offset_out + 12);
+            }
+            len = static_cast<std::uint64_t>(cbytes);
+        }
+        SourceBytes b = frame_bytes(start, len);
+        c.owner = std::move(b.owner);
+        return b.bytes;
     }
 
     /// Where new bytes may go: after the frame, or for an exclusive writer after the last chunk
@@ -59,7 +74,7 @@ public:
     /// (nobody else reads them).
     std::uint64_t free_from(const std::vector<std::int64_t>& keep) const {
         if (!options.exclusive) {
-            return base + frame.size();
+            return base + header.frame_len;
         }
         // Chunks do not overlap: the one kept at the highest offset ends last.
         const std::unordered_set<std::int64_t> kept(keep.begin(), keep.end());
@@ -161,15 +176,17 @@ public:
             f.sync();
         }
         if (options.exclusive && base == 0 && f.size() > pos) {
-            map.reset();  // nothing of the old mapping is read again; then no stale tail remains
+            // Nothing of the old mapping is read again; then no stale tail remains.
+            map.reset();
+            source.reset();
             frame = {};
+            frame_owner.reset();
             f.truncate(pos);
         }
         header = format::read_frame_header(image);  // picks up the metalayer content offsets too
         trailer_len = static_cast<std::uint32_t>(trailer.size());
         index_pos = index_at;
-        map = MappedFile::open(path);
-        frame = map->bytes().subspan(base, h.frame_len);
+        adopt_mapping(MappedFile::open(path), h.frame_len);
     }
 
     void drop_staged(const std::vector<std::int64_t>& /*live*/) override {
@@ -221,7 +238,7 @@ public:
         // Compacted: the header, the live chunks, the index and the trailer.
         const std::uint64_t compacted = static_cast<std::uint64_t>(header.header_len) +
                                         static_cast<std::uint64_t>(header.cbytes - dead_bytes()) +
-                                        (frame.size() - static_cast<std::uint64_t>(index_pos));
+                                        (header.frame_len - static_cast<std::uint64_t>(index_pos));
         if (file > 2 * compacted + kAutoCompactSlack) {
             compact({});
             end_staging(index);

@@ -74,7 +74,7 @@ std::vector<std::uint8_t> materialize_special(codec::Special kind,
 }
 
 std::string Frame::Impl::where() const {
-    return b2nd::detail::quoted_path(path);
+    return b2nd::detail::quoted_path(path.empty() ? label : path);
 }
 
 std::string Frame::Impl::chunk_context(std::int64_t i, std::int64_t file) const {
@@ -197,41 +197,76 @@ void Frame::Impl::map_and_load() {
         throw FormatError(where() + ": frame offset " + std::to_string(base) +
                           " is past the end of the " + std::to_string(m->size()) + "-byte file");
     }
-    const ByteSpan bytes = m->bytes().subspan(base, m->size() - base);
-    load(bytes, std::move(m));
+    load(window_source(mapped_source(m), base, m->size() - base), m);
     mapped_ino = ino;
     reloaded();
 }
 
-void Frame::Impl::load(ByteSpan bytes, std::shared_ptr<const MappedFile> mapping) {
+void Frame::Impl::adopt_mapping(std::shared_ptr<const MappedFile> file, std::uint64_t frame_len) {
+    source = window_source(mapped_source(file), base, frame_len);
+    const std::optional<SourceBytes> view = source->view();
+    frame = view->bytes;
+    frame_owner = view->owner;
+    map = std::move(file);
+}
+
+SourceBytes Frame::Impl::frame_bytes(std::uint64_t offset, std::uint64_t n) const {
+    if (!frame.empty() && offset <= frame.size() && n <= frame.size() - offset) {
+        return {frame.subspan(static_cast<std::size_t>(offset), static_cast<std::size_t>(n)),
+                frame_owner};
+    }
+    return source->read(offset, n);
+}
+
+void Frame::Impl::load(const std::shared_ptr<const ByteSource>& bytes,
+                       std::shared_ptr<const MappedFile> mapping) {
     try {
-        if (bytes.size() < static_cast<std::size_t>(format::kFrameHeaderMinLen)) {
-            throw FormatError("frame: " + num(static_cast<std::int64_t>(bytes.size())) +
+        const std::uint64_t available = bytes->size();
+        if (available < static_cast<std::uint64_t>(format::kFrameHeaderMinLen)) {
+            throw FormatError("frame: " + std::to_string(available) +
                               " bytes cannot hold a frame header");
         }
-        const format::FrameLengths lengths = format::read_frame_lengths(bytes);
-        if (lengths.frame_len > bytes.size()) {
+        const SourceBytes start =
+            bytes->read(0, static_cast<std::uint64_t>(format::kFrameHeaderMinLen));
+        const format::FrameLengths lengths = format::read_frame_lengths(start.bytes);
+        if (lengths.frame_len > available) {
             throw FormatError("frame: frame_len " + std::to_string(lengths.frame_len) +
-                                  " exceeds the " + num(static_cast<std::int64_t>(bytes.size())) +
-                                  " bytes available",
+                                  " exceeds the " + std::to_string(available) + " bytes available",
                               format::frame_offsets::kFrameLen);
         }
-        const ByteSpan f = bytes.first(static_cast<std::size_t>(lengths.frame_len));
-        format::FrameHeader h = format::read_frame_header(f);
+        // From here on, the frame alone; read piece by piece (spans of the view, if any).
+        const std::shared_ptr<const ByteSource> src = window_source(bytes, 0, lengths.frame_len);
+        const std::optional<SourceBytes> view = src->view();
+        const auto piece = [&](std::uint64_t at, std::uint64_t n) {
+            if (view) {
+                return SourceBytes{
+                    view->bytes.subspan(static_cast<std::size_t>(at), static_cast<std::size_t>(n)),
+                    view->owner};
+            }
+            return src->read(at, n);
+        };
+        const std::uint64_t flen = lengths.frame_len;
+        format::FrameHeader h = format::read_frame_header(
+            piece(0, static_cast<std::uint64_t>(lengths.header_len)).bytes);
         if ((h.kind() == format::FrameKind::sparse) != sparse()) {
             throw FormatError(sparse() ? "frame: chunks.b2frame is not a sparse frame"
                                        : "frame: a sparse frame's index outside its directory",
                               format::frame_offsets::kFrameType);
         }
-        const std::uint32_t tlen = format::read_trailer_len(f);
+        // read_frame_lengths checked that frame_len holds the header and a minimal trailer.
+        constexpr auto kTail = static_cast<std::uint64_t>(format::kFrameTrailerMinLen);
+        const std::uint32_t tlen =
+            format::read_trailer_len(piece(flen - kTail, kTail).bytes, flen - kTail);
         if (tlen < static_cast<std::uint32_t>(format::kFrameTrailerMinLen) ||
-            tlen > f.size() - static_cast<std::size_t>(h.header_len)) {
+            tlen > flen - static_cast<std::uint64_t>(h.header_len)) {
             throw FormatError(
                 "frame: trailer_len " + std::to_string(tlen) + " does not fit the frame",
-                f.size() - 22);
+                flen - 22);
         }
-        const std::size_t trailer_at = f.size() - tlen;
-        format::FrameTrailer t = format::read_frame_trailer(f.subspan(trailer_at, tlen));
+        const std::uint64_t trailer_at = flen - tlen;
+        SourceBytes tbytes = piece(trailer_at, tlen);
+        format::FrameTrailer t =
+            format::read_frame_trailer(tbytes.bytes);  // offsets: the trailer's
 
         std::vector<std::int64_t> idx;
         std::int64_t ipos = h.header_len;
@@ -243,11 +278,11 @@ void Frame::Impl::load(ByteSpan bytes, std::shared_ptr<const MappedFile> mapping
                                       num(static_cast<std::int64_t>(trailer_at)) + ")",
                                   format::frame_offsets::kCbytes);
             }
-            const ByteSpan ibytes = f.subspan(static_cast<std::size_t>(ipos),
-                                              trailer_at - static_cast<std::size_t>(ipos));
+            const SourceBytes ibytes = piece(static_cast<std::uint64_t>(ipos),
+                                             trailer_at - static_cast<std::uint64_t>(ipos));
             codec::ChunkDecoder dec = [&] {
                 try {
-                    return codec::ChunkDecoder(ibytes);
+                    return codec::ChunkDecoder(ibytes.bytes);
                 } catch (const FormatError& e) {
                     rethrow_with_context(e, "frame: offsets index",
                                          static_cast<std::uint64_t>(ipos));
@@ -292,7 +327,10 @@ void Frame::Impl::load(ByteSpan bytes, std::shared_ptr<const MappedFile> mapping
         vlmeta = std::move(t.vlmetalayers);
         trailer_len = tlen;
         index_pos = ipos;
-        frame = f;
+        source = src;
+        frame = view ? view->bytes : ByteSpan();
+        frame_owner = view ? view->owner : nullptr;
+        trailer_bytes = std::move(tbytes);
         map = std::move(mapping);
     } catch (const FormatError& e) {
         rethrow_with_context(e, where(), base);
@@ -380,16 +418,25 @@ Frame Frame::open(const std::string& path, const OpenOptions& options) {
 }
 
 Frame Frame::from_buffer(ByteSpan buffer, const OpenOptions& options) {
+    return open(memory_source(buffer), options);
+}
+
+Frame Frame::open(std::shared_ptr<const ByteSource> source, const OpenOptions& options) {
+    if (!source) {
+        throw UsageError("Frame::open: no byte source");
+    }
     auto impl = make_contiguous_frame();
     impl->options = options;
     impl->options.writable = false;
-    if (options.offset > buffer.size()) {
-        throw FormatError("<memory>: frame offset " + std::to_string(options.offset) +
-                          " is past the end of the " + std::to_string(buffer.size()) +
-                          "-byte buffer");
+    impl->label = source->name();
+    if (options.offset > source->size()) {
+        throw FormatError(b2nd::detail::quoted_path(source->name()) + ": frame offset " +
+                          std::to_string(options.offset) + " is past the end of the " +
+                          std::to_string(source->size()) + "-byte " +
+                          (source->name().empty() ? "buffer" : "source"));
     }
-    impl->base = options.offset;
-    impl->load(buffer.subspan(options.offset, buffer.size() - options.offset), nullptr);
+    impl->base = source->offset_in_file() + options.offset;
+    impl->load(window_source(source, options.offset, source->size() - options.offset));
     return Frame(std::move(impl));
 }
 
@@ -537,7 +584,7 @@ std::optional<std::vector<std::uint8_t>> Frame::vlmeta(const std::string& name) 
             } catch (const FormatError& e) {
                 // The content's place in the file: the trailer ends the frame.
                 rethrow_with_context(e, f.where() + ": vlmetalayer '" + name + "'",
-                                     f.base + f.frame.size() - f.trailer_len + m.offset);
+                                     f.base + f.header.frame_len - f.trailer_len + m.offset);
             }
         }
     }

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include <b2nd/storage/byte_source.hpp>
 #include <b2nd/storage/frame.hpp>
 #include <b2nd/storage/mapped_file.hpp>
 
@@ -42,15 +43,22 @@ struct Frame::Impl {
     virtual ~Impl() = default;
 
     // Where the frame lives.
-    std::string path;  // contiguous file, or sparse directory; empty for a buffer
+    std::string path;   // contiguous file, or sparse directory; empty for a buffer
+    std::string label;  // how messages name a frame opened from a byte source (no path)
     bool is_writable = false;
     std::uint64_t base = 0;  // frame offset in the file
     OpenOptions options;
 
     // What is mapped and parsed. Guarded by `mutex`: readers share it, writers take it alone.
     mutable std::shared_mutex mutex;
-    std::shared_ptr<const MappedFile> map;  // the file holding header, index and trailer
-    ByteSpan frame;                         // [0, frame_len) of the frame
+    // The frame's bytes: offset 0 is its start, size() its frame_len. Everything is read
+    // through it; `frame` is its view when it has one (mapped files and buffers: chunks are then
+    // spans of it, owned by `frame_owner`).
+    std::shared_ptr<const ByteSource> source;
+    ByteSpan frame;
+    std::shared_ptr<const void> frame_owner;
+    SourceBytes trailer_bytes;              // what the vlmetalayers' contents point into
+    std::shared_ptr<const MappedFile> map;  // a file on disk: the mapping holding the frame
     format::FrameHeader header;
     std::vector<std::int64_t> index;        // offsets (or sparse file numbers, or specials)
     std::vector<format::Metalayer> vlmeta;  // trailer contents, still compressed
@@ -84,8 +92,14 @@ struct Frame::Impl {
     /// After a commit is on disk (commit_lock held): bumps the generation and re-registers.
     void committed();
     /// Parses header, trailer and index from `bytes` (from the frame start to the end of the
-    /// file or buffer).
-    void load(ByteSpan bytes, std::shared_ptr<const MappedFile> mapping);
+    /// file or buffer) and reads the frame through it from now on. `mapping`: the file on disk
+    /// `bytes` lie in, if any. On failure nothing changes.
+    void load(const std::shared_ptr<const ByteSource>& bytes,
+              std::shared_ptr<const MappedFile> mapping = nullptr);
+    /// After writing a commit: reads the frame, frame_len bytes from `base`, in `file`.
+    void adopt_mapping(std::shared_ptr<const MappedFile> file, std::uint64_t frame_len);
+    /// Bytes [offset, offset + n) of the frame (a span of the view when there is one).
+    SourceBytes frame_bytes(std::uint64_t offset, std::uint64_t n) const;
     StoredChunk chunk_unlocked(std::int64_t i) const;
     std::int32_t special_nbytes(std::int64_t i) const;
 

@@ -164,8 +164,7 @@ public:
         trailer_len = static_cast<std::uint32_t>(trailer.size());
         index_pos = index_at;
         mapped_ino = detail::file_identity(frame_file()).ino;
-        map = MappedFile::open(frame_file());
-        frame = map->bytes().first(image.size());
+        adopt_mapping(MappedFile::open(frame_file()), image.size());
     }
 
     void after_commit() override { collect(); }

@@ -138,11 +138,11 @@ struct FrameTrailer {
 };
 
 /// Reads trailer_len from the last bytes of a frame (the 0xce marker sits 23 bytes before the
-/// end). \throws FormatError
-std::uint32_t read_trailer_len(ByteSpan frame_tail);
+/// end); `at` is where frame_tail starts in the frame (for error offsets). \throws FormatError
+std::uint32_t read_trailer_len(ByteSpan frame_tail, std::uint64_t at = 0);
 
-/// Parses the trailer (exactly trailer_len bytes).
-FrameTrailer read_frame_trailer(ByteSpan trailer);
+/// Parses the trailer (exactly trailer_len bytes, starting at `at` in the frame).
+FrameTrailer read_frame_trailer(ByteSpan trailer, std::uint64_t at = 0);
 
 /// Serializes a trailer with the given vlmetalayers (contents already encoded).
 std::vector<std::uint8_t> write_frame_trailer(const std::vector<Metalayer>& vlmetalayers);

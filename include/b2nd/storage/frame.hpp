@@ -28,6 +28,7 @@
 #include <b2nd/codec/chunk_encoder.hpp>
 #include <b2nd/codec/ids.hpp>
 #include <b2nd/format/frame_header.hpp>
+#include <b2nd/storage/byte_source.hpp>
 #include <b2nd/storage/mapped_file.hpp>
 
 namespace b2nd::storage {
@@ -165,6 +166,10 @@ public:
     static Frame open(const std::string& path, const OpenOptions& options = {});
     /// A read-only frame over a caller's buffer, which must outlive the Frame (no copy).
     static Frame from_buffer(ByteSpan buffer, const OpenOptions& options = {});
+    /// A read-only frame over a byte source (byte_source.hpp: a mapping, a window of one, a
+    /// buffer), starting at options.offset of it; messages name the source. No copy when the
+    /// source has a view. \throws FormatError, UnsupportedError
+    static Frame open(std::shared_ptr<const ByteSource> source, const OpenOptions& options = {});
     /// Creates a new, empty frame on disk (a file, or with `sparse` a directory). Fails if the
     /// path exists. The frame is open for writing (with `locking`, as the one writer).
     static Frame create(const std::string& path,

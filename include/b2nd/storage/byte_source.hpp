@@ -1,0 +1,64 @@
+// Where a frame's bytes come from: one small interface, so that a frame can lie in a whole
+// mapped file, in a window of a mapping that several frames share (the members of one zip file),
+// in a caller's memory buffer, or (later) in ranges fetched one by one.
+//
+//   auto zip = storage::mapped_source(storage::MappedFile::open("store.b2z"));
+//   auto member = storage::window_source(zip, 4096, 1 << 20);   // [4096, 4096 + 1 MiB)
+//   storage::Frame f = storage::Frame::open(member);               // read-only, no copy
+//
+// Sources that hold their bytes in memory (mappings, buffers, windows of those) answer view():
+// the frame then reads chunks as spans of it, with no copy and no call per chunk. A source without
+// a view is asked for exact ranges: the header, the trailer, the offsets index, and for each chunk
+// its header and then its bytes; it may block and may fail with IoError.
+//
+// Advanced (b2nd::storage, frames and files): for tools that work on chunks as stored.
+// Programs that read and write arrays need only <b2nd/b2nd.hpp>.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <b2nd/byte_span.hpp>
+#include <b2nd/storage/mapped_file.hpp>
+
+namespace b2nd::storage {
+
+/// Bytes read from a source, kept valid by `owner` (the mapping, the buffer's owner, or a copy).
+struct SourceBytes {
+    ByteSpan bytes;
+    std::shared_ptr<const void> owner;
+};
+
+class ByteSource {
+public:
+    virtual ~ByteSource() = default;
+    /// Bytes in the source.
+    virtual std::uint64_t size() const = 0;
+    /// How messages name it: a path (or URL), or empty for a caller's buffer (`<memory>`).
+    virtual const std::string& name() const = 0;
+    /// Bytes [offset, offset + n), exactly n of them. Safe from several threads at once.
+    /// \throws FormatError naming the source when the range passes its end; IoError when the
+    ///         bytes cannot be had (a source that fetches them)
+    virtual SourceBytes read(std::uint64_t offset, std::uint64_t n) const = 0;
+    /// All of the source as one span in memory, when it has one (zero-copy readers use it).
+    virtual std::optional<SourceBytes> view() const { return std::nullopt; }
+    /// Where byte 0 of this source lies in the file name() names (a window's offset).
+    virtual std::uint64_t offset_in_file() const noexcept { return 0; }
+};
+
+/// A whole mapped file.
+std::shared_ptr<const ByteSource> mapped_source(std::shared_ptr<const MappedFile> file);
+/// A caller's buffer: `owner` (may be null) keeps it alive; otherwise it must outlive every frame
+/// read from it. `name` is what messages call it (empty: `<memory>`).
+std::shared_ptr<const ByteSource> memory_source(ByteSpan bytes,
+                                                std::shared_ptr<const void> owner = {},
+                                                std::string name = {});
+/// Bytes [offset, offset + size) of `whole`, as a source of their own (offset 0 is `offset` of
+/// `whole`); windows of windows compose. \throws UsageError when the window passes the end
+std::shared_ptr<const ByteSource> window_source(std::shared_ptr<const ByteSource> whole,
+                                                std::uint64_t offset,
+                                                std::uint64_t size);
+
+}  // namespace b2nd::storage

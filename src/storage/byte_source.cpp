@@ -1,0 +1,109 @@
+// The byte sources a frame reads through (include/b2nd/storage/byte_source.hpp): bytes held in
+// memory (a mapping or a buffer), and windows of another source.
+#include <b2nd/error.hpp>
+#include <b2nd/format/checked_math.hpp>
+#include <b2nd/storage/byte_source.hpp>
+
+#include "../detail/strings.hpp"
+
+namespace b2nd::storage {
+
+namespace {
+
+/// Throws unless [offset, offset + n) lies within `size` bytes of the source `name`.
+void check_range(const std::string& name,
+                 std::uint64_t size,
+                 std::uint64_t offset,
+                 std::uint64_t n) {
+    std::uint64_t end = 0;
+    if (format::add_overflows(offset, n, &end) || end > size) {
+        throw FormatError(b2nd::detail::quoted_path(name) + ": bytes [" + std::to_string(offset) +
+                              ", " + std::to_string(offset) + " + " + std::to_string(n) +
+                              ") pass the end of its " + std::to_string(size) + " bytes",
+                          offset);
+    }
+}
+
+/// Bytes in memory: a mapping or a caller's buffer.
+class MemorySource final : public ByteSource {
+public:
+    MemorySource(ByteSpan bytes, std::shared_ptr<const void> owner, std::string name)
+        : bytes_(bytes), owner_(std::move(owner)), name_(std::move(name)) {}
+
+    std::uint64_t size() const override { return bytes_.size(); }
+    const std::string& name() const override { return name_; }
+    SourceBytes read(std::uint64_t offset, std::uint64_t n) const override {
+        check_range(name_, bytes_.size(), offset, n);
+        return {bytes_.subspan(static_cast<std::size_t>(offset), static_cast<std::size_t>(n)),
+                owner_};
+    }
+    std::optional<SourceBytes> view() const override { return SourceBytes{bytes_, owner_}; }
+
+private:
+    ByteSpan bytes_;
+    std::shared_ptr<const void> owner_;
+    std::string name_;
+};
+
+class WindowSource final : public ByteSource {
+public:
+    WindowSource(std::shared_ptr<const ByteSource> whole, std::uint64_t offset, std::uint64_t size)
+        : whole_(std::move(whole)), offset_(offset), size_(size) {}
+
+    std::uint64_t size() const override { return size_; }
+    const std::string& name() const override { return whole_->name(); }
+    SourceBytes read(std::uint64_t offset, std::uint64_t n) const override {
+        check_range(name(), size_, offset, n);
+        return whole_->read(offset_ + offset, n);
+    }
+    std::optional<SourceBytes> view() const override {
+        std::optional<SourceBytes> all = whole_->view();
+        if (all) {
+            all->bytes = all->bytes.subspan(static_cast<std::size_t>(offset_),
+                                            static_cast<std::size_t>(size_));
+        }
+        return all;
+    }
+    std::uint64_t offset_in_file() const noexcept override {
+        return whole_->offset_in_file() + offset_;
+    }
+
+private:
+    std::shared_ptr<const ByteSource> whole_;
+    std::uint64_t offset_, size_;
+};
+
+}  // namespace
+
+std::shared_ptr<const ByteSource> mapped_source(std::shared_ptr<const MappedFile> file) {
+    if (!file) {
+        throw UsageError("mapped_source: no file");
+    }
+    const ByteSpan bytes = file->bytes();
+    std::string name = file->path();
+    return std::make_shared<MemorySource>(bytes, std::move(file), std::move(name));
+}
+
+std::shared_ptr<const ByteSource> memory_source(ByteSpan bytes,
+                                                std::shared_ptr<const void> owner,
+                                                std::string name) {
+    return std::make_shared<MemorySource>(bytes, std::move(owner), std::move(name));
+}
+
+std::shared_ptr<const ByteSource> window_source(std::shared_ptr<const ByteSource> whole,
+                                                std::uint64_t offset,
+                                                std::uint64_t size) {
+    if (!whole) {
+        throw UsageError("window_source: no source");
+    }
+    std::uint64_t end = 0;
+    if (format::add_overflows(offset, size, &end) || end > whole->size()) {
+        throw UsageError(b2nd::detail::quoted_path(whole->name()) + ": a window [" +
+                         std::to_string(offset) + ", " + std::to_string(offset) + " + " +
+                         std::to_string(size) + ") passes the end of its " +
+                         std::to_string(whole->size()) + " bytes");
+    }
+    return std::make_shared<WindowSource>(std::move(whole), offset, size);
+}
+
+}  // namespace b2nd::storage

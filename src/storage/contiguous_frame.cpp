@@ -1,7 +1,8 @@
 // A contiguous frame: one file (".b2nd"), possibly at an offset in a larger file, or a caller's
 // buffer. Index entries are byte offsets from the end of the header.
 //
-// Crash safety (DESIGN.md section 5): the frame is only ever extended. New chunk bytes, then the
+// Crash safety (DESIGN.md section 5; the steps of a commit, in order, are in commit.cpp): the
+// frame is only ever extended. New chunk bytes, then the
 // new offsets index, then the new trailer are written after the current end of the frame, and
 // the header from byte 16 on (frame_len, nbytes, cbytes, has_vlmetalayers and the metalayers) is
 // rewritten last with a single pwrite. Until then the header describes the old frame, whose
@@ -134,14 +135,10 @@ public:
                          ") of the file were not reserved since the last commit");
     }
 
-    void write_commit(FrameCommit& c) override {
-        const std::vector<std::uint8_t> trailer = format::write_frame_trailer(c.vlmeta);
-        format::FrameHeader h = header;
-        h.metalayers = c.metalayers;
-        h.has_vlmetalayers = !c.vlmeta.empty();
+    void place_chunks(FrameCommit& c) override {
+        pending_tmp_.clear();
         if (c.nbytes == 0) {
-            write_empty(h, trailer);
-            return;
+            return;  // an empty frame is written whole by write_image
         }
         detail::PosixFile f(path, detail::PosixFile::Mode::read_write);
         // After the live frame and after anything staged: staged bytes the index names stay.
@@ -151,42 +148,93 @@ public:
             c.index[c.slots[k]] = static_cast<std::int64_t>(pos - base) - header.header_len;
             pos += c.writes[k].size();
         }
-        const auto index_at = static_cast<std::int64_t>(pos - base);
-        const std::vector<std::uint8_t> idx = encode_index(c.index);
-        f.write_at(idx, pos);
-        pos += idx.size();
-        f.write_at(trailer, pos);
-        pos += trailer.size();
-        if (options.durable) {
-            f.sync();
+        chunks_end_ = pos;
+    }
+
+    void write_image(CommitImage& img, const FrameCommit& c) override {
+        format::FrameHeader& h = img.header;
+        if (c.nbytes == 0) {
+            // c-blosc2 looks for an empty frame's trailer right after the header: the file is
+            // rebuilt under a temporary name rather than live bytes overwritten.
+            if (base != 0) {
+                throw UsageError(where() + ": an embedded frame cannot become empty");
+            }
+            h.cbytes = 0;
+            std::vector<std::uint8_t> image = format::write_frame_header(h);
+            format::store_be<std::uint64_t>(image.data() + format::frame_offsets::kFrameLen,
+                                            image.size() + img.trailer.size());
+            image.insert(image.end(), img.trailer.begin(), img.trailer.end());
+            pending_tmp_ = path + ".tmp";
+            detail::PosixFile(pending_tmp_, detail::PosixFile::Mode::create_truncate)
+                .write_at(image, 0);
+            return;
         }
-        // The commit: one write of the header from byte 16 on (lengths, sizes, metalayers).
+        detail::PosixFile f(path, detail::PosixFile::Mode::read_write);
+        std::uint64_t pos = chunks_end_;
+        const auto index_at = static_cast<std::int64_t>(pos - base);
+        f.write_at(img.index, pos);
+        pos += img.index.size();
+        f.write_at(img.trailer, pos);
+        pos += img.trailer.size();
         h.frame_len = static_cast<std::uint64_t>(pos - base);
-        h.nbytes = c.nbytes;
         h.cbytes = index_at - header.header_len;
-        const std::vector<std::uint8_t> image = format::write_frame_header(h);
-        if (image.size() != static_cast<std::size_t>(header.header_len)) {
+        header_image_ = format::write_frame_header(h);
+        if (header_image_.size() != static_cast<std::size_t>(header.header_len)) {
             throw UsageError(where() + ": the header would change length (" +
                              num(header.header_len) + " -> " +
-                             num(static_cast<std::int64_t>(image.size())) + " bytes)");
+                             num(static_cast<std::int64_t>(header_image_.size())) + " bytes)");
         }
-        f.write_at(ByteSpan(image.data() + kPatchBegin, image.size() - kPatchBegin),
-                   base + kPatchBegin);
-        if (options.durable) {
-            f.sync();
+    }
+
+    void flush_written() override {
+        detail::PosixFile(pending_tmp_.empty() ? path : pending_tmp_,
+                          detail::PosixFile::Mode::read_write)
+            .sync();
+    }
+
+    void publish_image(const CommitImage& /*img*/) override {
+        if (!pending_tmp_.empty()) {
+            detail::rename_file(pending_tmp_, path);
+            return;
         }
-        if (options.exclusive && base == 0 && f.size() > pos) {
-            // Nothing of the old mapping is read again; then no stale tail remains.
-            map.reset();
-            source.reset();
-            frame = {};
-            frame_owner.reset();
-            f.truncate(pos);
+        // One write of the header from byte 16 on (lengths, sizes, metalayers).
+        detail::PosixFile(path, detail::PosixFile::Mode::read_write)
+            .write_at(
+                ByteSpan(header_image_.data() + kPatchBegin, header_image_.size() - kPatchBegin),
+                base + kPatchBegin);
+    }
+
+    void flush_published() override {
+        if (!pending_tmp_.empty()) {
+            detail::fsync_directory(detail::directory_of(path));
+        } else {
+            detail::PosixFile(path, detail::PosixFile::Mode::read_write).sync();
         }
-        header = format::read_frame_header(image);  // picks up the metalayer content offsets too
-        trailer_len = static_cast<std::uint32_t>(trailer.size());
-        index_pos = index_at;
-        adopt_mapping(MappedFile::open(path), h.frame_len);
+    }
+
+    void adopt_image(const CommitImage& img) override {
+        if (!pending_tmp_.empty()) {
+            pending_tmp_.clear();
+            map_and_load();
+            return;
+        }
+        const std::uint64_t end = base + img.header.frame_len;
+        if (options.exclusive && base == 0) {
+            detail::PosixFile f(path, detail::PosixFile::Mode::read_write);
+            if (f.size() > end) {
+                // Nothing of the old mapping is read again; then no stale tail remains.
+                map.reset();
+                source.reset();
+                frame = {};
+                frame_owner.reset();
+                f.truncate(end);
+            }
+        }
+        header = format::read_frame_header(header_image_);  // the metalayer offsets too
+        trailer_len = static_cast<std::uint32_t>(img.trailer.size());
+        index_pos =
+            static_cast<std::int64_t>(img.header.frame_len - img.trailer.size() - img.index.size());
+        adopt_mapping(MappedFile::open(path), img.header.frame_len);
     }
 
     void drop_staged(const std::vector<std::int64_t>& /*live*/) override {
@@ -257,22 +305,6 @@ public:
     }
 
 private:
-    /// An empty frame: c-blosc2 looks for its trailer right after the header, so the file is
-    /// rebuilt (atomically) rather than live bytes overwritten.
-    void write_empty(format::FrameHeader h, const std::vector<std::uint8_t>& trailer) {
-        if (base != 0) {
-            throw UsageError(where() + ": an embedded frame cannot become empty");
-        }
-        h.nbytes = 0;
-        h.cbytes = 0;
-        std::vector<std::uint8_t> image = format::write_frame_header(h);
-        format::store_be<std::uint64_t>(image.data() + format::frame_offsets::kFrameLen,
-                                        image.size() + trailer.size());
-        image.insert(image.end(), trailer.begin(), trailer.end());
-        detail::write_file_atomically(path, image, options.durable);
-        map_and_load();
-    }
-
     /// A whole new frame image (header, chunks in order, index, trailer) written to `out`.
     void write_compacted(const std::string& out, const CompactProgress& progress) const {
         detail::PosixFile f(out, detail::PosixFile::Mode::create_truncate);
@@ -309,6 +341,11 @@ private:
     }
 
     std::uint64_t staging_end_ = 0;  // next staged byte position in the file (0: none yet)
+    // The commit in progress (commit.cpp): where its chunks end, its header, or the temporary
+    // file of an empty frame.
+    std::uint64_t chunks_end_ = 0;
+    std::vector<std::uint8_t> header_image_;
+    std::string pending_tmp_;
     // File ranges reserve_staging() handed out since the last commit.
     std::vector<std::pair<std::uint64_t, std::uint64_t>> reserved_;
 };

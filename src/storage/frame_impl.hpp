@@ -2,7 +2,8 @@
 //
 // Frame::Impl holds what every frame has (header, offsets index, vlmetalayers, the lock, the
 // staging generation) and does what is the same for both kinds: parsing (frame.cpp), and turning
-// a FrameEdit into a new index (frame_writer.cpp). Where the bytes live differs, so it is split:
+// a FrameEdit into a new index (frame_writer.cpp), and the commit protocol (commit.cpp). Where the
+// bytes live differs, so it is split:
 //  - ContiguousFrame (contiguous_frame.cpp): one file (or a caller's buffer); chunks are byte
 //    offsets; a commit appends chunks, index and trailer and patches the header last;
 //  - SparseFrame (sparse_frame.cpp): a directory; chunks are NNNNNNNN.chunk files; a commit
@@ -37,6 +38,14 @@ struct FrameCommit {
     std::int64_t staged_bytes = 0;    ///< bytes of staged chunks the index names
     std::vector<format::Metalayer> metalayers;
     std::vector<format::Metalayer> vlmeta;
+};
+
+/// A commit's new frame as bytes (commit.cpp): its header (lengths set by the kind), its encoded
+/// offsets index (empty when it holds no chunk) and its trailer.
+struct CommitImage {
+    format::FrameHeader header;
+    std::vector<std::uint8_t> index;
+    std::vector<std::uint8_t> trailer;
 };
 
 struct Frame::Impl {
@@ -113,7 +122,7 @@ struct Frame::Impl {
     ClassifiedChunk classify(ByteSpan chunk) const;
     /// Frame::apply, with the lock held.
     void apply(const FrameEdit& edit);
-    /// Writes a commit (write_commit) and adopts its index and vlmetalayers.
+    /// Writes a commit by the protocol of commit.cpp and adopts it.
     void commit(FrameCommit c);
     /// Frame::stage, with the lock held.
     StagedChunk stage(ByteSpan chunk);
@@ -151,9 +160,21 @@ struct Frame::Impl {
     /// The index entry of a chunk written at a reserved position of `cbytes` bytes.
     /// \throws UsageError outside the reserved room
     virtual std::int64_t reserved_entry(std::uint64_t position, std::int64_t cbytes) const = 0;
-    /// Writes `c` to disk (the commit point included) and re-maps; updates header, trailer_len,
-    /// index_pos, map and frame. index and vlmeta are adopted by commit().
-    virtual void write_commit(FrameCommit& c) = 0;
+    // The steps of a commit that differ between the kinds, in the order commit.cpp runs them
+    // (its header comment says what each kind does in each).
+    /// Writes c.writes where the kind keeps chunks and names them in c.index (the slots).
+    virtual void place_chunks(FrameCommit& c) = 0;
+    /// Writes the new frame but for its commit point; sets the header's lengths in `img`.
+    virtual void write_image(CommitImage& img, const FrameCommit& c) = 0;
+    /// Durable commits: makes everything written so far durable, before the commit point.
+    virtual void flush_written() = 0;
+    /// The commit point: from here on, the frame on disk is the new one.
+    virtual void publish_image(const CommitImage& img) = 0;
+    /// Durable commits: makes the commit point durable.
+    virtual void flush_published() = 0;
+    /// This handle reads the new frame (header, trailer_len, index_pos, the mapping); what the
+    /// commit replaced is retired.
+    virtual void adopt_image(const CommitImage& img) = 0;
     /// Drops staged chunks that `live` does not name, and forgets staging positions.
     virtual void drop_staged(const std::vector<std::int64_t>& live) = 0;
     /// Whether another handle committed since this one loaded.

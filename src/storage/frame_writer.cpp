@@ -149,24 +149,6 @@ void Frame::Impl::apply(const FrameEdit& edit) {
     commit(std::move(c));
 }
 
-void Frame::Impl::commit(FrameCommit c) {
-    {
-        // Readers of other handles take their snapshots between commits, never during one.
-        detail::Sidecar::Lock lock = commit_lock();
-        write_commit(c);
-        index = std::move(c.index);
-        vlmeta = std::move(c.vlmeta);
-        committed();
-    }
-    end_staging(index);
-    after_commit();
-}
-
-void Frame::Impl::end_staging(const std::vector<std::int64_t>& live) {
-    drop_staged(live);
-    ++staging_epoch;
-}
-
 StagedChunk Frame::Impl::stage(ByteSpan chunk) {
     require_writable("stage");
     refresh_unlocked();  // another writer's commit ends what was staged

@@ -2,7 +2,8 @@
 // (header, offsets index, trailer) and one NNNNNNNN.chunk file per stored chunk; index entries
 // are chunk file numbers.
 //
-// Crash safety (DESIGN.md section 5): chunk files get fresh numbers and are written under a
+// Crash safety (DESIGN.md section 5; the steps of a commit, in order, are in commit.cpp): chunk
+// files get fresh numbers and are written under a
 // temporary name and renamed; chunks.b2frame is then replaced the same way (the commit point),
 // and only then are the files of replaced or deleted chunks removed. Chunk files are mapped on
 // first use, at most OpenOptions::max_mapped_chunk_files at a time (least recently used out).
@@ -107,14 +108,19 @@ public:
                          " was not reserved since the last commit");
     }
 
-    void write_commit(FrameCommit& c) override {
+    void place_chunks(FrameCommit& c) override {
+        written_.clear();
         std::int64_t next_id = std::max(next_free_number(), next_staged_id_);
         for (std::size_t k = 0; k < c.writes.size(); ++k) {
             const std::int64_t id = claim_number(next_id);
-            detail::write_file_atomically(chunk_file_path(static_cast<std::uint32_t>(id)),
-                                          c.writes[k], options.durable);
+            const std::string file = chunk_file_path(static_cast<std::uint32_t>(id));
+            detail::write_file_atomically(file, c.writes[k], false);  // fsync: flush_written
+            written_.push_back(file);
             c.index[c.slots[k]] = id;
         }
+    }
+
+    void write_image(CommitImage& img, const FrameCommit& c) override {
         // cbytes: what the chunk files hold, kept up to date by the bytes each commit adds and
         // removes (reading every file's size would map them all).
         const std::set<std::int64_t> live(c.index.begin(), c.index.end());
@@ -122,37 +128,45 @@ public:
         for (ByteSpan w : c.writes) {
             cbytes += static_cast<std::int64_t>(w.size());
         }
-        std::vector<std::int64_t> removed;
+        removed_.clear();
         for (std::size_t i = 0; i < index.size(); ++i) {
             if (index[i] >= 0 && live.count(index[i]) == 0) {
                 cbytes -= static_cast<std::int64_t>(
                     chunk_unlocked(static_cast<std::int64_t>(i)).bytes.size());
-                removed.push_back(index[i]);
+                removed_.push_back(index[i]);
             }
         }
+        img.header.cbytes = cbytes;
+        image_ = format::write_frame_header(img.header);
+        image_.insert(image_.end(), img.index.begin(), img.index.end());
+        image_.insert(image_.end(), img.trailer.begin(), img.trailer.end());
+        format::store_be<std::uint64_t>(image_.data() + format::frame_offsets::kFrameLen,
+                                        image_.size());
+        img.header.frame_len = image_.size();
+        detail::PosixFile(frame_file() + ".tmp", detail::PosixFile::Mode::create_truncate)
+            .write_at(image_, 0);
+    }
 
-        format::FrameHeader h = header;
-        h.nbytes = c.nbytes;
-        h.cbytes = cbytes;
-        h.has_vlmetalayers = !c.vlmeta.empty();
-        h.metalayers = c.metalayers;
-        std::vector<std::uint8_t> image = format::write_frame_header(h);
-        const auto index_at = static_cast<std::int64_t>(image.size());
-        if (c.nbytes > 0) {
-            const std::vector<std::uint8_t> idx = encode_index(c.index);
-            image.insert(image.end(), idx.begin(), idx.end());
+    void flush_written() override {
+        for (const std::string& file : written_) {
+            detail::PosixFile(file, detail::PosixFile::Mode::read_write).sync();
         }
-        const std::vector<std::uint8_t> trailer = format::write_frame_trailer(c.vlmeta);
-        image.insert(image.end(), trailer.begin(), trailer.end());
-        format::store_be<std::uint64_t>(image.data() + format::frame_offsets::kFrameLen,
-                                        image.size());
-        detail::write_file_atomically(frame_file(), image, options.durable);  // the commit
+        detail::PosixFile(frame_file() + ".tmp", detail::PosixFile::Mode::read_write).sync();
+        detail::fsync_directory(path);  // the new chunk files' names
+    }
 
+    void publish_image(const CommitImage& /*img*/) override {
+        detail::rename_file(frame_file() + ".tmp", frame_file());
+    }
+
+    void flush_published() override { detail::fsync_directory(path); }
+
+    void adopt_image(const CommitImage& img) override {
         // Files no longer referenced go only now that the new index is in place, and only once
         // no reader's snapshot names them: with a sidecar, after_commit() removes them when the
         // reader table says so (the generation this commit is about to make is the first that
         // does not need them).
-        for (std::int64_t e : removed) {
+        for (std::int64_t e : removed_) {
             forget_file(static_cast<std::uint32_t>(e));
             if (sidecar) {
                 unlinked_.push_back({sidecar->generation() + 1, e});
@@ -160,11 +174,13 @@ public:
                 detail::remove_file(chunk_file_path(static_cast<std::uint32_t>(e)));
             }
         }
-        header = format::read_frame_header(image);
-        trailer_len = static_cast<std::uint32_t>(trailer.size());
-        index_pos = index_at;
+        removed_.clear();
+        written_.clear();
+        header = format::read_frame_header(image_);
+        trailer_len = static_cast<std::uint32_t>(img.trailer.size());
+        index_pos = header.header_len;
         mapped_ino = detail::file_identity(frame_file()).ino;
-        adopt_mapping(MappedFile::open(frame_file()), image.size());
+        adopt_mapping(MappedFile::open(frame_file()), image_.size());
     }
 
     void after_commit() override { collect(); }
@@ -387,7 +403,11 @@ private:
     // Replaced chunk files not removed yet: {first generation that does not name them, file}.
     std::vector<std::pair<std::uint64_t, std::int64_t>> unlinked_;
     // Staging (Frame::stage): chunk files written ahead of a commit.
-    std::int64_t next_staged_id_ = -1;      // next chunk file number (-1: none staged yet)
+    std::int64_t next_staged_id_ = -1;  // next chunk file number (-1: none staged yet)
+    // The commit in progress (commit.cpp): new chunk files, files it replaces, chunks.b2frame.
+    std::vector<std::string> written_;
+    std::vector<std::int64_t> removed_;
+    std::vector<std::uint8_t> image_;
     std::vector<std::int64_t> staged_ids_;  // files written by stage() (or reserved for others)
     std::vector<std::pair<std::int64_t, std::int64_t>> reserved_;  // reserve_staging() ranges
 };

@@ -2,14 +2,14 @@
 // buffer. Index entries are byte offsets from the end of the header.
 //
 // Crash safety (DESIGN.md section 5; the steps of a commit, in order, are in commit.cpp): the
-// frame is only ever extended. New chunk bytes, then the
-// new offsets index, then the new trailer are written after the current end of the frame, and
-// the header from byte 16 on (frame_len, nbytes, cbytes, has_vlmetalayers and the metalayers) is
-// rewritten last with a single pwrite. Until then the header describes the old frame, whose
-// bytes are untouched; after it, the new one. The old index and trailer become dead space inside
-// the chunks section (the header's cbytes covers it, which c-blosc2 accepts: it only needs every
-// chunk inside [0, cbytes) and the index at header_len + cbytes). compact() rewrites the frame
-// without dead space to a temporary file and renames it over the original.
+// frame is only ever extended. New chunk bytes, then the new offsets index, then the new trailer
+// are written after the current end of the frame, and the header from byte 16 on (frame_len,
+// nbytes, cbytes, has_vlmetalayers and the metalayers) is rewritten last with a single pwrite.
+// Until then the header describes the old frame, whose bytes are untouched; after it, the new one.
+// The old index and trailer become dead space inside the chunks section (the header's cbytes covers
+// it, which c-blosc2 accepts: it only needs every chunk inside [0, cbytes) and the index at
+// header_len + cbytes). compact() rewrites the frame without dead space to a temporary file and
+// renames it over the original.
 #include <algorithm>
 #include <unordered_set>
 

@@ -3,9 +3,9 @@
 // are chunk file numbers.
 //
 // Crash safety (DESIGN.md section 5; the steps of a commit, in order, are in commit.cpp): chunk
-// files get fresh numbers and are written under a
-// temporary name and renamed; chunks.b2frame is then replaced the same way (the commit point),
-// and only then are the files of replaced or deleted chunks removed. Chunk files are mapped on
+// files get fresh numbers and are written under a temporary name and renamed; chunks.b2frame is
+// then replaced the same way (the commit point), and only then are the files of replaced or
+// deleted chunks removed. Chunk files are mapped on
 // first use, at most OpenOptions::max_mapped_chunk_files at a time (least recently used out).
 #include <algorithm>
 #include <cstdio>

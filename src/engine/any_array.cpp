@@ -234,7 +234,7 @@ void AnyArray::read(const Box& box, void* out, std::size_t out_bytes) const {
         throw UsageError(c.where() + ": reading " + box.str() + " needs a buffer of " +
                          std::to_string(need) + " bytes, not " + std::to_string(out_bytes));
     }
-    c.read(box, static_cast<std::uint8_t*>(out));
+    c.read(detail::SelectionPlan::of_box(box), static_cast<std::uint8_t*>(out));
 }
 
 std::vector<std::uint8_t> AnyArray::read(const Box& box) const {
@@ -242,7 +242,7 @@ std::vector<std::uint8_t> AnyArray::read(const Box& box) const {
     detail::ArrayCore& c = r.core;
     c.require_box(box, "read");
     std::vector<std::uint8_t> out(static_cast<std::size_t>(box.size() * c.grid().itemsize()));
-    c.read(box, out.data());
+    c.read(detail::SelectionPlan::of_box(box), out.data());
     return out;
 }
 
@@ -278,7 +278,7 @@ void AnyArray::read_selection(const Selection& sel,
 }
 
 void AnyArray::read_strided(const Box& box, void* out, const std::int64_t* strides) const {
-    reading()->read(box, static_cast<std::uint8_t*>(out), strides);
+    reading()->read(detail::SelectionPlan::of_box(box), static_cast<std::uint8_t*>(out), strides);
 }
 
 void AnyArray::read_element(const std::int64_t* idx, void* out) const {
@@ -286,7 +286,9 @@ void AnyArray::read_element(const std::int64_t* idx, void* out) const {
 }
 
 void AnyArray::read_points(const std::int64_t* coords, std::size_t n, void* out) const {
-    reading()->read_points(coords, n, static_cast<std::uint8_t*>(out));
+    const Reading r = reading();
+    r.core.read(detail::SelectionPlan::of_points(coords, n, r.core.grid().ndim()),
+                static_cast<std::uint8_t*>(out));
 }
 
 void AnyArray::read_orthogonal(const std::vector<std::vector<std::int64_t>>& indices,
@@ -300,7 +302,7 @@ void AnyArray::read_orthogonal(const std::vector<std::vector<std::int64_t>>& ind
                          " elements needs a buffer of " + std::to_string(need) + " bytes, not " +
                          std::to_string(out_bytes));
     }
-    r.core.read_orthogonal(indices, static_cast<std::uint8_t*>(out));
+    r.core.read(detail::SelectionPlan::of_lists(indices), static_cast<std::uint8_t*>(out));
 }
 
 std::vector<std::uint8_t> AnyArray::read_orthogonal(
@@ -322,7 +324,9 @@ void AnyArray::write_points(const std::int64_t* coords, std::size_t n, ByteSpan 
                          std::to_string(n * isz) + " bytes of data (or " + std::to_string(isz) +
                          " for one value), not " + std::to_string(data.size()));
     }
-    c.write_points(coords, n, data.data(), data.size() == isz && n != 1);
+    const std::int64_t one = 0;  // one element for every point
+    c.write(detail::SelectionPlan::of_points(coords, n, c.grid().ndim()), data.data(),
+            data.size() == isz && n != 1 ? &one : nullptr);
 }
 
 void AnyArray::write_orthogonal(const std::vector<std::vector<std::int64_t>>& indices,
@@ -336,7 +340,9 @@ void AnyArray::write_orthogonal(const std::vector<std::vector<std::int64_t>>& in
                          std::to_string(isz) + " for one value), not " +
                          std::to_string(data.size()));
     }
-    c.write_orthogonal(indices, data.data(), data.size() == isz && n != 1);
+    const std::vector<std::int64_t> one(indices.size(), 0);  // one element for all
+    c.write(detail::SelectionPlan::of_lists(indices), data.data(),
+            data.size() == isz && n != 1 ? one.data() : nullptr);
 }
 
 void AnyArray::write(const Box& box, ByteSpan data) {
@@ -348,7 +354,7 @@ void AnyArray::write(const Box& box, ByteSpan data) {
         throw UsageError(c.where() + ": writing " + box.str() + " needs " + std::to_string(need) +
                          " bytes of data, not " + std::to_string(data.size()));
     }
-    c.write(box, data.data());
+    c.write(detail::SelectionPlan::of_box(box), data.data());
 }
 
 void AnyArray::write(const Selection& sel, ByteSpan data, const std::optional<Shape>& data_shape) {
@@ -398,39 +404,17 @@ void AnyArray::write(const Selection& sel, ByteSpan data, const std::optional<Sh
     if (n == 0) {
         return;
     }
-    if (!r.orthogonal()) {
-        // The box write walks the data with these strides: broadcasting costs no copy.
-        std::vector<std::int64_t> box_stride(r.box.start.size(), 0);
-        for (std::size_t k = 0; k < r.dims.size(); ++k) {
-            if (r.dims[k] >= 0) {
-                box_stride[static_cast<std::size_t>(r.dims[k])] = stride[k];
-            }
+    // The plan's data strides, one per array dimension: the result's, where a result
+    // dimension walks one (integer-selected dimensions and new axes have extent 1).
+    std::vector<std::int64_t> plan_stride(c.grid().shape().size(), 0);
+    for (std::size_t k = 0; k < r.dims.size(); ++k) {
+        if (r.dims[k] >= 0) {
+            plan_stride[static_cast<std::size_t>(r.dims[k])] = stride[k];
         }
-        c.write(r.box, data.data(), box_stride.data());
-        return;
     }
-    if (dn == 1) {
-        c.write_orthogonal(r.lists, data.data(), true);
-        return;
-    }
-    if (dn == n) {
-        c.write_orthogonal(r.lists, data.data(), false);
-        return;
-    }
-    // Broadcast data for an orthogonal selection: expanded to the selection's elements first.
-    std::vector<std::uint8_t> full(static_cast<std::size_t>(n * isz));
-    detail::StridedBox b;
-    b.ndim = static_cast<int>(r.shape.size());
-    std::int64_t out_stride = isz;
-    for (int k = b.ndim - 1; k >= 0; --k) {
-        const auto u = static_cast<std::size_t>(k);
-        b.extent[k] = r.shape[u];
-        b.src_stride[k] = stride[u];
-        b.dst_stride[k] = out_stride;
-        out_stride *= r.shape[u];
-    }
-    detail::copy_strided(b, data.data(), full.data(), isz);
-    c.write_orthogonal(r.lists, full.data(), false);
+    // A box walks the data with these strides (broadcasting costs no copy); index lists gather
+    // broadcast data into C order first.
+    c.write(detail::SelectionPlan::of(r), data.data(), plan_stride.data());
 }
 
 void AnyArray::resize(const Shape& shape) {

@@ -34,6 +34,7 @@
 #include <b2nd/selection.hpp>
 #include <b2nd/storage/frame.hpp>
 
+#include "../select/plan.hpp"
 #include "chunk_source.hpp"
 
 namespace b2nd::detail {
@@ -113,26 +114,26 @@ public:
     void require_box(const Box& box, const char* op) const;
 
     // ---- read.cpp ----
-    /// Reads `box` into out, whose element (k_0, ..) is at byte offset sum k_d * out_strides[d]
-    /// (C order of box.count when out_strides is null). Stored byte order.
-    void read(const Box& box, std::uint8_t* out, const std::int64_t* out_strides = nullptr) const;
+    /// Reads the selection `plan` (select/plan.hpp: every kind of selection arrives as one) into
+    /// out: result element k (C order over plan.shape()) at byte sum k_d * out_strides[d], C
+    /// order of plan.element_bytes() when out_strides is null. Stored byte order. Each touched
+    /// block is decoded once, blocks in parallel across the whole request.
+    /// \throws UsageError naming the file when the plan does not fit the array
+    void read(const SelectionPlan& plan,
+              std::uint8_t* out,
+              const std::int64_t* out_strides = nullptr) const;
     /// Resolves `sel` against the current shape and reads it into destination(resolved), all under
     /// one lock (a concurrent refresh cannot change the shape in between).
     void read_selection(const Selection& sel,
                         const std::function<void*(const Resolved&)>& destination) const;
-    /// One element (in-range coordinates are checked).
+    /// read() under the shared lock the caller holds.
+    void read_unlocked(const SelectionPlan& plan,
+                       std::uint8_t* out,
+                       const std::int64_t* out_strides,
+                       CacheUse use) const;
+    /// One element (in-range coordinates are checked): the fast path of element-wise access
+    /// (xtensor), which keeps the last block each thread read from; otherwise a one-element box.
     void read_element(const std::int64_t* idx, std::uint8_t* out) const;
-    /// `n` elements at coordinates coords[i * ndim ...] into out[i] (each block decoded once,
-    /// blocks in parallel).
-    void read_points(const std::int64_t* coords, std::size_t n, std::uint8_t* out) const;
-    /// Orthogonal selection: one index list per dimension (NumPy's semantics: any order,
-    /// repeats, negative indices from the end); the result, C order over the lists, into out.
-    /// Each touched block is decoded once, blocks in parallel.
-    void read_orthogonal(const std::vector<std::vector<std::int64_t>>& lists,
-                         std::uint8_t* out) const;
-    /// read_orthogonal under a lock the caller holds.
-    void read_orthogonal_unlocked(const std::vector<std::vector<std::int64_t>>& lists,
-                                  std::uint8_t* out) const;
 
     /// Chunk ci as stored, checked against the grid as reads check it, and whether it is uniform
     /// (copy.cpp copies such chunks as they are). \throws FormatError naming file and chunk
@@ -142,21 +143,14 @@ public:
     void decode_chunk(std::int64_t ci, std::uint8_t* buf) const;
 
     // ---- write.cpp ----
-    /// Writes `box` from src (C order of box.count when src_strides is null).
-    void write(const Box& box, const std::uint8_t* src, const std::int64_t* src_strides = nullptr);
-    /// Writes n elements at coordinates coords[i * ndim ...] from src (element i at byte
-    /// i * itemsize, or one element for all when `scalar`); the last of repeated points wins.
-    /// Only touched chunks are re-encoded; one commit.
-    void write_points(const std::int64_t* coords,
-                      std::size_t n,
-                      const std::uint8_t* src,
-                      bool scalar);
-    /// Writes the orthogonal selection `lists` (see read_orthogonal) from src: C order over the
-    /// lists, or one element repeated when `scalar`. Where an index repeats, the last write of it
-    /// in list order wins. Only touched chunks are re-encoded; one commit.
-    void write_orthogonal(const std::vector<std::vector<std::int64_t>>& lists,
-                          const std::uint8_t* src,
-                          bool scalar);
+    /// Writes the selection `plan` from src: result element k at byte sum k_d * src_strides[d]
+    /// (C order of plan.element_bytes() when null; zero strides repeat an element, as NumPy's
+    /// broadcasting does). With a partial ElementPart only those bytes of each element change.
+    /// Where an element is selected twice, the last write in result order wins. Only touched
+    /// chunks are re-encoded; one commit.
+    void write(const SelectionPlan& plan,
+               const std::uint8_t* src,
+               const std::int64_t* src_strides = nullptr);
 
     // ---- chunkwise.cpp ----
     /// Computes and writes whole chunks: produce(chunk, region, out) fills the region's elements
@@ -207,11 +201,36 @@ public:
 private:
     struct ChunkPlan;
 
-    void read_unlocked(const Box& box,
-                       std::uint8_t* out,
-                       const std::int64_t* out_strides,
-                       CacheUse use) const;
-    /// read_unlocked for large reads with rows contiguous in the destination (read.cpp).
+    // What read() and write() do for each kind of plan (read.cpp, write.cpp); boxes are checked
+    // by the caller, index lists and points here.
+    void read_box(const Box& box,
+                  const ElementPart& part,
+                  std::uint8_t* out,
+                  const std::int64_t* out_strides,
+                  CacheUse use) const;
+    /// Into out in C order.
+    void read_lists(const std::vector<std::vector<std::int64_t>>& lists,
+                    const ElementPart& part,
+                    std::uint8_t* out) const;
+    void read_points(const std::int64_t* coords,
+                     std::size_t n,
+                     const ElementPart& part,
+                     std::uint8_t* out) const;
+    void write_box(const Box& box,
+                   const ElementPart& part,
+                   const std::uint8_t* src,
+                   const std::int64_t* src_strides);
+    /// From src in C order, or one element for all (`scalar`).
+    void write_lists(const std::vector<std::vector<std::int64_t>>& lists,
+                     const ElementPart& part,
+                     const std::uint8_t* src,
+                     bool scalar);
+    void write_points(const std::int64_t* coords,
+                      std::size_t n,
+                      const ElementPart& part,
+                      const std::uint8_t* src,
+                      bool scalar);
+    /// read_box for large reads with rows contiguous in the destination (read.cpp).
     void read_row_groups(const BoxPlan& plan,
                          const ChunkLoads& chunks,
                          std::uint8_t* out0,

@@ -336,25 +336,28 @@ void ChunkSource::copy_block(const LoadedChunk& c,
                              std::uint8_t* dst,
                              bool lands_whole,
                              const CachePolicy& policy,
-                             bool stream) const {
+                             bool stream,
+                             const ElementPart& part) const {
     const std::int64_t isz = grid_.itemsize();
+    const std::int64_t eb = part.whole() ? isz : part.width;  // bytes copied per element
     switch (c.kind_) {
         case LoadedChunk::Kind::uniform:
-            fill_strided(box, dst, c.element_.data(), isz, stream);
+            fill_strided(box, dst, c.element_.data() + part.offset, eb, stream);
             return;
         case LoadedChunk::Kind::raw:
-            copy_strided(box, c.raw_ + block * grid_.block_nbytes() + first * isz, dst, isz,
-                         stream);
+            copy_strided(box, c.raw_ + block * grid_.block_nbytes() + first * isz + part.offset,
+                         dst, eb, stream);
             return;
         case LoadedChunk::Kind::encoded:
             break;
     }
     BlockCache::Buffer hold = cached(c, block, policy);
-    if (!hold && lands_whole && !policy.inserts && !plain_) {
+    if (part.whole() && !hold && lands_whole && !policy.inserts && !plain_) {
         decode_block_into(c, block, dst);  // straight into the destination
         return;
     }
-    if (!hold && !policy.inserts && !plain_ && first == 0 && decode_rows(c, block, box, dst)) {
+    if (part.whole() && !hold && !policy.inserts && !plain_ && first == 0 &&
+        decode_rows(c, block, box, dst)) {
         return;
     }
     // Only the bytes up to the box's last element are needed (streams that can stop early stop
@@ -367,7 +370,7 @@ void ChunkSource::copy_block(const LoadedChunk& c,
     }
     const std::size_t need = forward ? static_cast<std::size_t>(last + isz) : SIZE_MAX;
     const BlockView v = decoded_view(c, block, policy, std::move(hold), need);
-    copy_strided(box, v.at(first), dst, isz, stream);
+    copy_strided(box, v.at(first) + part.offset, dst, eb, stream);
 }
 
 std::pair<storage::StoredChunk, bool> ChunkSource::stored_checked(std::int64_t ci) const {

@@ -26,6 +26,7 @@
 #include <b2nd/grid.hpp>
 #include <b2nd/storage/frame.hpp>
 
+#include "../select/plan.hpp"
 #include "../select/strided_copy.hpp"
 #include "block_cache.hpp"
 
@@ -99,7 +100,8 @@ public:
     /// in bytes, src from the block's element `first`) and dst. With `lands_whole` the block's
     /// bytes land contiguously at dst, which lets an uncached block be decoded straight there.
     /// `stream`: write with non-temporal stores (a destination larger than the caches; see
-    /// copy_strided); the caller fences.
+    /// copy_strided); the caller fences. `part`: the bytes of each element copied (dst strides
+    /// count in them).
     void copy_block(const LoadedChunk& c,
                     std::int64_t block,
                     const StridedBox& box,
@@ -107,7 +109,8 @@ public:
                     std::uint8_t* dst,
                     bool lands_whole,
                     const CachePolicy& policy,
-                    bool stream = false) const;
+                    bool stream = false,
+                    const ElementPart& part = {}) const;
     /// The elements of block `block` of `c` (decoded into the cache or this thread's scratch;
     /// into scratch, only the first `need` bytes are sure to be decoded).
     BlockView view_block(const LoadedChunk& c,

@@ -73,39 +73,80 @@ private:
     mutable storage::ReadAhead read_ahead_;
 };
 
-void ArrayCore::read(const Box& box, std::uint8_t* out, const std::int64_t* out_strides) const {
+void ArrayCore::read(const SelectionPlan& plan,
+                     std::uint8_t* out,
+                     const std::int64_t* out_strides) const {
     std::shared_lock<FairSharedMutex> lock(mutex_);
-    require_box(box, "read");
-    read_unlocked(box, out, out_strides, CacheUse::automatic);
+    read_unlocked(plan, out, out_strides, CacheUse::automatic);
 }
 
 void ArrayCore::read_selection(const Selection& sel,
                                const std::function<void*(const Resolved&)>& destination) const {
     std::shared_lock<FairSharedMutex> lock(mutex_);
     const Resolved r = resolve(grid().shape(), sel);
-    auto* out = static_cast<std::uint8_t*>(destination(r));
-    if (r.orthogonal()) {
-        read_orthogonal_unlocked(r.lists, out);
-    } else {
-        read_unlocked(r.box, out, nullptr, CacheUse::automatic);
-    }
+    read_unlocked(SelectionPlan::of(r), static_cast<std::uint8_t*>(destination(r)), nullptr,
+                  CacheUse::automatic);
 }
 
-void ArrayCore::read_unlocked(const Box& box,
+void ArrayCore::read_unlocked(const SelectionPlan& plan,
                               std::uint8_t* out,
                               const std::int64_t* out_strides,
                               CacheUse use) const {
+    if (plan.kind() == SelectionPlan::Kind::box) {
+        require_box(plan.box(), "read");
+        read_box(plan.box(), plan.part(), out, out_strides, use);
+        return;
+    }
+    // Index lists and points are read in C order; another layout is copied into from there.
+    const std::int64_t eb = plan.element_bytes(grid().itemsize());
+    const Shape shape = plan.shape();
+    const std::vector<std::int64_t> c_order = c_order_strides(shape, eb);
+    Scratch tmp;
+    std::uint8_t* dst = out;
+    const bool c_layout = layout_of(shape, out_strides, eb) == Layout::c_order;
+    if (!c_layout) {
+        dst = scratch_bytes(tmp,
+                            static_cast<std::size_t>(plan.size() * static_cast<std::uint64_t>(eb)));
+    }
+    if (plan.kind() == SelectionPlan::Kind::lists) {
+        read_lists(plan.lists(), plan.part(), dst);
+    } else {
+        read_points(plan.coords(), plan.npoints(), plan.part(), dst);
+    }
+    if (!c_layout && plan.size() > 0) {
+        StridedBox b;
+        b.ndim = static_cast<int>(shape.size());
+        for (int d = 0; d < b.ndim; ++d) {
+            const auto u = static_cast<std::size_t>(d);
+            b.extent[d] = shape[u];
+            b.src_stride[d] = c_order[u];
+            b.dst_stride[d] = out_strides[d];
+        }
+        copy_strided(b, dst, out, eb);
+    }
+}
+
+void ArrayCore::read_box(const Box& box,
+                         const ElementPart& part,
+                         std::uint8_t* out,
+                         const std::int64_t* out_strides,
+                         CacheUse use) const {
     if (box.size() == 0) {
         return;
     }
     const ChunkSource& src = *source_;
     const BoxPlan plan(src.grid(), box);
+    const std::int64_t eb = part.whole() ? src.grid().itemsize() : part.width;
+    std::vector<std::int64_t> c_order;
+    if (out_strides == nullptr && !part.whole()) {
+        c_order = c_order_strides(box.count, eb);
+        out_strides = c_order.data();
+    }
     std::int64_t walk[kMaxNdim];
     std::uint8_t* const out0 = out + plan.walk_strides(out_strides, walk);
     const CachePolicy policy = src.cache_policy(plan.nblock_tasks(), use);
-    const bool stream = static_cast<std::uint64_t>(box.size()) *
-                            static_cast<std::uint64_t>(src.grid().itemsize()) >=
-                        kStreamingBytes;
+    const bool stream =
+        static_cast<std::uint64_t>(box.size()) * static_cast<std::uint64_t>(eb) >= kStreamingBytes;
 
     const std::vector<ChunkTask>& tasks = plan.chunks();
     ChunkLoads chunks(src, plan, policy);
@@ -118,7 +159,7 @@ void ArrayCore::read_unlocked(const Box& box,
         chunks.load_all(nthreads_);
     }
     const int nd = src.grid().ndim();
-    if (stream && nd >= 2 && walk[nd - 1] == src.grid().itemsize()) {
+    if (stream && part.whole() && nd >= 2 && walk[nd - 1] == src.grid().itemsize()) {
         read_row_groups(plan, chunks, out0, walk, policy);
         return;
     }
@@ -128,7 +169,7 @@ void ArrayCore::read_unlocked(const Box& box,
         const BlockPart bp =
             plan.part(ct, static_cast<std::int64_t>(task) - ct.first_block_task, walk);
         src.copy_block(chunks[t], bp.block, bp.box, bp.in_block, out0 + bp.in_walk, bp.whole,
-                       policy, stream);
+                       policy, stream, part);
         if (stream) {
             stream_fence();
         }
@@ -274,7 +315,7 @@ void ArrayCore::read_element(const std::int64_t* idx, std::uint8_t* out) const {
         return;
     }
     const Box b = Box::region(Shape(idx, idx + nd), Shape(static_cast<std::size_t>(nd), 1));
-    read_unlocked(b, out, nullptr, CacheUse::always);
+    read_box(b, {}, out, nullptr, CacheUse::always);
 }
 
 Grid::Location ArrayCore::locate_point(const std::int64_t* coords, std::size_t i) const {
@@ -293,11 +334,14 @@ Grid::Location ArrayCore::locate_point(const std::int64_t* coords, std::size_t i
     return g.locate(idx);
 }
 
-void ArrayCore::read_points(const std::int64_t* coords, std::size_t n, std::uint8_t* out) const {
-    std::shared_lock<FairSharedMutex> lock(mutex_);
+void ArrayCore::read_points(const std::int64_t* coords,
+                            std::size_t n,
+                            const ElementPart& part,
+                            std::uint8_t* out) const {
     const ChunkSource& src = *source_;
     const Grid& g = src.grid();
     const std::int64_t isz = g.itemsize();
+    const std::int64_t eb = part.whole() ? isz : part.width;
     struct Point {
         std::int64_t chunk, block, offset;
         std::size_t index;
@@ -337,23 +381,19 @@ void ArrayCore::read_points(const std::int64_t* coords, std::size_t n, std::uint
         const BlockView v = src.view_block(chunks[chunk_of_group[k]], pts[groups[k]].block, policy,
                                            static_cast<std::size_t>((last + 1) * isz));
         for (std::size_t i = groups[k]; i < groups[k + 1]; ++i) {
-            std::memcpy(out + static_cast<std::int64_t>(pts[i].index) * isz, v.at(pts[i].offset),
-                        static_cast<std::size_t>(isz));
+            std::memcpy(out + static_cast<std::int64_t>(pts[i].index) * eb,
+                        v.at(pts[i].offset) + part.offset, static_cast<std::size_t>(eb));
         }
     });
 }
 
-void ArrayCore::read_orthogonal(const std::vector<std::vector<std::int64_t>>& lists,
-                                std::uint8_t* out) const {
-    std::shared_lock<FairSharedMutex> lock(mutex_);
-    read_orthogonal_unlocked(lists, out);
-}
-
-void ArrayCore::read_orthogonal_unlocked(const std::vector<std::vector<std::int64_t>>& lists,
-                                         std::uint8_t* out) const {
+void ArrayCore::read_lists(const std::vector<std::vector<std::int64_t>>& lists,
+                           const ElementPart& part,
+                           std::uint8_t* out) const {
     const ChunkSource& src = *source_;
     const Grid& g = src.grid();
     const std::int64_t isz = g.itemsize();
+    const std::int64_t eb = part.whole() ? isz : part.width;
     const OrthoPlan plan(lists, g, where(), true);  // a unit per block
     const std::int64_t units = plan.units();
     // The touched chunks, each loaded once (in order of first use).
@@ -378,7 +418,7 @@ void ArrayCore::read_orthogonal_unlocked(const std::vector<std::vector<std::int6
         const auto need = static_cast<std::size_t>((plan.last_pos(unit) + 1) * isz);
         const BlockView v = src.view_block(chunks[chunk_of[u]], plan.block_of(unit), policy, need);
         plan.for_each(unit, [&](std::int64_t, std::int64_t pos, std::int64_t at) {
-            std::memcpy(out + at * isz, v.at(pos), static_cast<std::size_t>(isz));
+            std::memcpy(out + at * eb, v.at(pos) + part.offset, static_cast<std::size_t>(eb));
         });
     });
 }

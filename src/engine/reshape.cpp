@@ -78,7 +78,7 @@ void ArrayCore::rebuild(const Grid& ng,
                     ob.start[static_cast<std::size_t>(axis)] += p.delta;
                 }
                 old.resize(static_cast<std::size_t>(ob.size() * isz));
-                read_unlocked(ob, old.data(), nullptr, CacheUse::never);  // replaced next
+                read_box(ob, {}, old.data(), nullptr, CacheUse::never);  // replaced next
                 src = old.data();
                 c_strides(p.count.data(), p.count.size(), isz, stride);
             }

@@ -63,16 +63,60 @@ storage::StagedChunk stage_covered(ChunkSource& source,
 
 }  // namespace
 
-void ArrayCore::write(const Box& box, const std::uint8_t* src, const std::int64_t* src_strides) {
+void ArrayCore::write(const SelectionPlan& plan,
+                      const std::uint8_t* src,
+                      const std::int64_t* src_strides) {
     std::lock_guard<std::mutex> writer(writer_mutex_);
     require_writable("write");
-    require_box(box, "write");
+    if (plan.kind() == SelectionPlan::Kind::box) {
+        require_box(plan.box(), "write");
+        write_box(plan.box(), plan.part(), src, src_strides);
+        return;
+    }
+    // Index lists and points take their data in C order, or one element for all; other layouts
+    // (broadcasting along some dimensions) are gathered into C order first.
+    const std::int64_t eb = plan.element_bytes(grid().itemsize());
+    const Shape shape = plan.shape();
+    const std::vector<std::int64_t> c_order = c_order_strides(shape, eb);
+    const Layout layout = layout_of(shape, src_strides, eb);
+    const bool scalar = layout == Layout::one_element && plan.size() != 1;
+    Scratch tmp;
+    if (layout == Layout::strided && plan.size() > 0) {
+        StridedBox b;
+        b.ndim = static_cast<int>(shape.size());
+        for (int d = 0; d < b.ndim; ++d) {
+            const auto u = static_cast<std::size_t>(d);
+            b.extent[d] = shape[u];
+            b.src_stride[d] = src_strides[d];
+            b.dst_stride[d] = c_order[u];
+        }
+        std::uint8_t* dense = scratch_bytes(
+            tmp, static_cast<std::size_t>(plan.size() * static_cast<std::uint64_t>(eb)));
+        copy_strided(b, src, dense, eb);
+        src = dense;
+    }
+    if (plan.kind() == SelectionPlan::Kind::lists) {
+        write_lists(plan.lists(), plan.part(), src, scalar);
+    } else {
+        write_points(plan.coords(), plan.npoints(), plan.part(), src, scalar);
+    }
+}
+
+void ArrayCore::write_box(const Box& box,
+                          const ElementPart& part,
+                          const std::uint8_t* src,
+                          const std::int64_t* src_strides) {
     if (box.size() == 0) {
         return;
     }
     ChunkSource& source = *source_;
     const Grid& g = source.grid();
     const BoxPlan plan(g, box);
+    std::vector<std::int64_t> c_order;
+    if (src_strides == nullptr && !part.whole()) {
+        c_order = c_order_strides(box.count, part.width);
+        src_strides = c_order.data();
+    }
     std::int64_t walk[kMaxNdim];
     const std::uint8_t* const src0 = src + plan.walk_strides(src_strides, walk);
     const std::vector<ChunkTask>& tasks = plan.chunks();
@@ -82,7 +126,7 @@ void ArrayCore::write(const Box& box, const std::uint8_t* src, const std::int64_
     parallel_for(tasks.size(), nthreads_, [&](std::size_t k) {
         const ChunkTask& ct = tasks[k];
         ids[k] = ct.ci;
-        if (plan.covers(ct)) {
+        if (part.whole() && plan.covers(ct)) {
             // Each block is gathered right before it is encoded, into a buffer that stays in the
             // cache: the chunk is never gathered whole (which costs a pass through memory).
             staged[k] = stage_covered(source, plan, ct, src0, walk, inner);
@@ -91,7 +135,7 @@ void ArrayCore::write(const Box& box, const std::uint8_t* src, const std::int64_
         thread_local Scratch buf;
         buf.resize(static_cast<std::size_t>(g.chunk_nbytes()));
         source.decode_chunk(ct.ci, buf.data(), inner);
-        pack_chunk(plan, ct, src0, walk, buf.data(), g);
+        pack_chunk(plan, ct, src0, walk, buf.data(), g, part);
         staged[k] = source.stage_chunk(buf.data(), inner, ct.ci);
         release_if_large(buf);
     });
@@ -116,12 +160,12 @@ void ArrayCore::patch_chunks(const std::vector<std::int64_t>& ids,
 
 void ArrayCore::write_points(const std::int64_t* coords,
                              std::size_t n,
+                             const ElementPart& part,
                              const std::uint8_t* src,
                              bool scalar) {
-    std::lock_guard<std::mutex> writer(writer_mutex_);
-    require_writable("write");
     const Grid& g = grid();
     const std::int64_t isz = g.itemsize();
+    const std::int64_t eb = part.whole() ? isz : part.width;
     struct Point {
         std::int64_t chunk, at;  // element offset in the chunk's padded block layout
         std::size_t index;
@@ -146,18 +190,19 @@ void ArrayCore::write_points(const std::int64_t* coords,
     patch_chunks(ids, [&](std::size_t k, std::uint8_t* buf) {
         for (std::size_t i = first[k]; i < first[k + 1]; ++i) {
             const auto from = static_cast<std::int64_t>(scalar ? 0 : pts[i].index);
-            std::memcpy(buf + pts[i].at * isz, src + from * isz, static_cast<std::size_t>(isz));
+            std::memcpy(buf + pts[i].at * isz + part.offset, src + from * eb,
+                        static_cast<std::size_t>(eb));
         }
     });
 }
 
-void ArrayCore::write_orthogonal(const std::vector<std::vector<std::int64_t>>& lists,
-                                 const std::uint8_t* src,
-                                 bool scalar) {
-    std::lock_guard<std::mutex> writer(writer_mutex_);
-    require_writable("write");
+void ArrayCore::write_lists(const std::vector<std::vector<std::int64_t>>& lists,
+                            const ElementPart& part,
+                            const std::uint8_t* src,
+                            bool scalar) {
     const Grid& g = grid();
     const std::int64_t isz = g.itemsize();
+    const std::int64_t eb = part.whole() ? isz : part.width;
     const OrthoPlan plan(lists, g, where(), false);  // a unit per chunk
     std::vector<std::int64_t> ids(static_cast<std::size_t>(plan.units()));
     for (std::size_t u = 0; u < ids.size(); ++u) {
@@ -166,8 +211,8 @@ void ArrayCore::write_orthogonal(const std::vector<std::vector<std::int64_t>>& l
     patch_chunks(ids, [&](std::size_t u, std::uint8_t* buf) {
         plan.for_each(static_cast<std::int64_t>(u),
                       [&](std::int64_t block, std::int64_t pos, std::int64_t at) {
-                          std::memcpy(buf + (block * g.block_items() + pos) * isz,
-                                      src + (scalar ? 0 : at * isz), static_cast<std::size_t>(isz));
+                          std::memcpy(buf + (block * g.block_items() + pos) * isz + part.offset,
+                                      src + (scalar ? 0 : at * eb), static_cast<std::size_t>(eb));
                       });
     });
 }

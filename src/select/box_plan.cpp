@@ -172,14 +172,16 @@ void pack_chunk(const BoxPlan& plan,
                 const std::uint8_t* src0,
                 const std::int64_t* walk,
                 std::uint8_t* chunk,
-                const Grid& g) {
+                const Grid& g,
+                const ElementPart& part) {
     const std::int64_t isz = g.itemsize();
+    const std::int64_t eb = part.whole() ? isz : part.width;
     for (std::int64_t l = 0; l < ct.nblocks; ++l) {
         BlockPart bp = plan.part(ct, l, walk);
         // part() describes a read (block -> caller); a write goes the other way.
         std::swap(bp.box.src_stride, bp.box.dst_stride);
         copy_strided(bp.box, src0 + bp.in_walk,
-                     chunk + bp.block * g.block_nbytes() + bp.in_block * isz, isz);
+                     chunk + bp.block * g.block_nbytes() + bp.in_block * isz + part.offset, eb);
     }
 }
 

@@ -18,6 +18,7 @@
 
 #include <b2nd/grid.hpp>
 
+#include "plan.hpp"
 #include "strided_copy.hpp"
 
 namespace b2nd::detail {
@@ -179,12 +180,14 @@ private:
 };
 
 /// Copies the caller's elements of chunk task ct (walked with `walk` from src0) into the padded
-/// block layout of the chunk buffer `chunk`.
+/// block layout of the chunk buffer `chunk`; with a partial `part`, the caller's elements are
+/// that part of each element (walk counts in them) and only those bytes change.
 void pack_chunk(const BoxPlan& plan,
                 const ChunkTask& ct,
                 const std::uint8_t* src0,
                 const std::int64_t* walk,
                 std::uint8_t* chunk,
-                const Grid& g);
+                const Grid& g,
+                const ElementPart& part = {});
 
 }  // namespace b2nd::detail

@@ -32,6 +32,7 @@ namespace b2nd {
 
 class AnyArray;
 class Attrs;
+class EngineAccess;
 struct Mask;
 
 namespace detail {
@@ -42,10 +43,6 @@ void require_box(const AnyArray& a, const Box& box, const char* op);
 /// Internal: \throws UsageError naming the file and the size when `elements` of `a` cannot be
 /// held in memory (their bytes overflow, or exceed the machine's physical memory).
 void require_memory(const AnyArray& a, std::uint64_t elements, const char* op);
-/// Internal (copy.cpp): the engine behind `a`.
-const ArrayCore& core_of(const AnyArray& a);
-/// Internal (b2nd::mpi): the engine behind `a`, for writing.
-ArrayCore& writable_core_of(AnyArray& a);
 }  // namespace detail
 namespace storage {
 class ByteSource;
@@ -300,8 +297,8 @@ public:
 private:
     friend void detail::require_box(const AnyArray& a, const Box& box, const char* op);
     friend void detail::require_memory(const AnyArray& a, std::uint64_t elements, const char* op);
-    friend const detail::ArrayCore& detail::core_of(const AnyArray& a);
-    friend detail::ArrayCore& detail::writable_core_of(AnyArray& a);
+    // The library's own layers reach the engine through it (src/engine/engine_access.hpp).
+    friend class EngineAccess;
     explicit AnyArray(std::shared_ptr<detail::ArrayCore> core) : core_(std::move(core)) {}
     detail::ArrayCore& core() const;
     /// The core for one read call: refreshed first when it follows and another handle has

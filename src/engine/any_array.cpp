@@ -197,14 +197,6 @@ void AnyArray::set_nthreads(int n) {
     core().set_nthreads(n);
 }
 
-const detail::ArrayCore& detail::core_of(const AnyArray& a) {
-    return a.core();
-}
-
-detail::ArrayCore& detail::writable_core_of(AnyArray& a) {
-    return a.core();
-}
-
 void detail::require_box(const AnyArray& a, const Box& box, const char* op) {
     a.core().require_box(box, op);
 }

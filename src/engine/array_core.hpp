@@ -163,17 +163,23 @@ public:
                       const ChunkProducer& produce,
                       int in_flight,
                       const Progress& progress);
-    /// Chunk ci made from `values` (its region's elements, C order) as write_chunks makes it,
-    /// its bytes handed to `sink` (b2nd::mpi writes them itself). Any handle; thread-safe.
-    storage::StagedChunk make_chunk(std::int64_t ci,
-                                    const std::uint8_t* values,
-                                    int threads,
-                                    const ChunkSource::ChunkSink& sink) const;
-    /// Commits chunks staged or adopted in the frame (Frame::adopt_staged) at positions ids, in
-    /// one commit, as write_chunks does.
+    /// Makes chunks ids[first, last) on up to `threads` threads, the one way whole chunks are
+    /// made (write_chunks, and b2nd::mpi through collective.hpp): produce fills each chunk's
+    /// region, the chunk is packed and encoded (uniform ones become special), and its bytes go
+    /// to place(k, bytes), which stores them (or not) and says how. Any handle; the array is not
+    /// locked (produce may read it).
+    using ChunkPlacer = std::function<storage::StagedChunk(std::size_t, ByteSpan)>;
+    void make_chunks(const std::vector<std::int64_t>& ids,
+                     std::size_t first,
+                     std::size_t last,
+                     int threads,
+                     const ChunkProducer& produce,
+                     const ChunkPlacer& place) const;
+    /// Commits chunks staged or adopted in the frame at positions ids, in one commit, as
+    /// write_chunks does.
     void commit_chunks(const std::vector<std::int64_t>& ids,
                        const std::vector<storage::StagedChunk>& staged);
-    /// The frame, for reserving and adopting chunks other processes write (b2nd::mpi).
+    /// The frame, for reserving and adopting chunks other processes write (collective.cpp).
     storage::Frame& frame_for_writing() noexcept { return source_->frame(); }
     /// visit(chunk, region, data, uniform) for each chunk, from up to in_flight threads: data is
     /// the region's elements in C order, or null when the chunk is uniform and `uniform` points

@@ -18,47 +18,50 @@ void ArrayCore::write_chunks(const std::vector<std::int64_t>& ids,
     require_writable("write_chunks");
     require_chunks(ids);
     ChunkSource& source = *source_;
-    const Grid& g = source.grid();
     const int threads = in_flight > 0 ? std::min(in_flight, nthreads_) : nthreads_;
-    const std::int64_t isz = g.itemsize();
     std::vector<storage::StagedChunk> staged(ids.size());
     std::mutex progress_mutex;
     std::int64_t done = 0;
-    parallel_for(ids.size(), threads, [&](std::size_t k) {
-        const Box region = g.chunk_box(ids[k]);
-        thread_local Scratch values;
-        values.resize(static_cast<std::size_t>(region.size() * isz));
-        produce(ids[k], region, values.data());
-        staged[k] = make_chunk(ids[k], values.data(), 1,
-                               [&](ByteSpan c) { return source.frame().stage(c); });
-        release_if_large(values);
+    make_chunks(ids, 0, ids.size(), threads, produce, [&](std::size_t k, ByteSpan c) {
+        staged[k] = source.frame().stage(c);
         if (progress) {
             std::lock_guard<std::mutex> lock(progress_mutex);
             progress(++done, static_cast<std::int64_t>(ids.size()));
         }
+        return staged[k];
     });
     commit_staged(ids, staged);
 }
 
-storage::StagedChunk ArrayCore::make_chunk(std::int64_t ci,
-                                           const std::uint8_t* values,
-                                           int threads,
-                                           const ChunkSource::ChunkSink& sink) const {
+void ArrayCore::make_chunks(const std::vector<std::int64_t>& ids,
+                            std::size_t first,
+                            std::size_t last,
+                            int threads,
+                            const ChunkProducer& produce,
+                            const ChunkPlacer& place) const {
     const ChunkSource& source = *source_;
     const Grid& g = source.grid();
-    const Box region = g.chunk_box(ci);
-    const BoxPlan plan(g, region);
-    std::int64_t walk[kMaxNdim];
-    const std::uint8_t* src0 = values + plan.walk_strides(nullptr, walk);
-    thread_local Scratch buf;
-    buf.resize(static_cast<std::size_t>(g.chunk_nbytes()));
-    if (g.chunk_padded(ci)) {
-        fill_elements(buf.data(), buf.size(), values, g.itemsize());  // padding: see write()
-    }
-    pack_chunk(plan, plan.chunks().front(), src0, walk, buf.data(), g);
-    storage::StagedChunk s = source.make_chunk(buf.data(), threads, ci, sink);
-    release_if_large(buf);
-    return s;
+    const std::int64_t isz = g.itemsize();
+    parallel_for(last - first, threads, [&](std::size_t j) {
+        const std::size_t k = first + j;
+        const std::int64_t ci = ids[k];
+        const Box region = g.chunk_box(ci);
+        thread_local Scratch values;
+        values.resize(static_cast<std::size_t>(region.size() * isz));
+        produce(ci, region, values.data());
+        const BoxPlan plan(g, region);
+        std::int64_t walk[kMaxNdim];
+        const std::uint8_t* src0 = values.data() + plan.walk_strides(nullptr, walk);
+        thread_local Scratch buf;
+        buf.resize(static_cast<std::size_t>(g.chunk_nbytes()));
+        if (g.chunk_padded(ci)) {
+            fill_elements(buf.data(), buf.size(), values.data(), isz);  // padding: see write()
+        }
+        pack_chunk(plan, plan.chunks().front(), src0, walk, buf.data(), g);
+        source.make_chunk(buf.data(), 1, ci, [&](ByteSpan c) { return place(k, c); });
+        release_if_large(buf);
+        release_if_large(values);
+    });
 }
 
 void ArrayCore::commit_chunks(const std::vector<std::int64_t>& ids,

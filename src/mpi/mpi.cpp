@@ -10,9 +10,11 @@
 #include "../detail/memory.hpp"
 #include "../detail/strings.hpp"
 #include "../detail/thread_pool.hpp"
-#include "../engine/array_core.hpp"
+#include "../engine/collective.hpp"
 
 namespace b2nd::mpi {
+
+namespace collective = b2nd::detail::collective;
 
 namespace {
 
@@ -381,12 +383,12 @@ namespace {
 
 /// Collective: room for `mine` (bytes of a contiguous frame, chunk file numbers of a sparse one)
 /// on every rank, reserved by rank 0 for all ranks at once; where this rank's part starts.
-std::uint64_t reserve_room(MPI_Comm comm, b2nd::detail::ArrayCore& core, std::uint64_t mine) {
+std::uint64_t reserve_room(MPI_Comm comm, AnyArray& a, std::uint64_t mine) {
     const std::pair<std::uint64_t, std::uint64_t> sizes = exscan_total(comm, mine);
     unsigned long long at = 0;
     detail::check_all(comm, attempt([&] {
                           if (rank_of(comm) == 0 && sizes.second > 0) {
-                              at = core.frame_for_writing().reserve_staging(sizes.second);
+                              at = collective::reserve(a, sizes.second);
                           }
                       }));
     MPI_Bcast(&at, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
@@ -449,12 +451,8 @@ void write_chunks_with(MPI_Comm comm,
         detail::check_all(comm, err);
     }
 
-    b2nd::detail::ArrayCore& core = b2nd::detail::writable_core_of(a);
-    const storage::Frame& frame = core.frame();
-    const bool sparse = frame.sparse();
-    const Grid& g = a.grid();
+    const bool sparse = collective::sparse(a);
     const int threads = options.nthreads > 0 ? options.nthreads : a.nthreads();
-    const std::int64_t isz = g.itemsize();
     std::vector<Placed> placed(chunks.size());
     std::int64_t done = 0;
     std::mutex mutex;  // the round buffer, progress
@@ -462,36 +460,28 @@ void write_chunks_with(MPI_Comm comm,
     // bytes (empty for an index-only special chunk) from the encoder's scratch.
     const auto make = [&](std::size_t first, std::size_t last,
                           const std::function<void(std::size_t, Placed&, ByteSpan)>& place) {
-        b2nd::detail::parallel_for(last - first, threads, [&](std::size_t j) {
-            const std::size_t k = first + j;
-            const std::int64_t ci = chunks[k];
-            const Box region = g.chunk_box(ci);
-            thread_local b2nd::detail::Scratch values;
-            values.resize(static_cast<std::size_t>(region.size() * isz));
-            produce(ci, region, values.data());
-            core.make_chunk(ci, values.data(), 1, [&](ByteSpan c) {
-                const storage::Frame::Classified cl = frame.classify_for_staging(c);
-                placed[k] = {ci, cl.entry, cl.nbytes, static_cast<std::int64_t>(cl.bytes.size())};
-                place(k, placed[k], cl.bytes);
-                return storage::StagedChunk{};
-            });
-            b2nd::detail::release_if_large(values);
-            if (options.progress) {
-                std::lock_guard<std::mutex> lock(mutex);
-                options.progress(++done, static_cast<std::int64_t>(chunks.size()));
-            }
-        });
+        collective::make_chunks(a, chunks, first, last, threads, produce,
+                                [&](std::size_t k, const collective::MadeChunk& m) {
+                                    placed[k] = {chunks[k], m.entry, m.nbytes,
+                                                 static_cast<std::int64_t>(m.bytes.size())};
+                                    place(k, placed[k], m.bytes);
+                                    if (options.progress) {
+                                        std::lock_guard<std::mutex> lock(mutex);
+                                        options.progress(++done,
+                                                         static_cast<std::int64_t>(chunks.size()));
+                                    }
+                                });
     };
 
     if (sparse) {
         // One chunk file number per chunk, reserved up front (index-only special chunks leave
         // theirs unused): each chunk goes to its file as soon as it is made, nothing is held.
-        const std::uint64_t mine = reserve_room(comm, core, chunks.size());
+        const std::uint64_t mine = reserve_room(comm, a, chunks.size());
         err = attempt([&] {
             make(0, chunks.size(), [&](std::size_t k, Placed& p, ByteSpan bytes) {
                 if (!bytes.empty()) {
                     p.position = static_cast<std::int64_t>(mine + k);
-                    frame.write_reserved(static_cast<std::uint64_t>(p.position), bytes);
+                    collective::write_reserved(a, static_cast<std::uint64_t>(p.position), bytes);
                 }
             });
         });
@@ -528,7 +518,7 @@ void write_chunks_with(MPI_Comm comm,
                 }
             });
             detail::check_all(comm, err);
-            const std::uint64_t mine = reserve_room(comm, core, held);
+            const std::uint64_t mine = reserve_room(comm, a, held);
             err = attempt([&] {
                 for (std::size_t k = first; k < next; ++k) {
                     if (placed[k].cbytes > 0) {
@@ -536,7 +526,7 @@ void write_chunks_with(MPI_Comm comm,
                     }
                 }
                 if (held > 0) {
-                    frame.write_reserved(mine, {round.data(), held});  // one write
+                    collective::write_reserved(a, mine, {round.data(), held});  // one write
                 }
             });
             detail::check_all(comm, err);
@@ -559,19 +549,13 @@ void write_chunks_with(MPI_Comm comm,
         if (me != 0) {
             return;
         }
-        std::vector<std::int64_t> ids(all.size() / sizeof(Placed));
-        std::vector<storage::StagedChunk> staged(ids.size());
-        storage::Frame& f = core.frame_for_writing();
-        for (std::size_t k = 0; k < ids.size(); ++k) {
+        std::vector<collective::Reserved> reserved(all.size() / sizeof(Placed));
+        for (std::size_t k = 0; k < reserved.size(); ++k) {
             Placed q;
             std::memcpy(&q, all.data() + k * sizeof(Placed), sizeof q);
-            ids[k] = q.chunk;
-            staged[k] = f.adopt_staged(static_cast<std::uint64_t>(q.position),
-                                       static_cast<std::int32_t>(q.nbytes), q.cbytes);
+            reserved[k] = {q.chunk, q.position, static_cast<std::int32_t>(q.nbytes), q.cbytes};
         }
-        if (!ids.empty()) {
-            core.commit_chunks(ids, staged);
-        }
+        collective::commit_reserved(a, reserved);
     });
     detail::check_all(comm, err);
     if (me != 0) {

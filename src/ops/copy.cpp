@@ -15,7 +15,7 @@
 #include <b2nd/storage/frame.hpp>
 
 #include "../detail/strings.hpp"
-#include "../engine/array_core.hpp"
+#include "../engine/engine_access.hpp"
 #include "../values/params_detail.hpp"
 
 namespace b2nd {
@@ -273,7 +273,7 @@ AnyArray build(Plan& p, const std::string& dst, const CopyOptions& o) {
             parallel_for(staged.size(), o.nthreads, [&](std::size_t k) {
                 const bool reencode = k >= ns;
                 const SourceChunk& sc = reencode ? transcoded[k - ns].second : stored[k].second;
-                const detail::ArrayCore& src = detail::core_of(p.pieces[sc.piece].arr);
+                const detail::ArrayCore& src = EngineAccess::core(p.pieces[sc.piece].arr);
                 const auto [c, uniform] = src.stored_chunk(sc.chunk);
                 if (uniform || (!reencode && !o.verify)) {
                     staged[k] = stage_stored(c);

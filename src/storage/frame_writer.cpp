@@ -12,6 +12,7 @@
 #include "../detail/strings.hpp"
 #include "frame_impl.hpp"
 #include "posix_file.hpp"
+#include "reserved_staging.hpp"
 
 namespace b2nd::storage {
 
@@ -249,36 +250,40 @@ StagedChunk Frame::stage(ByteSpan chunk) {
     return impl_->stage(chunk);
 }
 
-Frame::Classified Frame::classify_for_staging(ByteSpan chunk) const {
-    std::shared_lock<std::shared_mutex> lock(impl_->mutex);
-    const Impl::ClassifiedChunk c = impl_->classify(chunk);
+ReservedStaging::Classified ReservedStaging::classify(const Frame& f, ByteSpan chunk) {
+    std::shared_lock<std::shared_mutex> lock(f.impl_->mutex);
+    const Frame::Impl::ClassifiedChunk c = f.impl_->classify(chunk);
     return {c.bytes, c.entry, c.nbytes};
 }
 
-std::uint64_t Frame::reserve_staging(std::uint64_t amount) {
-    std::unique_lock<std::shared_mutex> lock(impl_->mutex);
-    impl_->require_writable("reserve_staging");
-    impl_->refresh_unlocked();  // another writer's commit ends what was staged
-    return impl_->reserve_bytes(amount);
+std::uint64_t ReservedStaging::reserve(Frame& f, std::uint64_t amount) {
+    std::unique_lock<std::shared_mutex> lock(f.impl_->mutex);
+    f.impl_->require_writable("reserve_staging");
+    f.impl_->refresh_unlocked();  // another writer's commit ends what was staged
+    return f.impl_->reserve_bytes(amount);
 }
 
-void Frame::write_reserved(std::uint64_t position, ByteSpan bytes) const {
-    std::shared_lock<std::shared_mutex> lock(impl_->mutex);
-    if (impl_->path.empty()) {
-        throw UsageError(impl_->where() + ": write_reserved needs a frame on disk");
+void ReservedStaging::write(const Frame& f, std::uint64_t position, ByteSpan bytes) {
+    std::shared_lock<std::shared_mutex> lock(f.impl_->mutex);
+    if (f.impl_->path.empty()) {
+        throw UsageError(f.impl_->where() + ": write_reserved needs a frame on disk");
     }
-    impl_->write_reserved(position, bytes);
+    f.impl_->write_reserved(position, bytes);
 }
 
-StagedChunk Frame::adopt_staged(std::uint64_t position, std::int32_t nbytes, std::int64_t cbytes) {
-    std::unique_lock<std::shared_mutex> lock(impl_->mutex);
-    impl_->require_writable("adopt_staged");
+StagedChunk ReservedStaging::adopt(Frame& f,
+                                   std::uint64_t position,
+                                   std::int32_t nbytes,
+                                   std::int64_t cbytes) {
+    Frame::Impl* const impl = f.impl_.get();
+    std::unique_lock<std::shared_mutex> lock(impl->mutex);
+    impl->require_writable("adopt_staged");
     if (nbytes < 0 || cbytes < 0 ||
-        (impl_->header.chunksize > 0 && nbytes > impl_->header.chunksize)) {
-        throw UsageError(impl_->where() + ": a chunk of " + num(nbytes) + " bytes (" + num(cbytes) +
+        (impl->header.chunksize > 0 && nbytes > impl->header.chunksize)) {
+        throw UsageError(impl->where() + ": a chunk of " + num(nbytes) + " bytes (" + num(cbytes) +
                          " stored) cannot be adopted");
     }
-    StagedChunk s{static_cast<std::int64_t>(position), nbytes, cbytes, impl_->staging_epoch};
+    StagedChunk s{static_cast<std::int64_t>(position), nbytes, cbytes, impl->staging_epoch};
     if (cbytes == 0) {
         bool special = false;
         try {
@@ -286,12 +291,12 @@ StagedChunk Frame::adopt_staged(std::uint64_t position, std::int32_t nbytes, std
         } catch (const FormatError&) {  // an unknown special value
         }
         if (!special) {
-            throw UsageError(impl_->where() + ": entry " + num(s.entry) +
+            throw UsageError(impl->where() + ": entry " + num(s.entry) +
                              " of a chunk with no bytes is not a special chunk");
         }
         return s;
     }
-    s.entry = impl_->reserved_entry(position, cbytes);
+    s.entry = impl->reserved_entry(position, cbytes);
     return s;
 }
 

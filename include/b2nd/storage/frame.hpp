@@ -237,38 +237,6 @@ public:
     /// Safe to call from several threads. \throws UsageError for an invalid chunk; IoError
     StagedChunk stage(ByteSpan chunk);
 
-    // ---- chunks written by other processes (b2nd::mpi), made part of the frame by this one ----
-    //
-    //   writer:  std::uint64_t at = frame.reserve_staging(n);    // n bytes (contiguous) or files
-    //   others:  Frame::classify_for_staging(...) / other.write_reserved(at + k, bytes)
-    //   writer:  e.replace(i, frame.adopt_staged(at + k, nbytes, cbytes)); frame.apply(e);
-    //
-    // What a crash leaves before the apply() is what a crash after stage() leaves: bytes after
-    // the frame's end (contiguous) or chunk files no index names (sparse; compact() removes them).
-
-    /// How stage() would store `chunk`: its bytes (to write), or as an index-only special chunk
-    /// (bytes empty, `entry` its index entry). Works on any handle. \throws UsageError
-    struct Classified {
-        ByteSpan bytes;
-        std::int64_t entry = 0;
-        std::int32_t nbytes = 0;
-    };
-    Classified classify_for_staging(ByteSpan chunk) const;
-    /// Writer: reserves room for chunks other processes write ahead of the next commit, and
-    /// returns where it starts: `amount` bytes from a file position (contiguous frames), or
-    /// `amount` chunk file numbers (sparse frames). Reserved room that no apply() names becomes
-    /// dead space (removed files) at the next commit, as staged chunks do.
-    std::uint64_t reserve_staging(std::uint64_t amount);
-    /// Any handle on the same frame: writes chunk bytes at a reserved position (a file position
-    /// of a contiguous frame, or a chunk file number of a sparse frame). Several chunks may go
-    /// in one call to a contiguous frame. \throws IoError
-    void write_reserved(std::uint64_t position, ByteSpan bytes) const;
-    /// Writer: a chunk another process wrote at `position` (reserved since the last commit), of
-    /// `nbytes` uncompressed and `cbytes` stored bytes, as a staged chunk for apply(); with
-    /// cbytes == 0, `position` is the index entry of an index-only special chunk.
-    /// \throws UsageError for a position outside the reserved room
-    StagedChunk adopt_staged(std::uint64_t position, std::int32_t nbytes, std::int64_t cbytes);
-
     /// Appends encoded chunks in one commit (one new offsets index).
     void append_chunks(const std::vector<ByteSpan>& chunks);
     void append_chunk(ByteSpan chunk) { append_chunks({chunk}); }
@@ -332,6 +300,9 @@ public:
     struct Impl;
 
 private:
+    // Chunks written by other processes and made part of the frame by this handle (b2nd::mpi):
+    // src/storage/reserved_staging.hpp.
+    friend struct ReservedStaging;
     explicit Frame(std::unique_ptr<Impl> impl);
     std::unique_ptr<Impl> impl_;
 };

@@ -13,8 +13,11 @@
 #include <b2nd/error.hpp>
 #include <b2nd/storage/frame.hpp>
 
+#include "storage/reserved_staging.hpp"
 #include "support/files.hpp"
 #include "support/temp_dir.hpp"
+
+using b2nd::storage::ReservedStaging;
 
 using namespace b2nd;
 using storage::Frame;
@@ -446,41 +449,41 @@ TEST_CASE("frame write: chunks written by another handle into reserved room join
         const Frame& other = *reader;
         const auto c7 = encoded(7000), c8 = encoded(8000);
         const auto zeros = codec::make_zeros_chunk(kChunk, 4, 1000);
-        const Frame::Classified k7 = other.classify_for_staging(c7);
-        const Frame::Classified kz = other.classify_for_staging(zeros);
+        const ReservedStaging::Classified k7 = ReservedStaging::classify(other, c7);
+        const ReservedStaging::Classified kz = ReservedStaging::classify(other, zeros);
         CHECK(k7.bytes.size() == c7.size());
         CHECK(kz.bytes.empty());
         CHECK(kz.entry == static_cast<std::int64_t>(0x8100000000000000ULL));
         // Room for two chunks: bytes (contiguous, one write of both) or two file numbers.
         const std::uint64_t amount = sparse ? 2 : c7.size() + c8.size();
-        const std::uint64_t at = f.reserve_staging(amount);
+        const std::uint64_t at = ReservedStaging::reserve(f, amount);
         std::uint64_t at8 = at + 1;
         if (sparse) {
-            other.write_reserved(at, c7);
-            other.write_reserved(at8, c8);
+            ReservedStaging::write(other, at, c7);
+            ReservedStaging::write(other, at8, c8);
         } else {
             std::vector<std::uint8_t> both(c7);
             both.insert(both.end(), c8.begin(), c8.end());
-            other.write_reserved(at, both);
+            ReservedStaging::write(other, at, both);
             at8 = at + c7.size();
         }
         CHECK(firsts(path) == std::vector<std::int32_t>{0, 1000});  // nothing visible yet
         // Outside the reserved room, or a "special" entry that is none: refused.
-        CHECK_THROWS_AS(f.adopt_staged(at + amount + 64, kChunk, 100), UsageError);
-        CHECK_THROWS_AS(f.adopt_staged(12345, kChunk, 0), UsageError);
+        CHECK_THROWS_AS(ReservedStaging::adopt(f, at + amount + 64, kChunk, 100), UsageError);
+        CHECK_THROWS_AS(ReservedStaging::adopt(f, 12345, kChunk, 0), UsageError);
         storage::FrameEdit e = f.keep_all();
-        e.replace(0, f.adopt_staged(at8, kChunk, static_cast<std::int64_t>(c8.size())));
-        e.add_staged(f.adopt_staged(static_cast<std::uint64_t>(kz.entry), kChunk, 0));
-        e.add_staged(f.adopt_staged(at, kChunk, static_cast<std::int64_t>(c7.size())));
+        e.replace(0, ReservedStaging::adopt(f, at8, kChunk, static_cast<std::int64_t>(c8.size())));
+        e.add_staged(ReservedStaging::adopt(f, static_cast<std::uint64_t>(kz.entry), kChunk, 0));
+        e.add_staged(ReservedStaging::adopt(f, at, kChunk, static_cast<std::int64_t>(c7.size())));
         f.apply(e);
         CHECK(firsts(path) == std::vector<std::int32_t>{8000, 1000, 0, 7000});
         CHECK(Frame::open(path).chunk(2).special == codec::Special::zeros);
         // Reserved room is valid until the next commit only. (The other handle goes first: a
         // sparse frame keeps replaced chunk files while a reader's snapshot names them.)
         reader.reset();
-        const std::uint64_t again = f.reserve_staging(sparse ? 3 : 10);
+        const std::uint64_t again = ReservedStaging::reserve(f, sparse ? 3 : 10);
         f.append_chunk(encoded(3000));
-        CHECK_THROWS_AS(f.adopt_staged(again, kChunk, sparse ? 100 : 10), UsageError);
+        CHECK_THROWS_AS(ReservedStaging::adopt(f, again, kChunk, sparse ? 100 : 10), UsageError);
         CHECK(firsts(path) == std::vector<std::int32_t>{8000, 1000, 0, 7000, 3000});
         if (sparse) {
             // One file per stored chunk: replaced and unused reserved numbers are gone.

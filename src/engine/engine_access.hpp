@@ -1,0 +1,18 @@
+// Internal: the engine behind an AnyArray, for the library's own layers (ops/, the engine's
+// interface for b2nd::mpi, tests). AnyArray names this class as a friend and nothing more.
+#pragma once
+
+#include <b2nd/any_array.hpp>
+
+#include "array_core.hpp"
+
+namespace b2nd {
+
+class EngineAccess {
+public:
+    /// \throws UsageError for an empty handle
+    static const detail::ArrayCore& core(const AnyArray& a) { return a.core(); }
+    static detail::ArrayCore& writable_core(AnyArray& a) { return a.core(); }
+};
+
+}  // namespace b2nd

@@ -196,8 +196,7 @@ void evaluate(
     refresh(comm, out.any());  // the partition below is computed from the latest shape
     (detail::refresh_input(comm, inputs), ...);
     const std::vector<std::int64_t> mine = my_chunks(comm, out.any(), options.partition);
-    write_chunks(comm, out.any(), mine, xtensor_detail::evaluate_producer(out, f, inputs...),
-                 options);
+    write_chunks(comm, out.any(), mine, evaluator(out, f, inputs...), options);
 }
 template <class T,
           class F,
@@ -233,13 +232,13 @@ void merge_states(void* in, void* inout, int* len, MPI_Datatype*) {
     }
 }
 
-/// The states of every result cell, as xtensor_detail::reduce_states gives them in one process,
+/// The states of every result cell, as reduction::reduce_states gives them in one process,
 /// from the chunks of every rank, on every rank.
 template <class T, class State>
 std::vector<State> reduce_states(MPI_Comm comm,
                                  const NDArray<T>& a,
                                  const ReduceOptions& o,
-                                 const xtensor_detail::ReducePlan& plan,
+                                 const reduction::ReducePlan& plan,
                                  Combine combine) {
     static_assert(std::is_trivially_copyable_v<State>, "states travel as bytes");
     std::vector<State> out(static_cast<std::size_t>(plan.nout));
@@ -249,7 +248,7 @@ std::vector<State> reduce_states(MPI_Comm comm,
         std::mutex m;
         const std::vector<std::int64_t> ids =
             a.size() == 0 ? std::vector<std::int64_t>{} : my_chunks(comm, a.any());
-        xtensor_detail::chunk_parts<T, State>(
+        reduction::chunk_parts<T, State>(
             a, o, plan, ids, [&](std::int64_t ci, const Box&, std::vector<State>&& part) {
                 std::lock_guard<std::mutex> lock(m);
                 parts.emplace(ci, std::move(part));
@@ -261,7 +260,7 @@ std::vector<State> reduce_states(MPI_Comm comm,
     const Grid& g = a.any().grid();
     if (combine == Combine::reduce) {
         for (const auto& [ci, part] : parts) {
-            xtensor_detail::merge_part(out, plan, g.chunk_box(ci), part);
+            reduction::merge_part(out, plan, g.chunk_box(ci), part);
         }
         MPI_Datatype type;
         MPI_Type_contiguous(static_cast<int>(sizeof(State)), MPI_BYTE, &type);
@@ -307,7 +306,7 @@ std::vector<State> reduce_states(MPI_Comm comm,
             part.resize(where.second);
             std::memcpy(static_cast<void*>(part.data()), all.data() + where.first,
                         where.second * sizeof(State));
-            xtensor_detail::merge_part(out, plan, g.chunk_box(ci), part);
+            reduction::merge_part(out, plan, g.chunk_box(ci), part);
         }
         const auto* p = reinterpret_cast<const std::uint8_t*>(out.data());
         result.assign(p, p + out.size() * sizeof(State));
@@ -317,25 +316,38 @@ std::vector<State> reduce_states(MPI_Comm comm,
     return out;
 }
 
-template <class R, class T, class State, class Fn>
-xt::xarray<R> reduce_to(MPI_Comm comm,
-                        const NDArray<T>& a,
-                        const ReduceOptions& o,
-                        Combine combine,
-                        Fn&& fn,
-                        const char* no_identity = nullptr) {
+/// Reduces `a` across the ranks of comm as entry `red` of the reduction catalogue
+/// (b2nd/xtensor/reduce_catalogue.hpp) says.
+template <class Red, class T>
+xt::xarray<typename Red::result> reduce(MPI_Comm comm,
+                                        const NDArray<T>& a,
+                                        const ReduceOptions& o,
+                                        Combine combine,
+                                        const Red& red = {}) {
     refresh(comm, a.any());  // the plan below is made from the latest shape
-    const xtensor_detail::ReducePlan plan(a.shape(), o, "\"" + a.path() + "\"");
-    if (no_identity != nullptr && plan.nred == 0 && plan.nout > 0) {
-        throw UsageError("\"" + a.path() + "\": the " + no_identity + " along axes of length 0");
+    const reduction::ReducePlan plan(a.shape(), o, "\"" + a.path() + "\"");
+    if (Red::no_identity != nullptr && plan.nred == 0 && plan.nout > 0) {
+        throw UsageError("\"" + a.path() + "\": the " + Red::no_identity +
+                         " along axes of length 0");
     }
+    using State = typename Red::state;
     const std::vector<State> states = reduce_states<T, State>(comm, a, o, plan, combine);
     std::vector<std::size_t> shape(plan.out_shape.begin(), plan.out_shape.end());
-    xt::xarray<R> out = xt::xarray<R>::from_shape(shape);
+    xt::xarray<typename Red::result> out = xt::xarray<typename Red::result>::from_shape(shape);
     for (std::size_t i = 0; i < states.size(); ++i) {
-        out.flat(i) = fn(states[i]);
+        out.flat(i) = red(states[i]);
     }
     return out;
+}
+
+/// The reduction of every element, as one value (on every rank). \throws UsageError for an
+/// empty array when the entry has no value for one
+template <class Red, class T>
+typename Red::result reduce_all(MPI_Comm comm, const NDArray<T>& a, const Red& red = {}) {
+    if (Red::empty_scalar != nullptr) {
+        reduction::require_elements(a, Red::empty_scalar);
+    }
+    return reduction::scalar_of(reduce(comm, a, ReduceOptions{}, Combine::ordered, red));
 }
 
 }  // namespace detail
@@ -343,258 +355,225 @@ xt::xarray<R> reduce_to(MPI_Comm comm,
 // ---- reductions (b2nd/xtensor/reduce.hpp's, across ranks; every rank gets the result) ---------
 //
 // Each rank reduces its chunks (the region partition), then the partial results are combined as
-// `combine` says; the default gives the single-process result bit for bit.
+// `combine` says; the default gives the single-process result bit for bit. Each is an entry of
+// the reduction catalogue (b2nd/xtensor/reduce_catalogue.hpp), as the local ones are.
 
 /// Sums (see b2nd::sum); 0 for empty cells.
-template <class T, xtensor_detail::if_element<T> = 0>
+template <class T, reduction::if_element<T> = 0>
 xt::xarray<sum_type_t<T>> sum(MPI_Comm comm,
                               const NDArray<T>& a,
                               const ReduceOptions& o,
                               Combine combine = Combine::ordered) {
-    using S = typename xtensor_detail::SumOp<T>::state;
-    return detail::reduce_to<sum_type_t<T>, T, S>(
-        comm, a, o, combine, [](const S& s) { return s.get(); }, nullptr);
+    return detail::reduce(comm, a, o, combine, reduction::Sum<T>{});
 }
-template <class T, xtensor_detail::if_element<T> = 0>
+template <class T, reduction::if_element<T> = 0>
 xt::xarray<sum_type_t<T>> sum(MPI_Comm comm,
                               const NDArray<T>& a,
                               int axis,
                               Combine combine = Combine::ordered) {
-    return sum(comm, a, xtensor_detail::one_axis<T>(axis), combine);
+    return sum(comm, a, reduction::one_axis<T>(axis), combine);
 }
 
 /// Products; 1 for empty cells.
-template <class T, xtensor_detail::if_element<T> = 0>
+template <class T, reduction::if_element<T> = 0>
 xt::xarray<sum_type_t<T>> prod(MPI_Comm comm,
                                const NDArray<T>& a,
                                const ReduceOptions& o,
                                Combine combine = Combine::ordered) {
-    using S = typename xtensor_detail::ProdOp<T>::state;
-    return detail::reduce_to<sum_type_t<T>, T, S>(
-        comm, a, o, combine, [](const S& s) { return s.get(); }, nullptr);
+    return detail::reduce(comm, a, o, combine, reduction::Prod<T>{});
 }
-template <class T, xtensor_detail::if_element<T> = 0>
+template <class T, reduction::if_element<T> = 0>
 xt::xarray<sum_type_t<T>> prod(MPI_Comm comm,
                                const NDArray<T>& a,
                                int axis,
                                Combine combine = Combine::ordered) {
-    return prod(comm, a, xtensor_detail::one_axis<T>(axis), combine);
+    return prod(comm, a, reduction::one_axis<T>(axis), combine);
 }
 
 /// Means; NaN for cells with no element.
-template <class T, xtensor_detail::if_element<T> = 0>
+template <class T, reduction::if_element<T> = 0>
 xt::xarray<double> mean(MPI_Comm comm,
                         const NDArray<T>& a,
                         const ReduceOptions& o,
                         Combine combine = Combine::ordered) {
-    using S = typename xtensor_detail::MeanOp<T>::state;
-    return detail::reduce_to<double, T, S>(
-        comm, a, o, combine, [](const S& s) { return s.get(); }, nullptr);
+    return detail::reduce(comm, a, o, combine, reduction::Mean<T>{});
 }
-template <class T, xtensor_detail::if_element<T> = 0>
+template <class T, reduction::if_element<T> = 0>
 xt::xarray<double> mean(MPI_Comm comm,
                         const NDArray<T>& a,
                         int axis,
                         Combine combine = Combine::ordered) {
-    return mean(comm, a, xtensor_detail::one_axis<T>(axis), combine);
+    return mean(comm, a, reduction::one_axis<T>(axis), combine);
 }
 
 /// Whether any element is nonzero.
-template <class T, xtensor_detail::if_element<T> = 0>
+template <class T, reduction::if_element<T> = 0>
 xt::xarray<bool> any(MPI_Comm comm,
                      const NDArray<T>& a,
                      const ReduceOptions& o,
                      Combine combine = Combine::ordered) {
-    using S = typename xtensor_detail::TruthOp<T, false>::state;
-    return detail::reduce_to<bool, T, S>(
-        comm, a, o, combine, [](const S& s) { return s.get(); }, nullptr);
+    return detail::reduce(comm, a, o, combine, reduction::Any<T>{});
 }
-template <class T, xtensor_detail::if_element<T> = 0>
+template <class T, reduction::if_element<T> = 0>
 xt::xarray<bool> any(MPI_Comm comm,
                      const NDArray<T>& a,
                      int axis,
                      Combine combine = Combine::ordered) {
-    return any(comm, a, xtensor_detail::one_axis<T>(axis), combine);
+    return any(comm, a, reduction::one_axis<T>(axis), combine);
 }
 
 /// Whether all elements are nonzero.
-template <class T, xtensor_detail::if_element<T> = 0>
+template <class T, reduction::if_element<T> = 0>
 xt::xarray<bool> all(MPI_Comm comm,
                      const NDArray<T>& a,
                      const ReduceOptions& o,
                      Combine combine = Combine::ordered) {
-    using S = typename xtensor_detail::TruthOp<T, true>::state;
-    return detail::reduce_to<bool, T, S>(
-        comm, a, o, combine, [](const S& s) { return s.get(); }, nullptr);
+    return detail::reduce(comm, a, o, combine, reduction::All<T>{});
 }
-template <class T, xtensor_detail::if_element<T> = 0>
+template <class T, reduction::if_element<T> = 0>
 xt::xarray<bool> all(MPI_Comm comm,
                      const NDArray<T>& a,
                      int axis,
                      Combine combine = Combine::ordered) {
-    return all(comm, a, xtensor_detail::one_axis<T>(axis), combine);
+    return all(comm, a, reduction::one_axis<T>(axis), combine);
 }
 
 /// Nonzero elements.
-template <class T, xtensor_detail::if_element<T> = 0>
+template <class T, reduction::if_element<T> = 0>
 xt::xarray<std::int64_t> count_nonzero(MPI_Comm comm,
                                        const NDArray<T>& a,
                                        const ReduceOptions& o,
                                        Combine combine = Combine::ordered) {
-    using S = typename xtensor_detail::CountOp<T>::state;
-    return detail::reduce_to<std::int64_t, T, S>(
-        comm, a, o, combine, [](const S& s) { return s.get(); }, nullptr);
+    return detail::reduce(comm, a, o, combine, reduction::CountNonzero<T>{});
 }
-template <class T, xtensor_detail::if_element<T> = 0>
+template <class T, reduction::if_element<T> = 0>
 xt::xarray<std::int64_t> count_nonzero(MPI_Comm comm,
                                        const NDArray<T>& a,
                                        int axis,
                                        Combine combine = Combine::ordered) {
-    return count_nonzero(comm, a, xtensor_detail::one_axis<T>(axis), combine);
+    return count_nonzero(comm, a, reduction::one_axis<T>(axis), combine);
 }
 
 /// Minima (NaN if any is NaN).
-template <class T, xtensor_detail::if_element<T> = 0>
+template <class T, reduction::if_element<T> = 0>
 xt::xarray<T> amin(MPI_Comm comm,
                    const NDArray<T>& a,
                    const ReduceOptions& o,
                    Combine combine = Combine::ordered) {
-    using S = typename xtensor_detail::ArgOp<T, false>::state;
-    return detail::reduce_to<T, T, S>(
-        comm, a, o, combine,
-        [](const S& s) { return s.pos < 0 ? std::numeric_limits<T>::max() : s.best; }, nullptr);
+    return detail::reduce(comm, a, o, combine, reduction::Amin<T>{});
 }
-template <class T, xtensor_detail::if_element<T> = 0>
+template <class T, reduction::if_element<T> = 0>
 xt::xarray<T> amin(MPI_Comm comm,
                    const NDArray<T>& a,
                    int axis,
                    Combine combine = Combine::ordered) {
-    return amin(comm, a, xtensor_detail::one_axis<T>(axis), combine);
+    return amin(comm, a, reduction::one_axis<T>(axis), combine);
 }
 
 /// Maxima (NaN if any is NaN).
-template <class T, xtensor_detail::if_element<T> = 0>
+template <class T, reduction::if_element<T> = 0>
 xt::xarray<T> amax(MPI_Comm comm,
                    const NDArray<T>& a,
                    const ReduceOptions& o,
                    Combine combine = Combine::ordered) {
-    using S = typename xtensor_detail::ArgOp<T, true>::state;
-    return detail::reduce_to<T, T, S>(
-        comm, a, o, combine,
-        [](const S& s) { return s.pos < 0 ? std::numeric_limits<T>::lowest() : s.best; }, nullptr);
+    return detail::reduce(comm, a, o, combine, reduction::Amax<T>{});
 }
-template <class T, xtensor_detail::if_element<T> = 0>
+template <class T, reduction::if_element<T> = 0>
 xt::xarray<T> amax(MPI_Comm comm,
                    const NDArray<T>& a,
                    int axis,
                    Combine combine = Combine::ordered) {
-    return amax(comm, a, xtensor_detail::one_axis<T>(axis), combine);
+    return amax(comm, a, reduction::one_axis<T>(axis), combine);
 }
 
 /// Positions of the minima (see b2nd::argmin).
-template <class T, xtensor_detail::if_element<T> = 0>
+template <class T, reduction::if_element<T> = 0>
 xt::xarray<std::int64_t> argmin(MPI_Comm comm,
                                 const NDArray<T>& a,
                                 const ReduceOptions& o,
                                 Combine combine = Combine::ordered) {
-    using S = typename xtensor_detail::ArgOp<T, false>::state;
-    return detail::reduce_to<std::int64_t, T, S>(
-        comm, a, o, combine, [](const S& s) { return s.pos; }, "argmin");
+    return detail::reduce(comm, a, o, combine, reduction::Argmin<T>{});
 }
-template <class T, xtensor_detail::if_element<T> = 0>
+template <class T, reduction::if_element<T> = 0>
 xt::xarray<std::int64_t> argmin(MPI_Comm comm,
                                 const NDArray<T>& a,
                                 int axis,
                                 Combine combine = Combine::ordered) {
-    return argmin(comm, a, xtensor_detail::one_axis<T>(axis), combine);
+    return argmin(comm, a, reduction::one_axis<T>(axis), combine);
 }
 
 /// Positions of the maxima.
-template <class T, xtensor_detail::if_element<T> = 0>
+template <class T, reduction::if_element<T> = 0>
 xt::xarray<std::int64_t> argmax(MPI_Comm comm,
                                 const NDArray<T>& a,
                                 const ReduceOptions& o,
                                 Combine combine = Combine::ordered) {
-    using S = typename xtensor_detail::ArgOp<T, true>::state;
-    return detail::reduce_to<std::int64_t, T, S>(
-        comm, a, o, combine, [](const S& s) { return s.pos; }, "argmax");
+    return detail::reduce(comm, a, o, combine, reduction::Argmax<T>{});
 }
-template <class T, xtensor_detail::if_element<T> = 0>
+template <class T, reduction::if_element<T> = 0>
 xt::xarray<std::int64_t> argmax(MPI_Comm comm,
                                 const NDArray<T>& a,
                                 int axis,
                                 Combine combine = Combine::ordered) {
-    return argmax(comm, a, xtensor_detail::one_axis<T>(axis), combine);
+    return argmax(comm, a, reduction::one_axis<T>(axis), combine);
 }
 
 /// Variances with `ddof` delta degrees of freedom; NaN where n - ddof <= 0.
-template <class T, xtensor_detail::if_element<T> = 0>
+template <class T, reduction::if_element<T> = 0>
 xt::xarray<double> var(MPI_Comm comm,
                        const NDArray<T>& a,
                        const ReduceOptions& o,
                        int ddof = 0,
                        Combine combine = Combine::ordered) {
-    using S = typename xtensor_detail::MomentsOp<T>::state;
-    return detail::reduce_to<double, T, S>(comm, a, o, combine, [ddof](const S& s) {
-        const auto d = static_cast<double>(s.n - ddof);
-        return d > 0 ? s.m2 / d : std::numeric_limits<double>::quiet_NaN();
-    });
+    return detail::reduce(comm, a, o, combine, reduction::Var<T>{ddof, false});
 }
-template <class T, xtensor_detail::if_element<T> = 0>
+template <class T, reduction::if_element<T> = 0>
 xt::xarray<double> var(MPI_Comm comm, const NDArray<T>& a, int axis, int ddof = 0) {
-    return var(comm, a, xtensor_detail::one_axis<T>(axis), ddof);
+    return var(comm, a, reduction::one_axis<T>(axis), ddof);
 }
+
 /// Standard deviations (square roots of var()).
-template <class T, xtensor_detail::if_element<T> = 0>
+template <class T, reduction::if_element<T> = 0>
 xt::xarray<double> std(MPI_Comm comm,
                        const NDArray<T>& a,
                        const ReduceOptions& o,
                        int ddof = 0,
                        Combine combine = Combine::ordered) {
-    xt::xarray<double> v = var(comm, a, o, ddof, combine);
-    for (double& x : v) {
-        x = std::sqrt(x);
-    }
-    return v;
+    return detail::reduce(comm, a, o, combine, reduction::Var<T>{ddof, true});
 }
-template <class T, xtensor_detail::if_element<T> = 0>
+template <class T, reduction::if_element<T> = 0>
 xt::xarray<double> std(MPI_Comm comm, const NDArray<T>& a, int axis, int ddof = 0) {
-    return std(comm, a, xtensor_detail::one_axis<T>(axis), ddof);
+    return std(comm, a, reduction::one_axis<T>(axis), ddof);
 }
 
 // Over everything, as a scalar (b2nd::sum(a) and friends).
-template <class T, xtensor_detail::if_element<T> = 0>
+template <class T, reduction::if_element<T> = 0>
 sum_type_t<T> sum(MPI_Comm comm, const NDArray<T>& a) {
-    return xtensor_detail::scalar_of(sum(comm, a, ReduceOptions{}));
+    return detail::reduce_all(comm, a, reduction::Sum<T>{});
 }
-/// \throws UsageError for an empty array (on every rank)
-template <class T, xtensor_detail::if_element<T> = 0>
+template <class T, reduction::if_element<T> = 0>
 double mean(MPI_Comm comm, const NDArray<T>& a) {
-    xtensor_detail::require_elements(a, "mean");
-    return xtensor_detail::scalar_of(mean(comm, a, ReduceOptions{}));
+    return detail::reduce_all(comm, a, reduction::Mean<T>{});
 }
-template <class T, xtensor_detail::if_element<T> = 0>
+template <class T, reduction::if_element<T> = 0>
 double var(MPI_Comm comm, const NDArray<T>& a) {
-    xtensor_detail::require_elements(a, "variance");
-    return xtensor_detail::scalar_of(var(comm, a, ReduceOptions{}));
+    return detail::reduce_all(comm, a, reduction::Var<T>{0, false});
 }
-template <class T, xtensor_detail::if_element<T> = 0>
+template <class T, reduction::if_element<T> = 0>
 double std(MPI_Comm comm, const NDArray<T>& a) {
-    return std::sqrt(var(comm, a));
+    return detail::reduce_all(comm, a, reduction::Var<T>{0, true});
 }
-template <class T, xtensor_detail::if_element<T> = 0>
+template <class T, reduction::if_element<T> = 0>
 T amin(MPI_Comm comm, const NDArray<T>& a) {
-    xtensor_detail::require_elements(a, "minimum");
-    return xtensor_detail::scalar_of(amin(comm, a, ReduceOptions{}));
+    return detail::reduce_all(comm, a, reduction::Amin<T>{});
 }
-template <class T, xtensor_detail::if_element<T> = 0>
+template <class T, reduction::if_element<T> = 0>
 T amax(MPI_Comm comm, const NDArray<T>& a) {
-    xtensor_detail::require_elements(a, "maximum");
-    return xtensor_detail::scalar_of(amax(comm, a, ReduceOptions{}));
+    return detail::reduce_all(comm, a, reduction::Amax<T>{});
 }
-template <class T, xtensor_detail::if_element<T> = 0>
+template <class T, reduction::if_element<T> = 0>
 std::int64_t count_nonzero(MPI_Comm comm, const NDArray<T>& a) {
-    return xtensor_detail::scalar_of(count_nonzero(comm, a, ReduceOptions{}));
+    return detail::reduce_all(comm, a, reduction::CountNonzero<T>{});
 }
 
 }  // namespace b2nd::mpi

@@ -92,20 +92,21 @@ inline std::int64_t evaluate_chunk_bytes(const AnyArray& out,
     return bytes;
 }
 
-namespace xtensor_detail {
-
-/// The chunk producer of evaluate(): for a chunk's region of `out`, reads the inputs' windows,
-/// calls f and writes its result (broadcast to the region) into dst, stored byte order. Holds
-/// references to f and the inputs.
+/// The chunk producer evaluate() writes `out` with (AnyArray::write_chunks): for a chunk's
+/// region of `out`, it reads the inputs' windows, calls f and writes its result (broadcast to the
+/// region) into dst, stored byte order. Holds references to f and the inputs. b2nd::mpi::evaluate
+/// runs it over each rank's chunks.
 template <class T, class F, class... In>
-auto evaluate_producer(NDArray<T>& out, F& f, const In&... inputs) {
+auto evaluator(NDArray<T>& out, F& f, const In&... inputs) {
     const Shape out_shape = out.shape();
-    auto views = std::make_tuple(input_traits<In>::whole(inputs)...);
+    auto views = std::make_tuple(xtensor_detail::input_traits<In>::whole(inputs)...);
     const DType dtype = out.any().dtype();
     return [&f, out_shape, views, dtype](std::int64_t, const Box& region, std::uint8_t* dst) {
         std::vector<std::size_t> shape(region.count.begin(), region.count.end());
         auto windows = std::apply(
-            [&](const auto&... v) { return std::make_tuple(window(v, region, out_shape)...); },
+            [&](const auto&... v) {
+                return std::make_tuple(xtensor_detail::window(v, region, out_shape)...);
+            },
             views);
         auto&& result = std::apply(f, windows);
         auto target = xt::adapt(reinterpret_cast<T*>(dst), static_cast<std::size_t>(region.size()),
@@ -126,6 +127,8 @@ auto evaluate_producer(NDArray<T>& out, F& f, const In&... inputs) {
         }
     };
 }
+
+namespace xtensor_detail {
 
 /// Chunks evaluate() runs at once: options.nthreads (0: the output's), fewer when
 /// options.memory_budget cannot hold that many chunks' work.
@@ -153,8 +156,7 @@ template <class T, class F, class... In>
 void evaluate(NDArray<T>& out, const EvaluateOptions& options, F&& f, const In&... inputs) {
     AnyArray& a = out.any();
     const int in_flight = xtensor_detail::evaluate_in_flight<In...>(a, options);
-    a.write_chunks(a.all_chunks(), xtensor_detail::evaluate_producer(out, f, inputs...), in_flight,
-                   options.progress);
+    a.write_chunks(a.all_chunks(), evaluator(out, f, inputs...), in_flight, options.progress);
 }
 
 /// evaluate() with default options.

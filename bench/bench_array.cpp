@@ -826,7 +826,9 @@ void bench_array(const Spec& s,
                 n *= l.size();
             }
             const std::size_t bytes = n * static_cast<std::size_t>(dt.itemsize());
-            const double to = best_seconds([&] { a.read_orthogonal(*lists, out.data(), bytes); });
+            b2nd::Resolved sel;
+            sel.lists = *lists;
+            const double to = best_seconds([&] { a.read(sel, out.data(), bytes); });
             double toc = 0;
 #if defined(B2ND_HAVE_BLOSC2)
             std::vector<std::uint8_t> check(out.begin(),

@@ -28,6 +28,11 @@
 #include <b2nd/params.hpp>
 #include <b2nd/selection.hpp>
 
+// The library's deprecated wrappers call the spellings they forward to without a warning.
+#define B2ND_ALLOW_DEPRECATED_BEGIN \
+    _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wdeprecated-declarations\"")
+#define B2ND_ALLOW_DEPRECATED_END _Pragma("GCC diagnostic pop")
+
 namespace b2nd {
 
 class AnyArray;
@@ -186,11 +191,16 @@ public:
     /// negative indices count from the end); the result has the lists' lengths as its shape and
     /// is written in C order into out (out_bytes must match). Each touched block is decoded once,
     /// blocks in parallel. \throws UsageError naming the axis and index out of range
-    void read_orthogonal(const std::vector<std::vector<std::int64_t>>& indices,
-                         void* out,
-                         std::size_t out_bytes) const;
-    std::vector<std::uint8_t> read_orthogonal(
-        const std::vector<std::vector<std::int64_t>>& indices) const;
+    /// Deprecated: one index list per dimension is a Selection (DimIndex::list), read by
+    /// read(Selection) or read(const Resolved&, ...); this spelling goes in a later release.
+    [[deprecated(
+        "index lists are a Selection: read(Selection), or read(resolve(shape(), sel), "
+        "out, bytes)")]] void
+    read_orthogonal(const std::vector<std::vector<std::int64_t>>& indices,
+                    void* out,
+                    std::size_t out_bytes) const;
+    [[deprecated("index lists are a Selection: read(Selection)")]] std::vector<std::uint8_t>
+    read_orthogonal(const std::vector<std::vector<std::int64_t>>& indices) const;
 
     /// Boolean mask selection a[mask] (mask.hpp): the elements where the mask is true, in C
     /// order. The mask is read in slabs; each touched block is decoded once.
@@ -221,7 +231,9 @@ public:
     /// selection's elements in C order over the lists, or a single element written to all of
     /// them. Where an index repeats in a list, the last occurrence wins. Only the touched chunks
     /// are re-encoded, and they are committed once.
-    void write_orthogonal(const std::vector<std::vector<std::int64_t>>& indices, ByteSpan data);
+    /// Deprecated: write(Selection, data) with index lists says the same.
+    [[deprecated("index lists are a Selection: write(Selection, data)")]] void write_orthogonal(
+        const std::vector<std::vector<std::int64_t>>& indices, ByteSpan data);
     /// Writes a selection already resolved against shape() from data (C order of sel.shape).
     void write(const Resolved& sel, ByteSpan data);
     /// a[mask] = data: `data` holds one element per true element of the mask (C order), or one

@@ -150,10 +150,13 @@ public:
         return element(idx.data());
     }
 
-    /// Orthogonal selection (python-blosc2's `oindex`): one index list per dimension, any order,
-    /// repeats and negative indices allowed; the result in C order over the lists.
-    std::vector<T> read_orthogonal(const std::vector<std::vector<std::int64_t>>& indices) const {
+    /// Deprecated: an orthogonal selection (python-blosc2's `oindex`, one index list per
+    /// dimension) is a Selection of DimIndex::list entries, read by read(Selection).
+    [[deprecated("index lists are a Selection: read(Selection)")]] std::vector<T> read_orthogonal(
+        const std::vector<std::vector<std::int64_t>>& indices) const {
+        B2ND_ALLOW_DEPRECATED_BEGIN
         const std::vector<std::uint8_t> bytes = a_.read_orthogonal(indices);
+        B2ND_ALLOW_DEPRECATED_END
         return from_bytes(bytes, bytes.size() / sizeof(T));
     }
 
@@ -257,15 +260,20 @@ public:
     void write_points(const std::vector<Shape>& points, const T& value) {
         write_points(points, std::vector<T>{value});
     }
-    /// Writes the orthogonal selection `indices` (see read_orthogonal): `data` in C order over
-    /// the lists, or one value for every selected element. The last of repeated indices wins.
-    void write_orthogonal(const std::vector<std::vector<std::int64_t>>& indices,
-                          const std::vector<T>& data) {
+    /// Deprecated: write(Selection, data) with DimIndex::list entries says the same.
+    [[deprecated("index lists are a Selection: write(Selection, data)")]] void write_orthogonal(
+        const std::vector<std::vector<std::int64_t>>& indices, const std::vector<T>& data) {
         const std::vector<std::uint8_t> b = stored(data);
+        B2ND_ALLOW_DEPRECATED_BEGIN
         a_.write_orthogonal(indices, {b.data(), b.size()});
+        B2ND_ALLOW_DEPRECATED_END
     }
-    void write_orthogonal(const std::vector<std::vector<std::int64_t>>& indices, const T& value) {
-        write_orthogonal(indices, std::vector<T>{value});
+    [[deprecated("index lists are a Selection: write(Selection, value)")]] void write_orthogonal(
+        const std::vector<std::vector<std::int64_t>>& indices, const T& value) {
+        const std::vector<std::uint8_t> b = stored(std::vector<T>{value});
+        B2ND_ALLOW_DEPRECATED_BEGIN
+        a_.write_orthogonal(indices, {b.data(), b.size()});
+        B2ND_ALLOW_DEPRECATED_END
     }
     /// a[mask] = data (one value per true element, C order) or a[mask] = value.
     void write_masked(const Mask& mask, const std::vector<T>& data) {

@@ -131,7 +131,9 @@ void SlabWalk::read(const AnyArray& arr, std::uint8_t* out) const {
     if (boxed_) {
         arr.read(box_, out, bytes);
     } else {
-        arr.read_orthogonal(idx_, out, bytes);
+        Resolved lists;
+        lists.lists = idx_;
+        arr.read(lists, out, bytes);
     }
 }
 

@@ -248,9 +248,45 @@ std::vector<std::uint8_t> AnyArray::read(const Selection& sel) const {
     return out;
 }
 
+namespace {
+
+/// Index lists (one per dimension) into out, C order; the lists and the buffer's size checked.
+void read_index_lists(const detail::ArrayCore& c,
+                      const std::vector<std::vector<std::int64_t>>& lists,
+                      void* out,
+                      std::size_t out_bytes) {
+    const std::uint64_t n = detail::OrthoPlan::count(lists, c.grid(), c.where());
+    const std::uint64_t need = n * static_cast<std::uint64_t>(c.grid().itemsize());
+    if (out_bytes != need) {
+        throw UsageError(c.where() + ": an orthogonal selection of " + std::to_string(n) +
+                         " elements needs a buffer of " + std::to_string(need) + " bytes, not " +
+                         std::to_string(out_bytes));
+    }
+    c.read(detail::SelectionPlan::of_lists(lists), static_cast<std::uint8_t*>(out));
+}
+
+/// Index lists written from data (C order, or one element for all).
+void write_index_lists(detail::ArrayCore& c,
+                       const std::vector<std::vector<std::int64_t>>& lists,
+                       ByteSpan data) {
+    const auto isz = static_cast<std::uint64_t>(c.grid().itemsize());
+    const std::uint64_t n = detail::OrthoPlan::count(lists, c.grid(), c.where());
+    if (data.size() != n * isz && data.size() != isz) {
+        throw UsageError(c.where() + ": writing an orthogonal selection of " + std::to_string(n) +
+                         " elements needs " + std::to_string(n * isz) + " bytes of data (or " +
+                         std::to_string(isz) + " for one value), not " +
+                         std::to_string(data.size()));
+    }
+    const std::vector<std::int64_t> one(lists.size(), 0);  // one element for all
+    c.write(detail::SelectionPlan::of_lists(lists), data.data(),
+            data.size() == isz && n != 1 ? one.data() : nullptr);
+}
+
+}  // namespace
+
 void AnyArray::read(const Resolved& sel, void* out, std::size_t out_bytes) const {
     if (sel.orthogonal()) {
-        read_orthogonal(sel.lists, out, out_bytes);  // checks the lists and the buffer's size
+        read_index_lists(reading().core, sel.lists, out, out_bytes);
     } else {
         read(sel.box, out, out_bytes);
     }
@@ -258,7 +294,7 @@ void AnyArray::read(const Resolved& sel, void* out, std::size_t out_bytes) const
 
 void AnyArray::write(const Resolved& sel, ByteSpan data) {
     if (sel.orthogonal()) {
-        write_orthogonal(sel.lists, data);  // checks the lists and the data's size
+        write_index_lists(core(), sel.lists, data);
     } else {
         write(sel.box, data);
     }
@@ -286,15 +322,7 @@ void AnyArray::read_points(const std::int64_t* coords, std::size_t n, void* out)
 void AnyArray::read_orthogonal(const std::vector<std::vector<std::int64_t>>& indices,
                                void* out,
                                std::size_t out_bytes) const {
-    const Reading r = reading();
-    const std::uint64_t n = detail::OrthoPlan::count(indices, r.core.grid(), r.core.where());
-    const std::uint64_t need = n * static_cast<std::uint64_t>(r.core.grid().itemsize());
-    if (out_bytes != need) {
-        throw UsageError(r.core.where() + ": an orthogonal selection of " + std::to_string(n) +
-                         " elements needs a buffer of " + std::to_string(need) + " bytes, not " +
-                         std::to_string(out_bytes));
-    }
-    r.core.read(detail::SelectionPlan::of_lists(indices), static_cast<std::uint8_t*>(out));
+    read_index_lists(reading().core, indices, out, out_bytes);
 }
 
 std::vector<std::uint8_t> AnyArray::read_orthogonal(
@@ -304,7 +332,7 @@ std::vector<std::uint8_t> AnyArray::read_orthogonal(
     detail::require_memory(*this, n, "read");
     std::vector<std::uint8_t> out(
         static_cast<std::size_t>(n * static_cast<std::uint64_t>(c.grid().itemsize())));
-    read_orthogonal(indices, out.data(), out.size());
+    read_index_lists(reading().core, indices, out.data(), out.size());
     return out;
 }
 
@@ -323,18 +351,7 @@ void AnyArray::write_points(const std::int64_t* coords, std::size_t n, ByteSpan 
 
 void AnyArray::write_orthogonal(const std::vector<std::vector<std::int64_t>>& indices,
                                 ByteSpan data) {
-    detail::ArrayCore& c = core();
-    const auto isz = static_cast<std::uint64_t>(c.grid().itemsize());
-    const std::uint64_t n = detail::OrthoPlan::count(indices, c.grid(), c.where());
-    if (data.size() != n * isz && data.size() != isz) {
-        throw UsageError(c.where() + ": writing an orthogonal selection of " + std::to_string(n) +
-                         " elements needs " + std::to_string(n * isz) + " bytes of data (or " +
-                         std::to_string(isz) + " for one value), not " +
-                         std::to_string(data.size()));
-    }
-    const std::vector<std::int64_t> one(indices.size(), 0);  // one element for all
-    c.write(detail::SelectionPlan::of_lists(indices), data.data(),
-            data.size() == isz && n != 1 ? one.data() : nullptr);
+    write_index_lists(core(), indices, data);
 }
 
 void AnyArray::write(const Box& box, ByteSpan data) {

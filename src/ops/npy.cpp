@@ -322,7 +322,9 @@ void export_npy(const AnyArray& a,
             const auto first = sel.lists[0].begin() + r;
             part[0].assign(first, first + std::min(per, rows - r));
             buf.resize(static_cast<std::size_t>(static_cast<std::int64_t>(part[0].size()) * row));
-            a.read_orthogonal(part, buf.data(), buf.size());
+            Resolved slab;
+            slab.lists = part;
+            a.read(slab, buf.data(), buf.size());
             f.write(buf.data(), buf.size());
             if (progress) {
                 progress((r + static_cast<std::int64_t>(part[0].size())) * row, rows * row);

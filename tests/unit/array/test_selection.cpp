@@ -1,5 +1,9 @@
 // Selections: NumPy's slice and index semantics resolved against a shape, their text form, box
 // checks, and reading a selection from an array (against the element-by-element reference).
+// This file also tests the deprecated orthogonal spellings (read_orthogonal, write_orthogonal),
+// which stay working until they are removed.
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
 #include <catch2/catch.hpp>
 
 #include <b2nd/b2nd.hpp>

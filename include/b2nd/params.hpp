@@ -10,6 +10,7 @@
 #include <b2nd/codec/ids.hpp>
 #include <b2nd/dtype.hpp>
 #include <b2nd/grid.hpp>
+#include <b2nd/storage/open_options.hpp>
 
 namespace b2nd {
 
@@ -49,11 +50,10 @@ struct CompressionParams {
 /// Default byte budget of an array's decoded-block cache.
 inline constexpr std::size_t kDefaultCacheBytes = std::size_t{256} << 20;
 
-/// Options for open().
-struct OpenOptions {
-    bool writable = false;
-    /// Where the frame starts in the file (contiguous frames embedded in a larger file).
-    std::uint64_t offset = 0;
+/// Options for open(): how the frame is opened (storage::OpenOptions: writable, offset, durable,
+/// locking, lock_wait_ms, auto_compact, exclusive, and the limits on what a file may ask for),
+/// and what the array adds.
+struct OpenOptions : storage::OpenOptions {
     /// Use this dtype instead of the stored one (its itemsize must equal the stored typesize):
     /// for legacy caterva arrays, which store none, and for files whose dtype is wrong.
     std::optional<DType> dtype;
@@ -61,18 +61,6 @@ struct OpenOptions {
     int nthreads = 0;
     /// Byte budget of the decoded-block cache (0 disables it).
     std::size_t cache_bytes = kDefaultCacheBytes;
-    /// Writing: fsync before each commit names new data, and after it.
-    bool durable = false;
-    /// Share the array with other handles and processes through c-blosc2's lock file (NAME.b2lock
-    /// beside a .b2nd, DIR/.b2lock in a .b2frame): one writer at a time, readers that see whole
-    /// commits. Off: no lock file is touched.
-    bool locking = true;
-    /// Opening for writing while another handle writes: wait this long for it to close, then
-    /// throw LockError (0: at once).
-    int lock_wait_ms = 0;
-    /// Writing: compact the file when updates have left it larger than twice its compacted size
-    /// plus 4 MiB (storage::OpenOptions::auto_compact).
-    bool auto_compact = true;
     /// Follow other writers: before each read, look whether a commit happened since this
     /// handle's snapshot (a load from shared memory) and if so refresh() first. Off: the handle
     /// reads its snapshot until refresh() is called.
@@ -81,11 +69,6 @@ struct OpenOptions {
     /// programs rewrite in place (c-blosc2's writers with locking on). Costs two system calls per
     /// read. b2nd-cpp's writers never need it. Ignored for a writable handle.
     bool lock_reads = false;
-    /// Writing, for a file that no other handle, in any process, reads meanwhile (one being built
-    /// under a temporary name): commits reuse the space the previous commit's index and trailer
-    /// took, so that building a file in several commits leaves no dead space
-    /// (storage::OpenOptions::exclusive). A crash may leave such a file unreadable.
-    bool exclusive = false;
 };
 
 /// What a new array holds before anything is written.

@@ -132,13 +132,51 @@ codec::FilterPipeline pipeline_of(const format::FrameHeader& h) {
 
 }  // namespace
 
+namespace {
+
+/// The codec choice a frame header records (filter slots as they stand).
+codec::CodecChoice choice_of(const format::FrameHeader& h) {
+    codec::CodecChoice k;
+    k.codec = static_cast<Codec>(h.compcode());
+    k.codec_meta = codec::is_builtin(k.codec) ? 0 : h.compcode_meta;
+    k.clevel = h.clevel();
+    k.filters = pipeline_of(h);
+    k.splitmode = split_mode_of(h);
+    return k;
+}
+
+/// The codec choice `c` describes for chunks of `g`: the one place where the description becomes
+/// what the encoder and a frame header take.
+codec::CodecChoice choice_of(const CompressionParams& c, const Grid& g) {
+    codec::CodecChoice k;
+    k.codec = c.codec;
+    k.codec_meta = c.codec_meta;
+    k.clevel = c.clevel;
+    k.filters = codec::make_pipeline(c.filters);
+    k.splitmode = splitmode_for(c, g);
+    return k;
+}
+
+/// An encoder's parameters for chunks of `g`, with `choice`.
+codec::EncodeParams encode_params_for(codec::CodecChoice choice, const Grid& g) {
+    codec::EncodeParams p;
+    static_cast<codec::CodecChoice&>(p) = std::move(choice);
+    p.blockshape = g.block_shape();
+    p.typesize = static_cast<int>(std::min<std::int64_t>(g.itemsize(), 0x7fffffff));
+    p.blocksize = static_cast<std::int32_t>(g.block_nbytes());
+    return p;
+}
+
+}  // namespace
+
 CompressionParams compression_of(const format::FrameHeader& h) {
+    const codec::CodecChoice k = choice_of(h);
     CompressionParams c;
-    c.codec = static_cast<Codec>(h.compcode());
-    c.codec_meta = codec::is_builtin(c.codec) ? 0 : h.compcode_meta;
-    c.clevel = h.clevel();
-    c.filters = codec::filters_of(pipeline_of(h));
-    c.splitmode = split_mode_of(h);
+    c.codec = k.codec;
+    c.codec_meta = k.codec_meta;
+    c.clevel = k.clevel;
+    c.filters = codec::filters_of(k.filters);
+    c.splitmode = k.splitmode;
     return c;
 }
 
@@ -166,55 +204,27 @@ std::string check_values(const CompressionParams& c, const DType& dtype) {
 }
 
 codec::EncodeParams encode_params_of(const format::FrameHeader& h, const Grid& g) {
-    codec::EncodeParams p;
-    p.codec = static_cast<Codec>(h.compcode());
-    p.codec_meta = codec::is_builtin(p.codec) ? 0 : h.compcode_meta;
-    p.blockshape = g.block_shape();
-    p.clevel = std::clamp(h.clevel(), 0, 9);
-    p.filters = pipeline_of(h);
-    p.splitmode = split_mode_of(h);
-    p.typesize = static_cast<int>(std::min<std::int64_t>(g.itemsize(), 0x7fffffff));
-    p.blocksize = static_cast<std::int32_t>(g.block_nbytes());
-    return p;
+    codec::CodecChoice k = choice_of(h);
+    k.clevel = std::clamp(k.clevel, 0, 9);
+    return encode_params_for(std::move(k), g);
 }
 
 codec::EncodeParams encode_params(const CompressionParams& c, const Grid& g) {
-    codec::EncodeParams p;
-    p.codec = c.codec;
-    p.codec_meta = c.codec_meta;
-    p.blockshape = g.block_shape();
-    p.clevel = c.clevel;
-    p.filters = codec::make_pipeline(c.filters);
-    p.splitmode = splitmode_for(c, g);
-    p.typesize = static_cast<int>(std::min<std::int64_t>(g.itemsize(), 0x7fffffff));
-    p.blocksize = static_cast<std::int32_t>(g.block_nbytes());
-    return p;
+    return encode_params_for(choice_of(c, g), g);
 }
 
 storage::FrameParams frame_params(const CompressionParams& c, const Grid& g, int nthreads) {
     storage::FrameParams fp;
+    static_cast<codec::CodecChoice&>(fp) = choice_of(c, g);
     fp.typesize = static_cast<std::int32_t>(std::min<std::int64_t>(g.itemsize(), 0x7fffffff));
     fp.chunksize = static_cast<std::int32_t>(g.chunk_nbytes());
     fp.blocksize = static_cast<std::int32_t>(g.block_nbytes());
-    fp.codec = c.codec;
-    fp.codec_meta = c.codec_meta;
-    fp.clevel = c.clevel;
-    fp.filters = codec::make_pipeline(c.filters);
-    fp.splitmode = splitmode_for(c, g);
     fp.nthreads = static_cast<std::int16_t>(std::clamp(resolve_nthreads(nthreads), 1, 32767));
     return fp;
 }
 
 storage::OpenOptions frame_options(const OpenOptions& o) {
-    storage::OpenOptions so;
-    so.writable = o.writable;
-    so.offset = o.offset;
-    so.durable = o.durable;
-    so.locking = o.locking;
-    so.lock_wait_ms = o.lock_wait_ms;
-    so.auto_compact = o.auto_compact;
-    so.exclusive = o.exclusive;
-    return so;
+    return o;  // the frame's part of the array's options
 }
 
 storage::OpenOptions frame_options(const CreateOptions& o) {

@@ -42,15 +42,25 @@ inline FilterPipeline make_pipeline(std::initializer_list<FilterSlot> filters) {
 std::vector<FilterSlot> filters_of(const FilterPipeline& pipeline);
 
 /// Parameters of encode_chunk().
-struct EncodeParams {
+/// How chunks are compressed, as a chunk's header and a frame's header record it: the codec, its
+/// level and parameter, the filters by slot, and the split mode. The one description that the
+/// encoder (EncodeParams) and a new frame's header (storage::FrameParams) share; an array's
+/// CompressionParams (params.hpp: filters as an ordered list) is turned into it by one function
+/// (src/values/params.cpp). The filters differ in form on purpose: chunk and frame headers have
+/// six filter slots, and re-encoding a chunk of an existing array keeps its slots as they stand.
+struct CodecChoice {
     Codec codec = Codec::zstd;
     int clevel = 1;  ///< 0 (store) .. 9
     FilterPipeline filters = make_pipeline({{Filter::shuffle, 0}});
+    SplitMode splitmode = SplitMode::forward_compat;
+    std::uint8_t codec_meta = 0;  ///< a plugin codec's parameter (compcode_meta)
+};
+
+/// Encoding parameters: the codec choice and what the chunk's geometry adds.
+struct EncodeParams : CodecChoice {
     int typesize = 1;            ///< element size in bytes (>= 1; > 255 is coded as 1)
     std::int32_t blocksize = 0;  ///< 0: automatic
-    SplitMode splitmode = SplitMode::forward_compat;
-    int nthreads = 1;             ///< threads used to encode blocks
-    std::uint8_t codec_meta = 0;  ///< a plugin codec's parameter (compcode_meta)
+    int nthreads = 1;            ///< threads used to encode blocks
     /// The array's block shape, for plugins that need it (ZFP, NDLZ, NDCELL, NDMEAN); the
     /// block size must then be its product times the typesize.
     std::vector<std::int64_t> blockshape;

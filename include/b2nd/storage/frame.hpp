@@ -30,6 +30,7 @@
 #include <b2nd/format/frame_header.hpp>
 #include <b2nd/storage/byte_source.hpp>
 #include <b2nd/storage/mapped_file.hpp>
+#include <b2nd/storage/open_options.hpp>
 
 namespace b2nd::storage {
 
@@ -48,32 +49,6 @@ struct StoredChunk {
     bool index_only() const noexcept { return bytes.empty(); }
 };
 
-/// Options for Frame::open.
-struct OpenOptions {
-    bool writable = false;     ///< open for appending/updating (contiguous or sparse on disk)
-    std::uint64_t offset = 0;  ///< where the frame starts in the file (contiguous frames)
-    std::size_t max_mapped_chunk_files = 256;         ///< sparse frames: chunk files kept mapped
-    std::int64_t max_chunks = std::int64_t{1} << 24;  ///< refuse larger offsets indexes
-    /// Writing: fsync data before the header names it, and the header after, at every commit
-    /// (survives power loss, not only crashes of the process; slower).
-    bool durable = false;
-    /// Take part in the lock protocol shared with c-blosc2 (the NAME.b2lock sidecar): one writer
-    /// at a time, snapshots parsed while no commit is in progress, the generation counter. Off:
-    /// no sidecar is touched (for frames nobody else uses, or media where none can exist).
-    bool locking = true;
-    /// Writing: how long to wait for another writer to close (0: fail at once with LockError).
-    int lock_wait_ms = 0;
-    /// Writing a contiguous frame: after a commit that leaves the file larger than twice its
-    /// compacted size plus kAutoCompactSlack, compact() it (readers of older snapshots keep the
-    /// old file). Updates leave the replaced bytes behind; this bounds how many.
-    bool auto_compact = true;
-    /// Writing a contiguous frame that no other handle, in any process, reads meanwhile (one
-    /// built under a temporary name, as b2nd's own create and copy do): a commit writes over the
-    /// index and trailer the previous one left instead of after them, so that building leaves no
-    /// dead space. A crash may then leave the file unreadable, so use it for private files only.
-    bool exclusive = false;
-};
-
 /// (chunks done, chunks in all) while compact() copies chunks.
 using CompactProgress = std::function<void(std::int64_t, std::int64_t)>;
 
@@ -81,15 +56,10 @@ using CompactProgress = std::function<void(std::int64_t, std::int64_t)>;
 inline constexpr std::uint64_t kAutoCompactSlack = std::uint64_t{4} << 20;
 
 /// What a new frame holds in its header (c-blosc2's super-chunk parameters).
-struct FrameParams {
+struct FrameParams : codec::CodecChoice {
     std::int32_t typesize = 1;
     std::int32_t chunksize = 0;  ///< uncompressed bytes per chunk; 0 = chunks of any size
     std::int32_t blocksize = 0;
-    codec::Codec codec = codec::Codec::zstd;
-    int clevel = 1;
-    std::uint8_t codec_meta = 0;  ///< a plugin codec's parameter (frame byte 0x4e)
-    codec::FilterPipeline filters = codec::make_pipeline({{codec::Filter::shuffle, 0}});
-    codec::SplitMode splitmode = codec::SplitMode::forward_compat;
     std::int16_t nthreads = 1;  ///< recorded as tcomp/tdecomp (informational)
 };
 

@@ -1,0 +1,38 @@
+// How a frame is opened (storage::Frame::open); an array's OpenOptions (params.hpp) add to it.
+//
+// Advanced (b2nd::storage, frames and files): for tools that work on chunks as stored.
+// Programs that read and write arrays need only <b2nd/b2nd.hpp>.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace b2nd::storage {
+
+/// Options for Frame::open (and, inherited, for opening an array).
+struct OpenOptions {
+    bool writable = false;     ///< open for appending/updating (contiguous or sparse on disk)
+    std::uint64_t offset = 0;  ///< where the frame starts in the file (contiguous frames)
+    std::size_t max_mapped_chunk_files = 256;         ///< sparse frames: chunk files kept mapped
+    std::int64_t max_chunks = std::int64_t{1} << 24;  ///< refuse larger offsets indexes
+    /// Writing: fsync data before the header names it, and the header after, at every commit
+    /// (survives power loss, not only crashes of the process; slower).
+    bool durable = false;
+    /// Take part in the lock protocol shared with c-blosc2 (the NAME.b2lock sidecar): one writer
+    /// at a time, snapshots parsed while no commit is in progress, the generation counter. Off:
+    /// no sidecar is touched (for frames nobody else uses, or media where none can exist).
+    bool locking = true;
+    /// Writing: how long to wait for another writer to close (0: fail at once with LockError).
+    int lock_wait_ms = 0;
+    /// Writing a contiguous frame: after a commit that leaves the file larger than twice its
+    /// compacted size plus kAutoCompactSlack, compact() it (readers of older snapshots keep the
+    /// old file). Updates leave the replaced bytes behind; this bounds how many.
+    bool auto_compact = true;
+    /// Writing a contiguous frame that no other handle, in any process, reads meanwhile (one
+    /// built under a temporary name, as b2nd's own create and copy do): a commit writes over the
+    /// index and trailer the previous one left instead of after them, so that building leaves no
+    /// dead space. A crash may then leave the file unreadable, so use it for private files only.
+    bool exclusive = false;
+};
+
+}  // namespace b2nd::storage

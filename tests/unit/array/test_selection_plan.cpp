@@ -134,7 +134,7 @@ TEST_CASE("plans: part of each element is read through boxes, index lists and po
         for (int i = 0; i < 20; ++i) {
             same.insert(same.end(), rec.begin(), rec.end());
         }
-        u.write(Box::region({4, 5}, {4, 5}), same);  // chunk (1, 1), whole
+        u.write(Box::region({4, 5}, {4, 5}), same);                     // chunk (1, 1), whole
         REQUIRE(EngineAccess::core(u).stored_chunk(1 * 3 + 1).second);  // stored uniform
         const std::vector<std::uint8_t> got =
             read_plan(u, SelectionPlan::of_box(Box::region({5, 6}, {2, 3})).with_part(b, kItem));

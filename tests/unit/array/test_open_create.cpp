@@ -1,0 +1,81 @@
+// Creating and opening arrays: clear failures for bad geometry, paths and options; metalayers
+// and vlmeta.
+#include <algorithm>
+#include <atomic>
+#include <complex>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include <b2nd/b2nd.hpp>
+#include <b2nd/codec/chunk_decoder.hpp>
+#include <b2nd/storage/frame.hpp>
+
+#include "../../support/data.hpp"
+#include "../../support/files.hpp"
+#include "../../support/model.hpp"
+#include "../../support/random_box.hpp"
+#include "../../support/reference.hpp"
+#include "../../support/temp_dir.hpp"
+
+using b2nd::AnyArray;
+using b2nd::Box;
+using b2nd::DType;
+using b2nd::Shape;
+using b2nd::test::count_of;
+using b2nd::test::Model;
+using b2nd::test::random_items;
+using b2nd::test::SplitMix;
+using Catch::Matchers::Contains;
+
+TEST_CASE("ndarray: creating, opening and writing fail clearly", "[array]") {
+    b2nd::test::TempDir tmp;
+    b2nd::create<float>(tmp / "x.b2nd", {10});
+    CHECK_THROWS_WITH(b2nd::create<float>(tmp / "x.b2nd", {10}), Contains("already exists"));
+    b2nd::CreateOptions o;
+    o.overwrite = true;
+    CHECK(b2nd::create<float>(tmp / "x.b2nd", {12}, o).shape() == Shape{12});
+    o.chunk_shape = {4};
+    o.block_shape = {8};
+    CHECK_THROWS_WITH(b2nd::create<float>(tmp / "y.b2nd", {10}, o),
+                      Contains("exceeds chunk shape"));
+    CHECK_FALSE(std::filesystem::exists(tmp / "y.b2nd"));
+
+    auto ro = b2nd::open<float>(tmp / "x.b2nd");
+    CHECK_THROWS_WITH(ro.set({0}, 1.0f), Contains("writable"));
+    b2nd::OpenOptions w;
+    w.writable = true;
+    auto rw = b2nd::open<float>(tmp / "x.b2nd", w);
+    CHECK_THROWS_WITH(rw.write(Box::region({0}, {3}), std::vector<float>(2)),
+                      Contains("needs 12 bytes"));
+    CHECK_THROWS_AS(rw.resize({3, 4}), b2nd::UsageError);
+    CHECK_THROWS_AS(rw.remove(0, 5, 8), b2nd::UsageError);
+    CHECK_THROWS_AS(rw.insert(1, 0, {1.0f}), b2nd::UsageError);
+    CHECK_THROWS_AS(rw.any().append(0, {nullptr, 3}), b2nd::UsageError);
+    b2nd::OpenOptions wrong;
+    wrong.dtype = DType::parse("<f8");
+    CHECK_THROWS_WITH(AnyArray::open(tmp / "x.b2nd", wrong), Contains("8-byte items"));
+    CHECK_THROWS_AS(AnyArray::open(tmp / "missing.b2nd"), b2nd::IoError);
+}
+
+TEST_CASE("ndarray: metalayers and vlmeta", "[array]") {
+    b2nd::test::TempDir tmp;
+    b2nd::CreateOptions o;
+    o.metalayers = {{"units", {0xa1, 'K'}}};
+    AnyArray a = AnyArray::create(tmp / "m.b2nd", DType::parse("<f4"), {8}, o);
+    CHECK(a.metalayer_names() == std::vector<std::string>{"b2nd", "units"});
+    const std::uint8_t c[] = {0xa1, 'C'};
+    a.update_metalayer("units", {c, 2});
+    CHECK_THROWS_AS(a.update_metalayer("b2nd", {c, 2}), b2nd::UsageError);
+    const std::uint8_t note[] = {0xa3, 'h', 'i', '!'};
+    a.set_vlmeta("note", {note, 4});
+    a.resize({20});  // metadata survives structural changes
+    a = AnyArray();
+    const AnyArray back = AnyArray::open(tmp / "m.b2nd");
+    CHECK(back.shape() == Shape{20});
+    CHECK(*back.metalayer("units") == std::vector<std::uint8_t>{0xa1, 'C'});
+    CHECK(*back.vlmeta("note") == std::vector<std::uint8_t>(note, note + 4));
+}

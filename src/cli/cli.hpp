@@ -58,6 +58,17 @@ AnyArray open_input(const std::string& path, const OpenOptions& o);
 /// directory, also through links or '..') or not writable. \throws ArgError
 void check_output(const std::string& out, const std::vector<std::string>& inputs, bool overwrite);
 
+/// One command of the tool: its name, its arguments and a line on what it does (the usage text
+/// is made from the table), and what runs it (cmd_NAME.cpp).
+struct Command {
+    const char* name;
+    const char* synopsis;  ///< arguments after the name
+    const char* summary;
+    int (*run)(const std::vector<std::string>& argv);
+};
+/// Every command, in the order --help lists them (commands.cpp).
+const std::vector<Command>& commands();
+
 int cmd_info(const std::vector<std::string>& argv);
 int cmd_export(const std::vector<std::string>& argv);
 int cmd_import(const std::vector<std::string>& argv);

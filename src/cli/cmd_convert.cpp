@@ -1,219 +1,63 @@
-// b2nd export / b2nd import
-#include <algorithm>
-#include <cstring>
+// b2nd convert: a copy with other compression, chunks, blocks or frame kind.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
 #include <iostream>
 #include <memory>
 
 #include <b2nd/any_array.hpp>
 #include <b2nd/error.hpp>
-#include <b2nd/format/chunk_header.hpp>
-#include <b2nd/mask.hpp>
-#include <b2nd/npy.hpp>
+#include <b2nd/ops.hpp>
+#include <b2nd/storage/frame.hpp>
 
-#include "../detail/strings.hpp"
 #include "cli.hpp"
+#include "copy_args.hpp"
 #include "progress.hpp"
 
 namespace b2nd::cli {
 
 namespace {
 
-const char* const kExportHelp =
-    "usage: b2nd export PATH OUT.npy [--slice EXPR | --points PTS.npy | --mask MASK.npy]\n"
-    "                   [--overwrite] [--dtype DTYPE] [--nthreads N]\n"
+const char* const kConvertHelp =
+    "usage: b2nd convert IN OUT [options]\n"
     "\n"
-    "Writes the array, or part of it, as a .npy file of the same dtype. OUT.npy is written\n"
-    "under a temporary name and appears only once complete.\n"
-    "\n"
-    "  --slice EXPR     NumPy-style selection, e.g. '0:10,5,::2' or '...,-1' (integers drop\n"
-    "                   their dimension; steps may be negative). Index lists select\n"
-    "                   orthogonally, as python-blosc2's .oindex:\n"
-    "                   --slice '[3,1,7], 2:9:2, -1, [0,-1]'\n"
-    "  --points PTS.npy an integer array of shape (N, ndim): those N elements, in order\n"
-    "  --mask MASK.npy  a bool ('|b1') array of the array's shape: the elements where it is\n"
-    "                   true, in C order (NumPy's a[mask])\n"
-    "  --overwrite      replace OUT.npy if it exists (never one of the inputs)\n"
-    "  --dtype DTYPE    read items as this NumPy dtype (same size), e.g. for legacy files\n"
-    "  --nthreads N     decoding threads (default: all cores)\n"
-    "\n"
-    "example:\n"
-    "  b2nd export t.b2nd day0.npy --slice '0, :, 100:200'\n";
-
-const char* const kImportHelp =
-    "usage: b2nd import IN.npy PATH [options]\n"
-    "\n"
-    "Writes a .npy file (C order) as a new b2nd array. PATH appears only once complete.\n"
+    "Writes a copy of the b2nd array IN at OUT with other compression, chunks, blocks or frame\n"
+    "kind; everything not given stays as in IN. Chunks whose geometry and compression do not\n"
+    "change are copied as stored, without decoding. OUT appears only once it is complete.\n"
     "\n"
     "@COMPRESSION@"
-    "  --chunks A,B,..  chunk shape (default: chosen from the CPU caches)\n"
-    "  --blocks A,B,..  block shape (default: chosen from the CPU caches)\n"
-    "  --sframe         a sparse frame (a directory) instead of one file\n"
-    "  --overwrite      replace PATH if it exists (never IN.npy); readers see the old array\n"
-    "                   or the new one, never a part\n"
-    "  --nthreads N     encoding threads (default: all cores)\n"
+    "  --chunks A,B,..  chunk shape (blocks then chosen automatically unless --blocks)\n"
+    "  --blocks A,B,..  block shape\n"
+    "  --sframe         write a sparse frame (a directory)\n"
+    "  --cframe         write a contiguous frame (one file); without either, OUT's name\n"
+    "                   decides (.b2frame: sparse, .b2nd: contiguous), else IN's kind\n"
+    "  --no-meta        leave out user metalayers and vlmeta (attributes)\n"
+    "  --verify         decode the chunks copied as stored too: a corrupt one stops the copy\n"
+    "  --overwrite      replace OUT if it exists (never IN); readers see the old array or\n"
+    "                   the new one, never a part\n"
+    "  --dtype DTYPE    read IN's items as this NumPy dtype (same size), e.g. for legacy files\n"
+    "  --nthreads N     threads (default: all cores)\n"
     "\n"
     "example:\n"
-    "  b2nd import t.npy t.b2nd --codec lz4 --chunks 64,256,256\n"
-    "  b2nd import field.npy field.b2nd --codec zfp-accuracy:-3   # |error| <= 1e-3\n";
+    "  b2nd convert t.b2nd t_lz4.b2frame --codec lz4 --clevel 5 --sframe\n";
 
 }  // namespace
 
-namespace {
-
-/// The coordinates of a points file (an integer .npy of shape (N, ndim), or (N,) for ndim 1),
-/// as int64, N * ndim of them.
-std::vector<std::int64_t> load_points(const std::string& path, int ndim, std::int64_t& n) {
-    const NpyFile f = NpyFile::open(path);
-    const NpyHeader& h = f.header();
-    const DType::Kind k = h.dtype.kind();
-    if ((k != DType::Kind::int_ && k != DType::Kind::uint) || h.dtype.itemsize() > 8) {
-        throw ArgError("--points: " + detail::quoted_path(path) + " holds dtype '" + h.dtype.str() +
-                       "'; points must be integers");
-    }
-    const bool flat = h.shape.size() == 1 && ndim == 1;
-    if (!flat && (h.shape.size() != 2 || h.shape[1] != ndim)) {
-        throw ArgError("--points: " + detail::quoted_path(path) + " has shape " +
-                       to_string(h.shape) + "; points of this array need shape (N, " +
-                       std::to_string(ndim) + ")");
-    }
-    if (h.fortran_order && !flat && h.shape[0] > 1 && ndim > 1) {
-        throw ArgError("--points: " + detail::quoted_path(path) +
-                       " is in Fortran order; write it in C order");
-    }
-    n = h.shape[0];
-    const auto isz = static_cast<std::size_t>(h.dtype.itemsize());
-    const std::size_t count = static_cast<std::size_t>(n) * static_cast<std::size_t>(ndim);
-    std::vector<std::int64_t> coords(count);
-    const std::uint8_t* p = f.data().data();
-    for (std::size_t i = 0; i < count; ++i) {
-        std::uint8_t b[8];
-        std::memcpy(b, p + i * isz, isz);
-        if (h.dtype.needs_byteswap()) {
-            std::reverse(b, b + isz);
-        }
-        std::uint64_t u = 0;
-        std::memcpy(&u, b, isz);  // little-endian host
-        if (k == DType::Kind::int_ && isz < 8 && ((u >> (8 * isz - 1)) & 1) != 0) {
-            u |= ~std::uint64_t{0} << (8 * isz);  // sign extension
-        }
-        if (k == DType::Kind::uint && u > static_cast<std::uint64_t>(INT64_MAX)) {
-            throw ArgError("--points: point " + std::to_string(i / static_cast<std::size_t>(ndim)) +
-                           ", axis " + std::to_string(i % static_cast<std::size_t>(ndim)) + ": " +
-                           std::to_string(u) + " is out of range");
-        }
-        coords[i] = static_cast<std::int64_t>(u);
-    }
-    return coords;
-}
-
-}  // namespace
-
-int cmd_export(const std::vector<std::string>& argv) {
-    const Args a = Args::parse(argv, {"--slice", "--points", "--mask", "--dtype", "--nthreads"},
-                               {"--overwrite", "--help"});
+int cmd_convert(const std::vector<std::string>& argv) {
+    const Args a = Args::parse(argv, kCopyValues, kCopyFlags);
     if (a.has("--help")) {
-        std::cout << kExportHelp;
+        std::cout << with_compression_help(kConvertHelp, false);
         return 0;
     }
     if (a.positional.size() != 2) {
-        throw ArgError("expected PATH and OUT.npy");
-    }
-    const OpenOptions o = input_options(a);
-    if (a.has("--slice") + a.has("--points") + a.has("--mask") > 1) {
-        throw ArgError("give one of --slice, --points and --mask");
-    }
-    std::vector<std::string> inputs = {a.positional[0]};
-    for (const char* opt : {"--points", "--mask"}) {
-        if (a.has(opt)) {
-            inputs.push_back(a.get(opt));
-        }
-    }
-    check_output(a.positional[1], inputs, a.has("--overwrite"));
-    const AnyArray arr = open_input(a.positional[0], o);
-    if (a.has("--points")) {
-        std::int64_t n = 0;
-        const std::vector<std::int64_t> coords = load_points(a.get("--points"), arr.ndim(), n);
-        detail::require_memory(arr, static_cast<std::uint64_t>(n), "export");
-        std::vector<std::uint8_t> values(static_cast<std::size_t>(n * arr.itemsize()));
-        try {
-            arr.read_points(coords.data(), static_cast<std::size_t>(n), values.data());
-        } catch (const UsageError& e) {
-            throw ArgError(std::string("--points: ") + e.what());
-        }
-        write_npy(a.positional[1], arr.dtype(), {n}, {values.data(), values.size()});
-        return 0;
-    }
-    if (a.has("--mask")) {
-        const std::string mpath = a.get("--mask");
-        const NpyFile f = NpyFile::open(mpath);
-        const NpyHeader& h = f.header();
-        if (h.dtype.kind() != DType::Kind::boolean || h.dtype.itemsize() != 1) {
-            throw ArgError("--mask: " + detail::quoted_path(mpath) + " holds dtype '" +
-                           h.dtype.str() + "'; a mask must be bool ('|b1')");
-        }
-        if (h.shape != arr.shape()) {
-            throw ArgError("--mask: " + detail::quoted_path(mpath) + " has shape " +
-                           to_string(h.shape) + "; the array's is " + to_string(arr.shape()));
-        }
-        if (h.fortran_order && arr.ndim() > 1) {
-            throw ArgError("--mask: " + detail::quoted_path(mpath) +
-                           " is in Fortran order; write it in C order");
-        }
-        export_npy(arr, Mask::of(f.data().data(), h.shape), a.positional[1]);
-        return 0;
-    }
-    Resolved r;
-    try {
-        r = resolve(arr.shape(), parse_selection(a.get("--slice")));
-    } catch (const UsageError& e) {
-        throw ArgError(std::string("--slice: ") + e.what());
-    }
-    std::unique_ptr<ProgressBar> bar;
-    export_npy(arr, r, a.positional[1], [&](std::int64_t done, std::int64_t total) {
-        if (!bar) {
-            bar = std::make_unique<ProgressBar>("export", total, 1.0);
-        }
-        bar->update(done);
-    });
-    return 0;
-}
-
-int cmd_import(const std::vector<std::string>& argv) {
-    const Args a = Args::parse(
-        argv, {"--codec", "--clevel", "--filters", "--chunks", "--blocks", "--nthreads"},
-        {"--sframe", "--overwrite", "--help"});
-    if (a.has("--help")) {
-        std::cout << with_compression_help(kImportHelp, true);
-        return 0;
-    }
-    if (a.positional.size() != 2) {
-        throw ArgError("expected IN.npy and PATH");
+        throw ArgError("expected IN and OUT");
     }
     check_output(a.positional[1], {a.positional[0]}, a.has("--overwrite"));
-    CreateOptions o;
-    apply_compression_options(a, o.compression);
-    if (a.has("--chunks")) {
-        o.chunk_shape = a.get_shape("--chunks");
-    }
-    if (a.has("--blocks")) {
-        o.block_shape = a.get_shape("--blocks");
-    }
-    o.sparse = a.has("--sframe");
-    o.overwrite = a.has("--overwrite");
-    o.nthreads = static_cast<int>(a.get_int("--nthreads", 0, 0, 1024));
-    o.cache_bytes = 0;
-    std::unique_ptr<ProgressBar> bar;
-    NpyProgress progress;
-    if (ProgressBar::enabled()) {
-        progress = [&](std::int64_t done, std::int64_t total) {
-            if (!bar) {
-                bar = std::make_unique<ProgressBar>("import", total, 1.0);
-            }
-            bar->update(done);
-        };
-    }
-    import_npy(a.positional[0], a.positional[1], o, progress);
-    return 0;
+    const AnyArray in = open_input(a.positional[0], input_options(a));
+    const CopyOptions o = copy_options(a, in, a.positional[1]);
+    return run_copy("convert", a.positional[1], o, in.grid().chunk_nbytes(),
+                    [&](const CopyOptions& co) { return copy(in, a.positional[1], co); });
 }
 
 }  // namespace b2nd::cli

@@ -277,40 +277,41 @@ std::string json_string(const std::string& s) {
 
 namespace {
 
-const char* const kUsage =
-    "usage: b2nd COMMAND [ARGS]\n"
-    "\n"
-    "Look at, check and convert b2nd arrays (Blosc2 frames with the b2nd metalayer).\n"
-    "\n"
-    "commands:\n"
-    "  info PATH... [--json]           shape, dtype, chunks, codec, sizes, metadata\n"
-    "  export PATH OUT.npy [--slice S | --points P | --mask M]\n"
-    "                                  the array, a selection, points or a[mask] as .npy\n"
-    "  import IN.npy PATH [options]    a .npy file as a new b2nd array\n"
-    "  verify PATH                     check the structure and decode every chunk\n"
-    "  diff A B [--rtol R --atol T]    compare shapes, dtypes and values (exit 1: differ)\n"
-    "  convert IN OUT [options]        copy with other codec, filters, chunks, frame kind\n"
-    "  concat OUT IN... [--axis N]     join arrays along an axis (--stack: a new axis)\n"
-    "  compact PATH                    remove the dead space updates left in a file\n"
-    "  show PATH [--slice S] [--json]  print values as NumPy does (summarized when large)\n"
-    "  meta PATH [NAME [VALUE]]        list or get attributes and metalayers, set attributes\n"
-    "  bench PATH                      time full, slice, point and box reads, in GB/s\n"
-    "\n"
-    "Run 'b2nd COMMAND --help' for the options of a command. Exit codes: 0 success,\n"
-    "1 bad or unreadable file, 2 bad arguments.\n";
+/// The tool's usage, from the command table: a long synopsis gets a line of its own.
+std::string usage() {
+    std::string u =
+        "usage: b2nd COMMAND [ARGS]\n"
+        "\n"
+        "Look at, check and convert b2nd arrays (Blosc2 frames with the b2nd metalayer).\n"
+        "\n"
+        "commands:\n";
+    for (const b2nd::cli::Command& c : b2nd::cli::commands()) {
+        std::string head = std::string("  ") + c.name + " " + c.synopsis;
+        if (head.size() > 33) {
+            u += head + "\n" + std::string(34, ' ');
+        } else {
+            u += head + std::string(34 - head.size(), ' ');
+        }
+        u += std::string(c.summary) + "\n";
+    }
+    u += "\n"
+         "Run 'b2nd COMMAND --help' for the options of a command. Exit codes: 0 success,\n"
+         "1 bad or unreadable file, 2 bad arguments.\n";
+    return u;
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
     if (args.empty()) {
-        std::cerr << kUsage;
+        std::cerr << usage();
         return 2;
     }
     const std::string cmd = args.front();
     args.erase(args.begin());
     if (cmd == "--help" || cmd == "-h" || cmd == "help") {
-        std::cout << kUsage;
+        std::cout << usage();
         return 0;
     }
     if (cmd == "--version") {
@@ -318,40 +319,12 @@ int main(int argc, char** argv) {
         return 0;
     }
     try {
-        if (cmd == "info") {
-            return b2nd::cli::cmd_info(args);
+        for (const b2nd::cli::Command& c : b2nd::cli::commands()) {
+            if (cmd == c.name) {
+                return c.run(args);
+            }
         }
-        if (cmd == "export") {
-            return b2nd::cli::cmd_export(args);
-        }
-        if (cmd == "import") {
-            return b2nd::cli::cmd_import(args);
-        }
-        if (cmd == "verify") {
-            return b2nd::cli::cmd_verify(args);
-        }
-        if (cmd == "convert") {
-            return b2nd::cli::cmd_convert(args);
-        }
-        if (cmd == "concat") {
-            return b2nd::cli::cmd_concat(args);
-        }
-        if (cmd == "compact") {
-            return b2nd::cli::cmd_compact(args);
-        }
-        if (cmd == "show") {
-            return b2nd::cli::cmd_show(args);
-        }
-        if (cmd == "meta") {
-            return b2nd::cli::cmd_meta(args);
-        }
-        if (cmd == "diff") {
-            return b2nd::cli::cmd_diff(args);
-        }
-        if (cmd == "bench") {
-            return b2nd::cli::cmd_bench(args);
-        }
-        std::cerr << "b2nd: unknown command '" << cmd << "'\n\n" << kUsage;
+        std::cerr << "b2nd: unknown command '" << cmd << "'\n\n" << usage();
         return 2;
     } catch (const b2nd::cli::ArgError& e) {
         std::cerr << "b2nd " << cmd << ": " << e.what() << " (see 'b2nd " << cmd << " --help')\n";

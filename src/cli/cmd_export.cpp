@@ -1,0 +1,160 @@
+// b2nd export: an array, a selection, points or a[mask] as a .npy file.
+#include <algorithm>
+#include <cstring>
+#include <iostream>
+#include <memory>
+
+#include <b2nd/any_array.hpp>
+#include <b2nd/error.hpp>
+#include <b2nd/format/chunk_header.hpp>
+#include <b2nd/mask.hpp>
+#include <b2nd/npy.hpp>
+
+#include "../detail/strings.hpp"
+#include "cli.hpp"
+#include "progress.hpp"
+
+namespace b2nd::cli {
+
+namespace {
+
+const char* const kExportHelp =
+    "usage: b2nd export PATH OUT.npy [--slice EXPR | --points PTS.npy | --mask MASK.npy]\n"
+    "                   [--overwrite] [--dtype DTYPE] [--nthreads N]\n"
+    "\n"
+    "Writes the array, or part of it, as a .npy file of the same dtype. OUT.npy is written\n"
+    "under a temporary name and appears only once complete.\n"
+    "\n"
+    "  --slice EXPR     NumPy-style selection, e.g. '0:10,5,::2' or '...,-1' (integers drop\n"
+    "                   their dimension; steps may be negative). Index lists select\n"
+    "                   orthogonally, as python-blosc2's .oindex:\n"
+    "                   --slice '[3,1,7], 2:9:2, -1, [0,-1]'\n"
+    "  --points PTS.npy an integer array of shape (N, ndim): those N elements, in order\n"
+    "  --mask MASK.npy  a bool ('|b1') array of the array's shape: the elements where it is\n"
+    "                   true, in C order (NumPy's a[mask])\n"
+    "  --overwrite      replace OUT.npy if it exists (never one of the inputs)\n"
+    "  --dtype DTYPE    read items as this NumPy dtype (same size), e.g. for legacy files\n"
+    "  --nthreads N     decoding threads (default: all cores)\n"
+    "\n"
+    "example:\n"
+    "  b2nd export t.b2nd day0.npy --slice '0, :, 100:200'\n";
+
+/// The coordinates of a points file (an integer .npy of shape (N, ndim), or (N,) for ndim 1),
+/// as int64, N * ndim of them.
+std::vector<std::int64_t> load_points(const std::string& path, int ndim, std::int64_t& n) {
+    const NpyFile f = NpyFile::open(path);
+    const NpyHeader& h = f.header();
+    const DType::Kind k = h.dtype.kind();
+    if ((k != DType::Kind::int_ && k != DType::Kind::uint) || h.dtype.itemsize() > 8) {
+        throw ArgError("--points: " + detail::quoted_path(path) + " holds dtype '" + h.dtype.str() +
+                       "'; points must be integers");
+    }
+    const bool flat = h.shape.size() == 1 && ndim == 1;
+    if (!flat && (h.shape.size() != 2 || h.shape[1] != ndim)) {
+        throw ArgError("--points: " + detail::quoted_path(path) + " has shape " +
+                       to_string(h.shape) + "; points of this array need shape (N, " +
+                       std::to_string(ndim) + ")");
+    }
+    if (h.fortran_order && !flat && h.shape[0] > 1 && ndim > 1) {
+        throw ArgError("--points: " + detail::quoted_path(path) +
+                       " is in Fortran order; write it in C order");
+    }
+    n = h.shape[0];
+    const auto isz = static_cast<std::size_t>(h.dtype.itemsize());
+    const std::size_t count = static_cast<std::size_t>(n) * static_cast<std::size_t>(ndim);
+    std::vector<std::int64_t> coords(count);
+    const std::uint8_t* p = f.data().data();
+    for (std::size_t i = 0; i < count; ++i) {
+        std::uint8_t b[8];
+        std::memcpy(b, p + i * isz, isz);
+        if (h.dtype.needs_byteswap()) {
+            std::reverse(b, b + isz);
+        }
+        std::uint64_t u = 0;
+        std::memcpy(&u, b, isz);  // little-endian host
+        if (k == DType::Kind::int_ && isz < 8 && ((u >> (8 * isz - 1)) & 1) != 0) {
+            u |= ~std::uint64_t{0} << (8 * isz);  // sign extension
+        }
+        if (k == DType::Kind::uint && u > static_cast<std::uint64_t>(INT64_MAX)) {
+            throw ArgError("--points: point " + std::to_string(i / static_cast<std::size_t>(ndim)) +
+                           ", axis " + std::to_string(i % static_cast<std::size_t>(ndim)) + ": " +
+                           std::to_string(u) + " is out of range");
+        }
+        coords[i] = static_cast<std::int64_t>(u);
+    }
+    return coords;
+}
+
+}  // namespace
+
+int cmd_export(const std::vector<std::string>& argv) {
+    const Args a = Args::parse(argv, {"--slice", "--points", "--mask", "--dtype", "--nthreads"},
+                               {"--overwrite", "--help"});
+    if (a.has("--help")) {
+        std::cout << kExportHelp;
+        return 0;
+    }
+    if (a.positional.size() != 2) {
+        throw ArgError("expected PATH and OUT.npy");
+    }
+    const OpenOptions o = input_options(a);
+    if (a.has("--slice") + a.has("--points") + a.has("--mask") > 1) {
+        throw ArgError("give one of --slice, --points and --mask");
+    }
+    std::vector<std::string> inputs = {a.positional[0]};
+    for (const char* opt : {"--points", "--mask"}) {
+        if (a.has(opt)) {
+            inputs.push_back(a.get(opt));
+        }
+    }
+    check_output(a.positional[1], inputs, a.has("--overwrite"));
+    const AnyArray arr = open_input(a.positional[0], o);
+    if (a.has("--points")) {
+        std::int64_t n = 0;
+        const std::vector<std::int64_t> coords = load_points(a.get("--points"), arr.ndim(), n);
+        detail::require_memory(arr, static_cast<std::uint64_t>(n), "export");
+        std::vector<std::uint8_t> values(static_cast<std::size_t>(n * arr.itemsize()));
+        try {
+            arr.read_points(coords.data(), static_cast<std::size_t>(n), values.data());
+        } catch (const UsageError& e) {
+            throw ArgError(std::string("--points: ") + e.what());
+        }
+        write_npy(a.positional[1], arr.dtype(), {n}, {values.data(), values.size()});
+        return 0;
+    }
+    if (a.has("--mask")) {
+        const std::string mpath = a.get("--mask");
+        const NpyFile f = NpyFile::open(mpath);
+        const NpyHeader& h = f.header();
+        if (h.dtype.kind() != DType::Kind::boolean || h.dtype.itemsize() != 1) {
+            throw ArgError("--mask: " + detail::quoted_path(mpath) + " holds dtype '" +
+                           h.dtype.str() + "'; a mask must be bool ('|b1')");
+        }
+        if (h.shape != arr.shape()) {
+            throw ArgError("--mask: " + detail::quoted_path(mpath) + " has shape " +
+                           to_string(h.shape) + "; the array's is " + to_string(arr.shape()));
+        }
+        if (h.fortran_order && arr.ndim() > 1) {
+            throw ArgError("--mask: " + detail::quoted_path(mpath) +
+                           " is in Fortran order; write it in C order");
+        }
+        export_npy(arr, Mask::of(f.data().data(), h.shape), a.positional[1]);
+        return 0;
+    }
+    Resolved r;
+    try {
+        r = resolve(arr.shape(), parse_selection(a.get("--slice")));
+    } catch (const UsageError& e) {
+        throw ArgError(std::string("--slice: ") + e.what());
+    }
+    std::unique_ptr<ProgressBar> bar;
+    export_npy(arr, r, a.positional[1], [&](std::int64_t done, std::int64_t total) {
+        if (!bar) {
+            bar = std::make_unique<ProgressBar>("export", total, 1.0);
+        }
+        bar->update(done);
+    });
+    return 0;
+}
+
+}  // namespace b2nd::cli

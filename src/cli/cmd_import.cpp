@@ -1,0 +1,78 @@
+// b2nd import: a .npy file as a new b2nd array.
+#include <algorithm>
+#include <cstring>
+#include <iostream>
+#include <memory>
+
+#include <b2nd/any_array.hpp>
+#include <b2nd/error.hpp>
+#include <b2nd/format/chunk_header.hpp>
+#include <b2nd/mask.hpp>
+#include <b2nd/npy.hpp>
+
+#include "../detail/strings.hpp"
+#include "cli.hpp"
+#include "progress.hpp"
+
+namespace b2nd::cli {
+
+namespace {
+
+const char* const kImportHelp =
+    "usage: b2nd import IN.npy PATH [options]\n"
+    "\n"
+    "Writes a .npy file (C order) as a new b2nd array. PATH appears only once complete.\n"
+    "\n"
+    "@COMPRESSION@"
+    "  --chunks A,B,..  chunk shape (default: chosen from the CPU caches)\n"
+    "  --blocks A,B,..  block shape (default: chosen from the CPU caches)\n"
+    "  --sframe         a sparse frame (a directory) instead of one file\n"
+    "  --overwrite      replace PATH if it exists (never IN.npy); readers see the old array\n"
+    "                   or the new one, never a part\n"
+    "  --nthreads N     encoding threads (default: all cores)\n"
+    "\n"
+    "example:\n"
+    "  b2nd import t.npy t.b2nd --codec lz4 --chunks 64,256,256\n"
+    "  b2nd import field.npy field.b2nd --codec zfp-accuracy:-3   # |error| <= 1e-3\n";
+
+}  // namespace
+
+int cmd_import(const std::vector<std::string>& argv) {
+    const Args a = Args::parse(
+        argv, {"--codec", "--clevel", "--filters", "--chunks", "--blocks", "--nthreads"},
+        {"--sframe", "--overwrite", "--help"});
+    if (a.has("--help")) {
+        std::cout << with_compression_help(kImportHelp, true);
+        return 0;
+    }
+    if (a.positional.size() != 2) {
+        throw ArgError("expected IN.npy and PATH");
+    }
+    check_output(a.positional[1], {a.positional[0]}, a.has("--overwrite"));
+    CreateOptions o;
+    apply_compression_options(a, o.compression);
+    if (a.has("--chunks")) {
+        o.chunk_shape = a.get_shape("--chunks");
+    }
+    if (a.has("--blocks")) {
+        o.block_shape = a.get_shape("--blocks");
+    }
+    o.sparse = a.has("--sframe");
+    o.overwrite = a.has("--overwrite");
+    o.nthreads = static_cast<int>(a.get_int("--nthreads", 0, 0, 1024));
+    o.cache_bytes = 0;
+    std::unique_ptr<ProgressBar> bar;
+    NpyProgress progress;
+    if (ProgressBar::enabled()) {
+        progress = [&](std::int64_t done, std::int64_t total) {
+            if (!bar) {
+                bar = std::make_unique<ProgressBar>("import", total, 1.0);
+            }
+            bar->update(done);
+        };
+    }
+    import_npy(a.positional[0], a.positional[1], o, progress);
+    return 0;
+}
+
+}  // namespace b2nd::cli

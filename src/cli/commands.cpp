@@ -1,0 +1,29 @@
+// The tool's command table: main.cpp dispatches through it and prints its usage from it.
+#include "cli.hpp"
+
+namespace b2nd::cli {
+
+const std::vector<Command>& commands() {
+    static const std::vector<Command> table = {
+        {"info", "PATH... [--json]", "shape, dtype, chunks, codec, sizes, metadata", cmd_info},
+        {"export", "PATH OUT.npy [--slice S | --points P | --mask M]",
+         "the array, a selection, points or a[mask] as .npy", cmd_export},
+        {"import", "IN.npy PATH [options]", "a .npy file as a new b2nd array", cmd_import},
+        {"verify", "PATH", "check the structure and decode every chunk", cmd_verify},
+        {"diff", "A B [--rtol R --atol T]", "compare shapes, dtypes and values (exit 1: differ)",
+         cmd_diff},
+        {"convert", "IN OUT [options]", "copy with other codec, filters, chunks, frame kind",
+         cmd_convert},
+        {"concat", "OUT IN... [--axis N]", "join arrays along an axis (--stack: a new axis)",
+         cmd_concat},
+        {"compact", "PATH", "remove the dead space updates left in a file", cmd_compact},
+        {"show", "PATH [--slice S] [--json]", "print values as NumPy does (summarized when large)",
+         cmd_show},
+        {"meta", "PATH [NAME [VALUE]]", "list or get attributes and metalayers, set attributes",
+         cmd_meta},
+        {"bench", "PATH", "time full, slice, point and box reads, in GB/s", cmd_bench},
+    };
+    return table;
+}
+
+}  // namespace b2nd::cli

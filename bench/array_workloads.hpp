@@ -44,6 +44,7 @@ using Clock = std::chrono::steady_clock;
 using b2nd::Box;
 using b2nd::Shape;
 
+inline double g_min_seconds = 0.5;
 inline bool g_copies = true;      // --no-copy leaves the copy workloads out
 inline bool g_copy_only = false;  // --copy-only: the write and the copy workloads only
 inline bool g_zfp = false;        // --zfp: the ZFP arrays only

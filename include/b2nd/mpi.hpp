@@ -358,165 +358,43 @@ typename Red::result reduce_all(MPI_Comm comm, const NDArray<T>& a, const Red& r
 // `combine` says; the default gives the single-process result bit for bit. Each is an entry of
 // the reduction catalogue (b2nd/xtensor/reduce_catalogue.hpp), as the local ones are.
 
+// Each reduction in its two forms (over ReduceOptions; along one axis, which drops it), made
+// from its catalogue entry.
+// clang-format off
+#define B2ND_MPI_REDUCTION(NAME, RESULT, ENTRY)                                                    \
+    template <class T, reduction::if_element<T> = 0>                                               \
+    RESULT NAME(MPI_Comm comm, const NDArray<T>& a, const ReduceOptions& o,                        \
+                Combine combine = Combine::ordered) {                                              \
+        return detail::reduce(comm, a, o, combine, reduction::ENTRY<T>{});                         \
+    }                                                                                              \
+    template <class T, reduction::if_element<T> = 0>                                               \
+    RESULT NAME(MPI_Comm comm, const NDArray<T>& a, int axis, Combine combine = Combine::ordered) { \
+        return NAME(comm, a, reduction::one_axis<T>(axis), combine);                               \
+    }
+// clang-format on
+
 /// Sums (see b2nd::sum); 0 for empty cells.
-template <class T, reduction::if_element<T> = 0>
-xt::xarray<sum_type_t<T>> sum(MPI_Comm comm,
-                              const NDArray<T>& a,
-                              const ReduceOptions& o,
-                              Combine combine = Combine::ordered) {
-    return detail::reduce(comm, a, o, combine, reduction::Sum<T>{});
-}
-template <class T, reduction::if_element<T> = 0>
-xt::xarray<sum_type_t<T>> sum(MPI_Comm comm,
-                              const NDArray<T>& a,
-                              int axis,
-                              Combine combine = Combine::ordered) {
-    return sum(comm, a, reduction::one_axis<T>(axis), combine);
-}
-
+B2ND_MPI_REDUCTION(sum, xt::xarray<sum_type_t<T>>, Sum)
 /// Products; 1 for empty cells.
-template <class T, reduction::if_element<T> = 0>
-xt::xarray<sum_type_t<T>> prod(MPI_Comm comm,
-                               const NDArray<T>& a,
-                               const ReduceOptions& o,
-                               Combine combine = Combine::ordered) {
-    return detail::reduce(comm, a, o, combine, reduction::Prod<T>{});
-}
-template <class T, reduction::if_element<T> = 0>
-xt::xarray<sum_type_t<T>> prod(MPI_Comm comm,
-                               const NDArray<T>& a,
-                               int axis,
-                               Combine combine = Combine::ordered) {
-    return prod(comm, a, reduction::one_axis<T>(axis), combine);
-}
-
+B2ND_MPI_REDUCTION(prod, xt::xarray<sum_type_t<T>>, Prod)
 /// Means; NaN for cells with no element.
-template <class T, reduction::if_element<T> = 0>
-xt::xarray<double> mean(MPI_Comm comm,
-                        const NDArray<T>& a,
-                        const ReduceOptions& o,
-                        Combine combine = Combine::ordered) {
-    return detail::reduce(comm, a, o, combine, reduction::Mean<T>{});
-}
-template <class T, reduction::if_element<T> = 0>
-xt::xarray<double> mean(MPI_Comm comm,
-                        const NDArray<T>& a,
-                        int axis,
-                        Combine combine = Combine::ordered) {
-    return mean(comm, a, reduction::one_axis<T>(axis), combine);
-}
-
+B2ND_MPI_REDUCTION(mean, xt::xarray<double>, Mean)
 /// Whether any element is nonzero.
-template <class T, reduction::if_element<T> = 0>
-xt::xarray<bool> any(MPI_Comm comm,
-                     const NDArray<T>& a,
-                     const ReduceOptions& o,
-                     Combine combine = Combine::ordered) {
-    return detail::reduce(comm, a, o, combine, reduction::Any<T>{});
-}
-template <class T, reduction::if_element<T> = 0>
-xt::xarray<bool> any(MPI_Comm comm,
-                     const NDArray<T>& a,
-                     int axis,
-                     Combine combine = Combine::ordered) {
-    return any(comm, a, reduction::one_axis<T>(axis), combine);
-}
-
+B2ND_MPI_REDUCTION(any, xt::xarray<bool>, Any)
 /// Whether all elements are nonzero.
-template <class T, reduction::if_element<T> = 0>
-xt::xarray<bool> all(MPI_Comm comm,
-                     const NDArray<T>& a,
-                     const ReduceOptions& o,
-                     Combine combine = Combine::ordered) {
-    return detail::reduce(comm, a, o, combine, reduction::All<T>{});
-}
-template <class T, reduction::if_element<T> = 0>
-xt::xarray<bool> all(MPI_Comm comm,
-                     const NDArray<T>& a,
-                     int axis,
-                     Combine combine = Combine::ordered) {
-    return all(comm, a, reduction::one_axis<T>(axis), combine);
-}
-
+B2ND_MPI_REDUCTION(all, xt::xarray<bool>, All)
 /// Nonzero elements.
-template <class T, reduction::if_element<T> = 0>
-xt::xarray<std::int64_t> count_nonzero(MPI_Comm comm,
-                                       const NDArray<T>& a,
-                                       const ReduceOptions& o,
-                                       Combine combine = Combine::ordered) {
-    return detail::reduce(comm, a, o, combine, reduction::CountNonzero<T>{});
-}
-template <class T, reduction::if_element<T> = 0>
-xt::xarray<std::int64_t> count_nonzero(MPI_Comm comm,
-                                       const NDArray<T>& a,
-                                       int axis,
-                                       Combine combine = Combine::ordered) {
-    return count_nonzero(comm, a, reduction::one_axis<T>(axis), combine);
-}
-
+B2ND_MPI_REDUCTION(count_nonzero, xt::xarray<std::int64_t>, CountNonzero)
 /// Minima (NaN if any is NaN).
-template <class T, reduction::if_element<T> = 0>
-xt::xarray<T> amin(MPI_Comm comm,
-                   const NDArray<T>& a,
-                   const ReduceOptions& o,
-                   Combine combine = Combine::ordered) {
-    return detail::reduce(comm, a, o, combine, reduction::Amin<T>{});
-}
-template <class T, reduction::if_element<T> = 0>
-xt::xarray<T> amin(MPI_Comm comm,
-                   const NDArray<T>& a,
-                   int axis,
-                   Combine combine = Combine::ordered) {
-    return amin(comm, a, reduction::one_axis<T>(axis), combine);
-}
-
+B2ND_MPI_REDUCTION(amin, xt::xarray<T>, Amin)
 /// Maxima (NaN if any is NaN).
-template <class T, reduction::if_element<T> = 0>
-xt::xarray<T> amax(MPI_Comm comm,
-                   const NDArray<T>& a,
-                   const ReduceOptions& o,
-                   Combine combine = Combine::ordered) {
-    return detail::reduce(comm, a, o, combine, reduction::Amax<T>{});
-}
-template <class T, reduction::if_element<T> = 0>
-xt::xarray<T> amax(MPI_Comm comm,
-                   const NDArray<T>& a,
-                   int axis,
-                   Combine combine = Combine::ordered) {
-    return amax(comm, a, reduction::one_axis<T>(axis), combine);
-}
-
+B2ND_MPI_REDUCTION(amax, xt::xarray<T>, Amax)
 /// Positions of the minima (see b2nd::argmin).
-template <class T, reduction::if_element<T> = 0>
-xt::xarray<std::int64_t> argmin(MPI_Comm comm,
-                                const NDArray<T>& a,
-                                const ReduceOptions& o,
-                                Combine combine = Combine::ordered) {
-    return detail::reduce(comm, a, o, combine, reduction::Argmin<T>{});
-}
-template <class T, reduction::if_element<T> = 0>
-xt::xarray<std::int64_t> argmin(MPI_Comm comm,
-                                const NDArray<T>& a,
-                                int axis,
-                                Combine combine = Combine::ordered) {
-    return argmin(comm, a, reduction::one_axis<T>(axis), combine);
-}
-
+B2ND_MPI_REDUCTION(argmin, xt::xarray<std::int64_t>, Argmin)
 /// Positions of the maxima.
-template <class T, reduction::if_element<T> = 0>
-xt::xarray<std::int64_t> argmax(MPI_Comm comm,
-                                const NDArray<T>& a,
-                                const ReduceOptions& o,
-                                Combine combine = Combine::ordered) {
-    return detail::reduce(comm, a, o, combine, reduction::Argmax<T>{});
-}
-template <class T, reduction::if_element<T> = 0>
-xt::xarray<std::int64_t> argmax(MPI_Comm comm,
-                                const NDArray<T>& a,
-                                int axis,
-                                Combine combine = Combine::ordered) {
-    return argmax(comm, a, reduction::one_axis<T>(axis), combine);
-}
+B2ND_MPI_REDUCTION(argmax, xt::xarray<std::int64_t>, Argmax)
+
+#undef B2ND_MPI_REDUCTION
 
 /// Variances with `ddof` delta degrees of freedom; NaN where n - ddof <= 0.
 template <class T, reduction::if_element<T> = 0>

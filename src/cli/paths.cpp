@@ -26,8 +26,8 @@ void check_input(const std::string& path) {
     }
     const std::string other = format::foreign_format({start, n});
     if (other == "a NumPy .npy file") {
-        throw FormatError("\"" + path +
-                          "\": this is a NumPy .npy file, not a b2nd array; 'b2nd import " + path +
+        throw FormatError(detail::quoted_path(path) +
+                          ": this is a NumPy .npy file, not a b2nd array; 'b2nd import " + path +
                           " OUT.b2nd' converts it");
     }
     if (!other.empty()) {

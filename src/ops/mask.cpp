@@ -302,8 +302,8 @@ void select_into(AnyArray& out, const AnyArray& a, const Mask& mask) {
             auto v =
                 std::make_shared<std::vector<std::uint8_t>>(static_cast<std::size_t>(ntrue * isz));
             if (count_true(mb.data(), box.size()) != ntrue) {
-                throw Error("\"" + a.path() +
-                            "\": the mask gave a different count of true "
+                throw Error(detail::quoted_path(a.path()) +
+                            ": the mask gave a different count of true "
                             "elements on its second reading");
             }
             gather(a, box, mb.data(), ntrue, v->data());

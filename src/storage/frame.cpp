@@ -400,8 +400,8 @@ Frame Frame::open(const std::string& path, const OpenOptions& options) {
     }
     const bool sparse = detail::is_directory(p);
     if (sparse && !detail::path_exists(p + "/chunks.b2frame")) {
-        throw FormatError("\"" + path +
-                          "\": a directory, but not a sparse frame (it holds no chunks.b2frame)");
+        throw FormatError(b2nd::detail::quoted_path(path) +
+                          ": a directory, but not a sparse frame (it holds no chunks.b2frame)");
     }
     if (sparse && options.offset != 0) {
         throw UsageError(b2nd::detail::quoted_path(path) +

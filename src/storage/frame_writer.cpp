@@ -199,8 +199,8 @@ Frame Frame::create(const std::string& path,
     }
     if (params.typesize <= 0 || params.chunksize < 0 || params.blocksize < 0 || params.clevel < 0 ||
         params.clevel > 9) {
-        throw UsageError("\"" + path +
-                         "\": invalid frame parameters (typesize, chunksize, blocksize, clevel)");
+        throw UsageError(b2nd::detail::quoted_path(path) +
+                         ": invalid frame parameters (typesize, chunksize, blocksize, clevel)");
     }
     format::FrameHeader h;
     h.general_flags = general_flags_for(params.chunksize);

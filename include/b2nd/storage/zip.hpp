@@ -1,0 +1,58 @@
+// The members of a zip archive as byte sources: python-blosc2 keeps the arrays of a TreeStore or
+// DictStore (".b2z") as members stored without compression, each a whole frame, so a member is a
+// window of the archive and a frame opens over it without extraction or copy.
+//
+//   auto zip = storage::ZipDirectory::read(storage::mapped_source(MappedFile::open("t.b2z")));
+//   for (const auto& m : zip.members()) { ... m.name, m.size ... }
+//   storage::Frame f = storage::Frame::open(zip.open(*zip.find("group/pressure.b2nd")));
+//
+// Reading the directory costs two reads of the archive (its tail, then the central directory);
+// opening a member one more (its local header). ZIP64 archives are read; compressed and
+// encrypted members, and archives spanning several disks, are refused with a clear error.
+//
+// Advanced (b2nd::storage, frames and files): for tools that work on chunks as stored.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <b2nd/storage/byte_source.hpp>
+
+namespace b2nd::storage {
+
+/// One member as the central directory describes it.
+struct ZipMember {
+    std::string name;
+    std::uint64_t size = 0;       ///< bytes of data (stored: compressed size = size)
+    std::uint64_t header_at = 0;  ///< where its local header starts in the archive
+    std::uint16_t method = 0;     ///< 0: stored
+    std::uint16_t flags = 0;      ///< general purpose flags (bit 0: encrypted)
+    std::uint32_t crc32 = 0;
+    std::uint64_t compressed = 0;  ///< compressed size
+};
+
+class ZipDirectory {
+public:
+    /// Reads the central directory of the archive in `archive`.
+    /// \throws FormatError naming the archive (not a zip archive, truncated, inconsistent
+    ///         offsets or sizes), UnsupportedError (several disks)
+    static ZipDirectory read(std::shared_ptr<const ByteSource> archive);
+
+    /// In central-directory order.
+    const std::vector<ZipMember>& members() const noexcept { return members_; }
+    /// The member named `name`, or null.
+    const ZipMember* find(const std::string& name) const noexcept;
+    /// A member's data, as a window of the archive (no copy when the archive is mapped).
+    /// \throws UnsupportedError for a compressed or encrypted member; FormatError when its
+    ///         local header does not fit the archive or disagrees with the directory
+    std::shared_ptr<const ByteSource> open(const ZipMember& m) const;
+    const std::shared_ptr<const ByteSource>& archive() const noexcept { return archive_; }
+
+private:
+    std::shared_ptr<const ByteSource> archive_;
+    std::vector<ZipMember> members_;
+};
+
+}  // namespace b2nd::storage

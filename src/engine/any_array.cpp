@@ -5,6 +5,7 @@
 #include <b2nd/codec/registry.hpp>
 #include <b2nd/error.hpp>
 #include <b2nd/format/checked_math.hpp>
+#include <b2nd/storage/byte_source.hpp>
 #include <b2nd/storage/frame.hpp>
 
 #include "../detail/strings.hpp"
@@ -26,9 +27,7 @@ AnyArray AnyArray::open_buffer(ByteSpan frame, const OpenOptions& options) {
     if (options.writable) {
         throw UsageError("an array in a memory buffer is read-only");
     }
-    return AnyArray(std::make_shared<detail::ArrayCore>(
-        storage::Frame::from_buffer(frame, detail::frame_options(options)), options.dtype,
-        options.nthreads, options.cache_bytes));
+    return open(storage::memory_source(frame), options);
 }
 
 AnyArray AnyArray::open(std::shared_ptr<const storage::ByteSource> source,

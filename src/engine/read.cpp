@@ -83,9 +83,9 @@ void ArrayCore::read(const SelectionPlan& plan,
 void ArrayCore::read_selection(const Selection& sel,
                                const std::function<void*(const Resolved&)>& destination) const {
     std::shared_lock<FairSharedMutex> lock(mutex_);
-    const Resolved r = resolve(grid().shape(), sel);
-    read_unlocked(SelectionPlan::of(r), static_cast<std::uint8_t*>(destination(r)), nullptr,
-                  CacheUse::automatic);
+    Resolved r = resolve(grid().shape(), sel);
+    auto* out = static_cast<std::uint8_t*>(destination(r));
+    read_unlocked(SelectionPlan::of(std::move(r)), out, nullptr, CacheUse::automatic);
 }
 
 void ArrayCore::read_unlocked(const SelectionPlan& plan,

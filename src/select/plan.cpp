@@ -14,10 +14,17 @@ SelectionPlan SelectionPlan::of_box(Box box) {
     return p;
 }
 
-SelectionPlan SelectionPlan::of_lists(std::vector<std::vector<std::int64_t>> lists) {
+SelectionPlan SelectionPlan::of_lists(const std::vector<std::vector<std::int64_t>>& lists) {
     SelectionPlan p;
     p.kind_ = Kind::lists;
-    p.lists_ = std::move(lists);
+    p.lists_ = &lists;
+    return p;
+}
+
+SelectionPlan SelectionPlan::of_lists(std::vector<std::vector<std::int64_t>>&& lists) {
+    auto owned = std::make_shared<const std::vector<std::vector<std::int64_t>>>(std::move(lists));
+    SelectionPlan p = of_lists(*owned);
+    p.owner_ = std::move(owned);
     return p;
 }
 
@@ -38,8 +45,12 @@ SelectionPlan SelectionPlan::of(const Resolved& r) {
     return r.orthogonal() ? of_lists(r.lists) : of_box(r.box);
 }
 
+SelectionPlan SelectionPlan::of(Resolved&& r) {
+    return r.orthogonal() ? of_lists(std::move(r.lists)) : of_box(std::move(r.box));
+}
+
 SelectionPlan SelectionPlan::with_part(ElementPart part, std::int64_t itemsize) const {
-    if (part.offset < 0 || part.width < 0 || part.offset > itemsize ||
+    if (part.offset < 0 || part.width <= 0 || part.offset >= itemsize ||
         part.width > itemsize - part.offset) {
         throw UsageError("bytes [" + num(part.offset) + ", " + num(part.offset + part.width) +
                          ") are not part of an element of " + num(itemsize) + " bytes");
@@ -56,8 +67,8 @@ Shape SelectionPlan::shape() const {
             return box_.count;
         case Kind::lists: {
             Shape s;
-            s.reserve(lists_.size());
-            for (const auto& l : lists_) {
+            s.reserve(lists_->size());
+            for (const auto& l : *lists_) {
                 s.push_back(static_cast<std::int64_t>(l.size()));
             }
             return s;

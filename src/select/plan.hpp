@@ -21,8 +21,8 @@
 
 namespace b2nd::detail {
 
-/// The bytes of each selected element a plan takes: the whole element, or bytes
-/// [offset, offset + width) of it (a field of a structured dtype).
+/// The bytes of each selected element a plan takes: the whole element (width 0), or bytes
+/// [offset, offset + width) of it, width > 0 (a field of a structured dtype).
 struct ElementPart {
     std::int64_t offset = 0;
     std::int64_t width = 0;  ///< 0: the whole element
@@ -40,16 +40,20 @@ public:
 
     /// A strided box.
     static SelectionPlan of_box(Box box);
-    /// One index list per dimension.
-    static SelectionPlan of_lists(std::vector<std::vector<std::int64_t>> lists);
+    /// One index list per dimension, not copied: they must outlive the plan (the rvalue form
+    /// keeps them).
+    static SelectionPlan of_lists(const std::vector<std::vector<std::int64_t>>& lists);
+    static SelectionPlan of_lists(std::vector<std::vector<std::int64_t>>&& lists);
     /// `n` points: point i at coords[i * ndim ...]. The coordinates are not copied: they must
     /// outlive the plan (or `owner` keeps them).
     static SelectionPlan of_points(const std::int64_t* coords,
                                    std::size_t n,
                                    int ndim,
                                    std::shared_ptr<const void> owner = {});
-    /// What resolve() made of a Selection: its box, or its index lists.
+    /// What resolve() made of a Selection: its box, or its index lists (referred to; the
+    /// rvalue form takes them).
     static SelectionPlan of(const Resolved& r);
+    static SelectionPlan of(Resolved&& r);
 
     /// The same elements, taking only `part` of each. \throws UsageError when `part` does not lie
     /// within an element of `itemsize` bytes
@@ -57,7 +61,7 @@ public:
 
     Kind kind() const noexcept { return kind_; }
     const Box& box() const noexcept { return box_; }
-    const std::vector<std::vector<std::int64_t>>& lists() const noexcept { return lists_; }
+    const std::vector<std::vector<std::int64_t>>& lists() const noexcept { return *lists_; }
     const std::int64_t* coords() const noexcept { return coords_; }
     std::size_t npoints() const noexcept { return npoints_; }
     const ElementPart& part() const noexcept { return part_; }
@@ -74,11 +78,11 @@ public:
 private:
     Kind kind_ = Kind::box;
     Box box_;
-    std::vector<std::vector<std::int64_t>> lists_;
+    const std::vector<std::vector<std::int64_t>>* lists_ = nullptr;
     const std::int64_t* coords_ = nullptr;
     std::size_t npoints_ = 0;
     int ndim_ = 0;
-    std::shared_ptr<const void> owner_;
+    std::shared_ptr<const void> owner_;  // keeps lists or coordinates the plan was given
     ElementPart part_;
 };
 

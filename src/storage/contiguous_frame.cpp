@@ -56,12 +56,13 @@ public:
             // A source without a view: the chunk's header first, then exactly its bytes.
             const SourceBytes head =
                 source->read(start, static_cast<std::uint64_t>(format::kChunkExtendedHeaderSize));
-            const auto cbytes = format::load_le<std::int32_t>(head.bytes.data() + 12);
+            constexpr std::size_t kCbytesAt = 12;  // ChunkHeader::cbytes
+            const auto cbytes = format::load_le<std::int32_t>(head.bytes.data() + kCbytesAt);
             if (cbytes < format::kChunkExtendedHeaderSize ||
                 static_cast<std::uint64_t>(cbytes) > len) {
                 throw FormatError(chunk_context(i, -1) + ": cbytes " + num(cbytes) +
                                       " does not fit the chunks section",
-                                  offset_out + 12);
+                                  offset_out + kCbytesAt);
             }
             len = static_cast<std::uint64_t>(cbytes);
         }

@@ -33,15 +33,16 @@ struct Directory {
     std::uint64_t entries = 0, size = 0, offset = 0;
 };
 
-[[noreturn]] void bad(const ByteSource& a, const std::string& what, std::uint64_t at) {
-    throw FormatError(b2nd::detail::quoted_path(a.name()) + ": zip archive: " + what, at);
+/// A problem of the archive at byte `at` (ZipDirectory::read adds the archive's name).
+[[noreturn]] void bad(const std::string& what, std::uint64_t at) {
+    throw FormatError("zip archive: " + what, at);
 }
 
 /// The end of central directory record (ZIP64's when the archive has one).
 Directory find_directory(const ByteSource& a) {
     const std::uint64_t size = a.size();
     if (size < kEndLen) {
-        bad(a, "too short (" + std::to_string(size) + " bytes) to hold an end record", 0);
+        bad("too short (" + std::to_string(size) + " bytes) to hold an end record", 0);
     }
     const std::uint64_t tail_len = std::min(size, kEndLen + kMaxComment);
     const std::uint64_t tail_at = size - tail_len;
@@ -57,7 +58,7 @@ Directory find_directory(const ByteSource& a) {
         }
     }
     if (end_at == UINT64_MAX) {
-        bad(a, "no end of central directory record (not a zip archive, or truncated)",
+        bad("no end of central directory record (not a zip archive, or truncated)",
             size > 0 ? size - 1 : 0);
     }
     format::ByteReader r(tail.bytes.subspan(static_cast<std::size_t>(end_at), kEndLen),
@@ -78,23 +79,23 @@ Directory find_directory(const ByteSource& a) {
     const std::uint64_t end_pos = tail_at + end_at;
     if (zip64) {
         if (end_pos < kEnd64LocatorLen) {
-            bad(a, "a ZIP64 archive without its locator", end_pos);
+            bad("a ZIP64 archive without its locator", end_pos);
         }
         const SourceBytes loc = a.read(end_pos - kEnd64LocatorLen, kEnd64LocatorLen);
         format::ByteReader l(loc.bytes, end_pos - kEnd64LocatorLen);
         if (l.read_le<std::uint32_t>("ZIP64 locator signature") != kEnd64LocatorSig) {
-            bad(a, "a ZIP64 archive without its locator", end_pos - kEnd64LocatorLen);
+            bad("a ZIP64 archive without its locator", end_pos - kEnd64LocatorLen);
         }
         l.skip(4, "ZIP64 disk");
         const auto at = l.read_le<std::uint64_t>("ZIP64 end record offset");
         if (at > end_pos || end_pos - at < kEnd64Len) {
-            bad(a, "the ZIP64 end record offset " + std::to_string(at) + " is out of place",
+            bad("the ZIP64 end record offset " + std::to_string(at) + " is out of place",
                 end_pos - kEnd64LocatorLen + 8);
         }
         const SourceBytes rec = a.read(at, kEnd64Len);
         format::ByteReader e(rec.bytes, at);
         if (e.read_le<std::uint32_t>("ZIP64 end signature") != kEnd64Sig) {
-            bad(a, "no ZIP64 end record where its locator points", at);
+            bad("no ZIP64 end record where its locator points", at);
         }
         e.skip(8 + 2 + 2, "ZIP64 record size and versions");
         const auto disk64 = e.read_le<std::uint32_t>("ZIP64 disk");
@@ -110,14 +111,12 @@ Directory find_directory(const ByteSource& a) {
     }
     std::uint64_t cd_end = 0;
     if (format::add_overflows(d.offset, d.size, &cd_end) || cd_end > end_pos) {
-        bad(a,
-            "the central directory [" + std::to_string(d.offset) + ", +" + std::to_string(d.size) +
+        bad("the central directory [" + std::to_string(d.offset) + ", +" + std::to_string(d.size) +
                 ") does not lie before its end record",
             end_pos + 16);
     }
     if (d.entries > d.size / kCentralLen) {
-        bad(a,
-            std::to_string(d.entries) + " entries cannot fit a central directory of " +
+        bad(std::to_string(d.entries) + " entries cannot fit a central directory of " +
                 std::to_string(d.size) + " bytes",
             end_pos + 10);
     }
@@ -154,17 +153,16 @@ ZipDirectory ZipDirectory::read(std::shared_ptr<const ByteSource> archive) {
         throw UsageError("ZipDirectory::read: no archive");
     }
     const ByteSource& a = *archive;
-    const Directory d = find_directory(a);
-    const SourceBytes cd = a.read(d.offset, d.size);
-    format::ByteReader r(cd.bytes, d.offset);
     ZipDirectory z;
-    z.members_.reserve(static_cast<std::size_t>(d.entries));
     try {
+        const Directory d = find_directory(a);
+        const SourceBytes cd = a.read(d.offset, d.size);
+        format::ByteReader r(cd.bytes, d.offset);
+        z.members_.reserve(static_cast<std::size_t>(d.entries));
         for (std::uint64_t i = 0; i < d.entries; ++i) {
             const std::uint64_t entry_at = d.offset + r.position();
             if (r.read_le<std::uint32_t>("central header signature") != kCentralSig) {
-                bad(a, "central directory entry " + std::to_string(i) + " has no signature",
-                    entry_at);
+                bad("central directory entry " + std::to_string(i) + " has no signature", entry_at);
             }
             ZipMember m;
             r.skip(4, "versions");
@@ -188,18 +186,14 @@ ZipDirectory ZipDirectory::read(std::shared_ptr<const ByteSource> archive) {
             if (m.header_at >= d.offset ||
                 format::add_overflows(m.header_at + kLocalLen, m.compressed, &end) ||
                 end > d.offset) {
-                bad(a,
-                    "member '" + m.name + "' (" + std::to_string(m.compressed) + " bytes at " +
+                bad("member '" + m.name + "' (" + std::to_string(m.compressed) + " bytes at " +
                         std::to_string(m.header_at) + ") does not lie before the directory",
                     entry_at + 42);
             }
             z.members_.push_back(std::move(m));
         }
     } catch (const FormatError& e) {
-        if (e.detail().rfind(b2nd::detail::quoted_path(a.name()), 0) == 0) {
-            throw;
-        }
-        rethrow_with_context(e, b2nd::detail::quoted_path(a.name()) + ": zip central directory");
+        rethrow_with_context(e, b2nd::detail::quoted_path(a.name()));
     }
     z.archive_ = std::move(archive);
     return z;

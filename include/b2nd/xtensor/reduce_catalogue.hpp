@@ -22,31 +22,25 @@
 
 namespace b2nd::reduction {
 
-template <class T>
-struct Sum {
-    using state = typename SumOp<T>::state;
-    using result = sum_type_t<T>;
+/// An entry whose value is its state's get(), with a value for empty input.
+template <class State, class Result>
+struct Gets {
+    using state = State;
+    using result = Result;
     static constexpr const char* no_identity = nullptr;
     static constexpr const char* empty_scalar = nullptr;
     result operator()(const state& s) const { return s.get(); }
 };
 
 template <class T>
-struct Prod {
-    using state = typename ProdOp<T>::state;
-    using result = sum_type_t<T>;
-    static constexpr const char* no_identity = nullptr;
-    static constexpr const char* empty_scalar = nullptr;
-    result operator()(const state& s) const { return s.get(); }
-};
+struct Sum : Gets<typename SumOp<T>::state, sum_type_t<T>> {};
 
 template <class T>
-struct Mean {
-    using state = typename MeanOp<T>::state;
-    using result = double;
-    static constexpr const char* no_identity = nullptr;
+struct Prod : Gets<typename ProdOp<T>::state, sum_type_t<T>> {};
+
+template <class T>
+struct Mean : Gets<typename MeanOp<T>::state, double> {
     static constexpr const char* empty_scalar = "mean";
-    result operator()(const state& s) const { return s.get(); }
 };
 
 /// Variance with `ddof` delta degrees of freedom (NaN where n - ddof <= 0); with `root`, its
@@ -67,26 +61,14 @@ struct Var {
 };
 
 template <class T, bool All>
-struct Truth {
-    using state = typename TruthOp<T, All>::state;
-    using result = bool;
-    static constexpr const char* no_identity = nullptr;
-    static constexpr const char* empty_scalar = nullptr;
-    result operator()(const state& s) const { return s.get(); }
-};
+struct Truth : Gets<typename TruthOp<T, All>::state, bool> {};
 template <class T>
 using Any = Truth<T, false>;
 template <class T>
 using All = Truth<T, true>;
 
 template <class T>
-struct CountNonzero {
-    using state = typename CountOp<T>::state;
-    using result = std::int64_t;
-    static constexpr const char* no_identity = nullptr;
-    static constexpr const char* empty_scalar = nullptr;
-    result operator()(const state& s) const { return s.get(); }
-};
+struct CountNonzero : Gets<typename CountOp<T>::state, std::int64_t> {};
 
 /// amin (Larger = false) and amax: a cell without elements holds numeric_limits<T>::max() (or
 /// lowest()).

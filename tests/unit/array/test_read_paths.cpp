@@ -1,36 +1,7 @@
 // The read and write paths that are chosen by size: memory accounting, large reads streamed to
 // the destination, reads of block prefixes without the cache, and covering writes that store
 // uniform chunks as special ones.
-#include <algorithm>
-#include <atomic>
-#include <complex>
-#include <cstring>
-#include <fstream>
-#include <functional>
-#include <thread>
-
-#include <catch2/catch.hpp>
-
-#include <b2nd/b2nd.hpp>
-#include <b2nd/codec/chunk_decoder.hpp>
-#include <b2nd/storage/frame.hpp>
-
-#include "../../support/data.hpp"
-#include "../../support/files.hpp"
-#include "../../support/model.hpp"
-#include "../../support/random_box.hpp"
-#include "../../support/reference.hpp"
-#include "../../support/temp_dir.hpp"
-
-using b2nd::AnyArray;
-using b2nd::Box;
-using b2nd::DType;
-using b2nd::Shape;
-using b2nd::test::count_of;
-using b2nd::test::Model;
-using b2nd::test::random_items;
-using b2nd::test::SplitMix;
-using Catch::Matchers::Contains;
+#include "array_tests.hpp"
 
 TEST_CASE("memory accounting follows the library's buffers", "[array]") {
     const b2nd::MemoryStats before = b2nd::memory_stats();

@@ -147,6 +147,11 @@ TEST_CASE("plans: part of each element is read through boxes, index lists and po
     SECTION("a part that is not inside an element is refused") {
         CHECK_THROWS_AS(SelectionPlan::of_box(Box::whole({kRows, kCols})).with_part({8, 5}, kItem),
                         b2nd::UsageError);
+        // An empty part is not the whole element (it would read past the element's end).
+        CHECK_THROWS_AS(SelectionPlan::of_box(Box::whole({kRows, kCols})).with_part({4, 0}, kItem),
+                        b2nd::UsageError);
+        CHECK_THROWS_AS(SelectionPlan::of_box(Box::whole({kRows, kCols})).with_part({12, 0}, kItem),
+                        b2nd::UsageError);
     }
 }
 

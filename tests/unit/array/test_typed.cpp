@@ -1,35 +1,6 @@
 // Typed access: NDArray<T> over every element type, stored byte orders converted, fills, and
 // typed round trips in both byte orders.
-#include <algorithm>
-#include <atomic>
-#include <complex>
-#include <cstring>
-#include <fstream>
-#include <functional>
-#include <thread>
-
-#include <catch2/catch.hpp>
-
-#include <b2nd/b2nd.hpp>
-#include <b2nd/codec/chunk_decoder.hpp>
-#include <b2nd/storage/frame.hpp>
-
-#include "../../support/data.hpp"
-#include "../../support/files.hpp"
-#include "../../support/model.hpp"
-#include "../../support/random_box.hpp"
-#include "../../support/reference.hpp"
-#include "../../support/temp_dir.hpp"
-
-using b2nd::AnyArray;
-using b2nd::Box;
-using b2nd::DType;
-using b2nd::Shape;
-using b2nd::test::count_of;
-using b2nd::test::Model;
-using b2nd::test::random_items;
-using b2nd::test::SplitMix;
-using Catch::Matchers::Contains;
+#include "array_tests.hpp"
 
 TEST_CASE("ndarray: typed access, byte order, fills", "[array]") {
     b2nd::test::TempDir tmp;

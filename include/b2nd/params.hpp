@@ -69,6 +69,14 @@ struct OpenOptions : storage::OpenOptions {
     /// programs rewrite in place (c-blosc2's writers with locking on). Costs two system calls per
     /// read. b2nd-cpp's writers never need it. Ignored for a writable handle.
     bool lock_reads = false;
+    /// Open python-blosc2's object kinds (objects.hpp) as the frames they are stored in: a
+    /// persisted expression's empty carrier, a proxy's cache with its holes. For tools that show
+    /// what a file holds; reads of data then return what is stored, not the object's values.
+    bool raw_objects = false;
+    /// Where relative paths in a persisted expression's operands are resolved (python resolves
+    /// them against the carrier file's directory, the default here; for a carrier inside a
+    /// store, the store's directory). Empty: the array file's directory, or the current one.
+    std::string objects_dir;
 };
 
 /// What a new array holds before anything is written.

@@ -9,6 +9,7 @@
 #include <b2nd/storage/frame.hpp>
 
 #include "../detail/strings.hpp"
+#include "../objects/objects_detail.hpp"
 #include "../select/box_plan.hpp"
 #include "../select/strided_copy.hpp"
 #include "../values/params_detail.hpp"
@@ -20,7 +21,9 @@ namespace b2nd {
 using detail::num;
 
 AnyArray AnyArray::open(const std::string& path, const OpenOptions& options) {
-    return AnyArray(detail::ArrayCore::open(path, options));
+    auto core = detail::ArrayCore::open(path, options);
+    detail::open_object(*core, options);
+    return AnyArray(std::move(core));
 }
 
 AnyArray AnyArray::open_buffer(ByteSpan frame, const OpenOptions& options) {
@@ -35,9 +38,11 @@ AnyArray AnyArray::open(std::shared_ptr<const storage::ByteSource> source,
     if (options.writable) {
         throw UsageError("an array in a byte source is read-only");
     }
-    return AnyArray(std::make_shared<detail::ArrayCore>(
+    auto core = std::make_shared<detail::ArrayCore>(
         storage::Frame::open(std::move(source), detail::frame_options(options)), options.dtype,
-        options.nthreads, options.cache_bytes));
+        options.nthreads, options.cache_bytes);
+    detail::open_object(*core, options);
+    return AnyArray(std::move(core));
 }
 
 AnyArray AnyArray::create(const std::string& path,

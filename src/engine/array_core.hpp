@@ -110,6 +110,12 @@ public:
     /// Whether another handle may have committed since this snapshot (cheap).
     bool stale() const { return frame().stale(); }
 
+    /// Where blocks come from besides the frame (python-blosc2's object kinds; null: none).
+    void set_origin(std::shared_ptr<const BlockOrigin> origin) {
+        source_->set_origin(std::move(origin));
+    }
+    const BlockOrigin* origin() const noexcept { return source_->origin(); }
+
     /// \throws UsageError naming the file when `box` is not a box of this array.
     void require_box(const Box& box, const char* op) const;
 

@@ -10,6 +10,7 @@
 
 #include "../detail/memory.hpp"
 #include "../detail/strings.hpp"
+#include "../detail/thread_pool.hpp"
 #include "../values/params_detail.hpp"
 
 namespace b2nd::detail {
@@ -93,7 +94,7 @@ void ChunkSource::replicate_edges(std::int64_t ci, std::int32_t i, std::uint8_t*
 }
 
 std::string ChunkSource::where() const {
-    return quoted_path(frame_.path());
+    return quoted_path(frame_.name());
 }
 
 CachePolicy ChunkSource::cache_policy(std::int64_t nblocks, CacheUse use) const noexcept {
@@ -129,6 +130,13 @@ void ChunkSource::mismatch(const LoadedChunk& c,
 LoadedChunk ChunkSource::load(std::int64_t ci, bool need_block0, const CachePolicy& policy) const {
     LoadedChunk c;
     c.index_ = ci;
+    if (origin_) {
+        if (origin_->computes()) {
+            c.kind_ = LoadedChunk::Kind::computed;
+            return c;
+        }
+        origin_->require(ci, BlockOrigin::kAnyBlock);
+    }
     c.stored_ = frame_.chunk(ci);
     const std::int64_t isz = grid_.itemsize();
     const std::int64_t expected = chunk_nbytes(ci);
@@ -201,6 +209,10 @@ void ChunkSource::decode_block_into(const LoadedChunk& c,
                                     std::int64_t block,
                                     std::uint8_t* into,
                                     std::size_t need) const {
+    if (c.kind_ == LoadedChunk::Kind::computed) {
+        origin_->make_block(c.index_, block, into);
+        return;
+    }
     const codec::ChunkDecoder& dec = *c.decoder_;
     try {
         if (plain_) {
@@ -222,7 +234,8 @@ bool ChunkSource::decode_rows(const LoadedChunk& c,
     // The box must be the whole block, step 1, its rows contiguous in the destination.
     const int nd = grid_.ndim();
     const std::int64_t isz = grid_.itemsize();
-    if (box.ndim != nd || nd == 0 || box.dst_stride[nd - 1] != isz) {
+    if (c.kind_ == LoadedChunk::Kind::computed || box.ndim != nd || nd == 0 ||
+        box.dst_stride[nd - 1] != isz) {
         return false;
     }
     std::int64_t stride = isz;
@@ -278,6 +291,9 @@ BlockView ChunkSource::view_block(const LoadedChunk& c,
                                   const CachePolicy& policy,
                                   std::size_t need) const {
     const std::int64_t isz = grid_.itemsize();
+    if (origin_) {
+        origin_->require(c.index_, block);
+    }
     BlockView v;
     switch (c.kind_) {
         case LoadedChunk::Kind::uniform:
@@ -288,6 +304,7 @@ BlockView ChunkSource::view_block(const LoadedChunk& c,
             v.stride = isz;
             return v;
         case LoadedChunk::Kind::encoded:
+        case LoadedChunk::Kind::computed:
             break;
     }
     return decoded_view(c, block, policy, cached(c, block, policy), need);
@@ -314,8 +331,8 @@ BlockView ChunkSource::decoded_view(const LoadedChunk& c,
         v.data = v.hold->data();
         return v;
     }
-    const auto size =
-        static_cast<std::size_t>(plain_ ? c.decoder_->nbytes() : grid_.block_nbytes());
+    const auto size = static_cast<std::size_t>(plain_ && c.decoder_ ? c.decoder_->nbytes()
+                                                                    : grid_.block_nbytes());
     if (policy.inserts) {
         auto buf = std::make_shared<std::vector<std::uint8_t>>(size);
         decode_block_into(c, block, buf->data());
@@ -340,6 +357,9 @@ void ChunkSource::copy_block(const LoadedChunk& c,
                              const ElementPart& part) const {
     const std::int64_t isz = grid_.itemsize();
     const std::int64_t eb = part.whole() ? isz : part.width;  // bytes copied per element
+    if (origin_) {
+        origin_->require(c.index_, block);
+    }
     switch (c.kind_) {
         case LoadedChunk::Kind::uniform:
             fill_strided(box, dst, c.element_.data() + part.offset, eb, stream);
@@ -349,6 +369,7 @@ void ChunkSource::copy_block(const LoadedChunk& c,
                          dst, eb, stream);
             return;
         case LoadedChunk::Kind::encoded:
+        case LoadedChunk::Kind::computed:
             break;
     }
     BlockCache::Buffer hold = cached(c, block, policy);
@@ -374,14 +395,28 @@ void ChunkSource::copy_block(const LoadedChunk& c,
 }
 
 std::pair<storage::StoredChunk, bool> ChunkSource::stored_checked(std::int64_t ci) const {
+    if (origin_ && !origin_->computes()) {
+        origin_->require(ci, BlockOrigin::kWholeChunk);
+    }
     const LoadedChunk c = load(ci, false, {});
     return {c.stored_, c.kind_ == LoadedChunk::Kind::uniform};
 }
 
 void ChunkSource::decode_chunk(std::int64_t ci, std::uint8_t* buf, int threads) const {
+    if (origin_ && !origin_->computes()) {
+        origin_->require(ci, BlockOrigin::kWholeChunk);
+    }
     const LoadedChunk c = load(ci, false, {});
     const std::int64_t n = grid_.chunk_nbytes();
     switch (c.kind_) {
+        case LoadedChunk::Kind::computed: {
+            const std::int64_t bn = grid_.block_nbytes();
+            parallel_for(static_cast<std::size_t>(n / bn), threads, [&](std::size_t b) {
+                origin_->make_block(ci, static_cast<std::int64_t>(b),
+                                    buf + static_cast<std::int64_t>(b) * bn);
+            });
+            return;
+        }
         case LoadedChunk::Kind::uniform:
             fill_elements(buf, static_cast<std::size_t>(n), c.element_.data(), grid_.itemsize());
             return;

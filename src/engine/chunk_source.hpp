@@ -29,6 +29,7 @@
 #include "../select/plan.hpp"
 #include "../select/strided_copy.hpp"
 #include "block_cache.hpp"
+#include "block_origin.hpp"
 
 namespace b2nd::detail {
 
@@ -47,7 +48,8 @@ struct CachePolicy {
 /// needs. Keeps the chunk's bytes mapped while it lives.
 class LoadedChunk {
 public:
-    enum class Kind { uniform, raw, encoded };
+    /// computed: its blocks are made by the array's BlockOrigin (block_origin.hpp).
+    enum class Kind { uniform, raw, encoded, computed };
 
     std::int64_t index() const noexcept { return index_; }
     Kind kind() const noexcept { return kind_; }
@@ -127,6 +129,10 @@ public:
     /// The block cache's identity and epoch (see BlockCache::epoch).
     std::uint64_t cache_id() const noexcept { return cache_.id(); }
     std::uint64_t cache_epoch() const noexcept { return cache_.epoch(); }
+
+    /// Sets where blocks come from besides the frame (an object kind; null: the frame alone).
+    void set_origin(std::shared_ptr<const BlockOrigin> origin) { origin_ = std::move(origin); }
+    const BlockOrigin* origin() const noexcept { return origin_.get(); }
 
     // ---- writing ----
     /// Makes and stages a chunk of the grid from `buf` (padded block layout): uniform chunks
@@ -216,6 +222,7 @@ private:
     std::string write_refusal_;     // check_encode_params(encode_params_), once
     bool replicate_edges_ = false;  // a lossy plugin that works on whole blocks encodes
     mutable BlockCache cache_;
+    std::shared_ptr<const BlockOrigin> origin_;
 };
 
 }  // namespace b2nd::detail

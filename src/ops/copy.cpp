@@ -16,6 +16,7 @@
 
 #include "../detail/strings.hpp"
 #include "../engine/engine_access.hpp"
+#include "../objects/objects_detail.hpp"
 #include "../values/params_detail.hpp"
 
 namespace b2nd {
@@ -107,6 +108,11 @@ struct SourceChunk {
 std::optional<SourceChunk> source_chunk(const Plan& p, std::int64_t ci) {
     const Grid& g = p.grid;
     const int nd = g.ndim();
+    for (const Piece& pc : p.pieces) {
+        if (EngineAccess::core(pc.arr).origin() != nullptr) {
+            return std::nullopt;  // an object kind's chunks as stored are not its values
+        }
+    }
     Shape c(static_cast<std::size_t>(nd));
     g.chunk_coords(ci, c.data());
     if (nd == 0) {
@@ -235,9 +241,14 @@ AnyArray build(Plan& p, const std::string& dst, const CopyOptions& o) {
     co.overwrite = o.overwrite;
     co.durable = o.durable;
     co.auto_compact = false;
+    // A copy of an object kind's values (a persisted expression, a proxy) is a plain array.
+    const bool object = EngineAccess::core(first).origin() != nullptr;
+    const auto kept = [&](const std::string& name) {
+        return !object || !detail::object_metadata(name);
+    };
     if (o.metadata) {
         for (const std::string& name : first.metalayer_names()) {
-            if (name != "b2nd" && name != "caterva") {
+            if (name != "b2nd" && name != "caterva" && kept(name)) {
                 co.metalayers.emplace_back(name, *first.metalayer(name));
             }
         }
@@ -317,8 +328,10 @@ AnyArray build(Plan& p, const std::string& dst, const CopyOptions& o) {
         }
         if (o.metadata) {
             for (const std::string& name : first.vlmeta_names()) {
-                const auto v = first.vlmeta(name);
-                t.set_vlmeta(name, {v->data(), v->size()});
+                if (kept(name)) {
+                    const auto v = first.vlmeta(name);
+                    t.set_vlmeta(name, {v->data(), v->size()});
+                }
             }
         }
         if (o.durable) {

@@ -47,11 +47,14 @@ private:
 
 class WindowSource final : public ByteSource {
 public:
-    WindowSource(std::shared_ptr<const ByteSource> whole, std::uint64_t offset, std::uint64_t size)
-        : whole_(std::move(whole)), offset_(offset), size_(size) {}
+    WindowSource(std::shared_ptr<const ByteSource> whole,
+                 std::uint64_t offset,
+                 std::uint64_t size,
+                 std::string name)
+        : whole_(std::move(whole)), offset_(offset), size_(size), name_(std::move(name)) {}
 
     std::uint64_t size() const override { return size_; }
-    const std::string& name() const override { return whole_->name(); }
+    const std::string& name() const override { return name_.empty() ? whole_->name() : name_; }
     SourceBytes read(std::uint64_t offset, std::uint64_t n) const override {
         check_range(name(), size_, offset, n);
         return whole_->read(offset_ + offset, n);
@@ -71,6 +74,7 @@ public:
 private:
     std::shared_ptr<const ByteSource> whole_;
     std::uint64_t offset_, size_;
+    std::string name_;
 };
 
 }  // namespace
@@ -92,7 +96,8 @@ std::shared_ptr<const ByteSource> memory_source(ByteSpan bytes,
 
 std::shared_ptr<const ByteSource> window_source(std::shared_ptr<const ByteSource> whole,
                                                 std::uint64_t offset,
-                                                std::uint64_t size) {
+                                                std::uint64_t size,
+                                                std::string name) {
     if (!whole) {
         throw UsageError("window_source: no source");
     }
@@ -103,7 +108,7 @@ std::shared_ptr<const ByteSource> window_source(std::shared_ptr<const ByteSource
                          std::to_string(size) + ") passes the end of its " +
                          std::to_string(whole->size()) + " bytes");
     }
-    return std::make_shared<WindowSource>(std::move(whole), offset, size);
+    return std::make_shared<WindowSource>(std::move(whole), offset, size, std::move(name));
 }
 
 }  // namespace b2nd::storage

@@ -446,6 +446,9 @@ const format::FrameHeader& Frame::header() const noexcept {
 const std::string& Frame::path() const noexcept {
     return impl_->path;
 }
+const std::string& Frame::name() const noexcept {
+    return impl_->path.empty() ? impl_->label : impl_->path;
+}
 std::uint64_t Frame::base_offset() const noexcept {
     return impl_->base;
 }

@@ -209,6 +209,10 @@ const ZipMember* ZipDirectory::find(const std::string& name) const noexcept {
 }
 
 std::shared_ptr<const ByteSource> ZipDirectory::open(const ZipMember& m) const {
+    return window_source(archive_, data_offset(m), m.size);
+}
+
+std::uint64_t ZipDirectory::data_offset(const ZipMember& m) const {
     const ByteSource& a = *archive_;
     const std::string who = b2nd::detail::quoted_path(a.name()) + ": member '" + m.name + "'";
     if ((m.flags & 1U) != 0) {
@@ -235,7 +239,7 @@ std::shared_ptr<const ByteSource> ZipDirectory::open(const ZipMember& m) const {
                               std::to_string(data_at) + " pass the end of the archive",
                           m.header_at + 26);
     }
-    return window_source(archive_, data_at, m.size);
+    return data_at;
 }
 
 }  // namespace b2nd::storage

@@ -56,9 +56,11 @@ std::shared_ptr<const ByteSource> memory_source(ByteSpan bytes,
                                                 std::shared_ptr<const void> owner = {},
                                                 std::string name = {});
 /// Bytes [offset, offset + size) of `whole`, as a source of their own (offset 0 is `offset` of
-/// `whole`); windows of windows compose. \throws UsageError when the window passes the end
+/// `whole`); windows of windows compose. `name`: what messages call it (empty: whole's name).
+/// \throws UsageError when the window passes the end
 std::shared_ptr<const ByteSource> window_source(std::shared_ptr<const ByteSource> whole,
                                                 std::uint64_t offset,
-                                                std::uint64_t size);
+                                                std::uint64_t size,
+                                                std::string name = {});
 
 }  // namespace b2nd::storage

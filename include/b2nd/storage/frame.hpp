@@ -156,6 +156,8 @@ public:
     const format::FrameHeader& header() const noexcept;
     /// The file or directory path; empty for a memory buffer.
     const std::string& path() const noexcept;
+    /// What messages call it: the path, or for a frame over a byte source the source's name.
+    const std::string& name() const noexcept;
     /// Where the frame starts in its file (OpenOptions::offset; 0 for a sparse frame).
     std::uint64_t base_offset() const noexcept;
     /// How messages name chunk i as stored: `"path": chunk i`, plus its file for a sparse frame.

@@ -48,6 +48,8 @@ public:
     /// \throws UnsupportedError for a compressed or encrypted member; FormatError when its
     ///         local header does not fit the archive or disagrees with the directory
     std::shared_ptr<const ByteSource> open(const ZipMember& m) const;
+    /// Where a member's data starts in the archive (after its local header). \throws as open()
+    std::uint64_t data_offset(const ZipMember& m) const;
     const std::shared_ptr<const ByteSource>& archive() const noexcept { return archive_; }
 
 private:

@@ -1,0 +1,123 @@
+// python-blosc2's stores: many arrays under one name, with a hierarchy of keys ("/run1/t").
+//
+//   auto s = b2nd::Store::open("data.b2z");           // or "data.b2d", or "values.b2e"
+//   for (const b2nd::StoreEntry& e : s.entries()) { ... e.key, e.kind, e.storage ... }
+//   b2nd::NDArray<float> t = s.open<float>("/run1/temperature");
+//   auto units = s.vlmeta("/run1");                    // a TreeStore group's attributes
+//
+// The forms (python-blosc2 4.x, dict_store.py, tree_store.py, embed_store.py):
+//  - a DictStore or TreeStore is a directory (".b2d") or a zip file of members stored without
+//    compression (".b2z"). Each large value is a file of its own (external: KEY.b2nd for arrays,
+//    .b2f for super-chunks, .b2b for batch arrays, at the key's path); small values (below the
+//    store's threshold) are embedded in `embed.b2e`, which is always there and holds the store's
+//    tag (metalayer b2dict or b2tree);
+//  - an EmbedStore (".b2e") is one super-chunk whose bytes hold the embedded values one after
+//    another as contiguous frames; its vlmeta `estore_metadata` maps each key to its window
+//    {offset, length} (or to a remote reference {urlbase, path});
+//  - a TreeStore's group attributes live in the vlmeta of a super-chunk at GROUP/__vlmeta__,
+//    which is not listed as a key.
+//
+// Opening a store maps it once and reads the zip's central directory (a .b2z) or the directory's
+// file names (a .b2d), and the embed map: no leaf is opened until asked for. A .b2z leaf is a
+// window of the one mapping of the archive (no copy, no extraction); an embedded leaf is read
+// from the chunks of embed.b2e it spans.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <b2nd/any_array.hpp>
+#include <b2nd/ndarray.hpp>
+#include <b2nd/objects.hpp>
+#include <b2nd/params.hpp>
+#include <b2nd/value.hpp>
+
+namespace b2nd {
+
+/// Where a store keeps a leaf.
+enum class LeafStorage {
+    external,  ///< a file of a .b2d directory
+    member,    ///< a stored member of a .b2z archive
+    embedded,  ///< a frame inside embed.b2e (or the .b2e itself)
+    remote,    ///< a reference to a remote (Caterva2) array, kept in the embed map
+    none,      ///< a group: a structural path of a TreeStore, no value of its own
+};
+/// "external", "member", "embedded", "remote", "none".
+const char* to_string(LeafStorage s) noexcept;
+
+/// One key of a store.
+struct StoreEntry {
+    std::string key;  ///< "/a/b": python's key
+    /// "ndarray", "schunk", "group" or "c2array" (the kinds `b2nd ls` prints); a leaf's object
+    /// kind (a persisted expression...) is describe()'s.
+    std::string kind;
+    LeafStorage storage = LeafStorage::none;
+    /// external: the file, relative to the store; member: the member's name; else empty.
+    std::string file;
+    /// member: the frame's window in the archive; embedded: its window in embed.b2e's bytes.
+    std::uint64_t offset = 0;
+    std::uint64_t length = 0;
+    /// remote: the array's path and server.
+    std::string remote_path, urlbase;
+};
+
+/// What a leaf holds (Store::describe): opens its frame header, nothing more.
+struct LeafInfo {
+    ObjectKind object = ObjectKind::ndarray;
+    Shape shape;
+    std::string dtype;        ///< the b2nd dtype string ("" for a super-chunk)
+    std::int64_t nbytes = 0;  ///< uncompressed
+    std::int64_t cbytes = 0;  ///< as stored
+};
+
+class Store {
+public:
+    Store() = default;
+
+    /// Opens a .b2z, a .b2d directory or a .b2e file for reading. \throws IoError, FormatError
+    /// naming the store (not a store, no embed.b2e, a damaged archive or embed map)
+    static Store open(const std::string& path);
+
+    const std::string& path() const;
+    /// ObjectKind::treestore, dictstore or embedstore.
+    ObjectKind kind() const;
+    /// "b2z", "b2d" or "b2e".
+    const char* form() const;
+
+    /// Every key, sorted: leaves and, for a TreeStore, the groups their paths pass through.
+    /// The __vlmeta__ holders of a TreeStore are left out (python's TreeStore.keys()).
+    std::vector<StoreEntry> entries() const;
+    /// The entry of `key` (a leading '/' may be omitted), or null.
+    const StoreEntry* find(const std::string& key) const;
+    /// Its object kind, shape, dtype and sizes. \throws UsageError for an unknown key or a group
+    LeafInfo describe(const std::string& key) const;
+
+    /// A leaf as an array, read-only, with every operation of AnyArray; python-blosc2's object
+    /// kinds as AnyArray::open gives them (a persisted expression is evaluated, its relative
+    /// operand paths resolved against the store's directory). \throws UsageError for an
+    /// unknown key, a group or a remote leaf
+    AnyArray open_array(const std::string& key, const OpenOptions& options = {}) const;
+    template <class T>
+    NDArray<T> open(const std::string& key, const OpenOptions& options = {}) const;
+
+    /// The attributes of the tree ("/") or of a group: the vlmeta of GROUP/__vlmeta__, in stored
+    /// order; empty when it has none. For a DictStore or EmbedStore, "/" gives the embed frame's
+    /// user vlmeta (the embed map left out).
+    std::vector<std::pair<std::string, Value>> vlmeta(const std::string& group = "/") const;
+
+private:
+    struct Impl;
+    AnyArray open_entry(const StoreEntry& e, const OpenOptions& options) const;
+    std::shared_ptr<const Impl> impl_;
+    const Impl& impl() const;
+};
+
+template <class T>
+NDArray<T> Store::open(const std::string& key, const OpenOptions& options) const {
+    return NDArray<T>(open_array(key, options));
+}
+
+}  // namespace b2nd

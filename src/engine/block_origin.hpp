@@ -1,0 +1,34 @@
+// Internal: where an array's blocks come from when its frame's chunks are not (only) the data:
+// python-blosc2's object kinds (objects.hpp). A persisted expression's blocks are computed from
+// its operands; a proxy cache's blocks are read only where its bitmaps say they were fetched.
+//
+// ChunkSource asks its origin before it serves any block (require) and, when the origin
+// computes, has it make each block instead of decoding one (make_block). Everything above
+// ChunkSource (plans, the block cache, parallel reads, chunkwise visits) is unchanged.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace b2nd::detail {
+
+class BlockOrigin {
+public:
+    virtual ~BlockOrigin() = default;
+    /// "lazyexpr", "proxy": the object kind, for messages.
+    virtual const char* kind() const noexcept = 0;
+    /// True: every block is made by make_block; the frame's chunks are never read.
+    virtual bool computes() const noexcept { return false; }
+    /// \throws Error naming the file, the kind and the region when block `block` of chunk `ci`
+    ///         may not be read; block kWholeChunk: every block of the chunk, kAnyBlock: at least
+    ///         one block of it
+    virtual void require(std::int64_t ci, std::int64_t block) const = 0;
+    /// Writes block `block` of chunk `ci` into `into` (the grid's block_nbytes(), the block's
+    /// padding zero), stored byte order. Called from many threads at once.
+    virtual void make_block(std::int64_t ci, std::int64_t block, std::uint8_t* into) const = 0;
+
+    static constexpr std::int64_t kWholeChunk = -1;
+    static constexpr std::int64_t kAnyBlock = -2;
+};
+
+}  // namespace b2nd::detail

@@ -1,0 +1,442 @@
+// Reading python-blosc2's stores (store.hpp).
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include <b2nd/error.hpp>
+#include <b2nd/storage/frame.hpp>
+#include <b2nd/storage/mapped_file.hpp>
+#include <b2nd/storage/zip.hpp>
+#include <b2nd/store.hpp>
+
+#include "../detail/strings.hpp"
+#include "../objects/objects_detail.hpp"
+#include "store_detail.hpp"
+
+namespace fs = std::filesystem;
+
+namespace b2nd {
+
+using detail::quoted_path;
+
+const char* to_string(LeafStorage s) noexcept {
+    switch (s) {
+        case LeafStorage::external:
+            return "external";
+        case LeafStorage::member:
+            return "member";
+        case LeafStorage::embedded:
+            return "embedded";
+        case LeafStorage::remote:
+            return "remote";
+        case LeafStorage::none:
+            return "none";
+    }
+    return "?";
+}
+
+struct Store::Impl {
+    std::string path;
+    detail::StoreForm form = detail::StoreForm::directory;
+    ObjectKind kind = ObjectKind::dictstore;
+    std::optional<storage::ZipDirectory> zip;  // b2z
+    AnyArray embed;                            // embed.b2e (raw), its bytes the embedded frames
+    std::vector<StoreEntry> entries;           // sorted by key, groups included
+    std::vector<StoreEntry> hidden;            // __vlmeta__ holders
+
+    const StoreEntry* find(const std::string& key) const {
+        const std::string k = detail::normal_key(key);
+        for (const auto* list : {&entries, &hidden}) {
+            const auto it = std::lower_bound(
+                list->begin(), list->end(), k,
+                [](const StoreEntry& e, const std::string& x) { return e.key < x; });
+            if (it != list->end() && it->key == k) {
+                return &*it;
+            }
+        }
+        return nullptr;
+    }
+    std::string where(const std::string& key) const { return quoted_path(path + ":" + key); }
+    std::string base_dir() const {
+        const fs::path p = fs::absolute(fs::path(path));
+        return form == detail::StoreForm::directory ? p.string() : p.parent_path().string();
+    }
+};
+
+namespace detail {
+
+std::string normal_key(const std::string& key) {
+    return key.empty() || key[0] != '/' ? "/" + key : key;
+}
+
+const char* leaf_kind_of_file(const std::string& name) {
+    const std::string ext = fs::path(name).extension().string();
+    if (ext == ".b2nd") {
+        return "ndarray";
+    }
+    if (ext == ".b2f" || ext == ".b2b") {
+        return "schunk";
+    }
+    return nullptr;
+}
+
+std::string key_of_file(const std::string& rel) {
+    // python: the path without its extension (os.path.splitext: the last suffix only).
+    const fs::path p(rel);
+    return normal_key((p.parent_path() / p.stem()).generic_string());
+}
+
+EmbedMap read_embed_map(const AnyArray& embed, const std::string& where) {
+    EmbedMap m;
+    const auto raw = embed.vlmeta("estore_metadata");
+    if (!raw) {
+        return m;  // python: no map yet, an empty store
+    }
+    const Value v =
+        Value::from_msgpack({raw->data(), raw->size()}, where + ": vlmeta 'estore_metadata'");
+    const auto bad = [&](const std::string& why) {
+        return FormatError(where + ": embed map (vlmeta 'estore_metadata'): " + why);
+    };
+    const Value* map = v.find("embed_map");
+    const Value* cur = v.find("current_offset");
+    if (map == nullptr || map->type() != Value::Type::map || cur == nullptr ||
+        cur->type() != Value::Type::integer || cur->is_negative()) {
+        throw bad("lacks a map 'embed_map' and a count 'current_offset'");
+    }
+    m.current_offset = cur->as<std::uint64_t>();
+    const auto size = static_cast<std::uint64_t>(embed.nbytes());
+    for (const auto& [k, e] : map->entries()) {
+        if (k.type() != Value::Type::string || e.type() != Value::Type::map) {
+            throw bad("an entry is not a string key with a map: " + k.to_json());
+        }
+        StoreEntry s;
+        s.key = k.as<std::string>();
+        if (s.key.empty() || s.key[0] != '/') {
+            throw bad("key '" + s.key + "' does not start with '/'");
+        }
+        const Value* off = e.find("offset");
+        const Value* len = e.find("length");
+        if (const Value* base = e.find("urlbase"); base != nullptr && !base->is_nil()) {
+            const Value* p = e.find("path");
+            if (base->type() != Value::Type::string || p == nullptr ||
+                p->type() != Value::Type::string) {
+                throw bad("remote entry '" + s.key + "' lacks string 'urlbase' and 'path'");
+            }
+            s.kind = "c2array";
+            s.storage = LeafStorage::remote;
+            s.urlbase = base->as<std::string>();
+            s.remote_path = p->as<std::string>();
+        } else if (off != nullptr && len != nullptr && off->type() == Value::Type::integer &&
+                   len->type() == Value::Type::integer && !off->is_negative() &&
+                   !len->is_negative()) {
+            s.storage = LeafStorage::embedded;
+            s.offset = off->as<std::uint64_t>();
+            s.length = len->as<std::uint64_t>();
+            if (s.offset > size || s.length > size - s.offset) {
+                throw bad("entry '" + s.key + "' at [" + num(static_cast<std::int64_t>(s.offset)) +
+                          ", +" + num(static_cast<std::int64_t>(s.length)) + ") lies beyond its " +
+                          num(static_cast<std::int64_t>(size)) + " bytes");
+            }
+        } else {
+            throw bad("entry '" + s.key + "' has neither {offset, length} nor {urlbase, path}");
+        }
+        m.entries.push_back(std::move(s));
+    }
+    return m;
+}
+
+AnyArray open_store_leaf(const std::string& path, const std::string& key, const OpenOptions& o) {
+    return Store::open(path).open_array(key, o);
+}
+
+}  // namespace detail
+
+namespace {
+
+bool is_holder(const std::string& key) {
+    const std::string tail = "/__vlmeta__";
+    return key.size() >= tail.size() &&
+           key.compare(key.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+/// The embed frame of a store (raw: its tag would make AnyArray refuse it).
+AnyArray open_embed(std::shared_ptr<const storage::ByteSource> src) {
+    OpenOptions o;
+    o.raw_objects = true;
+    o.cache_bytes = 1 << 20;
+    return AnyArray::open(std::move(src), o);
+}
+
+}  // namespace
+
+Store Store::open(const std::string& path) {
+    auto impl = std::make_shared<Impl>();
+    impl->path = path;
+    const std::string where = quoted_path(path);
+    std::error_code ec;
+    std::vector<StoreEntry> files;  // external files or members
+    if (fs::is_directory(path, ec)) {
+        impl->form = detail::StoreForm::directory;
+        const fs::path embed = fs::path(path) / "embed.b2e";
+        if (!fs::is_regular_file(embed, ec)) {
+            throw FormatError(where + ": not a python-blosc2 store directory (no embed.b2e)");
+        }
+        OpenOptions o;
+        o.raw_objects = true;
+        o.cache_bytes = 1 << 20;
+        impl->embed = AnyArray::open(embed.string(), o);
+        for (auto it = fs::recursive_directory_iterator(path, ec);
+             !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+            if (!it->is_regular_file(ec)) {
+                continue;
+            }
+            const std::string rel = fs::relative(it->path(), path, ec).generic_string();
+            const char* kind = detail::leaf_kind_of_file(rel);
+            if (rel == "embed.b2e" || kind == nullptr) {
+                continue;
+            }
+            StoreEntry e;
+            e.key = detail::key_of_file(rel);
+            e.kind = kind;
+            e.storage = LeafStorage::external;
+            e.file = rel;
+            e.length = static_cast<std::uint64_t>(it->file_size(ec));
+            files.push_back(std::move(e));
+        }
+        if (ec) {
+            throw IoError(where + ": cannot list the store directory", ec);
+        }
+    } else {
+        auto mapping = storage::mapped_source(storage::MappedFile::open(path));
+        const ByteSpan head = mapping->view()->bytes;
+        const bool zip = head.size() >= 4 && head[0] == 'P' && head[1] == 'K';
+        if (!zip) {
+            impl->form = detail::StoreForm::embed;
+            impl->embed = open_embed(mapping);
+        } else {
+            impl->form = detail::StoreForm::zip;
+            impl->zip = storage::ZipDirectory::read(mapping);
+            const storage::ZipMember* em = impl->zip->find("embed.b2e");
+            if (em == nullptr) {
+                throw FormatError(where + ": not a python-blosc2 store (no member embed.b2e)");
+            }
+            impl->embed = open_embed(impl->zip->open(*em));
+            for (const storage::ZipMember& m : impl->zip->members()) {
+                const char* kind = detail::leaf_kind_of_file(m.name);
+                if (m.name == "embed.b2e" || kind == nullptr || m.method != 0) {
+                    continue;  // python maps stored members only
+                }
+                StoreEntry e;
+                e.key = detail::key_of_file(m.name);
+                e.kind = kind;
+                e.storage = LeafStorage::member;
+                e.file = m.name;
+                e.length = m.size;
+                e.offset = impl->zip->data_offset(m);
+                files.push_back(std::move(e));
+            }
+        }
+    }
+    const storage::Frame& ef = impl->embed.frame();
+    impl->kind = object_kind(ef);
+    if (impl->kind != ObjectKind::treestore && impl->kind != ObjectKind::dictstore &&
+        impl->kind != ObjectKind::embedstore) {
+        throw FormatError(where +
+                          ": its embed frame has no store tag (metalayer b2tree, b2dict "
+                          "or b2embed); it holds a " +
+                          std::string(to_string(impl->kind)));
+    }
+    detail::EmbedMap map = detail::read_embed_map(impl->embed, where);
+    for (StoreEntry& e : map.entries) {
+        if (e.storage == LeafStorage::embedded) {
+            // Its kind from its frame's metalayers (the bytes of a small value: python embeds
+            // values below the store's threshold).
+            const auto bytes = impl->embed.read(Box::region({static_cast<std::int64_t>(e.offset)},
+                                                            {static_cast<std::int64_t>(e.length)}));
+            const storage::Frame f = storage::Frame::open(
+                storage::memory_source({bytes.data(), bytes.size()}, nullptr, path + ":" + e.key));
+            e.kind = f.metalayer("b2nd") != nullptr || f.metalayer("caterva") != nullptr ? "ndarray"
+                                                                                         : "schunk";
+        }
+    }
+    // python lists external leaves first; a key in both places is the external one.
+    std::map<std::string, StoreEntry> all;
+    for (StoreEntry& e : map.entries) {
+        all[e.key] = std::move(e);
+    }
+    for (StoreEntry& e : files) {
+        all[e.key] = std::move(e);
+    }
+    std::map<std::string, StoreEntry> groups;
+    for (auto& [key, e] : all) {
+        const bool tree = impl->kind == ObjectKind::treestore;
+        if (tree && is_holder(key)) {
+            e.kind = "schunk";
+            impl->hidden.push_back(std::move(e));
+            continue;
+        }
+        if (tree) {
+            for (std::size_t p = key.find('/', 1); p != std::string::npos;
+                 p = key.find('/', p + 1)) {
+                const std::string g = key.substr(0, p);
+                if (all.count(g) == 0) {
+                    StoreEntry ge;
+                    ge.key = g;
+                    ge.kind = "group";
+                    groups.emplace(g, std::move(ge));
+                }
+            }
+        }
+        impl->entries.push_back(std::move(e));
+    }
+    for (auto& [g, e] : groups) {
+        impl->entries.push_back(std::move(e));
+    }
+    const auto by_key = [](const StoreEntry& a, const StoreEntry& b) { return a.key < b.key; };
+    std::sort(impl->entries.begin(), impl->entries.end(), by_key);
+    std::sort(impl->hidden.begin(), impl->hidden.end(), by_key);
+    Store s;
+    s.impl_ = std::move(impl);
+    return s;
+}
+
+const Store::Impl& Store::impl() const {
+    if (!impl_) {
+        throw UsageError("an empty b2nd::Store handle");
+    }
+    return *impl_;
+}
+
+const std::string& Store::path() const {
+    return impl().path;
+}
+
+ObjectKind Store::kind() const {
+    return impl().kind;
+}
+
+const char* Store::form() const {
+    switch (impl().form) {
+        case detail::StoreForm::zip:
+            return "b2z";
+        case detail::StoreForm::directory:
+            return "b2d";
+        case detail::StoreForm::embed:
+            return "b2e";
+    }
+    return "?";
+}
+
+std::vector<StoreEntry> Store::entries() const {
+    return impl().entries;
+}
+
+const StoreEntry* Store::find(const std::string& key) const {
+    const StoreEntry* e = impl().find(key);
+    return e != nullptr && impl().kind == ObjectKind::treestore && is_holder(e->key) ? nullptr : e;
+}
+
+AnyArray Store::open_array(const std::string& key, const OpenOptions& options) const {
+    const Impl& s = impl();
+    const StoreEntry* e = find(key);
+    if (e == nullptr) {
+        throw UsageError(s.where(detail::normal_key(key)) + ": no such key in the store");
+    }
+    return open_entry(*e, options);
+}
+
+AnyArray Store::open_entry(const StoreEntry& entry, const OpenOptions& options) const {
+    const Impl& s = impl();
+    const StoreEntry* e = &entry;
+    const std::string where = s.where(e->key);
+    if (e->storage == LeafStorage::none) {
+        throw UsageError(where + ": a group of the tree, not a leaf (its keys start with '" +
+                         e->key + "/')");
+    }
+    if (e->storage == LeafStorage::remote) {
+        throw UnsupportedError(where + ": a reference to the remote array " + e->remote_path +
+                               " at " + e->urlbase + " (c2array); this library does not fetch it");
+    }
+    if (options.writable) {
+        throw UsageError(where +
+                         ": store leaves are opened read-only (change them with the "
+                         "store's writer)");
+    }
+    OpenOptions o = options;
+    if (o.objects_dir.empty()) {
+        o.objects_dir = e->storage == LeafStorage::external
+                            ? (fs::path(s.base_dir()) / e->file).parent_path().string()
+                            : s.base_dir();
+    }
+    if (e->storage == LeafStorage::external) {
+        return AnyArray::open((fs::path(s.path) / e->file).string(), o);
+    }
+    if (e->storage == LeafStorage::member) {
+        return AnyArray::open(
+            storage::window_source(s.zip->archive(), e->offset, e->length, s.path + ":" + e->key),
+            o);
+    }
+    // Embedded: the frame's bytes, decoded from the chunks of embed.b2e they span.
+    Box box =
+        Box::region({static_cast<std::int64_t>(e->offset)}, {static_cast<std::int64_t>(e->length)});
+    auto bytes = std::make_shared<std::vector<std::uint8_t>>(s.embed.read(box));
+    const ByteSpan span(bytes->data(), bytes->size());
+    return AnyArray::open(storage::memory_source(span, bytes, s.path + ":" + e->key), o);
+}
+
+LeafInfo Store::describe(const std::string& key) const {
+    OpenOptions raw;
+    raw.raw_objects = true;
+    raw.cache_bytes = 0;
+    const AnyArray a = open_array(key, raw);
+    LeafInfo info;
+    info.object = object_kind(a.frame());
+    info.shape = a.shape();
+    info.dtype = info.object == ObjectKind::schunk ? "" : a.dtype().str();
+    info.nbytes = a.nbytes();
+    info.cbytes = a.cbytes();
+    return info;
+}
+
+std::vector<std::pair<std::string, Value>> Store::vlmeta(const std::string& group) const {
+    const Impl& s = impl();
+    std::vector<std::pair<std::string, Value>> out;
+    const auto read_all = [&](const AnyArray& a, bool skip_map) {
+        for (const std::string& n : a.vlmeta_names()) {
+            if (skip_map &&
+                (n == "estore_metadata" || n == "dstore_tick" || n == "_object_registry")) {
+                continue;
+            }
+            const auto raw = a.vlmeta(n);
+            out.emplace_back(n, Value::from_msgpack({raw->data(), raw->size()},
+                                                    s.where(group) + ": vlmeta '" + n + "'"));
+        }
+    };
+    std::string g = detail::normal_key(group);
+    if (s.kind != ObjectKind::treestore) {
+        if (g != "/") {
+            throw UsageError(s.where(g) + ": only a TreeStore has groups with attributes");
+        }
+        read_all(s.embed, true);
+        return out;
+    }
+    if (g != "/" && g.back() == '/') {
+        g.pop_back();
+    }
+    if (g != "/") {
+        const StoreEntry* e = s.find(g);
+        if (e == nullptr || e->storage != LeafStorage::none) {
+            throw UsageError(s.where(g) + ": not a group of the tree");
+        }
+    }
+    const StoreEntry* holder = s.find((g == "/" ? "" : g) + "/__vlmeta__");
+    if (holder == nullptr) {
+        return out;
+    }
+    OpenOptions raw;
+    raw.raw_objects = true;
+    read_all(open_entry(*holder, raw), false);
+    return out;
+}
+
+}  // namespace b2nd

@@ -63,8 +63,8 @@ void require_close(const b2nd::AnyArray& a,
             float fg = 0, fw = 0;
             std::memcpy(&fg, got.data() + 4 * i, 4);
             std::memcpy(&fw, want.data() + 4 * i, 4);
-            g = fg;
-            w = fw;
+            g = static_cast<double>(fg);
+            w = static_cast<double>(fw);
         } else {
             std::memcpy(&g, got.data() + 8 * i, 8);
             std::memcpy(&w, want.data() + 8 * i, 8);

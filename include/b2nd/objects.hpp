@@ -21,8 +21,12 @@
 
 #include <string>
 
+#include <b2nd/any_array.hpp>
+#include <b2nd/params.hpp>
+
 namespace b2nd {
 
+class Value;
 namespace storage {
 class Frame;
 }
@@ -53,5 +57,10 @@ ObjectKind object_kind(const storage::Frame& frame);
 
 /// Whether AnyArray::open gives its values (ndarray, schunk, lazyexpr, proxy).
 bool readable_kind(ObjectKind k) noexcept;
+
+/// The Blosc2 object an attribute holds as msgpack ext 42 (Value::blosc2_object: python-blosc2
+/// stores a whole array there), opened read-only over a copy of its frame.
+/// \throws UsageError when `v` is not ext 42; FormatError naming it when its frame is damaged
+AnyArray open_blosc2_object(const Value& v, const OpenOptions& o = {});
 
 }  // namespace b2nd

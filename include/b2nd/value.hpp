@@ -57,6 +57,28 @@ public:
     /// A msgpack extension value of type `type`.
     static Value ext(std::int8_t type, Bytes data);
 
+    // ---- python-blosc2's conventions (msgpack_utils.py, ref.py) ----
+    /// A Python tuple: python-blosc2 writes it as a list headed by the string "__tuple__".
+    static Value tuple(Array items);
+    /// ext 43: a reference or recipe ({kind: urlpath | dictstore_key | c2array | lazyexpr |
+    /// ref, version: 1, ...}), its map packed as msgpack.
+    static Value reference(const Value& map);
+    /// ext 42: a whole Blosc2 object (a contiguous frame: an array, a super-chunk...).
+    static Value blosc2_object(Bytes cframe);
+    static constexpr std::int8_t kBlosc2ObjectExt = 42;
+    static constexpr std::int8_t kReferenceExt = 43;
+    /// A list headed by "__tuple__".
+    bool is_tuple() const noexcept;
+    /// A tuple's items (without the head). \throws UsageError when not a tuple
+    Array tuple_items() const;
+    bool is_reference() const noexcept { return type_ == Type::ext && ext_type() == kReferenceExt; }
+    bool is_blosc2_object() const noexcept {
+        return type_ == Type::ext && ext_type() == kBlosc2ObjectExt;
+    }
+    /// An ext 43 value's map. \throws UsageError when not one; FormatError when its payload is
+    /// not msgpack
+    Value reference() const;
+
     Type type() const noexcept { return type_; }
     /// "nil", "bool", "integer", "float", "string", "bytes", "array", "map", "ext"
     const char* type_name() const noexcept;
@@ -102,6 +124,11 @@ public:
     /// Python's json writes them). Integers stay integers; numbers with a fraction or exponent
     /// become floats. \throws UsageError naming where the text is wrong, or nesting deeper than 256
     static Value from_json(const std::string& text);
+    /// JSON as python-blosc2 users read its values (b2nd meta prints this): tuples as arrays,
+    /// ext 43 as {"$ref": {...its map...}}, ext 42 as {"$blosc2": {"shape": [...], "dtype":
+    /// "...", "chunks", "blocks", "cbytes"}} (what its frame holds), bytes as {"$bytes": "hex"}.
+    /// from_json reads {"$ref": ...} back as ext 43; tuples come back as lists.
+    std::string to_python_json(int indent = -1) const;
 
 private:
     [[noreturn]] void mismatch(const char* want) const;

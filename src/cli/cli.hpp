@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include <b2nd/any_array.hpp>
 #include <b2nd/grid.hpp>
 #include <b2nd/params.hpp>
+#include <b2nd/storage/frame.hpp>
 
 namespace b2nd::cli {
 
@@ -51,8 +53,17 @@ OpenOptions input_options(const Args& a);
 /// Refuses a path that is not a Blosc2 frame but a file another command reads, saying so
 /// (a .npy: 'b2nd import' converts it). \throws FormatError
 void check_input(const std::string& path);
-/// check_input, then AnyArray::open.
+/// "STORE:/key" (a leaf or group of a .b2z, .b2d or .b2e store): the store's path and the key,
+/// when the part before ":/" exists and `path` itself does not; nullopt otherwise.
+std::optional<std::pair<std::string, std::string>> store_reference(const std::string& path);
+/// check_input, then AnyArray::open; for STORE:/key the store's leaf (read-only: o.writable is
+/// refused with an ArgError).
 AnyArray open_input(const std::string& path, const OpenOptions& o);
+/// The frame of an input, whatever it holds (python-blosc2's object kinds as stored): the
+/// file's own, held in `own`, or a store leaf's, held by `leaf`.
+const storage::Frame& input_frame(const std::string& path,
+                                  std::optional<storage::Frame>& own,
+                                  AnyArray& leaf);
 /// Checks the output of a command that writes one before anything is read or written: refused
 /// when it exists, unless `overwrite`, and always when it is one of `inputs` (the same file or
 /// directory, also through links or '..') or not writable. \throws ArgError
@@ -80,6 +91,7 @@ int cmd_show(const std::vector<std::string>& argv);
 int cmd_meta(const std::vector<std::string>& argv);
 int cmd_bench(const std::vector<std::string>& argv);
 int cmd_diff(const std::vector<std::string>& argv);
+int cmd_ls(const std::vector<std::string>& argv);
 
 /// "512.0 MiB"
 std::string human_bytes(std::int64_t n);

@@ -1,11 +1,13 @@
 // b2nd info PATH [--json]
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include <b2nd/any_array.hpp>
 #include <b2nd/codec/ids.hpp>
 #include <b2nd/error.hpp>
 #include <b2nd/format/chunk_header.hpp>
+#include <b2nd/objects.hpp>
 #include <b2nd/storage/frame.hpp>
 #include <b2nd/value.hpp>
 
@@ -137,18 +139,69 @@ std::string content_text(const std::vector<std::uint8_t>& b) {
     }
 }
 
+/// What python-blosc2 keeps in a frame of an object kind, in a line: a persisted expression's
+/// text, a proxy's source, a function's name.
+std::string object_text(const storage::Frame& frame, ObjectKind kind) {
+    const auto entry = [&](const char* name) -> std::optional<Value> {
+        try {
+            if (const auto raw = frame.vlmeta(name)) {
+                return Value::from_msgpack({raw->data(), raw->size()});
+            }
+            if (const format::Metalayer* m = frame.metalayer(name)) {
+                return Value::from_msgpack({m->content.data(), m->content.size()});
+            }
+        } catch (const Error&) {
+        }
+        return std::nullopt;
+    };
+    const auto field = [](const std::optional<Value>& v, const char* name) -> std::string {
+        const Value* f = v ? v->find(name) : nullptr;
+        return f != nullptr && f->type() == Value::Type::string ? f->as<std::string>() : "";
+    };
+    switch (kind) {
+        case ObjectKind::lazyexpr: {
+            std::string e = field(entry("b2o"), "expression");
+            if (e.empty()) {
+                e = field(entry("_LazyArray"), "expression");
+            }
+            return "a persisted expression, " + e + " (evaluated when read)";
+        }
+        case ObjectKind::udf: {
+            std::string n = field(entry("b2o"), "name");
+            if (n.empty()) {
+                n = field(entry("_LazyArray"), "name");
+            }
+            return "a saved Python function " + n + " (Python source: never executed here)";
+        }
+        case ObjectKind::proxy: {
+            const auto src = entry("proxy-source");
+            const std::string local = field(src, "local_abspath");
+            return "a proxy cache of " + (local.empty() ? std::string("a remote array") : local) +
+                   " (only its fetched chunks read)";
+        }
+        default:
+            return "";
+    }
+}
+
 /// The description of one file (text, or a JSON object).
 std::string describe(const std::string& path, bool json) {
-    // The frame always; the array view when the frame is one.
-    check_input(path);
-    const storage::Frame frame = storage::Frame::open(path);
+    // The frame always; the array view when the frame is one (as stored: a persisted
+    // expression's carrier, a proxy's cache); the object kind it holds for python-blosc2.
+    std::optional<storage::Frame> own;
+    AnyArray leaf;
+    const storage::Frame& frame = input_frame(path, own, leaf);
     AnyArray arr;
     std::string not_array;
     try {
-        arr = AnyArray::open(path);
+        OpenOptions raw;
+        raw.raw_objects = true;
+        arr = leaf ? leaf : AnyArray::open(path, raw);
     } catch (const UnsupportedError& e) {
         not_array = e.what();
     }
+    const ObjectKind kind = object_kind(frame);
+    const std::string object = kind == ObjectKind::ndarray ? "" : object_text(frame, kind);
     const format::FrameHeader& h = frame.header();
     const ChunkKinds k = count_kinds(frame);
     // One definition of size (as convert and verify state it): the elements' bytes, and what
@@ -161,7 +214,11 @@ std::string describe(const std::string& path, bool json) {
     std::ostringstream o;
     if (json) {
         o << "{\n  \"path\": " << json_string(path) << ",\n  \"storage\": \""
-          << (frame.sparse() ? "sframe" : "cframe") << "\",\n";
+          << (frame.sparse() ? "sframe" : "cframe")
+          << "\",\n  \"kind\": " << json_string(to_string(kind)) << ",\n";
+        if (!object.empty()) {
+            o << "  \"object\": " << json_string(object) << ",\n";
+        }
         if (arr) {
             o << "  \"shape\": " << shape_json(arr.shape())
               << ",\n  \"dtype\": " << json_string(arr.dtype().str()) << ",\n";
@@ -207,6 +264,9 @@ std::string describe(const std::string& path, bool json) {
     } else {
         o << "path        " << path << " ("
           << (frame.sparse() ? "sparse frame, a directory" : "contiguous frame") << ")\n";
+        if (kind != ObjectKind::ndarray) {
+            o << "kind        " << to_string(kind) << (object.empty() ? "" : ": " + object) << "\n";
+        }
         if (arr) {
             const Grid& g = arr.grid();
             o << "shape       " << to_string(arr.shape()) << "\n";

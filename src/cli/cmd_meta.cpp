@@ -9,6 +9,7 @@
 #include <b2nd/any_array.hpp>
 #include <b2nd/attrs.hpp>
 #include <b2nd/error.hpp>
+#include <b2nd/store.hpp>
 #include <b2nd/value.hpp>
 
 #include "../detail/strings.hpp"
@@ -29,7 +30,12 @@ const char* const kMetaHelp =
     "Attributes are python-blosc2's vlmeta entries, one msgpack value each; they can be set and\n"
     "removed. Metalayers (b2nd, and any a writer added) are fixed when the array is created and\n"
     "can only be read. In JSON, bytes are {\"$bytes\": \"hex\"}, NaN and infinities\n"
-    "{\"$float\": \"NaN\"}; entries that are not msgpack are shown as hex.\n"
+    "{\"$float\": \"NaN\"}; entries that are not msgpack are shown as hex. python-blosc2's\n"
+    "conventions: tuples are arrays, references and recipes (msgpack ext 43) {\"$ref\": {...}},\n"
+    "whole Blosc2 objects (ext 42) {\"$blosc2\": {\"shape\", \"dtype\", ...}}.\n"
+    "\n"
+    "In a python-blosc2 store, PATH is STORE:/KEY for a leaf, STORE:/ for the tree's\n"
+    "attributes and STORE:/GROUP for a group's (read-only).\n"
     "\n"
     "VALUE is JSON text, or @FILE to read it from a file, or - to read it from standard input.\n"
     "\n"
@@ -54,7 +60,7 @@ std::string hex_of(const std::vector<std::uint8_t>& b) {
 /// An entry's msgpack as JSON, or {"$not_msgpack": "hex"} when it is not msgpack.
 std::string shown(const std::vector<std::uint8_t>& raw, int indent = -1) {
     try {
-        return Value::from_msgpack({raw.data(), raw.size()}).to_json(indent);
+        return Value::from_msgpack({raw.data(), raw.size()}).to_python_json(indent);
     } catch (const FormatError&) {
         return Value::map({{"$not_msgpack", hex_of(raw)}}).to_json(indent);
     }
@@ -73,6 +79,34 @@ std::string value_text(const std::string& arg) {
         return std::string(std::istreambuf_iterator<char>(f), {});
     }
     return arg;
+}
+
+/// The attributes of a store's tree or group (STORE:/ or STORE:/group).
+int print_store_vlmeta(const Store& store, const std::string& group, const Args& a) {
+    const auto items = store.vlmeta(group);
+    if (a.positional.size() == 2) {
+        for (const auto& [n, v] : items) {
+            if (n == a.positional[1]) {
+                std::cout << v.to_python_json(2) << "\n";
+                return 0;
+            }
+        }
+        throw ArgError(detail::quoted_path(a.positional[0]) + ": no attribute '" + a.positional[1] +
+                       "'");
+    }
+    if (a.has("--json")) {
+        std::string out = "{\"vlmeta\": {";
+        for (std::size_t i = 0; i < items.size(); ++i) {
+            out += (i > 0 ? ", " : "") + json_string(items[i].first) + ": " +
+                   items[i].second.to_python_json();
+        }
+        std::cout << out << "}}\n";
+        return 0;
+    }
+    for (const auto& [n, v] : items) {
+        std::cout << "vlmeta    " << n << " = " << v.to_python_json() << "\n";
+    }
+    return 0;
 }
 
 }  // namespace
@@ -97,6 +131,19 @@ int cmd_meta(const std::vector<std::string>& argv) {
     OpenOptions o;
     o.writable = writes;
     o.cache_bytes = 0;
+    o.raw_objects = true;  // an object kind's frame as stored: its recipe is in its metadata
+    if (const auto ref = store_reference(path)) {
+        // STORE:/ and STORE:/group: the tree's or a group's attributes; STORE:/leaf: the leaf's.
+        const Store store = Store::open(ref->first);
+        const StoreEntry* e = store.find(ref->second);
+        if (e == nullptr || e->storage == LeafStorage::none) {
+            if (writes) {
+                throw ArgError(detail::quoted_path(path) +
+                               ": a store's attributes are read-only here");
+            }
+            return print_store_vlmeta(store, ref->second, a);
+        }
+    }
     AnyArray arr = open_input(path, o);
     const std::vector<std::string> vnames = arr.vlmeta_names();
     const std::vector<std::string> mnames = arr.metalayer_names();
@@ -141,9 +188,9 @@ int cmd_meta(const std::vector<std::string>& argv) {
     }
     if (a.positional.size() == 2) {
         if (has(vnames, name)) {
-            std::cout << arr.attrs().get(name).to_json(2) << "\n";
+            std::cout << arr.attrs().get(name).to_python_json(2) << "\n";
         } else if (has(mnames, name)) {
-            std::cout << metalayer_value(arr, name).to_json(2) << "\n";
+            std::cout << metalayer_value(arr, name).to_python_json(2) << "\n";
         } else {
             throw ArgError(quoted + ": no attribute or metalayer '" + name + "'");
         }

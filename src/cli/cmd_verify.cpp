@@ -1,5 +1,6 @@
 // b2nd verify PATH
 #include <iostream>
+#include <optional>
 
 #include <b2nd/any_array.hpp>
 #include <b2nd/error.hpp>
@@ -43,8 +44,9 @@ int cmd_verify(const std::vector<std::string>& argv) {
     }
     const std::string path = a.positional[0];
     const int nthreads = static_cast<int>(a.get_int("--nthreads", 0, 0, 1024));
-    check_input(path);
-    const storage::Frame frame = storage::Frame::open(path);
+    std::optional<storage::Frame> own;
+    AnyArray leaf;
+    const storage::Frame& frame = input_frame(path, own, leaf);
     std::vector<std::string> bad;
     for (const auto& name : frame.vlmeta_names()) {
         try {
@@ -58,7 +60,8 @@ int cmd_verify(const std::vector<std::string>& argv) {
         OpenOptions o;
         o.nthreads = nthreads;
         o.cache_bytes = 0;
-        arr = AnyArray::open(path, o);
+        o.raw_objects = true;  // the chunks as stored, whatever object they make
+        arr = leaf ? leaf : AnyArray::open(path, o);
     } catch (const UnsupportedError&) {
         // Not an array (variable-size chunks): decode chunk by chunk.
     }

@@ -22,6 +22,7 @@ const std::vector<Command>& commands() {
         {"meta", "PATH [NAME [VALUE]]", "list or get attributes and metalayers, set attributes",
          cmd_meta},
         {"bench", "PATH", "time full, slice, point and box reads, in GB/s", cmd_bench},
+        {"ls", "STORE [--json]", "the keys of a python-blosc2 store (.b2z, .b2d, .b2e)", cmd_ls},
     };
     return table;
 }

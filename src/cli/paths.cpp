@@ -4,6 +4,7 @@
 
 #include <b2nd/error.hpp>
 #include <b2nd/format/frame_header.hpp>
+#include <b2nd/store.hpp>
 
 #include "../detail/strings.hpp"
 #include "cli.hpp"
@@ -35,9 +36,46 @@ void check_input(const std::string& path) {
     }
 }
 
+std::optional<std::pair<std::string, std::string>> store_reference(const std::string& path) {
+    std::error_code ec;
+    if (fs::exists(path, ec)) {
+        return std::nullopt;
+    }
+    for (std::size_t p = path.find(":/"); p != std::string::npos; p = path.find(":/", p + 1)) {
+        const std::string store = path.substr(0, p);
+        if (!store.empty() && fs::exists(store, ec)) {
+            return std::make_pair(store, path.substr(p + 1));
+        }
+    }
+    return std::nullopt;
+}
+
 AnyArray open_input(const std::string& path, const OpenOptions& o) {
+    if (const auto ref = store_reference(path)) {
+        if (o.writable) {
+            throw ArgError(detail::quoted_path(path) +
+                           ": a store's leaves are read-only here; 'b2nd export' or 'convert' "
+                           "copy one out");
+        }
+        return Store::open(ref->first).open_array(ref->second, o);
+    }
     check_input(path);
     return AnyArray::open(path, o);
+}
+
+const storage::Frame& input_frame(const std::string& path,
+                                  std::optional<storage::Frame>& own,
+                                  AnyArray& leaf) {
+    if (const auto ref = store_reference(path)) {
+        OpenOptions raw;
+        raw.raw_objects = true;
+        raw.cache_bytes = 0;
+        leaf = Store::open(ref->first).open_array(ref->second, raw);
+        return leaf.frame();
+    }
+    check_input(path);
+    own.emplace(storage::Frame::open(path));
+    return *own;
 }
 
 void check_output(const std::string& out, const std::vector<std::string>& inputs, bool overwrite) {

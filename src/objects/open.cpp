@@ -2,9 +2,25 @@
 // needs, and a refusal naming the others.
 #include <b2nd/error.hpp>
 #include <b2nd/objects.hpp>
+#include <b2nd/storage/byte_source.hpp>
+#include <b2nd/value.hpp>
 
 #include "../engine/array_core.hpp"
 #include "objects_detail.hpp"
+
+namespace b2nd {
+
+AnyArray open_blosc2_object(const Value& v, const OpenOptions& o) {
+    if (!v.is_blosc2_object()) {
+        throw UsageError(std::string("open_blosc2_object: the value is a ") + v.type_name() +
+                         ", not a Blosc2 object (msgpack ext 42)");
+    }
+    auto bytes = std::make_shared<const Value::Bytes>(v.bytes());
+    return AnyArray::open(
+        storage::memory_source({bytes->data(), bytes->size()}, bytes, "msgpack ext 42 value"), o);
+}
+
+}  // namespace b2nd
 
 namespace b2nd::detail {
 

@@ -154,6 +154,42 @@ Value Value::ext(std::int8_t type, Bytes data) {
     return v;
 }
 
+Value Value::tuple(Array items) {
+    items.insert(items.begin(), Value("__tuple__"));
+    return Value(std::move(items));
+}
+
+Value Value::reference(const Value& map) {
+    if (map.type() != Type::map) {
+        throw UsageError(std::string("Value::reference: a reference is a map, not a ") +
+                         map.type_name());
+    }
+    return ext(kReferenceExt, map.to_msgpack());
+}
+
+Value Value::blosc2_object(Bytes cframe) {
+    return ext(kBlosc2ObjectExt, std::move(cframe));
+}
+
+bool Value::is_tuple() const noexcept {
+    return type_ == Type::array && !array_->empty() && (*array_)[0].type_ == Type::string &&
+           (*array_)[0].str_ == "__tuple__";
+}
+
+Value::Array Value::tuple_items() const {
+    if (!is_tuple()) {
+        mismatch("tuple");
+    }
+    return Array(array_->begin() + 1, array_->end());
+}
+
+Value Value::reference() const {
+    if (!is_reference()) {
+        mismatch("reference (ext 43)");
+    }
+    return from_msgpack({bytes_->data(), bytes_->size()}, "msgpack ext 43 value");
+}
+
 const char* Value::type_name() const noexcept {
     switch (type_) {
         case Type::nil:

@@ -8,6 +8,8 @@
 #include <cstring>
 
 #include <b2nd/error.hpp>
+#include <b2nd/format/b2nd_meta.hpp>
+#include <b2nd/storage/frame.hpp>
 #include <b2nd/value.hpp>
 
 #include "../detail/strings.hpp"
@@ -57,7 +59,7 @@ bool plain_object(const Value::Map& m) {
     }
     if (m.size() == 1) {
         const std::string& k = m[0].first.as<std::string>();
-        return k != "$bytes" && k != "$float" && k != "$map";
+        return k != "$bytes" && k != "$float" && k != "$map" && k != "$ref" && k != "$blosc2";
     }
     return !(m.size() == 2 && m[0].first.as<std::string>() == "$ext" &&
              m[1].first.as<std::string>() == "$bytes");
@@ -88,7 +90,50 @@ void json_number(std::string& out, double d) {
 
 /// Strict JSON, linear in the value's size: every byte of output stands for bytes of the value
 /// (keys are never JSON text quoted again), and nesting stops at detail::kValueMaxDepth.
+/// What an ext 42 value's frame holds, for {"$blosc2": ...}: its array's shape, dtype, chunks
+/// and blocks (a super-chunk: its typesize and nbytes); {"error": why} when it is not a frame.
+Value blosc2_summary(const Value::Bytes& b) {
+    try {
+        const storage::Frame f = storage::Frame::open(
+            storage::memory_source({b.data(), b.size()}, nullptr, "msgpack ext 42 value"));
+        const auto shape_value = [](const auto& v) {
+            Value::Array a;
+            for (auto x : v) {
+                a.emplace_back(static_cast<std::int64_t>(x));
+            }
+            return Value(std::move(a));
+        };
+        Value::Map m;
+        const format::Metalayer* meta = f.metalayer("b2nd");
+        if (meta == nullptr) {
+            meta = f.metalayer("caterva");
+        }
+        if (meta != nullptr) {
+            const format::B2ndMeta bm =
+                format::read_b2nd_meta({meta->content.data(), meta->content.size()});
+            m.emplace_back("shape", shape_value(bm.shape));
+            m.emplace_back("dtype", bm.has_dtype ? Value(bm.dtype) : Value());
+            m.emplace_back("chunks", shape_value(bm.chunk_shape));
+            m.emplace_back("blocks", shape_value(bm.block_shape));
+        } else {
+            m.emplace_back("kind", "schunk");
+            m.emplace_back("typesize", static_cast<std::int64_t>(f.header().typesize));
+            m.emplace_back("nbytes", static_cast<std::int64_t>(f.header().nbytes));
+        }
+        m.emplace_back("cbytes", static_cast<std::int64_t>(b.size()));
+        return Value::map(std::move(m));
+    } catch (const Error& e) {
+        return Value::map({{"error", std::string(e.what())}});
+    }
+}
+
+void to_json(std::string& out, const Value& v, int indent, std::size_t level, bool python);
+
 void to_json(std::string& out, const Value& v, int indent, std::size_t level) {
+    to_json(out, v, indent, level, false);
+}
+
+void to_json(std::string& out, const Value& v, int indent, std::size_t level, bool python) {
     if (level > detail::kValueMaxDepth) {
         throw UsageError("the value is nested deeper than " +
                          std::to_string(detail::kValueMaxDepth) +
@@ -135,12 +180,35 @@ void to_json(std::string& out, const Value& v, int indent, std::size_t level) {
                 "{\"$bytes\": \"" + detail::hex_digits(v.bytes().data(), v.bytes().size()) + "\"}";
             return;
         case Value::Type::ext:
+            if (python && v.is_reference()) {
+                try {
+                    const Value r = v.reference();
+                    out += "{\"$ref\": ";
+                    to_json(out, r, indent, level + 1, python);
+                    out += '}';
+                    return;
+                } catch (const FormatError&) {
+                    // not msgpack: the generic form below
+                }
+            }
+            if (python && v.is_blosc2_object()) {
+                out += "{\"$blosc2\": ";
+                to_json(out, blosc2_summary(v.bytes()), indent, level + 1, python);
+                out += '}';
+                return;
+            }
             out += "{\"$ext\": " + std::to_string(v.ext_type()) + ", \"$bytes\": \"" +
                    detail::hex_digits(v.bytes().data(), v.bytes().size()) + "\"}";
             return;
         case Value::Type::array:
+            if (python && v.is_tuple()) {
+                items('[', ']', v.size() - 1, [&](std::size_t i) {
+                    to_json(out, v.array()[i + 1], indent, level + 1, python);
+                });
+                return;
+            }
             items('[', ']', v.size(),
-                  [&](std::size_t i) { to_json(out, v.array()[i], indent, level + 1); });
+                  [&](std::size_t i) { to_json(out, v.array()[i], indent, level + 1, python); });
             return;
         case Value::Type::map: {
             const Value::Map& m = v.entries();
@@ -148,7 +216,7 @@ void to_json(std::string& out, const Value& v, int indent, std::size_t level) {
                 items('{', '}', m.size(), [&](std::size_t i) {
                     json_string(out, m[i].first.as<std::string>());
                     out += ": ";
-                    to_json(out, m[i].second, indent, level + 1);
+                    to_json(out, m[i].second, indent, level + 1, python);
                 });
                 return;
             }
@@ -156,9 +224,9 @@ void to_json(std::string& out, const Value& v, int indent, std::size_t level) {
             out += "{\"$map\": ";
             items('[', ']', m.size(), [&](std::size_t i) {
                 out += '[';
-                to_json(out, m[i].first, -1, level + 1);
+                to_json(out, m[i].first, -1, level + 1, python);
                 out += ", ";
-                to_json(out, m[i].second, -1, level + 1);
+                to_json(out, m[i].second, -1, level + 1, python);
                 out += ']';
             });
             out += '}';
@@ -333,6 +401,12 @@ private:
         if (m.size() == 1 && m[0].first.as<std::string>() == "$bytes") {
             return Value::binary(bytes_of(m[0].second));
         }
+        if (m.size() == 1 && m[0].first.as<std::string>() == "$ref") {
+            if (m[0].second.type() != Value::Type::map) {
+                fail("\"$ref\" must be an object");
+            }
+            return Value::reference(m[0].second);
+        }
         if (m.size() == 1 && m[0].first.as<std::string>() == "$float") {
             const Value& f = m[0].second;
             const std::string name = f.type() == Value::Type::string ? f.as<std::string>() : "";
@@ -502,6 +576,12 @@ std::string Value::to_json(int indent) const {
     }
     std::string out;
     b2nd::to_json(out, *this, indent, 0);
+    return out;
+}
+
+std::string Value::to_python_json(int indent) const {
+    std::string out;
+    b2nd::to_json(out, *this, indent, 0, true);
     return out;
 }
 

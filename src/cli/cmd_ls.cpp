@@ -1,0 +1,113 @@
+// b2nd ls STORE [--json]: the keys of a python-blosc2 store, with their kind, shape, dtype,
+// where they live and their size.
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include <b2nd/error.hpp>
+#include <b2nd/store.hpp>
+
+#include "cli.hpp"
+
+namespace b2nd::cli {
+
+namespace {
+
+const char* const kLsHelp =
+    "usage: b2nd ls STORE [--json]\n"
+    "\n"
+    "Lists the keys of a python-blosc2 store: a TreeStore or DictStore (a .b2z zip file or a\n"
+    ".b2d directory) or an EmbedStore (.b2e), sorted, one line each: the key, its kind (ndarray,\n"
+    "schunk, group or c2array, and the object a leaf holds when it is not a plain array), its\n"
+    "shape and dtype, where it lives (external: a file of the directory; member: a member of the\n"
+    "zip; embedded: inside embed.b2e) and its size as stored. A TreeStore's groups are listed;\n"
+    "its __vlmeta__ holders are not (b2nd meta STORE:/GROUP reads them).\n"
+    "\n"
+    "  --json   one JSON list, an object per key: key, kind, shape and dtype (arrays), storage,\n"
+    "           object (a leaf's object kind when not ndarray), size\n"
+    "\n"
+    "A leaf is read as STORE:/KEY by every command that reads an array, e.g.\n"
+    "  b2nd export data.b2z:/run1/temperature t.npy\n";
+
+/// ls's storage names: a remote reference lives in the embed map.
+const char* storage_name(LeafStorage s) {
+    return s == LeafStorage::remote ? "embedded" : to_string(s);
+}
+
+}  // namespace
+
+int cmd_ls(const std::vector<std::string>& argv) {
+    const Args a = Args::parse(argv, {}, {"--json", "--help"});
+    if (a.has("--help")) {
+        std::cout << kLsHelp;
+        return 0;
+    }
+    if (a.positional.size() != 1) {
+        throw ArgError("expected one STORE");
+    }
+    const Store store = Store::open(a.positional[0]);
+    const bool json = a.has("--json");
+    std::ostringstream o;
+    if (json) {
+        o << "[";
+    }
+    bool first = true;
+    for (const StoreEntry& e : store.entries()) {
+        const bool leaf = e.storage != LeafStorage::none && e.storage != LeafStorage::remote;
+        LeafInfo info;
+        if (leaf) {
+            info = store.describe(e.key);
+        }
+        const bool array = leaf && e.kind == "ndarray";
+        const std::string object =
+            leaf && info.object != ObjectKind::ndarray && info.object != ObjectKind::schunk
+                ? to_string(info.object)
+                : "";
+        if (json) {
+            o << (first ? "\n  " : ",\n  ") << "{\"key\": " << json_string(e.key)
+              << ", \"kind\": " << json_string(e.kind);
+            if (array) {
+                o << ", \"shape\": [";
+                for (std::size_t i = 0; i < info.shape.size(); ++i) {
+                    o << (i > 0 ? ", " : "") << info.shape[i];
+                }
+                o << "], \"dtype\": " << json_string(info.dtype);
+            }
+            if (!object.empty()) {
+                o << ", \"object\": " << json_string(object);
+            }
+            if (e.storage != LeafStorage::none) {
+                o << ", \"storage\": " << json_string(storage_name(e.storage));
+            }
+            if (e.storage == LeafStorage::remote) {
+                o << ", \"path\": " << json_string(e.remote_path)
+                  << ", \"urlbase\": " << json_string(e.urlbase);
+            }
+            if (leaf) {
+                o << ", \"size\": " << info.cbytes;
+            }
+            o << "}";
+        } else {
+            std::string what = e.kind + (object.empty() ? "" : " (" + object + ")");
+            std::string shape = array ? to_string(info.shape) + " " + info.dtype : "";
+            if (e.storage == LeafStorage::remote) {
+                shape = e.remote_path + " at " + e.urlbase;
+            }
+            o << std::left << std::setw(24) << e.key << " " << std::setw(10) << what << " "
+              << std::setw(22) << shape << " "
+              << (e.storage == LeafStorage::none ? "" : storage_name(e.storage));
+            if (leaf) {
+                o << " " << human_bytes(info.cbytes);
+            }
+            o << "\n";
+        }
+        first = false;
+    }
+    if (json) {
+        o << (first ? "]\n" : "\n]\n");
+    }
+    std::cout << o.str();
+    return 0;
+}
+
+}  // namespace b2nd::cli

@@ -254,6 +254,9 @@ private:
                       const std::function<void(std::size_t, std::uint8_t*)>& patch);
     /// Commits staged chunks at positions ids (under the exclusive lock) and drops their blocks
     /// from the cache.
+    /// Applies an edit that changes the array's data, with what that does to python-blosc2's
+    /// derived data in the same commit (derived.cpp: its query indexes marked stale).
+    void apply_data_edit(storage::FrameEdit& e);
     void commit_staged(const std::vector<std::int64_t>& ids,
                        const std::vector<storage::StagedChunk>& staged);
     /// \throws UsageError naming `op` when the array is open read-only.

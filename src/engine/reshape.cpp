@@ -108,7 +108,7 @@ void ArrayCore::rebuild(const Grid& ng,
     meta.shape = ng.shape();
     e.set_metalayer(meta_.has_dtype ? "b2nd" : "caterva", format::write_b2nd_meta(meta));
     std::unique_lock<FairSharedMutex> lock(mutex_);
-    source.frame().apply(e);
+    apply_data_edit(e);
     source.set_grid(ng);
     meta_ = std::move(meta);
 }

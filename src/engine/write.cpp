@@ -227,7 +227,7 @@ void ArrayCore::commit_staged(const std::vector<std::int64_t>& ids,
     for (std::size_t k = 0; k < ids.size(); ++k) {
         e.replace(ids[k], staged[k]);
     }
-    source_->frame().apply(e);
+    apply_data_edit(e);
     for (std::int64_t ci : ids) {
         source_->forget(ci);
     }

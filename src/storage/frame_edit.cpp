@@ -44,6 +44,14 @@ void FrameEdit::set_metalayer(const std::string& name, std::vector<std::uint8_t>
     metalayers_.push_back({name, std::move(content), 0});
 }
 
+void FrameEdit::set_vlmeta(const std::string& name, std::vector<std::uint8_t> content) {
+    vlmeta_.emplace_back(name, std::move(content));
+}
+
+void FrameEdit::erase_vlmeta(const std::string& name) {
+    vlmeta_.emplace_back(name, std::nullopt);
+}
+
 FrameEdit::Slot FrameEdit::fresh_slot(ByteSpan chunk) {
     new_chunks_.push_back(chunk);
     return {Source::fresh, static_cast<std::int64_t>(new_chunks_.size()) - 1};

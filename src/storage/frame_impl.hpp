@@ -122,6 +122,11 @@ struct Frame::Impl {
     ClassifiedChunk classify(ByteSpan chunk) const;
     /// Frame::apply, with the lock held.
     void apply(const FrameEdit& edit);
+    /// Sets vlmetalayer `name` in v to `content` (encoded as c-blosc2 stores it), or removes it
+    /// when content is null. \throws UsageError for a name of more than 31 bytes
+    void set_vlmeta_entry(std::vector<format::Metalayer>& v,
+                          const std::string& name,
+                          const std::vector<std::uint8_t>* content) const;
     /// Writes a commit by the protocol of commit.cpp and adopts it.
     void commit(FrameCommit c);
     /// Frame::stage, with the lock held.

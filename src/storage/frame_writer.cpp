@@ -147,6 +147,9 @@ void Frame::Impl::apply(const FrameEdit& edit) {
         c.nbytes += chunk_nbytes;
     }
     c.vlmeta = vlmeta;
+    for (const auto& [name, content] : edit.vlmeta_changes()) {
+        set_vlmeta_entry(c.vlmeta, name, content ? &*content : nullptr);
+    }
     commit(std::move(c));
 }
 
@@ -374,28 +377,41 @@ FrameCommit vlmeta_commit(const Frame::Impl& m, std::vector<format::Metalayer> v
 
 }  // namespace
 
-void Frame::set_vlmeta(const std::string& name, ByteSpan content) {
-    std::unique_lock<std::shared_mutex> lock(impl_->mutex);
-    Impl& m = *impl_;
-    m.require_writable("set_vlmeta");
-    m.refresh_unlocked();
+void Frame::Impl::set_vlmeta_entry(std::vector<format::Metalayer>& v,
+                                   const std::string& name,
+                                   const std::vector<std::uint8_t>* content) const {
     if (name.empty() || name.size() > format::kMaxMetalayerName) {
-        throw UsageError(m.where() + ": a vlmetalayer name has 1 to 31 bytes");
+        throw UsageError(where() + ": a vlmetalayer name has 1 to 31 bytes");
+    }
+    auto it = std::find_if(v.begin(), v.end(),
+                           [&](const format::Metalayer& x) { return x.name == name; });
+    if (content == nullptr) {
+        if (it != v.end()) {
+            v.erase(it);
+        }
+        return;
     }
     // c-blosc2 stores vlmetalayer contents as Blosc2 chunks (blosclz by default).
     codec::EncodeParams p;
     p.codec = codec::Codec::blosclz;
     p.clevel = 5;
     p.typesize = 1;
-    format::Metalayer ml{name, codec::encode_chunk(content, p), 0};
-    std::vector<format::Metalayer> v = m.vlmeta;
-    auto it = std::find_if(v.begin(), v.end(),
-                           [&](const format::Metalayer& x) { return x.name == name; });
+    format::Metalayer ml{name, codec::encode_chunk({content->data(), content->size()}, p), 0};
     if (it != v.end()) {
         *it = std::move(ml);
     } else {
         v.push_back(std::move(ml));
     }
+}
+
+void Frame::set_vlmeta(const std::string& name, ByteSpan content) {
+    std::unique_lock<std::shared_mutex> lock(impl_->mutex);
+    Impl& m = *impl_;
+    m.require_writable("set_vlmeta");
+    m.refresh_unlocked();
+    std::vector<format::Metalayer> v = m.vlmeta;
+    const std::vector<std::uint8_t> bytes(content.begin(), content.end());
+    m.set_vlmeta_entry(v, name, &bytes);
     m.commit(vlmeta_commit(m, std::move(v)));
 }
 

@@ -110,6 +110,15 @@ public:
 
     /// Overwrites a metalayer's content; its size must not change.
     void set_metalayer(const std::string& name, std::vector<std::uint8_t> content);
+    /// Adds or replaces a vlmetalayer in the same commit (`content` uncompressed).
+    void set_vlmeta(const std::string& name, std::vector<std::uint8_t> content);
+    /// Removes a vlmetalayer in the same commit (nothing when absent).
+    void erase_vlmeta(const std::string& name);
+    /// The vlmetalayer changes, in order: content set, or nullopt for a removal.
+    const std::vector<std::pair<std::string, std::optional<std::vector<std::uint8_t>>>>&
+    vlmeta_changes() const noexcept {
+        return vlmeta_;
+    }
 
     /// Chunks of the frame after the edit.
     std::int64_t size() const noexcept { return static_cast<std::int64_t>(slots_.size()); }
@@ -127,6 +136,7 @@ private:
     std::vector<ByteSpan> new_chunks_;
     std::vector<StagedChunk> staged_;
     std::vector<format::Metalayer> metalayers_;
+    std::vector<std::pair<std::string, std::optional<std::vector<std::uint8_t>>>> vlmeta_;
 };
 
 class Frame {

@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,6 +37,12 @@
 #include <b2nd/value.hpp>
 
 namespace b2nd {
+
+class Store;
+namespace detail {
+struct StoreModel;
+void adopt(StoreModel& m, const Store& s);
+}  // namespace detail
 
 /// Where a store keeps a leaf.
 enum class LeafStorage {
@@ -109,10 +116,68 @@ public:
     std::vector<std::pair<std::string, Value>> vlmeta(const std::string& group = "/") const;
 
 private:
+    friend void detail::adopt(detail::StoreModel& m, const Store& s);
     struct Impl;
     AnyArray open_entry(const StoreEntry& e, const OpenOptions& options) const;
     std::shared_ptr<const Impl> impl_;
     const Impl& impl() const;
+};
+
+/// How a new store is made (StoreWriter::create).
+struct StoreOptions {
+    /// ObjectKind::treestore (groups, group attributes) or dictstore.
+    ObjectKind kind = ObjectKind::treestore;
+    /// python's threshold: a value of at least this many uncompressed bytes is a file of its own
+    /// (a member of a .b2z, a file of a .b2d), a smaller one is embedded in embed.b2e; nullopt:
+    /// every value embedded. python's default is 0 (every value a file of its own).
+    std::optional<std::int64_t> threshold = 0;
+    bool overwrite = false;  ///< replace an existing store at the path
+};
+
+/// Creates and changes python-blosc2 stores that python-blosc2 4.11 opens as its own:
+///
+///   auto w = b2nd::StoreWriter::create("run.b2z");
+///   w.put("/run1/temperature", t);               // a copy of an array (or of a store leaf)
+///   w.set_vlmeta("/run1", "units", "K");          // a group's attribute
+///   w.commit();                                   // one atomic step for a .b2z
+///
+/// Every change is atomic. A .b2z is rebuilt beside the original (leaves that stay are copied as
+/// stored, new ones as contiguous frames, members uncompressed, embed.b2e last, as python writes
+/// them) and renamed over it at commit(). A .b2d is changed one step at a time, each step as
+/// python makes it: a leaf file is written under a temporary name and renamed, embed.b2e (the
+/// embedded values, the key map, the store-wide lock python and c-blosc2 take) is rebuilt and
+/// renamed, and its `dstore_tick` counts the changes, so that a Python process that follows the
+/// store sees them. A crash leaves the old store or the new one, each readable.
+class StoreWriter {
+public:
+    /// A new store at `path` (".b2z": a zip file; else a directory, ".b2d" by convention).
+    /// \throws UsageError (exists without overwrite, a kind that is not a tree or dict), IoError
+    static StoreWriter create(const std::string& path, const StoreOptions& options = {});
+    /// An existing .b2z or .b2d store, to change (`threshold` for the values put into it).
+    static StoreWriter open(const std::string& path, std::optional<std::int64_t> threshold = 0);
+    StoreWriter(StoreWriter&&) noexcept;
+    StoreWriter& operator=(StoreWriter&&) noexcept;
+    ~StoreWriter();
+
+    /// Adds or replaces the value at `key` with a copy of `value` (its values: a persisted
+    /// expression is stored evaluated). \throws UsageError for a malformed key, a key that is a
+    /// group (or whose path passes through a leaf) in a TreeStore
+    void put(const std::string& key, const AnyArray& value);
+    /// Removes a leaf, or a TreeStore group and everything under it. False when absent.
+    bool remove(const std::string& key);
+    /// A TreeStore's tree ("/") or group attribute; for a DictStore "/" only.
+    void set_vlmeta(const std::string& group, const std::string& name, const Value& value);
+    bool erase_vlmeta(const std::string& group, const std::string& name);
+    /// Makes every change so far part of the store (a .b2z: rebuilt and renamed; a .b2d: its
+    /// changes are made as they come, commit() has nothing left to do).
+    void commit();
+    /// The store as committed, for reading.
+    Store store() const;
+
+private:
+    struct Impl;
+    explicit StoreWriter(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
 };
 
 template <class T>

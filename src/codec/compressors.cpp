@@ -1,6 +1,7 @@
 // Stream codecs: BloscLZ (ours) and the Debian libraries lz4, zstd and zlib.
 #include "compressors.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <string>
 
@@ -13,6 +14,16 @@
 #include <zstd_errors.h>
 
 namespace b2nd::codec::detail {
+
+std::uint32_t crc32(std::uint32_t crc, const std::uint8_t* p, std::size_t n) noexcept {
+    while (n > 0) {
+        const auto piece = static_cast<uInt>(std::min<std::size_t>(n, 1U << 30));
+        crc = static_cast<std::uint32_t>(::crc32(crc, p, piece));
+        p += piece;
+        n -= piece;
+    }
+    return crc;
+}
 
 namespace {
 

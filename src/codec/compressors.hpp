@@ -29,6 +29,9 @@ private:
     void* ddict_ = nullptr;
 };
 
+/// zlib's CRC-32 of n bytes at p, continuing `crc` (0 to start): what zip archives carry.
+std::uint32_t crc32(std::uint32_t crc, const std::uint8_t* p, std::size_t n) noexcept;
+
 /// Compresses src[0, n) into out[0, cap); returns the compressed size, or 0 when the result
 /// would not fit (the caller then stores the stream raw).
 /// \throws CodecError when the library fails for another reason.

@@ -9,24 +9,13 @@
 #include <b2nd/storage/zip.hpp>
 
 #include "../detail/strings.hpp"
+#include "zip_layout.hpp"
 
 namespace b2nd::storage {
 
 namespace {
 
-constexpr std::uint32_t kEndSig = 0x06054b50;
-constexpr std::uint32_t kEnd64Sig = 0x06064b50;
-constexpr std::uint32_t kEnd64LocatorSig = 0x07064b50;
-constexpr std::uint32_t kCentralSig = 0x02014b50;
-constexpr std::uint32_t kLocalSig = 0x04034b50;
-constexpr std::uint64_t kEndLen = 22;         // without the comment
-constexpr std::uint64_t kMaxComment = 65535;  // so the end record lies in the last 65,557 bytes
-constexpr std::uint64_t kEnd64LocatorLen = 20;
-constexpr std::uint64_t kEnd64Len = 56;
-constexpr std::uint64_t kCentralLen = 46;
-constexpr std::uint64_t kLocalLen = 30;
-constexpr std::uint32_t kMax32 = 0xffffffffU;
-constexpr std::uint16_t kMax16 = 0xffffU;
+using namespace zip_layout;  // NOLINT: the record constants
 
 /// Where the central directory is and how many entries it holds.
 struct Directory {

@@ -4,6 +4,7 @@
 #include <map>
 
 #include <b2nd/error.hpp>
+#include <b2nd/storage/byte_source.hpp>
 #include <b2nd/storage/frame.hpp>
 #include <b2nd/storage/mapped_file.hpp>
 #include <b2nd/storage/zip.hpp>
@@ -145,6 +146,75 @@ EmbedMap read_embed_map(const AnyArray& embed, const std::string& where) {
     return m;
 }
 
+bool holder_key(const std::string& key) {
+    const std::string tail = "/__vlmeta__";
+    return key.size() >= tail.size() &&
+           key.compare(key.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+void adopt(StoreModel& m, const Store& store) {
+    const Store::Impl& s = store.impl();
+    m.kind = s.kind;
+    m.nodes.clear();
+    m.embed_vlmeta.clear();
+    m.tick = 0;
+    m.dirty = false;
+    m.dropped_files.clear();
+    const auto node_of = [&](const StoreEntry& e) {
+        StoreNode n;
+        n.key = e.key;
+        n.storage = e.storage;
+        n.file = e.file;
+        n.urlbase = e.urlbase;
+        n.remote_path = e.remote_path;
+        n.ext = e.file.empty() ? (e.kind == "schunk" ? ".b2f" : ".b2nd")
+                               : fs::path(e.file).extension().string();
+        if (e.storage == LeafStorage::external) {
+            n.bytes = storage::mapped_source(
+                storage::MappedFile::open((fs::path(s.path) / e.file).string()));
+        } else if (e.storage == LeafStorage::member) {
+            n.bytes =
+                storage::window_source(s.zip->archive(), e.offset, e.length, s.path + ":" + e.key);
+        } else if (e.storage == LeafStorage::embedded) {
+            auto b = std::make_shared<const std::vector<std::uint8_t>>(s.embed.read(Box::region(
+                {static_cast<std::int64_t>(e.offset)}, {static_cast<std::int64_t>(e.length)})));
+            n.bytes = storage::memory_source({b->data(), b->size()}, b, s.path + ":" + e.key);
+        }
+        return n;
+    };
+    // Embedded values and references in the embed map's order (python's), then the files.
+    const EmbedMap map = read_embed_map(s.embed, s.where("/"));
+    for (const StoreEntry& e : map.entries) {
+        if (const StoreEntry* f = s.find(e.key); f != nullptr &&
+                                                 f->storage != LeafStorage::member &&
+                                                 f->storage != LeafStorage::external) {
+            m.nodes.push_back(node_of(*f));
+        }
+    }
+    for (const auto* list : {&s.entries, &s.hidden}) {
+        for (const StoreEntry& e : *list) {
+            if ((e.storage == LeafStorage::external || e.storage == LeafStorage::member)) {
+                m.nodes.push_back(node_of(e));
+            }
+        }
+    }
+    for (const std::string& n : s.embed.vlmeta_names()) {
+        if (n == "estore_metadata") {
+            continue;
+        }
+        const auto raw = s.embed.vlmeta(n);
+        if (n == "dstore_tick") {
+            try {
+                m.tick = Value::from_msgpack({raw->data(), raw->size()}).as<std::int64_t>();
+            } catch (const Error&) {
+                m.tick = 0;
+            }
+            continue;
+        }
+        m.embed_vlmeta.emplace_back(n, *raw);
+    }
+}
+
 AnyArray open_store_leaf(const std::string& path, const std::string& key, const OpenOptions& o) {
     return Store::open(path).open_array(key, o);
 }
@@ -154,9 +224,7 @@ AnyArray open_store_leaf(const std::string& path, const std::string& key, const 
 namespace {
 
 bool is_holder(const std::string& key) {
-    const std::string tail = "/__vlmeta__";
-    return key.size() >= tail.size() &&
-           key.compare(key.size() - tail.size(), tail.size(), tail) == 0;
+    return detail::holder_key(key);
 }
 
 /// The embed frame of a store (raw: its tag would make AnyArray refuse it).

@@ -57,4 +57,32 @@ private:
     std::vector<ZipMember> members_;
 };
 
+/// Writes a zip archive of members stored uncompressed, as python-blosc2's .b2z stores are (and
+/// as Python's zipfile writes them: version 20 headers, CRC-32 and sizes in the local header, no
+/// data descriptors), with ZIP64 records where a size, an offset or the member count needs them.
+///
+///   storage::ZipWriter w("new.b2z.tmp");
+///   w.add("big.b2nd", *source_of_big);
+///   w.add("embed.b2e", *source_of_embed);   // python's order: the embed store last
+///   w.finish();                             // central directory, end record, fsync
+class ZipWriter {
+public:
+    /// Creates (or truncates) `path`. `zip64`: ZIP64 records for every member, whatever its
+    /// size (tests; archives above 4 GiB get them anyway).
+    explicit ZipWriter(const std::string& path, bool zip64 = false);
+    ~ZipWriter();
+    ZipWriter(const ZipWriter&) = delete;
+    ZipWriter& operator=(const ZipWriter&) = delete;
+
+    /// Appends member `name` with the bytes of `data`. \throws UsageError for an empty or
+    /// repeated name, a name longer than 65,535 bytes; IoError
+    void add(const std::string& name, const ByteSource& data);
+    /// Writes the central directory and the end records and makes the file durable (fsync).
+    void finish();
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
 }  // namespace b2nd::storage

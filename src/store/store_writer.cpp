@@ -1,0 +1,218 @@
+// Writing python-blosc2's stores (store.hpp, StoreWriter).
+//
+// The writer keeps a model of the store: its nodes (a leaf's frame bytes, where they live now,
+// and whether they are new), in python's order of the embed map, and the embed frame's other
+// vlmeta. A .b2z is written whole from the model at commit(); a .b2d is changed step by step
+// (store_files.cpp does the file work of both).
+#include <algorithm>
+#include <filesystem>
+
+#include <b2nd/error.hpp>
+#include <b2nd/storage/byte_source.hpp>
+#include <b2nd/storage/frame.hpp>
+#include <b2nd/storage/mapped_file.hpp>
+
+#include "../detail/strings.hpp"
+#include "store_detail.hpp"
+
+namespace fs = std::filesystem;
+
+namespace b2nd {
+
+using detail::quoted_path;
+using detail::StoreNode;
+
+struct StoreWriter::Impl {
+    detail::StoreModel model;
+    Store committed;  // what the model's kept bytes are windows of, until the next commit
+};
+
+namespace {
+
+bool is_zip_path(const std::string& path) {
+    std::error_code ec;
+    if (fs::is_regular_file(path, ec)) {
+        return true;
+    }
+    return fs::path(path).extension() == ".b2z";
+}
+
+/// python's key rules (tree_store.py _validate_key, embed_store.py): "/a/b", no empty segment,
+/// no trailing '/', none of NUL, newline, tab, ':' (the embed map refuses it).
+std::string checked_key(const std::string& path, const std::string& key) {
+    const std::string k = detail::normal_key(key);
+    const auto bad = [&](const std::string& why) {
+        return UsageError(quoted_path(path) + ": key '" + key + "': " + why);
+    };
+    if (k == "/") {
+        throw bad("the root is not a leaf");
+    }
+    if (k.back() == '/' || k.find("//") != std::string::npos) {
+        throw bad("empty path segments and a trailing '/' are not allowed");
+    }
+    for (const char c : {'\0', '\n', '\r', '\t', ':'}) {
+        if (k.find(c) != std::string::npos) {
+            throw bad("a key cannot hold NUL, newlines, tabs or ':'");
+        }
+    }
+    if (detail::holder_key(k)) {
+        throw bad("'__vlmeta__' holds group attributes (set_vlmeta writes them)");
+    }
+    return k;
+}
+
+}  // namespace
+
+StoreWriter::StoreWriter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+StoreWriter::StoreWriter(StoreWriter&&) noexcept = default;
+StoreWriter& StoreWriter::operator=(StoreWriter&&) noexcept = default;
+StoreWriter::~StoreWriter() = default;
+
+StoreWriter StoreWriter::create(const std::string& path, const StoreOptions& options) {
+    if (options.kind != ObjectKind::treestore && options.kind != ObjectKind::dictstore) {
+        throw UsageError(quoted_path(path) + ": a new store is a treestore or a dictstore, not a " +
+                         to_string(options.kind));
+    }
+    std::error_code ec;
+    if (fs::exists(path, ec)) {
+        if (!options.overwrite) {
+            throw UsageError(quoted_path(path) + " exists; StoreOptions::overwrite replaces it");
+        }
+    }
+    auto impl = std::make_unique<Impl>();
+    detail::StoreModel& m = impl->model;
+    m.path = path;
+    m.zip = is_zip_path(path) && fs::path(path).extension() == ".b2z";
+    m.kind = options.kind;
+    m.threshold = options.threshold;
+    if (fs::exists(path, ec)) {
+        detail::remove_store_path(path);
+    }
+    // An empty store, committed at once: it opens as one from now on.
+    detail::write_store(m);
+    impl->committed = Store::open(path);
+    detail::adopt(m, impl->committed);
+    return StoreWriter(std::move(impl));
+}
+
+StoreWriter StoreWriter::open(const std::string& path, std::optional<std::int64_t> threshold) {
+    auto impl = std::make_unique<Impl>();
+    impl->committed = Store::open(path);
+    if (std::string(impl->committed.form()) == "b2e") {
+        throw UsageError(quoted_path(path) + ": an EmbedStore (.b2e) is read-only here");
+    }
+    detail::StoreModel& m = impl->model;
+    m.path = path;
+    m.zip = std::string(impl->committed.form()) == "b2z";
+    m.kind = impl->committed.kind();
+    m.threshold = threshold;
+    detail::adopt(m, impl->committed);
+    return StoreWriter(std::move(impl));
+}
+
+void StoreWriter::put(const std::string& key, const AnyArray& value) {
+    detail::StoreModel& m = impl_->model;
+    const std::string k = checked_key(m.path, key);
+    if (m.kind == ObjectKind::treestore) {
+        for (const StoreNode& n : m.nodes) {
+            if (n.key.size() > k.size() && n.key.compare(0, k.size() + 1, k + "/") == 0 &&
+                !detail::holder_key(n.key)) {
+                throw UsageError(quoted_path(m.path) + ": '" + k +
+                                 "' is a group of the tree (it holds '" + n.key +
+                                 "'); remove it first");
+            }
+            if (k.size() > n.key.size() && k.compare(0, n.key.size() + 1, n.key + "/") == 0) {
+                throw UsageError(quoted_path(m.path) + ": '" + n.key +
+                                 "' is a leaf; a key cannot go under it");
+            }
+        }
+    }
+    StoreNode n;
+    n.key = k;
+    n.ext = object_kind(value.frame()) == ObjectKind::schunk ? ".b2f" : ".b2nd";
+    n.nbytes = value.nbytes();
+    auto bytes = std::make_shared<const std::vector<std::uint8_t>>(value.to_cframe());
+    n.bytes = storage::memory_source({bytes->data(), bytes->size()}, bytes, m.path + ":" + k);
+    n.storage =
+        m.threshold && n.nbytes >= *m.threshold ? LeafStorage::external : LeafStorage::embedded;
+    n.fresh = true;
+    detail::change(m, [&](detail::StoreModel& mm) { detail::upsert(mm, std::move(n)); });
+}
+
+bool StoreWriter::remove(const std::string& key) {
+    detail::StoreModel& m = impl_->model;
+    const std::string k = detail::normal_key(key);
+    bool found = false;
+    detail::change(m, [&](detail::StoreModel& mm) {
+        const auto gone = [&](const StoreNode& n) {
+            return n.key == k || (mm.kind == ObjectKind::treestore &&
+                                  n.key.compare(0, k.size() + 1, k + "/") == 0);
+        };
+        for (const StoreNode& n : mm.nodes) {
+            if (gone(n) && !detail::holder_key(n.key)) {
+                found = true;
+            }
+        }
+        if (found) {
+            for (const StoreNode& n : mm.nodes) {
+                if (gone(n) && n.storage == LeafStorage::external) {
+                    mm.dropped_files.push_back(n.file);
+                }
+            }
+            mm.nodes.erase(std::remove_if(mm.nodes.begin(), mm.nodes.end(), gone), mm.nodes.end());
+        }
+    });
+    return found;
+}
+
+void StoreWriter::set_vlmeta(const std::string& group,
+                             const std::string& name,
+                             const Value& value) {
+    detail::StoreModel& m = impl_->model;
+    detail::change(m, [&](detail::StoreModel& mm) {
+        auto items = detail::group_vlmeta(mm, group);
+        bool set = false;
+        for (auto& [n, v] : items) {
+            if (n == name) {
+                v = value;
+                set = true;
+            }
+        }
+        if (!set) {
+            items.emplace_back(name, value);
+        }
+        detail::set_group_vlmeta(mm, group, items);
+    });
+}
+
+bool StoreWriter::erase_vlmeta(const std::string& group, const std::string& name) {
+    detail::StoreModel& m = impl_->model;
+    bool found = false;
+    detail::change(m, [&](detail::StoreModel& mm) {
+        auto items = detail::group_vlmeta(mm, group);
+        const auto it = std::find_if(items.begin(), items.end(),
+                                     [&](const auto& kv) { return kv.first == name; });
+        found = it != items.end();
+        if (found) {
+            items.erase(it);
+            detail::set_group_vlmeta(mm, group, items);
+        }
+    });
+    return found;
+}
+
+void StoreWriter::commit() {
+    detail::StoreModel& m = impl_->model;
+    if (!m.zip || !m.dirty) {
+        return;
+    }
+    detail::write_store(m);
+    impl_->committed = Store::open(m.path);
+    detail::adopt(m, impl_->committed);
+}
+
+Store StoreWriter::store() const {
+    return Store::open(impl_->model.path);
+}
+
+}  // namespace b2nd

@@ -180,6 +180,12 @@ private:
     std::unique_ptr<Impl> impl_;
 };
 
+/// Converts a store between its forms (python's to_b2z / to_b2d): `out` ending in ".b2z" gets
+/// a zip file, anything else a directory. Leaves keep their bytes and places; embed.b2e is
+/// rebuilt without the dead bytes replaced values left. Written beside `out` and renamed.
+/// \throws UsageError (out exists without overwrite, or is src), FormatError, IoError
+void pack_store(const std::string& src, const std::string& out, bool overwrite = false);
+
 template <class T>
 NDArray<T> Store::open(const std::string& key, const OpenOptions& options) const {
     return NDArray<T>(open_array(key, options));

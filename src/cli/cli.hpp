@@ -92,6 +92,7 @@ int cmd_meta(const std::vector<std::string>& argv);
 int cmd_bench(const std::vector<std::string>& argv);
 int cmd_diff(const std::vector<std::string>& argv);
 int cmd_ls(const std::vector<std::string>& argv);
+int cmd_pack(const std::vector<std::string>& argv);
 
 /// "512.0 MiB"
 std::string human_bytes(std::int64_t n);

@@ -23,6 +23,7 @@ const std::vector<Command>& commands() {
          cmd_meta},
         {"bench", "PATH", "time full, slice, point and box reads, in GB/s", cmd_bench},
         {"ls", "STORE [--json]", "the keys of a python-blosc2 store (.b2z, .b2d, .b2e)", cmd_ls},
+        {"pack", "SRC OUT", "convert a python-blosc2 store between .b2d and .b2z", cmd_pack},
     };
     return table;
 }

@@ -215,4 +215,46 @@ Store StoreWriter::store() const {
     return Store::open(impl_->model.path);
 }
 
+void pack_store(const std::string& src, const std::string& out, bool overwrite) {
+    std::error_code ec;
+    if (fs::exists(out, ec)) {
+        if (!overwrite) {
+            throw UsageError(quoted_path(out) + " exists; overwrite replaces it");
+        }
+        if (fs::equivalent(src, out, ec)) {
+            throw UsageError(quoted_path(out) + " is the store to pack; write to another path");
+        }
+    }
+    const Store s = Store::open(src);
+    if (std::string(s.form()) == "b2e") {
+        throw UsageError(quoted_path(src) + ": an EmbedStore (.b2e) has one form only");
+    }
+    detail::StoreModel m;
+    detail::adopt(m, s);
+    m.path = out;
+    m.zip = fs::path(out).extension() == ".b2z";
+    for (StoreNode& n : m.nodes) {
+        if (n.storage == LeafStorage::external || n.storage == LeafStorage::member) {
+            n.storage = m.zip ? LeafStorage::member : LeafStorage::external;
+            n.fresh = true;
+        }
+    }
+    if (m.zip) {
+        detail::write_store(m);  // a new archive renamed over `out`
+        return;
+    }
+    // A directory: built under a temporary name, then put in place.
+    const std::string tmp = out + ".packing";
+    fs::remove_all(tmp, ec);
+    m.path = tmp;
+    detail::write_store(m);
+    if (fs::exists(out, ec)) {
+        detail::remove_store_path(out);
+    }
+    fs::rename(tmp, out, ec);
+    if (ec) {
+        throw IoError(quoted_path(out) + ": cannot put the packed store in place", ec);
+    }
+}
+
 }  // namespace b2nd

@@ -200,3 +200,37 @@ TEST_CASE("cli: info names object kinds; reads of a refused kind exit non-zero n
     B2ND_REQUIRE_SAME_BYTES(b2nd::test::read_npy_payload(tmp / "e.npy").data,
                             b2nd::test::read_npy_payload(lazy + "/expected/expr_int.npy").data);
 }
+
+TEST_CASE("cli: pack converts stores between .b2d and .b2z, keys and values kept",
+          "[cli][store][golden]") {
+    if (b2nd::test::corpus_dir().empty()) {
+        B2ND_SKIP("corpus not found at " B2ND_CORPUS_DIR);
+    }
+    b2nd::test::TempDir tmp;
+    for (const char* src : {"trees/t1.b2d", "trees/t2.b2z", "dicts/d1.b2d"}) {
+        INFO(src);
+        const std::string in = stores_dir() + "/" + src;
+        const bool to_zip = std::string(src).find(".b2d") != std::string::npos;
+        const std::string out =
+            tmp / (std::string(to_zip ? "o" : "o2") + (to_zip ? ".b2z" : ".b2d"));
+        REQUIRE(run("pack " + q(in) + " " + q(out) + " --overwrite").status == 0);
+        // The same listing (kinds, shapes, dtypes); only where files live differs by form.
+        const Json a = Json::parse(run("ls --json " + q(in)).output);
+        const Json b = Json::parse(run("ls --json " + q(out)).output);
+        REQUIRE(a.as_array().size() == b.as_array().size());
+        for (std::size_t i = 0; i < a.as_array().size(); ++i) {
+            const Json& x = a.as_array()[i];
+            const Json& y = b.as_array()[i];
+            CHECK(x["key"].as_string() == y["key"].as_string());
+            CHECK(x["kind"].as_string() == y["kind"].as_string());
+            if (x.has("dtype")) {
+                CHECK(x["dtype"].as_string() == y["dtype"].as_string());
+                CHECK(run("diff " + q(in + ":" + x["key"].as_string()) + " " +
+                          q(out + ":" + y["key"].as_string()))
+                          .status == 0);
+            }
+        }
+        const Run again = run("pack " + q(in) + " " + q(out));
+        CHECK(again.status != 0);  // exists, no --overwrite
+    }
+}

@@ -5,11 +5,13 @@
 #include <filesystem>
 #include <memory>
 #include <random>
+#include <set>
 #include <thread>
 
 #include <catch2/catch.hpp>
 
 #include <b2nd/b2nd.hpp>
+#include <b2nd/store.hpp>
 
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
@@ -221,4 +223,40 @@ TEST_CASE("processes: in-memory arrays of killed processes are swept, others rem
     }
     CHECK(entries().empty());
     ::unsetenv("B2ND_MEMORY_DIR");
+}
+
+TEST_CASE("processes: store writers killed at random moments leave a readable store",
+          "[process][store]") {
+    const bool zip = GENERATE(true, false);
+    INFO((zip ? ".b2z" : ".b2d"));
+    b2nd::test::TempDir dir;
+    const std::string path = dir / (zip ? "s.b2z" : "s.b2d");
+    {
+        b2nd::StoreOptions o;
+        o.threshold = 1000;
+        auto w = b2nd::StoreWriter::create(path, o);
+        const std::vector<double> a(2000, -1.0), b(10, -1.0);
+        w.put("/a", b2nd::AnyArray::create_in_memory_from(
+                        b2nd::dtype_of<double>(), {2000},
+                        {reinterpret_cast<const std::uint8_t*>(a.data()), a.size() * 8}));
+        w.put("/g/b", b2nd::AnyArray::create_in_memory_from(
+                          b2nd::dtype_of<double>(), {10},
+                          {reinterpret_cast<const std::uint8_t*>(b.data()), b.size() * 8}));
+        w.set_vlmeta("/", "gen", b2nd::Value(-1.0));
+        w.commit();
+    }
+    std::mt19937 rng(zip ? 5 : 6);
+    int kills = 0;
+    std::set<std::string> seen;
+    while (kills < 40) {
+        auto w = start({"store-writer", path, std::to_string(kills)});
+        std::this_thread::sleep_for(std::chrono::microseconds(5000 + rng() % 40000));
+        w->kill();
+        ++kills;
+        const std::string c = run({"store-check", path});
+        INFO("after " << kills << " kills: " << c);
+        REQUIRE(c.rfind("ok", 0) == 0);
+        seen.insert(c);
+    }
+    CHECK(seen.size() > 1);  // the writers got changes in between the kills
 }

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include <b2nd/b2nd.hpp>
+#include <b2nd/store.hpp>
 
 #include <unistd.h>
 
@@ -227,6 +228,55 @@ int memory(double seconds) {
     return check_state(a.read(), 64).empty() ? 0 : 3;
 }
 
+/// Changes the store at `path` forever (until killed): generation g puts /a (2,000 doubles: a
+/// file of its own) and /g/b (10 doubles: embedded) filled with g and sets the tree's "gen".
+int store_writer(const std::string& path, std::uint64_t seed) {
+    for (std::uint64_t i = 0;; ++i) {
+        const double g = static_cast<double>(seed * 100000 + i);
+        auto w = b2nd::StoreWriter::open(path, 1000);
+        for (const auto& [key, n] : {std::pair<const char*, std::int64_t>{"/a", 2000},
+                                     std::pair<const char*, std::int64_t>{"/g/b", 10}}) {
+            const std::vector<double> v(static_cast<std::size_t>(n), g);
+            w.put(key, b2nd::AnyArray::create_in_memory_from(
+                           b2nd::dtype_of<double>(), {n},
+                           {reinterpret_cast<const std::uint8_t*>(v.data()), v.size() * 8}));
+        }
+        w.set_vlmeta("/", "gen", b2nd::Value(g));
+        w.commit();
+    }
+}
+
+/// "ok" when the store opens and each leaf holds one generation whole (and, for a .b2z, the
+/// same one as the other leaf and "gen": one commit); else what is wrong.
+int store_check(const std::string& path) {
+    const b2nd::Store s = b2nd::Store::open(path);
+    std::vector<double> gens;
+    for (const char* key : {"/a", "/g/b"}) {
+        const auto bytes = s.open_array(key).read();
+        std::vector<double> v(bytes.size() / 8);
+        std::memcpy(v.data(), bytes.data(), bytes.size());
+        for (double x : v) {
+            if (x != v.front()) {
+                std::printf("torn: %s holds %g and %g\n", key, v.front(), x);
+                return 3;
+            }
+        }
+        gens.push_back(v.front());
+    }
+    double gen = -1;
+    for (const auto& [n, v] : s.vlmeta("/")) {
+        if (n == "gen") {
+            gen = v.as<double>();
+        }
+    }
+    if (std::string(s.form()) == "b2z" && (gens[0] != gens[1] || gens[0] != gen)) {
+        std::printf("mixed: /a %g, /g/b %g, gen %g\n", gens[0], gens[1], gen);
+        return 3;
+    }
+    std::printf("ok %g\n", gens[0]);
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -253,6 +303,12 @@ int main(int argc, char** argv) {
         }
         if (a.size() == 2 && a[0] == "check") {
             return check(a[1]);
+        }
+        if (a.size() == 3 && a[0] == "store-writer") {
+            return store_writer(a[1], std::stoull(a[2]));
+        }
+        if (a.size() == 2 && a[0] == "store-check") {
+            return store_check(a[1]);
         }
     } catch (const std::exception& e) {
         std::printf("failed: %s\n", e.what());

@@ -34,6 +34,7 @@
 #include <b2nd/ndarray.hpp>
 #include <b2nd/objects.hpp>
 #include <b2nd/params.hpp>
+#include <b2nd/storage/byte_source.hpp>
 #include <b2nd/value.hpp>
 
 namespace b2nd {
@@ -87,6 +88,9 @@ public:
     /// Opens a .b2z, a .b2d directory or a .b2e file for reading. \throws IoError, FormatError
     /// naming the store (not a store, no embed.b2e, a damaged archive or embed map)
     static Store open(const std::string& path);
+    /// A .b2z archive or a .b2e frame in a byte source (a buffer, a window of a mapping...);
+    /// messages name the source.
+    static Store open(std::shared_ptr<const storage::ByteSource> source);
 
     const std::string& path() const;
     /// ObjectKind::treestore, dictstore or embedstore.
@@ -119,6 +123,12 @@ private:
     friend void detail::adopt(detail::StoreModel& m, const Store& s);
     struct Impl;
     AnyArray open_entry(const StoreEntry& e, const OpenOptions& options) const;
+    /// A .b2z archive (its members, embed.b2e) or a .b2e frame in `src`.
+    static void open_archive(Impl& impl,
+                             std::shared_ptr<const storage::ByteSource> src,
+                             std::vector<StoreEntry>& files);
+    /// The keys and the embed map of a store whose files and embed frame are known.
+    static Store finish_open(std::shared_ptr<Impl> impl, std::vector<StoreEntry> files);
     std::shared_ptr<const Impl> impl_;
     const Impl& impl() const;
 };

@@ -59,8 +59,16 @@ struct Store::Impl {
     }
     std::string where(const std::string& key) const { return quoted_path(path + ":" + key); }
     std::string base_dir() const {
-        const fs::path p = fs::absolute(fs::path(path));
-        return form == detail::StoreForm::directory ? p.string() : p.parent_path().string();
+        std::error_code ec;
+        fs::path p = path.empty() ? fs::path(".") : fs::absolute(fs::path(path), ec);
+        if (ec) {
+            p = fs::path(path);
+        }
+        if (form == detail::StoreForm::directory) {
+            return p.string();
+        }
+        const fs::path parent = p.parent_path();
+        return parent.empty() ? "." : parent.string();
     }
 };
 
@@ -237,6 +245,50 @@ AnyArray open_embed(std::shared_ptr<const storage::ByteSource> src) {
 
 }  // namespace
 
+void Store::open_archive(Impl& impl,
+                         std::shared_ptr<const storage::ByteSource> src,
+                         std::vector<StoreEntry>& files) {
+    const std::string where = quoted_path(impl.path);
+    const storage::SourceBytes head = src->read(0, std::min<std::uint64_t>(4, src->size()));
+    if (head.bytes.size() < 4 || head.bytes[0] != 'P' || head.bytes[1] != 'K') {
+        impl.form = detail::StoreForm::embed;
+        impl.embed = open_embed(std::move(src));
+        return;
+    }
+    impl.form = detail::StoreForm::zip;
+    impl.zip = storage::ZipDirectory::read(std::move(src));
+    const storage::ZipMember* em = impl.zip->find("embed.b2e");
+    if (em == nullptr) {
+        throw FormatError(where + ": not a python-blosc2 store (no member embed.b2e)");
+    }
+    impl.embed = open_embed(impl.zip->open(*em));
+    for (const storage::ZipMember& m : impl.zip->members()) {
+        const char* kind = detail::leaf_kind_of_file(m.name);
+        if (m.name == "embed.b2e" || kind == nullptr || m.method != 0) {
+            continue;  // python maps stored members only
+        }
+        StoreEntry e;
+        e.key = detail::key_of_file(m.name);
+        e.kind = kind;
+        e.storage = LeafStorage::member;
+        e.file = m.name;
+        e.length = m.size;
+        e.offset = impl.zip->data_offset(m);
+        files.push_back(std::move(e));
+    }
+}
+
+Store Store::open(std::shared_ptr<const storage::ByteSource> source) {
+    if (!source) {
+        throw UsageError("Store::open: no byte source");
+    }
+    auto impl = std::make_shared<Impl>();
+    impl->path = source->name();
+    std::vector<StoreEntry> files;
+    open_archive(*impl, std::move(source), files);
+    return finish_open(std::move(impl), std::move(files));
+}
+
 Store Store::open(const std::string& path) {
     auto impl = std::make_shared<Impl>();
     impl->path = path;
@@ -275,36 +327,14 @@ Store Store::open(const std::string& path) {
             throw IoError(where + ": cannot list the store directory", ec);
         }
     } else {
-        auto mapping = storage::mapped_source(storage::MappedFile::open(path));
-        const ByteSpan head = mapping->view()->bytes;
-        const bool zip = head.size() >= 4 && head[0] == 'P' && head[1] == 'K';
-        if (!zip) {
-            impl->form = detail::StoreForm::embed;
-            impl->embed = open_embed(mapping);
-        } else {
-            impl->form = detail::StoreForm::zip;
-            impl->zip = storage::ZipDirectory::read(mapping);
-            const storage::ZipMember* em = impl->zip->find("embed.b2e");
-            if (em == nullptr) {
-                throw FormatError(where + ": not a python-blosc2 store (no member embed.b2e)");
-            }
-            impl->embed = open_embed(impl->zip->open(*em));
-            for (const storage::ZipMember& m : impl->zip->members()) {
-                const char* kind = detail::leaf_kind_of_file(m.name);
-                if (m.name == "embed.b2e" || kind == nullptr || m.method != 0) {
-                    continue;  // python maps stored members only
-                }
-                StoreEntry e;
-                e.key = detail::key_of_file(m.name);
-                e.kind = kind;
-                e.storage = LeafStorage::member;
-                e.file = m.name;
-                e.length = m.size;
-                e.offset = impl->zip->data_offset(m);
-                files.push_back(std::move(e));
-            }
-        }
+        open_archive(*impl, storage::mapped_source(storage::MappedFile::open(path)), files);
     }
+    return finish_open(std::move(impl), std::move(files));
+}
+
+Store Store::finish_open(std::shared_ptr<Impl> impl, std::vector<StoreEntry> files) {
+    const std::string& path = impl->path;
+    const std::string where = quoted_path(path);
     const storage::Frame& ef = impl->embed.frame();
     impl->kind = object_kind(ef);
     if (impl->kind != ObjectKind::treestore && impl->kind != ObjectKind::dictstore &&

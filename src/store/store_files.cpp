@@ -130,8 +130,21 @@ void write_file(const std::string& path, const storage::ByteSource& src) {
     storage::detail::rename_file(tmp, path);
 }
 
+/// A node's file in the store: its key without the leading '/', plus its suffix. Keys that would
+/// leave the store's directory ("..", ".", empty segments: a crafted archive) are refused.
 std::string file_of(const StoreNode& n) {
-    return n.key.substr(1) + n.ext;
+    const std::string rel = n.key.substr(1);
+    std::size_t start = 0;
+    while (start <= rel.size()) {
+        const std::size_t end = std::min(rel.find('/', start), rel.size());
+        const std::string seg = rel.substr(start, end - start);
+        if (seg.empty() || seg == "." || seg == "..") {
+            throw FormatError(quoted_path(n.key) +
+                              ": a key whose file would lie outside the store's directory");
+        }
+        start = end + 1;
+    }
+    return rel + n.ext;
 }
 
 void write_zip(StoreModel& m) {

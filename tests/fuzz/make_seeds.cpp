@@ -16,6 +16,7 @@
 #include <b2nd/b2nd.hpp>
 #include <b2nd/codec/chunk_encoder.hpp>
 #include <b2nd/storage/frame.hpp>
+#include <b2nd/store.hpp>
 
 using namespace b2nd::codec;
 
@@ -153,12 +154,51 @@ void write_frame_seeds(const std::string& dir) {
 
 }  // namespace
 
+/// Small stores our writer makes: a .b2z tree (a member leaf, embedded leaves, group attributes)
+/// and its embed.b2e alone (a store's embed frame as a .b2e).
+void write_store_seeds(const std::string& dir) {
+    namespace fs = std::filesystem;
+    fs::create_directories(dir);
+    const fs::path tmp = fs::temp_directory_path() / "b2nd-store-seed";
+    fs::remove_all(tmp);
+    fs::create_directories(tmp);
+    const auto arr = [](std::int64_t n) {
+        std::vector<std::int32_t> v(static_cast<std::size_t>(n));
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            v[i] = static_cast<std::int32_t>(i * 3);
+        }
+        b2nd::CreateOptions o;
+        o.chunk_shape = {n / 2 > 0 ? n / 2 : 1};
+        o.block_shape = {n / 4 > 0 ? n / 4 : 1};
+        return b2nd::AnyArray::create_in_memory_from(
+            b2nd::dtype_of<std::int32_t>(), {n},
+            {reinterpret_cast<const std::uint8_t*>(v.data()), v.size() * 4}, o);
+    };
+    for (const char* form : {"seed.b2z", "seed.b2d"}) {
+        b2nd::StoreOptions so;
+        so.threshold = 200;
+        auto w = b2nd::StoreWriter::create((tmp / form).string(), so);
+        w.put("/big", arr(100));
+        w.put("/g/small", arr(8));
+        w.put("/g/sub/tiny", arr(3));
+        w.set_vlmeta("/", "title", b2nd::Value("seed"));
+        w.set_vlmeta("/g", "pair", b2nd::Value::tuple({1, "x"}));
+        w.commit();
+    }
+    fs::copy_file(tmp / "seed.b2z", fs::path(dir) / "tree.b2z",
+                  fs::copy_options::overwrite_existing);
+    fs::copy_file(tmp / "seed.b2d" / "embed.b2e", fs::path(dir) / "embed.b2e",
+                  fs::copy_options::overwrite_existing);
+    fs::remove_all(tmp);
+}
+
 int main(int argc, char** argv) {
     if (argc != 2) {
         std::fprintf(stderr, "usage: %s OUTDIR\n", argv[0]);
         return 2;
     }
     const std::string root = argv[1];
+    write_store_seeds(root + "/fuzz_store");
     const std::string dir = root + "/fuzz_chunk_decode";
     int count = 0;
     auto save = [&](const std::string& name, const std::vector<std::uint8_t>& bytes) {

@@ -65,7 +65,8 @@ struct StoreEntry {
     LeafStorage storage = LeafStorage::none;
     /// external: the file, relative to the store; member: the member's name; else empty.
     std::string file;
-    /// member: the frame's window in the archive; embedded: its window in embed.b2e's bytes.
+    /// member: the frame's window in the archive; embedded: its window in embed.b2e's bytes
+    /// (external files: 0, describe() gives sizes).
     std::uint64_t offset = 0;
     std::uint64_t length = 0;
     /// remote: the array's path and server.

@@ -33,6 +33,7 @@ struct Function {
     Fn fn;
     double (*f1)(double) = nullptr;
     double (*f2)(double, double) = nullptr;
+    float (*f1f)(float) = nullptr;  ///< the float32 form, where NumPy computes in float32
 };
 
 double d_sin(double x) {
@@ -104,6 +105,30 @@ double d_trunc(double x) {
 double d_rint(double x) {
     return std::nearbyint(x);
 }
+float f_sin(float x) {
+    return std::sin(x);
+}
+float f_cos(float x) {
+    return std::cos(x);
+}
+float f_tan(float x) {
+    return std::tan(x);
+}
+float f_exp(float x) {
+    return std::exp(x);
+}
+float f_log(float x) {
+    return std::log(x);
+}
+float f_log10(float x) {
+    return std::log10(x);
+}
+float f_sqrt(float x) {
+    return std::sqrt(x);
+}
+float f_tanh(float x) {
+    return std::tanh(x);
+}
 double d_atan2(double y, double x) {
     return std::atan2(y, x);
 }
@@ -119,25 +144,25 @@ double d_fmod(double x, double y) {
 }
 
 const Function kFunctions[] = {
-    {"sin", 1, Fn::real1, d_sin},
-    {"cos", 1, Fn::real1, d_cos},
-    {"tan", 1, Fn::real1, d_tan},
+    {"sin", 1, Fn::real1, d_sin, nullptr, f_sin},
+    {"cos", 1, Fn::real1, d_cos, nullptr, f_cos},
+    {"tan", 1, Fn::real1, d_tan, nullptr, f_tan},
     {"arcsin", 1, Fn::real1, d_asin},
     {"arccos", 1, Fn::real1, d_acos},
     {"arctan", 1, Fn::real1, d_atan},
     {"sinh", 1, Fn::real1, d_sinh},
     {"cosh", 1, Fn::real1, d_cosh},
-    {"tanh", 1, Fn::real1, d_tanh},
+    {"tanh", 1, Fn::real1, d_tanh, nullptr, f_tanh},
     {"arcsinh", 1, Fn::real1, d_asinh},
     {"arccosh", 1, Fn::real1, d_acosh},
     {"arctanh", 1, Fn::real1, d_atanh},
-    {"exp", 1, Fn::real1, d_exp},
+    {"exp", 1, Fn::real1, d_exp, nullptr, f_exp},
     {"expm1", 1, Fn::real1, d_expm1},
-    {"log", 1, Fn::real1, d_log},
-    {"log10", 1, Fn::real1, d_log10},
+    {"log", 1, Fn::real1, d_log, nullptr, f_log},
+    {"log10", 1, Fn::real1, d_log10, nullptr, f_log10},
     {"log1p", 1, Fn::real1, d_log1p},
     {"log2", 1, Fn::real1, d_log2},
-    {"sqrt", 1, Fn::real1, d_sqrt},
+    {"sqrt", 1, Fn::real1, d_sqrt, nullptr, f_sqrt},
     {"floor", 1, Fn::real1, d_floor},
     {"ceil", 1, Fn::real1, d_ceil},
     {"trunc", 1, Fn::real1, d_trunc},
@@ -841,6 +866,12 @@ private:
                 out.weak = a.weak;
                 out.single = a.single;
                 out.real.resize(m);
+                if (out.single && f.f1f != nullptr) {
+                    for (std::size_t k = 0; k < m; ++k) {
+                        out.real[k] = static_cast<double>(f.f1f(static_cast<float>(pa[k])));
+                    }
+                    return;
+                }
                 for (std::size_t k = 0; k < m; ++k) {
                     out.real[k] = f.f1(pa[k]);
                 }

@@ -373,8 +373,9 @@ std::shared_ptr<const BlockOrigin> lazy_origin(const ArrayCore& core, const Open
     }
     const fs::path base = base_dir(core, o);
     OpenOptions oo;
-    oo.nthreads = 1;  // the carrier's reads run blocks in parallel already
-    oo.cache_bytes = o.cache_bytes;
+    oo.nthreads = 1;     // the carrier's reads run blocks in parallel already
+    oo.cache_bytes = 0;  // each operand block is read once per result block, which the
+                         // carrier's own cache keeps
     const Grid& g = core.grid();
     const int nd = g.ndim();
     std::vector<Operand> ops;

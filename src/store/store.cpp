@@ -305,12 +305,18 @@ Store Store::open(const std::string& path) {
         o.raw_objects = true;
         o.cache_bytes = 1 << 20;
         impl->embed = AnyArray::open(embed.string(), o);
+        // Names only (no stat per file, no path canonicalization): opening costs the walk.
+        const std::string root = fs::path(path).lexically_normal().generic_string();
         for (auto it = fs::recursive_directory_iterator(path, ec);
              !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-            if (!it->is_regular_file(ec)) {
+            if (it->is_directory(ec)) {
                 continue;
             }
-            const std::string rel = fs::relative(it->path(), path, ec).generic_string();
+            std::string rel = it->path().lexically_normal().generic_string();
+            rel = rel.compare(0, root.size(), root) == 0 ? rel.substr(root.size()) : rel;
+            while (!rel.empty() && rel[0] == '/') {
+                rel.erase(0, 1);
+            }
             const char* kind = detail::leaf_kind_of_file(rel);
             if (rel == "embed.b2e" || kind == nullptr) {
                 continue;
@@ -320,7 +326,6 @@ Store Store::open(const std::string& path) {
             e.kind = kind;
             e.storage = LeafStorage::external;
             e.file = rel;
-            e.length = static_cast<std::uint64_t>(it->file_size(ec));
             files.push_back(std::move(e));
         }
         if (ec) {

@@ -16,6 +16,13 @@ namespace fs = std::filesystem;
 
 void check_input(const std::string& path) {
     std::error_code ec;
+    const std::string store_hint = "; 'b2nd ls " + path +
+                                   "' lists its keys, and a leaf reads as " + path + ":/KEY";
+    if (fs::is_directory(path, ec) && fs::exists(fs::path(path) / "embed.b2e", ec) &&
+        !fs::exists(fs::path(path) / "chunks.b2frame", ec)) {
+        throw FormatError(detail::quoted_path(path) + ": this is a python-blosc2 store" +
+                          store_hint);
+    }
     if (!fs::is_regular_file(path, ec)) {
         return;  // a directory, or nothing: the library says what is wrong
     }
@@ -30,6 +37,10 @@ void check_input(const std::string& path) {
         throw FormatError(detail::quoted_path(path) +
                           ": this is a NumPy .npy file, not a b2nd array; 'b2nd import " + path +
                           " OUT.b2nd' converts it");
+    }
+    if (other == "a zip archive") {
+        throw FormatError(detail::quoted_path(path) + ": this is a zip archive, not a b2nd array" +
+                          " (a python-blosc2 .b2z store? " + store_hint.substr(2) + ")");
     }
     if (!other.empty()) {
         throw FormatError(detail::quoted_path(path) + ": this is " + other + ", not a b2nd array");

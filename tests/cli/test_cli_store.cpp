@@ -112,6 +112,12 @@ TEST_CASE("cli: ls --json lists every store of the corpus as its manifest says",
     CHECK(stores == 7);
     CHECK(run("ls " + q(stores_dir() + "/trees/t1.b2d")).output.find("/group/sub/counts") !=
           std::string::npos);
+    // A store given where an array is expected says how to read it.
+    for (const char* store : {"/trees/t1.b2z", "/trees/t1.b2d"}) {
+        const Run as_array = run("info " + q(stores_dir() + store));
+        CHECK(as_array.status != 0);
+        CHECK_THAT(as_array.output, Contains("b2nd ls") && Contains(":/KEY"));
+    }
     const Run bad = run("ls " + q(stores_dir() + "/lazy/a.b2nd"));
     CHECK(bad.status != 0);
     CHECK_THAT(bad.output, Contains("a.b2nd"));

@@ -252,3 +252,37 @@ TEST_CASE("objects: proxy caches serve what their bitmaps name and refuse the re
     }
     CHECK(n == 2);
 }
+
+TEST_CASE("objects: the plain arrays of the store corpus (operands, sources) read as expected",
+          "[objects][golden]") {
+    if (b2nd::test::corpus_dir().empty()) {
+        B2ND_SKIP("corpus not found at " B2ND_CORPUS_DIR);
+    }
+    int n = 0;
+    for (const Json& c : cases_of("ndarray")) {
+        const std::string file = stores_dir() + "/" + c["file"].as_string();
+        INFO(file);
+        const b2nd::AnyArray a = b2nd::AnyArray::open(file);
+        CHECK(b2nd::object_kind(a.frame()) == b2nd::ObjectKind::ndarray);
+        CHECK(a.dtype().str() == c["dtype"].as_string());
+        B2ND_REQUIRE_SAME_BYTES(
+            a.read(), b2nd::test::read_npy_payload(stores_dir() + "/" + c["npy"].as_string()).data);
+        ++n;
+    }
+    for (const Json& c : cases_of("indexed")) {
+        const std::string file = stores_dir() + "/" + c["file"].as_string();
+        INFO(file);
+        B2ND_REQUIRE_SAME_BYTES(
+            b2nd::AnyArray::open(file).read(),
+            b2nd::test::read_npy_payload(stores_dir() + "/" + c["npy"].as_string()).data);
+        for (const Json& side : c["sidecars"].as_array()) {
+            const b2nd::AnyArray s =
+                b2nd::AnyArray::open(stores_dir() + "/" + side["file"].as_string());
+            B2ND_REQUIRE_SAME_BYTES(
+                s.read(),
+                b2nd::test::read_npy_payload(stores_dir() + "/" + side["npy"].as_string()).data);
+        }
+        ++n;
+    }
+    CHECK(n >= 12);
+}

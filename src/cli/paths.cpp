@@ -16,8 +16,8 @@ namespace fs = std::filesystem;
 
 void check_input(const std::string& path) {
     std::error_code ec;
-    const std::string store_hint = "; 'b2nd ls " + path +
-                                   "' lists its keys, and a leaf reads as " + path + ":/KEY";
+    const std::string store_hint =
+        "; 'b2nd ls " + path + "' lists its keys, and a leaf reads as " + path + ":/KEY";
     if (fs::is_directory(path, ec) && fs::exists(fs::path(path) / "embed.b2e", ec) &&
         !fs::exists(fs::path(path) / "chunks.b2frame", ec)) {
         throw FormatError(detail::quoted_path(path) + ": this is a python-blosc2 store" +

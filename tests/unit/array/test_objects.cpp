@@ -286,3 +286,117 @@ TEST_CASE("objects: the plain arrays of the store corpus (operands, sources) rea
     }
     CHECK(n >= 12);
 }
+
+TEST_CASE("objects: every kind python-blosc2 tells by metalayer is named, in python's order",
+          "[objects]") {
+    b2nd::test::TempDir tmp;
+    const auto msg = [](const b2nd::Value& v) { return v.to_msgpack(); };
+    struct Case {
+        const char* meta;
+        std::vector<std::uint8_t> content;
+        b2nd::ObjectKind kind;
+        const char* refusal;  // what the error says ("" when it reads)
+    };
+    const Case cases[] = {
+        {"vlarray", msg(b2nd::Value::map({{"version", 1}})), b2nd::ObjectKind::objectarray,
+         "variable-length"},
+        {"batcharray", msg(b2nd::Value::map({{"version", 1}})), b2nd::ObjectKind::batcharray,
+         "variable-length"},
+        {"listarray", msg(b2nd::Value::map({{"version", 1}})), b2nd::ObjectKind::listarray,
+         "variable-length"},
+        {"b2o", msg(b2nd::Value::map({{"kind", "c2array"}, {"version", 1}})),
+         b2nd::ObjectKind::c2array, "remote"},
+        {"b2o", msg(b2nd::Value::map({{"kind", "future"}, {"version", 1}})),
+         b2nd::ObjectKind::b2object, "does not know"},
+        {"LazyArray", msg(b2nd::Value(7)), b2nd::ObjectKind::b2object, "does not know"},
+        {"b2tree", msg(b2nd::Value::map({{"version", 1}})), b2nd::ObjectKind::treestore,
+         "Store::open"},
+    };
+    int i = 0;
+    for (const Case& c : cases) {
+        INFO(c.meta);
+        const std::string path = tmp / ("k" + std::to_string(i++) + ".b2nd");
+        b2nd::CreateOptions o;
+        o.metalayers = {{c.meta, c.content}};
+        (void)b2nd::AnyArray::create(path, b2nd::dtype_of<std::int32_t>(), {10}, o);
+        b2nd::OpenOptions raw;
+        raw.raw_objects = true;
+        CHECK(b2nd::object_kind(b2nd::AnyArray::open(path, raw).frame()) == c.kind);
+        CHECK_THROWS_WITH(b2nd::AnyArray::open(path),
+                          Catch::Contains(b2nd::to_string(c.kind)) && Catch::Contains(c.refusal));
+    }
+    // python's order: proxy-source decides before b2o, b2o before the containers.
+    b2nd::CreateOptions both;
+    both.metalayers = {{"vlarray", msg(b2nd::Value::map({{"version", 1}}))},
+                       {"b2o", msg(b2nd::Value::map({{"kind", "lazyudf"}, {"version", 1}}))}};
+    const std::string p = tmp / "both.b2nd";
+    (void)b2nd::AnyArray::create(p, b2nd::dtype_of<std::int32_t>(), {10}, both);
+    b2nd::OpenOptions raw;
+    raw.raw_objects = true;
+    CHECK(b2nd::object_kind(b2nd::AnyArray::open(p, raw).frame()) == b2nd::ObjectKind::udf);
+}
+
+TEST_CASE("objects: a persisted expression with a bad recipe is refused by name", "[objects]") {
+    b2nd::test::TempDir tmp;
+    const auto carrier = [&](const std::string& name, const b2nd::Value& recipe) {
+        const std::string path = tmp / name;
+        b2nd::CreateOptions o;
+        o.metalayers = {
+            {"b2o", b2nd::Value::map({{"kind", "lazyexpr"}, {"version", 1}}).to_msgpack()}};
+        auto a = b2nd::AnyArray::create(path, b2nd::dtype_of<double>(), {4}, o);
+        a.attrs().set("b2o", recipe);
+        return path;
+    };
+    const auto recipe = [](const std::string& expr, const b2nd::Value& operands) {
+        return b2nd::Value::map(
+            {{"kind", "lazyexpr"}, {"version", 1}, {"expression", expr}, {"operands", operands}});
+    };
+    const auto ref = [](const std::string& p) {
+        return b2nd::Value::map({{"kind", "urlpath"}, {"version", 1}, {"urlpath", p}});
+    };
+    std::vector<double> v{1, 2, 3, 4};
+    (void)b2nd::NDArray<double>::create_from(tmp / "x.b2nd", {4}, v.data(), v.size());
+    (void)b2nd::NDArray<double>::create_from(tmp / "y.b2nd", {2}, v.data(), 2);
+    const b2nd::Value ops = b2nd::Value::map({{"x", ref("x.b2nd")}});
+    CHECK_THROWS_WITH(b2nd::AnyArray::open(carrier("syntax.b2nd", recipe("x +", ops))),
+                      Catch::Contains("x +") && Catch::Contains("position"));
+    CHECK_THROWS_WITH(b2nd::AnyArray::open(carrier("name.b2nd", recipe("x + z", ops))),
+                      Catch::Contains("'z'"));
+    CHECK_THROWS_WITH(b2nd::AnyArray::open(carrier("fn.b2nd", recipe("frob(x)", ops))),
+                      Catch::Contains("frob"));
+    CHECK_THROWS_WITH(
+        b2nd::AnyArray::open(
+            carrier("missing.b2nd", recipe("x", b2nd::Value::map({{"x", ref("nope.b2nd")}})))),
+        Catch::Contains("nope.b2nd"));
+    CHECK_THROWS_WITH(
+        b2nd::AnyArray::open(carrier(
+            "shape.b2nd",
+            recipe("x + y", b2nd::Value::map({{"x", ref("x.b2nd")}, {"y", ref("y.b2nd")}})))),
+        Catch::Contains("broadcast"));
+    // A carrier whose operand is itself: a cycle, stopped.
+    CHECK_THROWS_WITH(
+        b2nd::AnyArray::open(
+            carrier("self.b2nd", recipe("s + 1", b2nd::Value::map({{"s", ref("self.b2nd")}})))),
+        Catch::Contains("nest"));
+    // Division by zero as NumPy: floats give inf, integers 0; bitwise on floats is refused when
+    // read.
+    std::vector<std::int64_t> iv{-7, 7, 9, 4};
+    (void)b2nd::NDArray<std::int64_t>::create_from(tmp / "i.b2nd", {4}, iv.data(), iv.size());
+    const auto ok = b2nd::AnyArray::open(carrier(
+        "good.b2nd", recipe("x // 0 + i // 0 + i // 2 + i % -4 + i ** 2",
+                            b2nd::Value::map({{"x", ref("x.b2nd")}, {"i", ref("i.b2nd")}}))));
+    const auto got = ok.read();
+    double d[4];
+    std::memcpy(d, got.data(), sizeof d);
+    CHECK(std::isinf(d[0]));
+    const auto ints = b2nd::AnyArray::open(carrier(
+        "ints.b2nd",
+        recipe("i // 0 + i // 2 + i % -4 + i ** 2", b2nd::Value::map({{"i", ref("i.b2nd")}}))));
+    const auto gi = ints.read();
+    std::memcpy(d, gi.data(), sizeof d);
+    // Python: -7 // 2 = -4, -7 % -4 = -3, 49; 7 // 2 = 3, 7 % -4 = -1, 49.
+    CHECK(d[0] == -4.0 - 3.0 + 49.0);
+    CHECK(d[1] == 3.0 - 1.0 + 49.0);
+    const auto bad = b2nd::AnyArray::open(carrier("bits.b2nd", recipe("x & 1", ops)));
+    CHECK_THROWS_WITH(bad.read(), Catch::Contains("floats"));
+}

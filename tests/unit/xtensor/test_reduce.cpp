@@ -2,6 +2,7 @@
 // the new operations (prod, var, std, any, all, count_nonzero, argmin, argmax), NaN and ties as
 // NumPy treats them, compensated sums, and results that do not depend on the thread count.
 #include <cmath>
+#include <filesystem>
 #include <limits>
 
 #include <catch2/catch.hpp>
@@ -287,4 +288,23 @@ TEST_CASE("sums are compensated and do not depend on the thread count", "[xtenso
         CHECK((b2nd::var(f.arr, ax) == one_var));
     }
     CHECK(one == Approx(xt::sum(xt::cast<double>(f.mem))()).epsilon(1e-12));
+}
+
+TEST_CASE("reduce: a python-blosc2 persisted expression reduces and reads as its values",
+          "[xtensor][reduce][golden]") {
+    const std::string corpus = B2ND_CORPUS_DIR;
+    if (!std::filesystem::exists(corpus + "/stores/lazy/expr_arith.b2nd")) {
+        B2ND_SKIP("corpus not found at " B2ND_CORPUS_DIR);
+    }
+    // expr_arith: a + b * 2 over (30, 40) float64 operands; its carrier's chunks are zeros.
+    const auto e = b2nd::NDArray<double>::open(corpus + "/stores/lazy/expr_arith.b2nd");
+    const auto a = b2nd::read(b2nd::NDArray<double>::open(corpus + "/stores/lazy/a.b2nd"));
+    const auto b = b2nd::read(b2nd::NDArray<double>::open(corpus + "/stores/lazy/b.b2nd"));
+    const xt::xarray<double> want = a + b * 2.0;
+    b2nd::ReduceOptions o;
+    o.axes = {1};
+    CHECK(xt::allclose(b2nd::sum(e, o), xt::sum(want, {1})));
+    CHECK(xt::allclose(b2nd::read(e), want));
+    const bool all_zero = xt::all(xt::equal(b2nd::read(e), 0.0));
+    CHECK(!all_zero);
 }

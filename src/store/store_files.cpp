@@ -2,6 +2,9 @@
 // holders built as python builds them, .b2z archives written whole and renamed, .b2d leaves
 // written under temporary names and renamed, all under the store-wide lock.
 #include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -250,10 +253,40 @@ void change(StoreModel& m, const std::function<void(StoreModel&)>& fn) {
     lo.writable = true;
     lo.lock_wait_ms = 10000;
     const storage::Frame lock = storage::Frame::open((fs::path(m.path) / "embed.b2e").string(), lo);
+    sweep_temporaries(m.path);
     fn(m);
     ++m.tick;
     write_store(m);
     adopt(m, Store::open(m.path));
+}
+
+void sweep_temporaries(const std::string& dir) {
+    // NAME.PID.tmp[.tmp]: what python's writers and ours leave when killed mid-write. Those of live
+    // processes (a writer at work) stay.
+    std::error_code ec;
+    std::vector<fs::path> stale;
+    for (auto it = fs::recursive_directory_iterator(dir, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        const fs::path& p = it->path();
+        if (p.extension() != ".tmp") {
+            continue;
+        }
+        fs::path base = p;
+        while (base.extension() == ".tmp") {  // NAME.PID.tmp, and a frame built under it: .tmp.tmp
+            base = base.stem();
+        }
+        const std::string pid = base.extension().string();  // ".PID"
+        if (pid.size() < 2 || pid.find_first_not_of("0123456789", 1) != std::string::npos) {
+            continue;
+        }
+        const long n = std::strtol(pid.c_str() + 1, nullptr, 10);
+        if (n > 0 && ::kill(static_cast<pid_t>(n), 0) != 0 && errno == ESRCH) {
+            stale.push_back(p);
+        }
+    }
+    for (const fs::path& p : stale) {
+        fs::remove(p, ec);
+    }
 }
 
 void remove_store_path(const std::string& path) {

@@ -1,6 +1,7 @@
 // Zip archives as directories of byte sources: python-blosc2's .b2z stores (../shared/corpus/
 // stores) list their members, and every array member opens in place, as a window of the one
 // mapping of the archive, with its expected content; damaged archives are refused by name.
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -15,6 +16,7 @@
 
 #include "support/files.hpp"
 #include "support/reference.hpp"
+#include "support/temp_dir.hpp"
 
 using b2nd::ByteSpan;
 using b2nd::storage::ZipDirectory;
@@ -223,4 +225,45 @@ TEST_CASE("zip: ZIP64 end records and extra fields are read", "[storage][zip]") 
     bad[bad.size() - 22 - 20 + 8] ^= 0x01;
     CHECK_THROWS_WITH(ZipDirectory::read(in_memory(bad, "z64bad.zip")),
                       Catch::Contains("\"z64bad.zip\"") && Catch::Contains("ZIP64"));
+}
+
+TEST_CASE("zip: archives ZipWriter writes read back, plain and ZIP64, and pass Python's zipfile",
+          "[storage][zip]") {
+    b2nd::test::TempDir tmp;
+    std::vector<std::uint8_t> big(300000), small{1, 2, 3};
+    for (std::size_t i = 0; i < big.size(); ++i) {
+        big[i] = static_cast<std::uint8_t>(i * 31 + 7);
+    }
+    for (const bool zip64 : {false, true}) {
+        INFO((zip64 ? "ZIP64" : "plain"));
+        const std::string path = tmp / (zip64 ? "z64.zip" : "z.zip");
+        {
+            b2nd::storage::ZipWriter w(path, zip64);
+            w.add("dir/big.bin", *in_memory(big, "big"));
+            w.add("small.bin", *in_memory(small, "small"));
+            w.add("empty.bin", *in_memory({}, "empty"));
+            CHECK_THROWS_AS(w.add("small.bin", *in_memory(small, "again")), b2nd::UsageError);
+            w.finish();
+        }
+        const auto zip =
+            ZipDirectory::read(b2nd::storage::mapped_source(b2nd::storage::MappedFile::open(path)));
+        REQUIRE(zip.members().size() == 3);
+        CHECK(zip.members()[0].name == "dir/big.bin");
+        const auto read_member = [&](const char* name) {
+            const auto src = zip.open(*zip.find(name));
+            const ByteSpan v = src->view()->bytes;
+            return std::vector<std::uint8_t>(v.begin(), v.end());
+        };
+        CHECK(read_member("dir/big.bin") == big);
+        CHECK(read_member("small.bin") == small);
+        CHECK(read_member("empty.bin").empty());
+        if (std::system("python3 -c 'import zipfile' >/dev/null 2>&1") == 0) {
+            const std::string cmd =
+                "python3 -c \"import zipfile,sys; z=zipfile.ZipFile(sys.argv[1]); "
+                "assert z.testzip() is None; assert len(z.read('dir/big.bin')) == 300000; "
+                "assert z.read('small.bin') == bytes([1,2,3])\" '" +
+                path + "'";
+            CHECK(std::system(cmd.c_str()) == 0);
+        }
+    }
 }

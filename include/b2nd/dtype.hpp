@@ -59,9 +59,15 @@ public:
     const std::string& unit() const noexcept { return unit_; }
     const std::vector<Field>& fields() const noexcept;
     bool is_structured() const noexcept { return kind_ == Kind::structured; }
+    /// A structured dtype numpy made with align=True (its dict form says 'aligned': True).
+    bool aligned() const noexcept { return aligned_; }
 
     /// The NumPy dtype string (round-trips what parse() accepted, in NumPy's spelling).
     std::string str() const;
+    /// What a .npy header's 'descr' holds for it (numpy.lib.format): a quoted dtype string, or
+    /// for a structured dtype the list form with ('', '|V<n>') entries for padding, which
+    /// numpy.load reads (it refuses the dict form str() gives padded structs).
+    std::string npy_descr() const;
     /// True when reading requires swapping bytes to this machine's order.
     bool needs_byteswap() const noexcept;
     /// The same dtype in this machine's byte order.
@@ -79,6 +85,7 @@ private:
     char byteorder_ = '|';
     std::string unit_;
     std::shared_ptr<const std::vector<Field>> fields_;
+    bool aligned_ = false;  ///< a structured dtype numpy made with align=True
 };
 
 /// The dtype of a C++ element type (this machine's byte order). Specialize dtype_traits for

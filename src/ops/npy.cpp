@@ -162,9 +162,16 @@ NpyHeader parse_npy_header(ByteSpan bytes) {
 }
 
 std::vector<std::uint8_t> npy_header(const DType& dtype, const Shape& shape) {
-    const std::string descr = dtype.is_structured() ? dtype.str() : "'" + dtype.str() + "'";
+    const std::string descr = dtype.npy_descr();
     std::string dict =
         "{'descr': " + descr + ", 'fortran_order': False, 'shape': " + to_string(shape) + ", }";
+    // numpy.lib.format's spare room, so that the header can be rewritten in place when the
+    // array grows along its first axis: 21 characters less the digits it has now. With it the
+    // header is the one numpy.save writes, byte for byte.
+    if (!shape.empty()) {
+        const std::size_t digits = std::to_string(shape[0]).size();
+        dict.append(digits < 21 ? 21 - digits : 0, ' ');
+    }
     const bool v2 = dict.size() + 11 > 65535;
     const std::size_t prefix = v2 ? 12 : 10;
     const std::size_t total = (prefix + dict.size() + 1 + 63) / 64 * 64;

@@ -174,6 +174,7 @@ public:
     }
 
     static DType with_unit(DType d, const std::string& unit);
+    static DType with_aligned(DType d);
     /// NumPy itself caps an itemsize at 2^31 - 1; larger sizes in a file are hostile.
     std::int64_t bounded(std::int64_t v) const {
         if (v < 0 || v > kMaxItemsize) {
@@ -308,8 +309,10 @@ private:
         expect('{');
         std::vector<std::string> names;
         std::vector<DType> formats;
+        std::vector<std::vector<std::int64_t>> shapes;  // sub-array fields: ('<i2', (3,))
         std::vector<std::int64_t> offsets;
         std::int64_t itemsize = -1;
+        bool aligned = false;
         while (!accept('}')) {
             const std::string key = parse_string();
             expect(':');
@@ -325,7 +328,15 @@ private:
             } else if (key == "formats") {
                 expect('[');
                 while (!accept(']')) {
-                    formats.push_back(parse_format());
+                    if (accept('(')) {
+                        formats.push_back(parse_format());
+                        expect(',');
+                        shapes.push_back(parse_shape());
+                        expect(')');
+                    } else {
+                        formats.push_back(parse_format());
+                        shapes.emplace_back();
+                    }
                     if (!accept(',')) {
                         expect(']');
                         break;
@@ -342,6 +353,8 @@ private:
                 }
             } else if (key == "itemsize") {
                 itemsize = parse_int();
+            } else if (key == "aligned") {
+                aligned = parse_bool();
             } else {
                 fail("unsupported structured dtype key '" + key + "'");
             }
@@ -360,8 +373,13 @@ private:
             DType::Field f;
             f.name = names[i];
             f.type = std::make_shared<const DType>(formats[i]);
+            f.shape = shapes[i];
+            std::int64_t count = 1;
+            for (const std::int64_t e : f.shape) {
+                count = bounded(count * std::max<std::int64_t>(e, 0));
+            }
             f.offset = offsets.empty() ? packed : bounded(offsets[i]);
-            packed = std::max(packed, bounded(f.offset + formats[i].itemsize()));
+            packed = std::max(packed, bounded(f.offset + bounded(formats[i].itemsize() * count)));
             fields.push_back(std::move(f));
         }
         if (itemsize < 0) {
@@ -371,7 +389,21 @@ private:
         if (itemsize < packed) {
             fail("itemsize " + num(itemsize) + " is smaller than the fields (" + num(packed) + ")");
         }
-        return structured(std::move(fields), itemsize);
+        DType d = structured(std::move(fields), itemsize);
+        return aligned ? with_aligned(std::move(d)) : d;
+    }
+
+    bool parse_bool() {
+        skip_ws();
+        for (const auto& [word, v] :
+             {std::pair<const char*, bool>{"True", true}, {"False", false}}) {
+            const std::size_t n = std::char_traits<char>::length(word);
+            if (s_.substr(pos_, n) == word) {
+                pos_ += n;
+                return v;
+            }
+        }
+        fail("True or False expected");
     }
 
     std::string_view s_;
@@ -403,7 +435,13 @@ void reverse_units(std::uint8_t* p, std::int64_t n, std::int64_t unit) {
 struct DTypeAccess {
     static void set_unit(DType& d, const std::string& u);
     static void set_fields(DType& d, std::vector<DType::Field> f);
+    static void set_aligned(DType& d, bool a) { d.aligned_ = a; }
 };
+
+DType Parser::with_aligned(DType d) {
+    DTypeAccess::set_aligned(d, true);
+    return d;
+}
 
 DType Parser::with_unit(DType d, const std::string& unit) {
     DTypeAccess::set_unit(d, unit);
@@ -438,27 +476,52 @@ const std::vector<DType::Field>& DType::fields() const noexcept {
     return fields_ ? *fields_ : kNone;
 }
 
+namespace {
+
+/// numpy's short construction repr of a field's type (numpy/_core/_dtype.py,
+/// _construction_repr(short=True)): what str(dtype) writes inside a structured dtype: '?',
+/// 'u1', 'S3', 'V4', '<U2', '<M8[s]', '<f8'; a nested struct unquoted.
+std::string field_repr(const DType& t) {
+    if (t.is_structured()) {
+        return t.str();
+    }
+    const std::string order = t.byteorder() == '|' ? "" : std::string(1, t.byteorder());
+    switch (t.kind()) {
+        case DType::Kind::boolean:
+            return "'?'";
+        case DType::Kind::bytes:
+            return "'S" + num(t.itemsize()) + "'";
+        case DType::Kind::void_:
+            return "'V" + num(t.itemsize()) + "'";
+        case DType::Kind::unicode:
+            return "'" + order + "U" + num(t.itemsize() / 4) + "'";
+        default:
+            return "'" + order + t.str().substr(1) + "'";
+    }
+}
+
+}  // namespace
+
 std::string DType::str() const {
     if (kind_ == Kind::structured) {
         const auto& fs = fields();
-        bool packed = true;
+        bool packed = !aligned_;  // numpy: an aligned struct is always the dict form
         std::int64_t offset = 0;
         for (const Field& f : fs) {
             packed = packed && f.offset == offset;
             offset += f.type->itemsize() * field_count(f);
         }
         packed = packed && offset == itemsize_;
+        const auto format = [](const Field& f) {
+            return f.shape.empty() ? field_repr(*f.type)
+                                   : field_repr(*f.type) + ", " + shape_repr(f.shape);
+        };
         std::string s;
         if (packed) {
             s = "[";
             for (std::size_t i = 0; i < fs.size(); ++i) {
-                s += (i > 0 ? ", " : "") + std::string("('") + fs[i].name + "', ";
-                const std::string t = fs[i].type->str();
-                s += fs[i].type->is_structured() ? t : "'" + t + "'";
-                if (!fs[i].shape.empty()) {
-                    s += ", " + shape_repr(fs[i].shape);
-                }
-                s += ")";
+                s += (i > 0 ? ", " : "") + std::string("('") + fs[i].name + "', " + format(fs[i]) +
+                     ")";
             }
             return s + "]";
         }
@@ -468,13 +531,14 @@ std::string DType::str() const {
         }
         s += "], 'formats': [";
         for (std::size_t i = 0; i < fs.size(); ++i) {
-            s += (i > 0 ? ", '" : "'") + fs[i].type->str() + "'";
+            s += (i > 0 ? ", " : "") +
+                 (fs[i].shape.empty() ? format(fs[i]) : "(" + format(fs[i]) + ")");
         }
         s += "], 'offsets': [";
         for (std::size_t i = 0; i < fs.size(); ++i) {
             s += (i > 0 ? ", " : "") + num(fs[i].offset);
         }
-        return s + "], 'itemsize': " + num(itemsize_) + "}";
+        return s + "], 'itemsize': " + num(itemsize_) + (aligned_ ? ", 'aligned': True}" : "}");
     }
     std::string s(1, byteorder_);
     s += static_cast<char>(kind_);
@@ -483,6 +547,44 @@ std::string DType::str() const {
         s += "[" + unit_ + "]";
     }
     return s;
+}
+
+std::string DType::npy_descr() const {
+    if (kind_ != Kind::structured) {
+        return "'" + str() + "'";
+    }
+    // numpy.lib.format writes dtype.descr: the list form, fields in offset order, the bytes no
+    // field covers as ('', '|V<n>') entries, nested structs by their own descr.
+    std::vector<const Field*> fs;
+    for (const Field& f : fields()) {
+        fs.push_back(&f);
+    }
+    std::stable_sort(fs.begin(), fs.end(),
+                     [](const Field* a, const Field* b) { return a->offset < b->offset; });
+    std::string s = "[";
+    std::int64_t at = 0;
+    const auto pad = [&](std::int64_t n) {
+        s += (s.size() > 1 ? ", " : "") + std::string("('', '|V") + num(n) + "')";
+    };
+    for (const Field* f : fs) {
+        if (f->offset < at) {
+            return str();  // overlapping fields: no list form says it
+        }
+        if (f->offset > at) {
+            pad(f->offset - at);
+        }
+        s +=
+            (s.size() > 1 ? ", " : "") + std::string("('") + f->name + "', " + f->type->npy_descr();
+        if (!f->shape.empty()) {
+            s += ", " + shape_repr(f->shape);
+        }
+        s += ")";
+        at = f->offset + f->type->itemsize() * field_count(*f);
+    }
+    if (itemsize_ > at) {
+        pad(itemsize_ - at);
+    }
+    return s + "]";
 }
 
 bool DType::needs_byteswap() const noexcept {

@@ -92,8 +92,45 @@ TEST_CASE("dtype: structured dict form with offsets and padding", "[array]") {
     // Not packed: printed in dict form, which parses back to the same layout.
     CHECK(d.str() ==
           "{'names': ['a', 'b'], 'formats': ['<i2', '<f8'], 'offsets': [0, 8], 'itemsize': 16}");
-    // Packed dict form prints as a list.
-    CHECK(DType::parse("{'names': ['a'], 'formats': ['|u1']}").str() == "[('a', '|u1')]");
+    // Packed dict form prints as a list, field types as numpy's str(dtype) writes them.
+    CHECK(DType::parse("{'names': ['a'], 'formats': ['|u1']}").str() == "[('a', 'u1')]");
+}
+
+TEST_CASE(
+    "dtype: python's str(dtype) forms round-trip: short field types, aligned structs, "
+    "sub-array and nested fields in the dict form; .npy descr with padding",
+    "[array]") {
+    for (const char* s : {
+             "[('id', '<i4'), ('pos', [('x', '<f8'), ('y', '<f8')]), ('flag', '?')]",
+             "[('be', '>i4'), ('s', 'S5'), ('u', '>U2'), ('v', 'V3'), ('t', '<M8[s]'), ('b', "
+             "'i1')]",
+             "{'names': ['a', 'b', 'c'], 'formats': ['<u2', '<f8', 'S3'], 'offsets': [0, 8, 20], "
+             "'itemsize': 32}",
+             "{'names': ['a', 'b'], 'formats': ['u1', '<f8'], 'offsets': [0, 8], 'itemsize': 16, "
+             "'aligned': True}",
+             "{'names': ['v', 'w'], 'formats': [('<i2', (3,)), [('p', '<f4')]], 'offsets': [0, 8], "
+             "'itemsize': 16}",
+         }) {
+        INFO(s);
+        const DType d = DType::parse(s);
+        CHECK(d.str() == s);
+        CHECK(DType::parse(d.str()) == d);
+    }
+    const DType aligned = DType::parse(
+        "{'names': ['a', 'b'], 'formats': ['u1', '<f8'], 'offsets': [0, 8], 'itemsize': 16, "
+        "'aligned': True}");
+    CHECK(aligned.aligned());
+    CHECK(aligned.is_structured());  // not raw bytes
+    CHECK(aligned.npy_descr() == "[('a', '|u1'), ('', '|V7'), ('b', '<f8')]");
+    const DType sub = DType::parse(
+        "{'names': ['v', 'w'], 'formats': [('<i2', (3,)), [('p', '<f4')]], 'offsets': [0, 8], "
+        "'itemsize': 16}");
+    CHECK(sub.fields()[0].shape == std::vector<std::int64_t>{3});
+    CHECK(sub.npy_descr() ==
+          "[('v', '<i2', (3,)), ('', '|V2'), ('w', [('p', '<f4')]), ('', '|V4')]");
+    CHECK(DType::parse("<f8").npy_descr() == "'<f8'");
+    CHECK_THROWS_AS(DType::parse("{'names': ['a'], 'formats': ['u1'], 'aligned': Maybe}"),
+                    b2nd::FormatError);
 }
 
 TEST_CASE("dtype: byte swapping to native order", "[array]") {
@@ -126,8 +163,8 @@ TEST_CASE("dtype: byte swapping to native order", "[array]") {
     CHECK(s[2] == 9);
     CHECK(s[3] == 0);
     CHECK(s[4] == 0);
-    CHECK(st.native().str() == (little ? "[('a', '<u2'), ('b', '|u1'), ('c', '<u2')]"
-                                       : "[('a', '>u2'), ('b', '|u1'), ('c', '>u2')]"));
+    CHECK(st.native().str() == (little ? "[('a', '<u2'), ('b', 'u1'), ('c', '<u2')]"
+                                       : "[('a', '>u2'), ('b', 'u1'), ('c', '>u2')]"));
 }
 
 TEST_CASE("dtype: what cannot be represented is refused clearly", "[array]") {

@@ -1,0 +1,46 @@
+// Records and text from ../shared/corpus/records (issue 26, first step): structured, datetime and
+// fixed-width string arrays export to the .npy numpy.save writes, byte for byte (header included:
+// a padded struct's descr in the list form with padding entries, numpy.lib.format's spare room),
+// and their dtype strings (python's str(dtype)) round-trip through b2nd::DType.
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include <b2nd/b2nd.hpp>
+
+#include "../support/files.hpp"
+#include "../support/json.hpp"
+#include "../support/temp_dir.hpp"
+#include "run.hpp"
+
+using b2nd::test::Json;
+using b2nd::test::q;
+using b2nd::test::run;
+
+TEST_CASE("cli: structured, datetime and string arrays export as numpy.save writes them",
+          "[cli][records][golden]") {
+    if (b2nd::test::corpus_dir().empty()) {
+        B2ND_SKIP("corpus not found at " B2ND_CORPUS_DIR);
+    }
+    const std::string dir = b2nd::test::corpus_dir() + "/records";
+    const Json m = b2nd::test::load_json_file(dir + "/manifest.json");
+    b2nd::test::TempDir tmp;
+    int n = 0;
+    for (const Json& c : m["cases"].as_array()) {
+        const std::string kind = c["kind"].as_string();
+        if (kind != "structured" && kind != "datetime" && kind != "fixed_string") {
+            continue;
+        }
+        INFO(c["name"].as_string());
+        if (c.has("dtype")) {
+            const std::string s = c["dtype"].as_string();
+            CHECK(b2nd::DType::parse(s).str() == s);  // python's str(dtype), as it wrote it
+        }
+        const std::string out = tmp / (c["name"].as_string() + ".npy");
+        REQUIRE(run("export " + q(dir + "/" + c["file"].as_string()) + " " + q(out)).status == 0);
+        B2ND_REQUIRE_SAME_BYTES(b2nd::test::read_file(out),
+                                b2nd::test::read_file(dir + "/" + c["npy"].as_string()));
+        ++n;
+    }
+    CHECK(n == 14);
+}

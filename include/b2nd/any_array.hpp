@@ -170,6 +170,15 @@ public:
     std::vector<std::uint8_t> read(std::initializer_list<DimIndex> sel) const {
         return read(Selection(sel));
     }
+    /// One field of a structured array (nested names joined with '.': "pos.x") over a
+    /// selection: the result's shape is resolve(shape(), sel).shape followed by the field's
+    /// sub-array shape, its dtype the field's (`field_dtype`), stored byte order. Each touched
+    /// block is decoded once and only the field's bytes of each element are copied.
+    /// \throws UsageError naming the file and the fields there are, when there is no such field
+    std::vector<std::uint8_t> read_field(const std::string& field,
+                                         const Selection& sel = {},
+                                         DType* field_dtype = nullptr,
+                                         Shape* result_shape = nullptr) const;
     /// Reads a selection already resolved against shape() (a box, or index lists) into out
     /// (C order of sel.shape; out_bytes must be sel.size() * itemsize()).
     void read(const Resolved& sel, void* out, std::size_t out_bytes) const;

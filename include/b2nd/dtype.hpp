@@ -6,6 +6,7 @@
 #include <complex>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -59,6 +60,15 @@ public:
     const std::string& unit() const noexcept { return unit_; }
     const std::vector<Field>& fields() const noexcept;
     bool is_structured() const noexcept { return kind_ == Kind::structured; }
+    /// One field of a structured dtype, found by name (field()).
+    struct FieldPath {
+        std::shared_ptr<const DType> type;
+        std::vector<std::int64_t> shape;  ///< sub-array shape (empty for a scalar field)
+        std::int64_t offset = 0;          ///< bytes from the element's start
+    };
+    /// The field `name` of a structured dtype; nested fields by names joined with '.'
+    /// ("pos.x"; a name that holds a '.' itself is matched whole first). nullopt when absent.
+    std::optional<FieldPath> field(std::string_view name) const;
     /// A structured dtype numpy made with align=True (its dict form says 'aligned': True).
     bool aligned() const noexcept { return aligned_; }
 

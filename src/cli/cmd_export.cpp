@@ -20,7 +20,7 @@ namespace {
 
 const char* const kExportHelp =
     "usage: b2nd export PATH OUT.npy [--slice EXPR | --points PTS.npy | --mask MASK.npy]\n"
-    "                   [--overwrite] [--dtype DTYPE] [--nthreads N]\n"
+    "                   [--field NAME] [--overwrite] [--dtype DTYPE] [--nthreads N]\n"
     "\n"
     "Writes the array, or part of it, as a .npy file of the same dtype. OUT.npy is written\n"
     "under a temporary name and appears only once complete.\n"
@@ -32,6 +32,8 @@ const char* const kExportHelp =
     "  --points PTS.npy an integer array of shape (N, ndim): those N elements, in order\n"
     "  --mask MASK.npy  a bool ('|b1') array of the array's shape: the elements where it is\n"
     "                   true, in C order (NumPy's a[mask])\n"
+    "  --field NAME     one field of a structured array (nested fields: 'pos.x'), with --slice\n"
+    "                   or alone; a sub-array field adds its shape, as numpy's a['NAME']\n"
     "  --overwrite      replace OUT.npy if it exists (never one of the inputs)\n"
     "  --dtype DTYPE    read items as this NumPy dtype (same size), e.g. for legacy files\n"
     "  --nthreads N     decoding threads (default: all cores)\n"
@@ -88,8 +90,9 @@ std::vector<std::int64_t> load_points(const std::string& path, int ndim, std::in
 }  // namespace
 
 int cmd_export(const std::vector<std::string>& argv) {
-    const Args a = Args::parse(argv, {"--slice", "--points", "--mask", "--dtype", "--nthreads"},
-                               {"--overwrite", "--help"});
+    const Args a =
+        Args::parse(argv, {"--slice", "--points", "--mask", "--field", "--dtype", "--nthreads"},
+                    {"--overwrite", "--help"});
     if (a.has("--help")) {
         std::cout << kExportHelp;
         return 0;
@@ -100,6 +103,9 @@ int cmd_export(const std::vector<std::string>& argv) {
     const OpenOptions o = input_options(a);
     if (a.has("--slice") + a.has("--points") + a.has("--mask") > 1) {
         throw ArgError("give one of --slice, --points and --mask");
+    }
+    if (a.has("--field") && (a.has("--points") || a.has("--mask"))) {
+        throw ArgError("--field goes with --slice, or alone");
     }
     std::vector<std::string> inputs = {a.positional[0]};
     for (const char* opt : {"--points", "--mask"}) {
@@ -139,6 +145,24 @@ int cmd_export(const std::vector<std::string>& argv) {
                            " is in Fortran order; write it in C order");
         }
         export_npy(arr, Mask::of(f.data().data(), h.shape), a.positional[1]);
+        return 0;
+    }
+    if (a.has("--field")) {
+        Selection sel;
+        try {
+            sel = parse_selection(a.get("--slice"));
+        } catch (const UsageError& e) {
+            throw ArgError(std::string("--slice: ") + e.what());
+        }
+        DType fdt;
+        Shape shape;
+        std::vector<std::uint8_t> values;
+        try {
+            values = arr.read_field(a.get("--field"), sel, &fdt, &shape);
+        } catch (const UsageError& e) {
+            throw ArgError(std::string("--field: ") + e.what());
+        }
+        write_npy(a.positional[1], fdt, shape, {values.data(), values.size()});
         return 0;
     }
     Resolved r;

@@ -252,6 +252,45 @@ std::vector<std::uint8_t> AnyArray::read(const Selection& sel) const {
     return out;
 }
 
+std::vector<std::uint8_t> AnyArray::read_field(const std::string& field,
+                                               const Selection& sel,
+                                               DType* field_dtype,
+                                               Shape* result_shape) const {
+    const auto f = dtype().field(field);
+    if (!f) {
+        std::string names;
+        for (const DType::Field& x : dtype().fields()) {
+            names += (names.empty() ? "'" : ", '") + x.name + "'";
+        }
+        throw UsageError(
+            detail::quoted_path(path()) + ": no field '" + field + "' in dtype " + dtype().str() +
+            (names.empty() ? " (not a structured dtype)" : " (fields: " + names + ")"));
+    }
+    std::int64_t count = 1;
+    for (const std::int64_t e : f->shape) {
+        count *= e;
+    }
+    const std::int64_t width = f->type->itemsize() * count;
+    const Reading r = reading();
+    Resolved res = resolve(r.core.grid().shape(), sel);
+    Shape shape = res.shape;
+    shape.insert(shape.end(), f->shape.begin(), f->shape.end());
+    detail::require_memory(*this, static_cast<std::uint64_t>(res.size() * count), "read");
+    std::vector<std::uint8_t> out(static_cast<std::size_t>(res.size() * width));
+    if (width > 0 && res.size() > 0) {
+        const std::int64_t isz = itemsize();
+        r.core.read(detail::SelectionPlan::of(std::move(res)).with_part({f->offset, width}, isz),
+                    out.data());
+    }
+    if (field_dtype != nullptr) {
+        *field_dtype = *f->type;
+    }
+    if (result_shape != nullptr) {
+        *result_shape = std::move(shape);
+    }
+    return out;
+}
+
 namespace {
 
 /// Index lists (one per dimension) into out, C order; the lists and the buffer's size checked.

@@ -549,6 +549,24 @@ std::string DType::str() const {
     return s;
 }
 
+std::optional<DType::FieldPath> DType::field(std::string_view name) const {
+    for (const Field& f : fields()) {
+        if (name == f.name) {
+            return FieldPath{f.type, f.shape, f.offset};
+        }
+    }
+    for (const Field& f : fields()) {
+        if (f.shape.empty() && f.type->is_structured() && name.size() > f.name.size() + 1 &&
+            name.substr(0, f.name.size()) == f.name && name[f.name.size()] == '.') {
+            if (auto inner = f.type->field(name.substr(f.name.size() + 1))) {
+                inner->offset += f.offset;
+                return inner;
+            }
+        }
+    }
+    return std::nullopt;
+}
+
 std::string DType::npy_descr() const {
     if (kind_ != Kind::structured) {
         return "'" + str() + "'";

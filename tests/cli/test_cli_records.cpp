@@ -44,3 +44,37 @@ TEST_CASE("cli: structured, datetime and string arrays export as numpy.save writ
     }
     CHECK(n == 14);
 }
+
+TEST_CASE("cli: export --field writes one field as numpy's a['name'] saves it",
+          "[cli][records][golden]") {
+    if (b2nd::test::corpus_dir().empty()) {
+        B2ND_SKIP("corpus not found at " B2ND_CORPUS_DIR);
+    }
+    const std::string dir = b2nd::test::corpus_dir() + "/records";
+    const Json m = b2nd::test::load_json_file(dir + "/manifest.json");
+    b2nd::test::TempDir tmp;
+    int n = 0;
+    for (const Json& c : m["cases"].as_array()) {
+        if (c["kind"].as_string() != "structured") {
+            continue;
+        }
+        for (const Json& f : c["fields"].as_array()) {
+            INFO(c["name"].as_string() << " field " << f["name"].as_string());
+            const std::string out = tmp / "f.npy";
+            REQUIRE(run("export " + q(dir + "/" + c["file"].as_string()) + " " + q(out) +
+                        " --overwrite --field " + q(f["name"].as_string()))
+                        .status == 0);
+            B2ND_REQUIRE_SAME_BYTES(b2nd::test::read_file(out),
+                                    b2nd::test::read_file(dir + "/" + f["npy"].as_string()));
+            ++n;
+        }
+    }
+    CHECK(n == 22);
+    const std::string nested = q(dir + "/structured/rec_nested.b2nd");
+    const auto bad = run("export " + nested + " " + q(tmp / "x.npy") + " --field pos.z");
+    CHECK(bad.status == 2);
+    CHECK_THAT(bad.output, Catch::Contains("pos.z") && Catch::Contains("'id'"));
+    CHECK(
+        run("export " + nested + " " + q(tmp / "y.npy") + " --field id --mask " + q(tmp / "m.npy"))
+            .status == 2);
+}

@@ -15,8 +15,8 @@ namespace b2nd::cli {
 namespace {
 
 const char* const kShowHelp =
-    "usage: b2nd show PATH [--slice EXPR] [--json] [--threshold N] [--edgeitems N]\n"
-    "                 [--dtype DTYPE]\n"
+    "usage: b2nd show PATH [--slice EXPR] [--field NAME] [--json] [--threshold N]\n"
+    "                 [--edgeitems N] [--dtype DTYPE]\n"
     "\n"
     "Prints the array, or a selection of it, as NumPy prints arrays: nested brackets, numbers\n"
     "aligned, and for more than --threshold elements (default 1000) only the first and last\n"
@@ -28,6 +28,8 @@ const char* const kShowHelp =
     "  --json         every selected value, as nested JSON arrays on one line (strict JSON:\n"
     "                 NaN and infinities are the strings \"NaN\", \"Infinity\", \"-Infinity\";\n"
     "                 complex numbers [re, im]; bytes strings of code points 0-255)\n"
+    "  --field NAME   one field of a structured array ('pos.x' nested), over the selection\n"
+    "                 (read whole into memory first)\n"
     "  --dtype DTYPE  read items as this NumPy dtype (same size), e.g. for legacy files\n"
     "\n"
     "example:\n"
@@ -39,9 +41,9 @@ constexpr std::size_t kCacheBytes = 16 << 20;  // blocks kept between slabs
 }  // namespace
 
 int cmd_show(const std::vector<std::string>& argv) {
-    const Args a =
-        Args::parse(argv, {"--slice", "--threshold", "--edgeitems", "--dtype", "--nthreads"},
-                    {"--json", "--help"});
+    const Args a = Args::parse(
+        argv, {"--slice", "--threshold", "--edgeitems", "--dtype", "--nthreads", "--field"},
+        {"--json", "--help"});
     if (a.has("--help")) {
         std::cout << kShowHelp;
         return 0;
@@ -51,10 +53,29 @@ int cmd_show(const std::vector<std::string>& argv) {
     }
     OpenOptions o = input_options(a);
     o.cache_bytes = kCacheBytes;
-    const AnyArray arr = open_input(a.positional[0], o);
+    AnyArray arr = open_input(a.positional[0], o);
+    Selection sel;
+    try {
+        sel = parse_selection(a.get("--slice"));
+    } catch (const UsageError& e) {
+        throw ArgError(std::string("--slice: ") + e.what());
+    }
+    if (a.has("--field")) {
+        // One field over the selection, shown as an array of its own (numpy's a[sel]['NAME']).
+        DType fdt;
+        Shape shape;
+        std::vector<std::uint8_t> values;
+        try {
+            values = arr.read_field(a.get("--field"), sel, &fdt, &shape);
+        } catch (const UsageError& e) {
+            throw ArgError(std::string("--field: ") + e.what());
+        }
+        arr = AnyArray::create_in_memory_from(fdt, shape, {values.data(), values.size()});
+        sel = Selection{};
+    }
     Resolved r;
     try {
-        r = resolve(arr.shape(), parse_selection(a.get("--slice")));
+        r = resolve(arr.shape(), sel);
     } catch (const UsageError& e) {
         throw ArgError(std::string("--slice: ") + e.what());
     }

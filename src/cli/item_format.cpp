@@ -57,8 +57,9 @@ T load(const std::uint8_t* p) {
     return v;
 }
 
-/// Python's repr of a str (quote: ' unless the text holds ' and no ").
-std::string python_repr(const std::string& utf8, const char* prefix) {
+/// Python's repr of a str, or with `bytes` of a bytes object (bytes 0x7f and above as \xNN too)
+/// (quote: ' unless the text holds ' and no ").
+std::string python_repr(const std::string& utf8, const char* prefix, bool bytes = false) {
     const bool dq = utf8.find('\'') != std::string::npos && utf8.find('"') == std::string::npos;
     const char quote = dq ? '"' : '\'';
     std::string s = prefix;
@@ -74,7 +75,7 @@ std::string python_repr(const std::string& utf8, const char* prefix) {
             s += "\\t";
         } else if (c == '\r') {
             s += "\\r";
-        } else if (u < 0x20 || u == 0x7f) {
+        } else if (u < 0x20 || u == 0x7f || (bytes && u >= 0x80)) {
             char buf[8];
             std::snprintf(buf, sizeof buf, "\\x%02x", u);
             s += buf;
@@ -389,18 +390,7 @@ std::string ItemFormat::word(const std::uint8_t* item) const {
             std::string s(reinterpret_cast<const char*>(item),
                           static_cast<std::size_t>(n));  // NumPy drops trailing NULs
             s.erase(s.find_last_not_of('\0') + 1);
-            std::string shown;
-            for (const char c : s) {
-                const auto u = static_cast<unsigned char>(c);
-                if (u >= 0x80) {
-                    char buf[8];
-                    std::snprintf(buf, sizeof buf, "\\x%02x", u);
-                    shown += buf;
-                } else {
-                    shown += c;
-                }
-            }
-            return python_repr(shown, "b");
+            return python_repr(s, "b", true);
         }
         case DType::Kind::unicode: {
             const std::string s = unicode_text(item, n, dtype_.needs_byteswap());

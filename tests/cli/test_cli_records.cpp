@@ -2,6 +2,7 @@
 // fixed-width string arrays export to the .npy numpy.save writes, byte for byte (header included:
 // a padded struct's descr in the list form with padding entries, numpy.lib.format's spare room),
 // and their dtype strings (python's str(dtype)) round-trip through b2nd::DType.
+#include <cstring>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -10,6 +11,7 @@
 
 #include "../support/files.hpp"
 #include "../support/json.hpp"
+#include "../support/reference.hpp"
 #include "../support/temp_dir.hpp"
 #include "run.hpp"
 
@@ -77,4 +79,27 @@ TEST_CASE("cli: export --field writes one field as numpy's a['name'] saves it",
     CHECK(
         run("export " + nested + " " + q(tmp / "y.npy") + " --field id --mask " + q(tmp / "m.npy"))
             .status == 2);
+}
+
+TEST_CASE("cli: show --field prints one field; bytes as Python's repr", "[cli][records][golden]") {
+    if (b2nd::test::corpus_dir().empty()) {
+        B2ND_SKIP("corpus not found at " B2ND_CORPUS_DIR);
+    }
+    const std::string dir = b2nd::test::corpus_dir() + "/records/structured";
+    // --json: the field's values, equal to numpy's a['pos']['x'].
+    const auto r = run("show " + q(dir + "/rec_nested.b2nd") + " --field pos.x --json");
+    REQUIRE(r.status == 0);
+    const Json got = Json::parse(r.output);
+    const auto want = b2nd::test::read_npy_payload(dir + "/expected/rec_nested.pos.x.npy").data;
+    REQUIRE(got.as_array().size() * 8 == want.size());
+    for (std::size_t i = 0; i < got.as_array().size(); ++i) {
+        double w = 0;
+        std::memcpy(&w, want.data() + 8 * i, 8);
+        CHECK(got.as_array()[i].as_number() == w);
+    }
+    // Bytes above 0x7f are \xNN once, as Python prints b'\xff' (not b'\\xff').
+    const auto s = run("show " + q(dir + "/rec_bigendian.b2nd") + " --field s");
+    REQUIRE(s.status == 0);
+    CHECK_THAT(s.output, Catch::Contains("b'\\xff\\xfe\\x80'"));
+    CHECK(s.output.find("\\\\x") == std::string::npos);
 }

@@ -1,4 +1,5 @@
-// Frame reading, the same for both kinds of frame: open, parse, chunk lookup, metalayers.
+// Frame reading, the same for both kinds of frame: open, parse, chunk lookup (the metalayers
+// and vlmetalayers read: frame_metadata.cpp).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -15,12 +16,6 @@
 namespace b2nd::storage {
 
 using b2nd::detail::num;
-
-namespace {
-
-constexpr std::int64_t kMaxVlmetaBytes = std::int64_t{1} << 30;
-
-}  // namespace
 
 codec::Special special_of(std::int64_t entry, std::int64_t i) {
     if (entry >= 0) {
@@ -558,40 +553,6 @@ std::vector<std::uint8_t> Frame::decode_chunk(std::int64_t i, int nthreads) cons
     } catch (const FormatError& e) {
         rethrow_with_context(e, chunk_context(i, c), c.offset);
     }
-}
-
-const std::vector<format::Metalayer>& Frame::metalayers() const noexcept {
-    return impl_->header.metalayers;
-}
-
-const format::Metalayer* Frame::metalayer(const std::string& name) const noexcept {
-    return impl_->header.metalayer(name);
-}
-
-std::vector<std::string> Frame::vlmeta_names() const {
-    std::shared_lock<std::shared_mutex> lock(impl_->mutex);
-    std::vector<std::string> names;
-    for (const auto& m : impl_->vlmeta) {
-        names.push_back(m.name);
-    }
-    return names;
-}
-
-std::optional<std::vector<std::uint8_t>> Frame::vlmeta(const std::string& name) const {
-    std::shared_lock<std::shared_mutex> lock(impl_->mutex);
-    const Impl& f = *impl_;
-    for (const auto& m : f.vlmeta) {
-        if (m.name == name) {
-            try {
-                return codec::decode_chunk(m.content, 1, kMaxVlmetaBytes);
-            } catch (const FormatError& e) {
-                // The content's place in the file: the trailer ends the frame.
-                rethrow_with_context(e, f.where() + ": vlmetalayer '" + name + "'",
-                                     f.base + f.header.frame_len - f.trailer_len + m.offset);
-            }
-        }
-    }
-    return std::nullopt;
 }
 
 std::int64_t Frame::dead_bytes() const {

@@ -50,6 +50,10 @@ std::string with_compression_help(const char* help, bool defaults);
 /// How a command that reads an array once opens it: --nthreads, --dtype, no block cache.
 OpenOptions input_options(const Args& a);
 
+/// --field NAME over --slice: the field's values as an array of their own in memory (numpy's
+/// a[sel]['NAME']), for the commands that take --field. \throws ArgError naming the option
+AnyArray field_input(const AnyArray& arr, const Args& a);
+
 /// Refuses a path that is not a Blosc2 frame but a file another command reads, saying so
 /// (a .npy: 'b2nd import' converts it). \throws FormatError
 void check_input(const std::string& path);

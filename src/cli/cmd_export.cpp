@@ -114,7 +114,11 @@ int cmd_export(const std::vector<std::string>& argv) {
         }
     }
     check_output(a.positional[1], inputs, a.has("--overwrite"));
-    const AnyArray arr = open_input(a.positional[0], o);
+    AnyArray arr = open_input(a.positional[0], o);
+    const bool field = a.has("--field");
+    if (field) {
+        arr = field_input(arr, a);  // the selection is applied: the whole of it is exported
+    }
     if (a.has("--points")) {
         std::int64_t n = 0;
         const std::vector<std::int64_t> coords = load_points(a.get("--points"), arr.ndim(), n);
@@ -147,27 +151,9 @@ int cmd_export(const std::vector<std::string>& argv) {
         export_npy(arr, Mask::of(f.data().data(), h.shape), a.positional[1]);
         return 0;
     }
-    if (a.has("--field")) {
-        Selection sel;
-        try {
-            sel = parse_selection(a.get("--slice"));
-        } catch (const UsageError& e) {
-            throw ArgError(std::string("--slice: ") + e.what());
-        }
-        DType fdt;
-        Shape shape;
-        std::vector<std::uint8_t> values;
-        try {
-            values = arr.read_field(a.get("--field"), sel, &fdt, &shape);
-        } catch (const UsageError& e) {
-            throw ArgError(std::string("--field: ") + e.what());
-        }
-        write_npy(a.positional[1], fdt, shape, {values.data(), values.size()});
-        return 0;
-    }
     Resolved r;
     try {
-        r = resolve(arr.shape(), parse_selection(a.get("--slice")));
+        r = resolve(arr.shape(), field ? Selection{} : parse_selection(a.get("--slice")));
     } catch (const UsageError& e) {
         throw ArgError(std::string("--slice: ") + e.what());
     }

@@ -54,28 +54,13 @@ int cmd_show(const std::vector<std::string>& argv) {
     OpenOptions o = input_options(a);
     o.cache_bytes = kCacheBytes;
     AnyArray arr = open_input(a.positional[0], o);
-    Selection sel;
-    try {
-        sel = parse_selection(a.get("--slice"));
-    } catch (const UsageError& e) {
-        throw ArgError(std::string("--slice: ") + e.what());
-    }
-    if (a.has("--field")) {
-        // One field over the selection, shown as an array of its own (numpy's a[sel]['NAME']).
-        DType fdt;
-        Shape shape;
-        std::vector<std::uint8_t> values;
-        try {
-            values = arr.read_field(a.get("--field"), sel, &fdt, &shape);
-        } catch (const UsageError& e) {
-            throw ArgError(std::string("--field: ") + e.what());
-        }
-        arr = AnyArray::create_in_memory_from(fdt, shape, {values.data(), values.size()});
-        sel = Selection{};
+    const bool field = a.has("--field");
+    if (field) {
+        arr = field_input(arr, a);  // the selection is applied: the whole of it is shown
     }
     Resolved r;
     try {
-        r = resolve(arr.shape(), sel);
+        r = resolve(arr.shape(), field ? Selection{} : parse_selection(a.get("--slice")));
     } catch (const UsageError& e) {
         throw ArgError(std::string("--slice: ") + e.what());
     }

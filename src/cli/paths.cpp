@@ -89,6 +89,24 @@ const storage::Frame& input_frame(const std::string& path,
     return *own;
 }
 
+AnyArray field_input(const AnyArray& arr, const Args& a) {
+    Selection sel;
+    try {
+        sel = parse_selection(a.get("--slice"));
+    } catch (const UsageError& e) {
+        throw ArgError(std::string("--slice: ") + e.what());
+    }
+    DType dtype;
+    Shape shape;
+    std::vector<std::uint8_t> values;
+    try {
+        values = arr.read_field(a.get("--field"), sel, &dtype, &shape);
+    } catch (const UsageError& e) {
+        throw ArgError(std::string("--field: ") + e.what());
+    }
+    return AnyArray::create_in_memory_from(dtype, shape, {values.data(), values.size()});
+}
+
 void check_output(const std::string& out, const std::vector<std::string>& inputs, bool overwrite) {
     std::error_code ec;
     const fs::file_status st = fs::symlink_status(out, ec);

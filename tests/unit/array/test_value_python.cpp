@@ -10,23 +10,12 @@
 #include <b2nd/error.hpp>
 #include <b2nd/objects.hpp>
 
+#include "support/bytes.hpp"
 #include "support/files.hpp"
 #include "support/json.hpp"
 #include "support/reference.hpp"
 
 using b2nd::Value;
-
-namespace {
-
-std::vector<std::uint8_t> from_hex(const std::string& h) {
-    std::vector<std::uint8_t> out;
-    for (std::size_t i = 0; i + 1 < h.size(); i += 2) {
-        out.push_back(static_cast<std::uint8_t>(std::stoi(h.substr(i, 2), nullptr, 16)));
-    }
-    return out;
-}
-
-}  // namespace
 
 TEST_CASE("value: tuples, references and Blosc2 objects made and recognised", "[value][python]") {
     const Value t = Value::tuple({1, 2.5, "x"});
@@ -77,7 +66,7 @@ TEST_CASE("value: python-blosc2's attribute conventions from the corpus read and
         for (const auto& v : c["vlmeta"].as_array()) {
             const std::string name = v["name"].as_string();
             INFO(name);
-            const auto want = from_hex(v["msgpack_hex"].as_string());
+            const auto want = b2nd::test::hex(v["msgpack_hex"].as_string());
             const Value got = a.attrs().get(name);
             // Written back as python-blosc2 wrote it.
             CHECK(got.to_msgpack() == want);

@@ -13,6 +13,7 @@
 #include <b2nd/storage/frame.hpp>
 #include <b2nd/store.hpp>
 
+#include "support/bytes.hpp"
 #include "support/files.hpp"
 #include "support/json.hpp"
 #include "support/reference.hpp"
@@ -26,16 +27,8 @@ std::string stores_dir() {
     return c.empty() ? c : c + "/stores";
 }
 
-std::vector<std::uint8_t> from_hex(const std::string& h) {
-    std::vector<std::uint8_t> out;
-    for (std::size_t i = 0; i + 1 < h.size(); i += 2) {
-        out.push_back(static_cast<std::uint8_t>(std::stoi(h.substr(i, 2), nullptr, 16)));
-    }
-    return out;
-}
-
 b2nd::Value value_of_hex(const std::string& h) {
-    const auto b = from_hex(h);
+    const auto b = b2nd::test::hex(h);
     return b2nd::Value::from_msgpack({b.data(), b.size()});
 }
 
@@ -131,7 +124,7 @@ TEST_CASE("store: every store of the corpus lists its keys and reads its leaves"
                 for (const Json& v : k["vlmeta"].as_array()) {
                     const auto stored = a.vlmeta(v["name"].as_string());
                     REQUIRE(stored.has_value());
-                    CHECK(*stored == from_hex(v["msgpack_hex"].as_string()));
+                    CHECK(*stored == b2nd::test::hex(v["msgpack_hex"].as_string()));
                 }
             }
             ++leaves;

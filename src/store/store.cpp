@@ -4,6 +4,7 @@
 #include <map>
 
 #include <b2nd/error.hpp>
+#include <b2nd/format/frame_header.hpp>
 #include <b2nd/storage/byte_source.hpp>
 #include <b2nd/storage/frame.hpp>
 #include <b2nd/storage/mapped_file.hpp>
@@ -235,6 +236,25 @@ bool is_holder(const std::string& key) {
     return detail::holder_key(key);
 }
 
+/// An embedded value's ls kind from its frame's header alone: only the embed chunks the header
+/// spans are decoded, not the value. \throws FormatError naming the key when it is no frame
+std::string embedded_kind(const AnyArray& embed, const StoreEntry& e, const std::string& where) {
+    const auto read = [&](std::uint64_t n) {
+        return embed.read(Box::region({static_cast<std::int64_t>(e.offset)},
+                                      {static_cast<std::int64_t>(std::min(n, e.length))}));
+    };
+    try {
+        const std::vector<std::uint8_t> start = read(32);
+        const format::FrameLengths len = format::read_frame_lengths({start.data(), start.size()});
+        const std::vector<std::uint8_t> head = read(static_cast<std::uint64_t>(len.header_len));
+        const format::FrameHeader h = format::read_frame_header({head.data(), head.size()});
+        return h.metalayer("b2nd") != nullptr || h.metalayer("caterva") != nullptr ? "ndarray"
+                                                                                   : "schunk";
+    } catch (const FormatError& x) {
+        throw FormatError(where + ": embedded value '" + e.key + "': " + x.what());
+    }
+}
+
 /// The embed frame of a store (raw: its tag would make AnyArray refuse it).
 AnyArray open_embed(std::shared_ptr<const storage::ByteSource> src) {
     OpenOptions o;
@@ -352,14 +372,7 @@ Store Store::finish_open(std::shared_ptr<Impl> impl, std::vector<StoreEntry> fil
     detail::EmbedMap map = detail::read_embed_map(impl->embed, where);
     for (StoreEntry& e : map.entries) {
         if (e.storage == LeafStorage::embedded) {
-            // Its kind from its frame's metalayers (the bytes of a small value: python embeds
-            // values below the store's threshold).
-            const auto bytes = impl->embed.read(Box::region({static_cast<std::int64_t>(e.offset)},
-                                                            {static_cast<std::int64_t>(e.length)}));
-            const storage::Frame f = storage::Frame::open(
-                storage::memory_source({bytes.data(), bytes.size()}, nullptr, path + ":" + e.key));
-            e.kind = f.metalayer("b2nd") != nullptr || f.metalayer("caterva") != nullptr ? "ndarray"
-                                                                                         : "schunk";
+            e.kind = embedded_kind(impl->embed, e, where);
         }
     }
     // python lists external leaves first; a key in both places is the external one.

@@ -13,6 +13,7 @@
 
 #include <b2nd/b2nd.hpp>
 #include <b2nd/error.hpp>
+#include <b2nd/storage/frame.hpp>
 #include <b2nd/storage/zip.hpp>
 #include <b2nd/store.hpp>
 
@@ -192,4 +193,37 @@ TEST_CASE("store write: bad keys and kinds are refused by name", "[storage][stor
     d.set_vlmeta("/", "x", Value(1));
     CHECK(d.store().vlmeta("/").at(0).second == Value(1));
     CHECK(d.store().kind() == b2nd::ObjectKind::dictstore);
+}
+
+TEST_CASE("store: a damaged embed map is refused by name, never misread", "[storage][store]") {
+    b2nd::test::TempDir tmp;
+    const std::string path = tmp / "d.b2d";
+    b2nd::StoreOptions o;
+    o.threshold = std::nullopt;  // everything embedded
+    auto w = b2nd::StoreWriter::create(path, o);
+    w.put("/a", iota(50));
+    w.put("/b", iota(7));
+    const auto set_map = [&](const Value& map) {
+        b2nd::storage::OpenOptions fo;
+        fo.writable = true;
+        b2nd::storage::Frame f = b2nd::storage::Frame::open(path + "/embed.b2e", fo);
+        const auto bytes = map.to_msgpack();
+        f.set_vlmeta("estore_metadata", {bytes.data(), bytes.size()});
+    };
+    const auto entry = [](std::int64_t off, std::int64_t len) {
+        return Value::map({{"offset", off}, {"length", len}});
+    };
+    // A window that is not a frame (inside another value's bytes), one past the end, one with
+    // a negative offset, and a map that is not one.
+    set_map(
+        Value::map({{"embed_map", Value::map({{"/x", entry(3, 40)}})}, {"current_offset", 400}}));
+    CHECK_THROWS_WITH(b2nd::Store::open(path), Catch::Contains("/x"));
+    set_map(Value::map(
+        {{"embed_map", Value::map({{"/y", entry(0, 1 << 30)}})}, {"current_offset", 400}}));
+    CHECK_THROWS_WITH(b2nd::Store::open(path), Catch::Contains("/y") && Catch::Contains("beyond"));
+    set_map(
+        Value::map({{"embed_map", Value::map({{"/z", entry(-5, 10)}})}, {"current_offset", 1}}));
+    CHECK_THROWS_AS(b2nd::Store::open(path), b2nd::FormatError);
+    set_map(Value::map({{"embed_map", Value(3)}, {"current_offset", 1}}));
+    CHECK_THROWS_WITH(b2nd::Store::open(path), Catch::Contains("embed map"));
 }

@@ -165,6 +165,7 @@ void store_column(
 /// What one thread keeps between blocks (allocated and touched once).
 struct Workspace {
     std::vector<Column> operands;
+    std::vector<const Column*> views;  ///< the operands as evaluate() takes them
     std::vector<std::uint8_t> raw;
     ExprWork work;
 };
@@ -199,12 +200,12 @@ public:
         }
         thread_local Workspace ws;
         ws.operands.resize(ops_.size());
-        std::vector<const Column*> cols(ops_.size());
+        ws.views.resize(ops_.size());
         for (std::size_t i = 0; i < ops_.size(); ++i) {
             load_operand(ops_[i], start, count, static_cast<std::size_t>(n), ws, ws.operands[i]);
-            cols[i] = &ws.operands[i];
+            ws.views[i] = &ws.operands[i];
         }
-        const Column& r = evaluate(expr_, cols, static_cast<std::size_t>(n), ws.work);
+        const Column& r = evaluate(expr_, ws.views, static_cast<std::size_t>(n), ws.work);
         // Rows of the region into the block (C order over the block's shape).
         const std::int64_t row = count[nd - 1];
         std::int64_t idx[kMaxNdim] = {};

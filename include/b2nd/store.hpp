@@ -114,6 +114,9 @@ public:
     AnyArray open_array(const std::string& key, const OpenOptions& options = {}) const;
     template <class T>
     NDArray<T> open(const std::string& key, const OpenOptions& options = {}) const;
+    /// A leaf's frame as stored, whatever it holds (a super-chunk, a BatchArray...), read-only.
+    /// \throws UsageError for an unknown key, a group or a remote leaf
+    std::shared_ptr<const storage::Frame> open_frame(const std::string& key) const;
 
     /// The attributes of the tree ("/") or of a group: the vlmeta of GROUP/__vlmeta__, in stored
     /// order; empty when it has none. For a DictStore or EmbedStore, "/" gives the embed frame's
@@ -124,6 +127,8 @@ private:
     friend void detail::adopt(detail::StoreModel& m, const Store& s);
     struct Impl;
     AnyArray open_entry(const StoreEntry& e, const OpenOptions& options) const;
+    /// The bytes of a member or embedded leaf.
+    std::shared_ptr<const storage::ByteSource> leaf_source(const StoreEntry& e) const;
     /// A .b2z archive (its members, embed.b2e) or a .b2e frame in `src`.
     static void open_archive(Impl& impl,
                              std::shared_ptr<const storage::ByteSource> src,

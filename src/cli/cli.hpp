@@ -54,6 +54,10 @@ OpenOptions input_options(const Args& a);
 /// a[sel]['NAME']), for the commands that take --field. \throws ArgError naming the option
 AnyArray field_input(const AnyArray& arr, const Args& a);
 
+/// b2nd show of a variable-length container (a UTF8Array pair, an ObjectArray, BatchArray or
+/// ListArray): prints its items as a JSON list and returns true; false for anything else.
+bool show_items(const std::string& path, const Args& a, const OpenOptions& o);
+
 /// Refuses a path that is not a Blosc2 frame but a file another command reads, saying so
 /// (a .npy: 'b2nd import' converts it). \throws FormatError
 void check_input(const std::string& path);

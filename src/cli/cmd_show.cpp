@@ -32,6 +32,11 @@ const char* const kShowHelp =
     "                 (read whole into memory first)\n"
     "  --dtype DTYPE  read items as this NumPy dtype (same size), e.g. for legacy files\n"
     "\n"
+    "python-blosc2's variable-length containers print as a JSON list of their items (strings,\n"
+    "bytes as {\"$bytes\": \"hex\"}, tuples as lists), with or without --json; --slice a:b\n"
+    "selects items a..b-1: a UTF8Array (NAME.b2nd with NAME.utf8.b2nd beside it; in a store\n"
+    "KEY with KEY.utf8), an ObjectArray, a BatchArray (items over all batches) or a ListArray.\n"
+    "\n"
     "example:\n"
     "  b2nd show t.b2nd --slice '0, :4, :4'\n";
 
@@ -53,6 +58,9 @@ int cmd_show(const std::vector<std::string>& argv) {
     }
     OpenOptions o = input_options(a);
     o.cache_bytes = kCacheBytes;
+    if (show_items(a.positional[0], a, o)) {
+        return 0;
+    }
     AnyArray arr = open_input(a.positional[0], o);
     const bool field = a.has("--field");
     if (field) {

@@ -207,6 +207,6 @@ std::vector<std::uint8_t> encode_index(const std::vector<std::int64_t>& index);
 
 /// The frame header's general_flags for a new frame: 64-bit offsets, version 2 for fixed-size
 /// chunks, 3 (+ bit 6) for variable-size chunks.
-std::uint8_t general_flags_for(std::int32_t chunksize);
+std::uint8_t general_flags_for(std::int32_t chunksize, bool vl_blocks);
 
 }  // namespace b2nd::storage

@@ -18,9 +18,13 @@ namespace b2nd::storage {
 
 using b2nd::detail::num;
 
-std::uint8_t general_flags_for(std::int32_t chunksize) {
-    return chunksize > 0 ? static_cast<std::uint8_t>(0x10 | format::kFrameVersionFixed)
-                         : static_cast<std::uint8_t>(0x10 | 0x40 | 3);
+std::uint8_t general_flags_for(std::int32_t chunksize, bool vl_blocks) {
+    if (chunksize > 0 && !vl_blocks) {
+        return static_cast<std::uint8_t>(0x10 | format::kFrameVersionFixed);
+    }
+    // Version 3: bit 6 for chunks of variable size, bit 7 for VL-block chunks (c-blosc2 3.x).
+    return static_cast<std::uint8_t>(0x10 | 3 | (chunksize > 0 ? 0 : 0x40) |
+                                     (vl_blocks ? 0x80 : 0));
 }
 
 void Frame::Impl::require_writable(const char* op) const {
@@ -206,7 +210,7 @@ Frame Frame::create(const std::string& path,
                          ": invalid frame parameters (typesize, chunksize, blocksize, clevel)");
     }
     format::FrameHeader h;
-    h.general_flags = general_flags_for(params.chunksize);
+    h.general_flags = general_flags_for(params.chunksize, params.vl_blocks);
     h.frame_type = sparse ? 1 : 0;
     // A plugin codec is compcode 6 ("see udcodec"), its id at 0x4d and its meta at 0x4e.
     const unsigned compcode =

@@ -487,17 +487,35 @@ AnyArray Store::open_entry(const StoreEntry& entry, const OpenOptions& options) 
     if (e->storage == LeafStorage::external) {
         return AnyArray::open((fs::path(s.path) / e->file).string(), o);
     }
-    if (e->storage == LeafStorage::member) {
-        return AnyArray::open(
-            storage::window_source(s.zip->archive(), e->offset, e->length, s.path + ":" + e->key),
-            o);
+    return AnyArray::open(leaf_source(*e), o);
+}
+
+std::shared_ptr<const storage::ByteSource> Store::leaf_source(const StoreEntry& e) const {
+    const Impl& s = impl();
+    if (e.storage == LeafStorage::member) {
+        return storage::window_source(s.zip->archive(), e.offset, e.length, s.path + ":" + e.key);
     }
     // Embedded: the frame's bytes, decoded from the chunks of embed.b2e they span.
     Box box =
-        Box::region({static_cast<std::int64_t>(e->offset)}, {static_cast<std::int64_t>(e->length)});
+        Box::region({static_cast<std::int64_t>(e.offset)}, {static_cast<std::int64_t>(e.length)});
     auto bytes = std::make_shared<std::vector<std::uint8_t>>(s.embed.read(box));
     const ByteSpan span(bytes->data(), bytes->size());
-    return AnyArray::open(storage::memory_source(span, bytes, s.path + ":" + e->key), o);
+    return storage::memory_source(span, bytes, s.path + ":" + e.key);
+}
+
+std::shared_ptr<const storage::Frame> Store::open_frame(const std::string& key) const {
+    const Impl& s = impl();
+    const StoreEntry* e = find(key);
+    if (e == nullptr || e->storage == LeafStorage::none || e->storage == LeafStorage::remote) {
+        throw UsageError(s.where(detail::normal_key(key)) +
+                         (e == nullptr ? ": no such key in the store"
+                                       : ": not a leaf stored here (a group or a remote array)"));
+    }
+    if (e->storage == LeafStorage::external) {
+        return std::make_shared<const storage::Frame>(
+            storage::Frame::open((fs::path(s.path) / e->file).string()));
+    }
+    return std::make_shared<const storage::Frame>(storage::Frame::open(leaf_source(*e)));
 }
 
 LeafInfo Store::describe(const std::string& key) const {

@@ -34,6 +34,11 @@ inline std::vector<std::uint8_t> read_file(const std::string& path) {
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+inline std::string read_text(const std::string& path) {
+    const auto b = read_file(path);
+    return {b.begin(), b.end()};
+}
+
 /// Overwrites `n` bytes of the file from a third of its length with 0x5a: inside the compressed
 /// chunks of a small array, while its header and chunk index stay readable.
 inline void garble_middle(const std::string& path, std::size_t n = 8) {

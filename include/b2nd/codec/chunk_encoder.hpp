@@ -93,6 +93,13 @@ std::size_t encode_chunk(std::int64_t nbytes,
                          const EncodeParams& params,
                          MutableByteSpan dest);
 
+/// A VL-block chunk (format version 6, c-blosc2 3.x's blosc2_vlcompress_ctx): each of `blocks`
+/// (non-empty) compressed on its own as one stream, stored raw where compression does not pay.
+/// python-blosc2's BatchArray keeps a batch in one. Filters: none or SHUFFLE (a no-op on the
+/// bytes, typesize 1); codecs: Blosc's own. \throws UsageError otherwise
+std::vector<std::uint8_t> encode_vlblocks_chunk(const std::vector<ByteSpan>& blocks,
+                                                const CodecChoice& choice);
+
 /// The block size encode_chunk uses for `nbytes` of input (resolves blocksize 0).
 std::int32_t effective_blocksize(const EncodeParams& params, std::int64_t nbytes);
 /// Whether encode_chunk splits blocks of `blocksize` bytes into typesize streams.

@@ -61,6 +61,9 @@ struct FrameParams : codec::CodecChoice {
     std::int32_t chunksize = 0;  ///< uncompressed bytes per chunk; 0 = chunks of any size
     std::int32_t blocksize = 0;
     std::int16_t nthreads = 1;  ///< recorded as tcomp/tdecomp (informational)
+    /// The chunks are VL-block chunks (c-blosc2 3.x marks such frames with bit 7 of the
+    /// general flags; informational, readers look at the chunks).
+    bool vl_blocks = false;
 };
 
 /// A chunk written ahead by Frame::stage: its bytes are on disk (or it is an index-only special

@@ -1,0 +1,168 @@
+// b2nd show of python-blosc2's variable-length containers: a UTF8Array (NAME.b2nd beside
+// NAME.utf8.b2nd, or KEY and KEY.utf8 in a store), an ObjectArray, a BatchArray or a ListArray,
+// printed as a JSON list of items (--slice a:b selects items a..b-1).
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+
+#include <b2nd/containers.hpp>
+#include <b2nd/error.hpp>
+#include <b2nd/objects.hpp>
+#include <b2nd/store.hpp>
+
+#include "../detail/strings.hpp"
+#include "cli.hpp"
+
+namespace b2nd::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// python's slice of n items: "a:b[:c]" or one index "i" (negatives from the end).
+std::vector<std::int64_t> item_indices(const std::string& text, std::int64_t n) {
+    std::vector<std::int64_t> out;
+    if (text.empty()) {
+        for (std::int64_t i = 0; i < n; ++i) {
+            out.push_back(i);
+        }
+        return out;
+    }
+    std::vector<std::string> parts(1);
+    for (char c : text) {
+        if (c == ':') {
+            parts.emplace_back();
+        } else if (c != ' ') {
+            parts.back() += c;
+        }
+    }
+    const auto number = [&](const std::string& s) -> std::optional<std::int64_t> {
+        if (s.empty()) {
+            return std::nullopt;
+        }
+        std::size_t used = 0;
+        std::int64_t v = 0;
+        try {
+            v = std::stoll(s, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used != s.size()) {
+            throw ArgError("--slice: '" + text + "' is not a slice of items (a:b or a:b:step)");
+        }
+        return v;
+    };
+    if (parts.size() > 3) {
+        throw ArgError("--slice: '" + text + "' is not a slice of items (a:b or a:b:step)");
+    }
+    if (parts.size() == 1) {
+        std::int64_t i = *number(parts[0]);
+        const std::int64_t k = i < 0 ? i + n : i;
+        if (k < 0 || k >= n) {
+            throw ArgError("--slice: index " + parts[0] + " is out of range for " + detail::num(n) +
+                           " items");
+        }
+        return {k};
+    }
+    const std::int64_t step = parts.size() == 3 ? number(parts[2]).value_or(1) : 1;
+    if (step == 0) {
+        throw ArgError("--slice: the step cannot be 0");
+    }
+    const auto bound = [&](std::optional<std::int64_t> v, std::int64_t dflt) {
+        if (!v) {
+            return dflt;
+        }
+        std::int64_t x = *v < 0 ? *v + n : *v;
+        return step > 0 ? std::clamp<std::int64_t>(x, 0, n)
+                        : std::clamp<std::int64_t>(x, -1, n - 1);
+    };
+    const std::int64_t start = bound(number(parts[0]), step > 0 ? 0 : n - 1);
+    const std::int64_t stop = bound(number(parts[1]), step > 0 ? n : -1);
+    for (std::int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
+        out.push_back(i);
+    }
+    return out;
+}
+
+/// Items [lo, hi) of the container; the selected ones printed.
+template <class Read>
+void print_items(const std::vector<std::int64_t>& idx, const Read& read) {
+    std::cout << '[';
+    if (!idx.empty()) {
+        const auto [lo, hi] = std::minmax_element(idx.begin(), idx.end());
+        const std::vector<Value> items = read(*lo, *hi + 1);
+        bool first = true;
+        for (std::int64_t i : idx) {
+            std::cout << (first ? "" : ", ")
+                      << items[static_cast<std::size_t>(i - *lo)].to_python_json();
+            first = false;
+        }
+    }
+    std::cout << "]\n";
+}
+
+void print_strings(const UTF8Array& u, const std::string& slice) {
+    const auto idx = item_indices(slice, u.size());
+    print_items(idx, [&](std::int64_t lo, std::int64_t hi) {
+        const Strings s = u.read(lo, hi);
+        std::vector<Value> v;
+        v.reserve(s.size());
+        for (std::size_t i = 0; i < s.size(); ++i) {
+            v.emplace_back(std::string(s[i]));
+        }
+        return v;
+    });
+}
+
+}  // namespace
+
+bool show_items(const std::string& path, const Args& a, const OpenOptions& o) {
+    std::optional<UTF8Array> strings;
+    FramePtr raw;
+    if (const auto ref = store_reference(path)) {
+        const Store s = Store::open(ref->first);
+        const StoreEntry* e = s.find(ref->second);
+        if (e == nullptr || e->storage == LeafStorage::none) {
+            return false;  // open_input says what is wrong
+        }
+        if (s.find(ref->second + ".utf8") != nullptr) {
+            strings = UTF8Array::open(s, ref->second, o);
+        } else {
+            raw = s.open_frame(ref->second);
+        }
+    } else {
+        std::error_code ec;
+        if (!fs::is_regular_file(path, ec) && !fs::is_directory(path, ec)) {
+            return false;
+        }
+        if (fs::path(path).extension() == ".b2nd" &&
+            fs::is_regular_file(UTF8Array::bytes_path_for(path), ec)) {
+            strings = UTF8Array::open(path, o);
+        } else {
+            try {
+                raw = std::make_shared<const storage::Frame>(storage::Frame::open(path));
+            } catch (const Error&) {
+                return false;  // not a frame: the array path says what it is
+            }
+        }
+    }
+    if (!strings) {
+        if (!is_item_container(*raw)) {
+            return false;
+        }
+    }
+    if (a.has("--field")) {
+        throw ArgError("--field: " + path + " holds items of variable length, not records");
+    }
+    if (strings) {
+        print_strings(*strings, a.get("--slice"));
+        return true;
+    }
+    const auto idx = item_indices(a.get("--slice"), container_size(raw));
+    print_items(idx,
+                [&](std::int64_t lo, std::int64_t hi) { return container_items(raw, lo, hi); });
+    return true;
+}
+
+}  // namespace b2nd::cli

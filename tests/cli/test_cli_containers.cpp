@@ -1,0 +1,100 @@
+// b2nd show --json of python-blosc2's variable-length containers from ../shared/corpus/records:
+// UTF8Arrays (NAME.b2nd + NAME.utf8.b2nd), ObjectArrays, BatchArrays and a CTable's utf8 and
+// dictionary columns print the JSON list of items the manifest expects, whole and by --slice.
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include <b2nd/b2nd.hpp>
+
+#include "../support/files.hpp"
+#include "../support/json.hpp"
+#include "run.hpp"
+
+using b2nd::Value;
+using b2nd::test::Json;
+using b2nd::test::q;
+using b2nd::test::run;
+
+namespace {
+
+Value expected_items(const std::string& path) {
+    return Value::from_json(b2nd::test::read_text(path));
+}
+
+Value shown(const std::string& args) {
+    const auto r = run("show " + args);
+    INFO(args << "\n" << r.output);
+    REQUIRE(r.status == 0);
+    return Value::from_json(r.output);
+}
+
+}  // namespace
+
+TEST_CASE("cli: show --json of UTF8Arrays, ObjectArrays and BatchArrays gives python's items",
+          "[cli][records][golden]") {
+    if (b2nd::test::corpus_dir().empty()) {
+        B2ND_SKIP("corpus not found at " B2ND_CORPUS_DIR);
+    }
+    const std::string dir = b2nd::test::corpus_dir() + "/records";
+    const Json m = b2nd::test::load_json_file(dir + "/manifest.json");
+    int cases = 0, slices = 0;
+    for (const Json& c : m["cases"].as_array()) {
+        const std::string kind = c["kind"].as_string();
+        if (kind != "utf8array" && kind != "objectarray" && kind != "batcharray") {
+            continue;
+        }
+        INFO(c["name"].as_string());
+        const std::string file = q(dir + "/" + c["file"].as_string());
+        const Value want = expected_items(dir + "/" + c["expected_json"].as_string());
+        REQUIRE(want.size() == static_cast<std::size_t>(c["n"].as_int()));
+        CHECK(shown(file + " --json") == want);
+        ++cases;
+        for (const Json& s : c["slices"].as_array()) {
+            const auto a = static_cast<std::size_t>(s["start"].as_int());
+            const auto b = static_cast<std::size_t>(s["stop"].as_int());
+            const Value got = shown(file + " --json --slice " + s["slice"].as_string());
+            REQUIRE(got.size() == b - a);
+            for (std::size_t i = a; i < b; ++i) {
+                CHECK(got[i - a] == want[i]);
+            }
+            ++slices;
+        }
+    }
+    CHECK(cases == 9);
+    CHECK(slices >= 30);
+}
+
+TEST_CASE("cli: show --json of a CTable's utf8 column and dictionary values, both store forms",
+          "[cli][records][golden]") {
+    if (b2nd::test::corpus_dir().empty()) {
+        B2ND_SKIP("corpus not found at " B2ND_CORPUS_DIR);
+    }
+    const std::string dir = b2nd::test::corpus_dir() + "/records/ctable";
+    for (const char* form : {"table.b2d", "table.b2z"}) {
+        INFO(form);
+        const std::string t = dir + "/" + form;
+        CHECK(shown(q(t + ":/_cols/name") + " --json") ==
+              expected_items(dir + "/expected/table/name.json"));
+        CHECK(shown(q(t + ":/_cols/city_dict") + " --json") ==
+              expected_items(dir + "/expected/table/city_dict.json"));
+        const Value names = expected_items(dir + "/expected/table/name.json");
+        const Value tail = shown(q(t + ":/_cols/name") + " --slice -3:");
+        REQUIRE(tail.size() == 3);
+        CHECK(tail[2] == names[names.size() - 1]);
+    }
+}
+
+TEST_CASE("cli: show of containers refuses what does not apply", "[cli][records]") {
+    if (b2nd::test::corpus_dir().empty()) {
+        B2ND_SKIP("corpus not found at " B2ND_CORPUS_DIR);
+    }
+    const std::string f = q(b2nd::test::corpus_dir() + "/records/objects/obj_mixed.b2frame");
+    const auto bad = run("show " + f + " --slice 1:2:0");
+    CHECK(bad.status == 2);
+    CHECK_THAT(bad.output, Catch::Contains("step"));
+    CHECK(run("show " + f + " --field x").status == 2);
+    const auto out = run("show " + f + " --slice 99");
+    CHECK(out.status == 2);
+    CHECK_THAT(out.output, Catch::Contains("out of range"));
+}

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <sstream>
 
+#include <b2nd/ctable.hpp>
 #include <b2nd/error.hpp>
 #include <b2nd/store.hpp>
 
@@ -14,7 +15,7 @@ namespace b2nd::cli {
 namespace {
 
 const char* const kLsHelp =
-    "usage: b2nd ls STORE [--json]\n"
+    "usage: b2nd ls STORE [--json] [--keys]\n"
     "\n"
     "Lists the keys of a python-blosc2 store: a TreeStore or DictStore (a .b2z zip file or a\n"
     ".b2d directory) or an EmbedStore (.b2e), sorted, one line each: the key, its kind (ndarray,\n"
@@ -26,8 +27,54 @@ const char* const kLsHelp =
     "  --json   one JSON list, an object per key: key, kind, shape and dtype (arrays), storage,\n"
     "           object (a leaf's object kind when not ndarray), size\n"
     "\n"
+    "  --keys   a CTable's keys as for any store, instead of its columns\n"
+    "\n"
+    "A CTable (python-blosc2's table: a store with /_meta, /_valid_rows and /_cols/NAME) is\n"
+    "listed as a table: its live and physical rows, then each column's name, kind (nullable\n"
+    "and how), stored dtype and key; --json gives the list of columns as {name, kind, dtype}\n"
+    "(dtype null for utf8, dictionary and variable-length columns). Columns hold deleted rows\n"
+    "as stored; STORE:/_valid_rows says which rows are live.\n"
+    "\n"
     "A leaf is read as STORE:/KEY by every command that reads an array, e.g.\n"
     "  b2nd export data.b2z:/run1/temperature t.npy\n";
+
+/// A CTable: its columns (--json: a list of {name, kind, dtype}; dtype null where a column is
+/// not one fixed-width array), then its rows.
+void list_table(const CTable& t, bool json) {
+    std::ostringstream o;
+    if (json) {
+        o << "[";
+        bool first = true;
+        for (const CTableColumn& c : t.columns()) {
+            o << (first ? "\n  " : ",\n  ") << "{\"name\": " << json_string(c.name)
+              << ", \"kind\": " << json_string(c.kind)
+              << ", \"dtype\": " << (c.dtype.empty() ? "null" : json_string(c.dtype)) << "}";
+            first = false;
+        }
+        o << (first ? "]\n" : "\n]\n");
+        std::cout << o.str();
+        return;
+    }
+    o << "CTable: " << t.nrows() << " live rows of " << t.physical_rows() << ", "
+      << t.columns().size() << " columns\n";
+    for (const CTableColumn& c : t.columns()) {
+        std::string kind = c.kind;
+        if (c.nullable) {
+            kind += " (nullable, " + c.null_storage + ")";
+        }
+        std::string stored = c.key;
+        if (c.kind == "utf8") {
+            stored += " + .utf8";
+        } else if (c.kind == "dictionary") {
+            stored += " + _dict";
+        } else if (c.kind == "computed") {
+            stored = "(computed, not stored)";
+        }
+        o << "  " << std::left << std::setw(16) << c.name << " " << std::setw(30) << kind << " "
+          << std::setw(8) << c.dtype << " " << stored << "\n";
+    }
+    std::cout << o.str();
+}
 
 /// ls's storage names: a remote reference lives in the embed map.
 const char* storage_name(LeafStorage s) {
@@ -37,7 +84,7 @@ const char* storage_name(LeafStorage s) {
 }  // namespace
 
 int cmd_ls(const std::vector<std::string>& argv) {
-    const Args a = Args::parse(argv, {}, {"--json", "--help"});
+    const Args a = Args::parse(argv, {}, {"--json", "--keys", "--help"});
     if (a.has("--help")) {
         std::cout << kLsHelp;
         return 0;
@@ -47,6 +94,10 @@ int cmd_ls(const std::vector<std::string>& argv) {
     }
     const Store store = Store::open(a.positional[0]);
     const bool json = a.has("--json");
+    if (CTable::is_ctable(store) && !a.has("--keys")) {
+        list_table(CTable::open(store), json);
+        return 0;
+    }
     std::ostringstream o;
     if (json) {
         o << "[";

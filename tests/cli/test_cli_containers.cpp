@@ -9,6 +9,8 @@
 
 #include "../support/files.hpp"
 #include "../support/json.hpp"
+#include "../support/reference.hpp"
+#include "../support/temp_dir.hpp"
 #include "run.hpp"
 
 using b2nd::Value;
@@ -22,11 +24,15 @@ Value expected_items(const std::string& path) {
     return Value::from_json(b2nd::test::read_text(path));
 }
 
-Value shown(const std::string& args) {
-    const auto r = run("show " + args);
+Value shown_by(const std::string& args) {
+    const auto r = run(args);
     INFO(args << "\n" << r.output);
     REQUIRE(r.status == 0);
     return Value::from_json(r.output);
+}
+
+Value shown(const std::string& args) {
+    return shown_by("show " + args);
 }
 
 }  // namespace
@@ -97,4 +103,54 @@ TEST_CASE("cli: show of containers refuses what does not apply", "[cli][records]
     const auto out = run("show " + f + " --slice 99");
     CHECK(out.status == 2);
     CHECK_THAT(out.output, Catch::Contains("out of range"));
+}
+
+TEST_CASE("cli: ls of a CTable lists its columns; export of its fixed-width columns",
+          "[cli][records][golden]") {
+    if (b2nd::test::corpus_dir().empty()) {
+        B2ND_SKIP("corpus not found at " B2ND_CORPUS_DIR);
+    }
+    const std::string dir = b2nd::test::corpus_dir() + "/records";
+    const Json m = b2nd::test::load_json_file(dir + "/manifest.json");
+    b2nd::test::TempDir tmp;
+    int tables = 0;
+    for (const Json& c : m["cases"].as_array()) {
+        if (c["kind"].as_string() != "ctable") {
+            continue;
+        }
+        const std::string t = dir + "/" + c["file"].as_string();
+        INFO(t);
+        const Value listed = shown_by("ls " + q(t) + " --json");
+        const auto& cols = c["columns"].as_array();
+        REQUIRE(listed.size() == cols.size());
+        for (std::size_t i = 0; i < cols.size(); ++i) {
+            CHECK(listed[i]["name"] == Value(cols[i]["name"].as_string()));
+            CHECK(listed[i]["kind"] == Value(cols[i]["kind"].as_string()));
+            if (!cols[i]["dtype"].is_null()) {
+                CHECK(listed[i]["dtype"] == Value(cols[i]["dtype"].as_string()));
+            }
+            if (cols[i]["read"].as_string() == "export") {
+                const std::string out = tmp / "c.npy";
+                REQUIRE(run("export " + q(t + ":" + cols[i]["key"].as_string()) + " " + q(out) +
+                            " --overwrite")
+                            .status == 0);
+                B2ND_REQUIRE_SAME_BYTES(
+                    b2nd::test::read_file(out),
+                    b2nd::test::read_file(dir + "/" + cols[i]["npy"].as_string()));
+            }
+        }
+        const std::string out = tmp / "v.npy";
+        REQUIRE(run("export " + q(t + ":/_valid_rows") + " " + q(out) + " --overwrite").status ==
+                0);
+        B2ND_REQUIRE_SAME_BYTES(
+            b2nd::test::read_file(out),
+            b2nd::test::read_file(dir + "/" + c["valid_rows"]["npy"].as_string()));
+        const auto text = run("ls " + q(t));
+        CHECK_THAT(text.output, Catch::Contains("145 live rows of 150") &&
+                                    Catch::Contains("float32 (nullable, mask)"));
+        // --keys: the store's keys, as for any store.
+        CHECK_THAT(run("ls " + q(t) + " --keys").output, Catch::Contains("/_cols/name.utf8"));
+        ++tables;
+    }
+    CHECK(tables == 2);
 }

@@ -179,6 +179,16 @@ public:
                                          const Selection& sel = {},
                                          DType* field_dtype = nullptr,
                                          Shape* result_shape = nullptr) const;
+    /// One field of a structured array as an array of its own (nested names "pos.x"; a
+    /// sub-array field adds its dimensions): a lazy view whose reads decode each touched block
+    /// of this array once and stride through the field, with every read operation of an array
+    /// (selections, elements, chunkwise visits, xtensor); its writes (write, write_points,
+    /// write_orthogonal) change that field of this array only, re-encoding the touched chunks.
+    /// A sub-array field is written by whole sub-arrays. \throws UsageError for an unknown field
+    AnyArray field(const std::string& name) const;
+    /// Writes field `name` of the selection from data (the field's values, C order, stored
+    /// byte order; or one value for all). The other fields keep their bytes.
+    void write_field(const std::string& name, const Selection& sel, ByteSpan data);
     /// Reads a selection already resolved against shape() (a box, or index lists) into out
     /// (C order of sel.shape; out_bytes must be sel.size() * itemsize()).
     void read(const Resolved& sel, void* out, std::size_t out_bytes) const;

@@ -116,6 +116,13 @@ public:
     std::vector<T> read(std::initializer_list<DimIndex> sel) const { return read(Selection(sel)); }
     /// The whole array (as it is in the state read).
     std::vector<T> read() const { return read(Selection{}); }
+    /// One field of a structured array as NDArray<F> (AnyArray::field: a lazy view; nested
+    /// names "pos.x"; its writes change that field only). \throws UsageError for an unknown
+    /// field or one whose dtype is not F's
+    template <class F>
+    NDArray<F> field(const std::string& name) const {
+        return NDArray<F>(a_.field(name));
+    }
 
     /// Writes n = box.size() elements (C order) into box.
     void write(const Box& box, const T* data, std::size_t n) { write_native(box, data, n); }

@@ -75,12 +75,58 @@ void shuffle_generic(int t, std::size_t n, const std::uint8_t* src, std::uint8_t
     }
 }
 
+/// Transposes an 8x8 matrix of bytes held as 8 little-endian words (byte k of w[r] <-> byte r
+/// of w[k]): three rounds of swapping bytes, byte pairs and 4-byte halves between word pairs.
+inline void transpose8x8_bytes(std::uint64_t* w) noexcept {
+    constexpr std::uint64_t m1 = 0x00FF00FF00FF00FFULL, m2 = 0x0000FFFF0000FFFFULL,
+                            m3 = 0x00000000FFFFFFFFULL;
+    for (int k = 0; k < 8; k += 2) {
+        const std::uint64_t t = ((w[k] >> 8) ^ w[k + 1]) & m1;
+        w[k + 1] ^= t;
+        w[k] ^= t << 8;
+    }
+    for (int k : {0, 1, 4, 5}) {
+        const std::uint64_t t = ((w[k] >> 16) ^ w[k + 2]) & m2;
+        w[k + 2] ^= t;
+        w[k] ^= t << 16;
+    }
+    for (int k = 0; k < 4; ++k) {
+        const std::uint64_t t = ((w[k] >> 32) ^ w[k + 4]) & m3;
+        w[k + 4] ^= t;
+        w[k] ^= t << 32;
+    }
+}
+
 void unshuffle_generic(int t, std::size_t n, const std::uint8_t* src, std::uint8_t* dst) {
     const auto ts = static_cast<std::size_t>(t);
+    std::size_t i0 = 0;
+    if constexpr (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) {
+        // 8 elements x 8 streams at a time: 8 words read (one per stream), transposed, and
+        // written as 8 bytes of each element; the streams past a multiple of 8 byte by byte.
+        const std::size_t js = ts / 8 * 8;
+        for (; i0 + 8 <= n; i0 += 8) {
+            for (std::size_t j = 0; j < js; j += 8) {
+                std::uint64_t w[8];
+                for (std::size_t r = 0; r < 8; ++r) {
+                    b2nd::detail::copy_bytes(&w[r], src + (j + r) * n + i0, 8);
+                }
+                transpose8x8_bytes(w);
+                for (std::size_t r = 0; r < 8; ++r) {
+                    b2nd::detail::copy_bytes(dst + (i0 + r) * ts + j, &w[r], 8);
+                }
+            }
+            for (std::size_t j = js; j < ts; ++j) {
+                const std::uint8_t* in = src + j * n + i0;
+                for (std::size_t r = 0; r < 8; ++r) {
+                    dst[(i0 + r) * ts + j] = in[r];
+                }
+            }
+        }
+    }
     for (std::size_t j = 0; j < ts; ++j) {
         const std::uint8_t* in = src + j * n;
         std::uint8_t* out = dst + j;
-        for (std::size_t i = 0; i < n; ++i) {
+        for (std::size_t i = i0; i < n; ++i) {
             out[i * ts] = in[i];
         }
     }

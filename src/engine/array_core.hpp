@@ -116,6 +116,15 @@ public:
     }
     const BlockOrigin* origin() const noexcept { return source_->origin(); }
 
+    /// A field view's writes go to the part `part` of each element of `parent` (field_view.cpp);
+    /// its blocks come from the parent through its origin.
+    struct FieldTarget {
+        std::shared_ptr<ArrayCore> parent;
+        ElementPart part;
+        int sub_ndim = 0;  ///< trailing dimensions of a sub-array field
+    };
+    void set_field_target(FieldTarget t) { field_target_ = std::move(t); }
+
     /// \throws UsageError naming the file when `box` is not a box of this array.
     void require_box(const Box& box, const char* op) const;
 
@@ -286,6 +295,11 @@ private:
     // before it is built: the grid comes from the metalayer, which comes from the frame.
     std::unique_ptr<ChunkSource> source_;
     OpenOptions options_;
+    std::optional<FieldTarget> field_target_;
+    /// write() of a field view: the plan in the parent's terms, written there.
+    void write_to_parent(const SelectionPlan& plan,
+                         const std::uint8_t* src,
+                         const std::int64_t* src_strides);
     format::B2ndMeta meta_;
     DType dtype_;
     std::string dtype_note_;

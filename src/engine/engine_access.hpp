@@ -13,6 +13,9 @@ public:
     /// \throws UsageError for an empty handle
     static const detail::ArrayCore& core(const AnyArray& a) { return a.core(); }
     static detail::ArrayCore& writable_core(AnyArray& a) { return a.core(); }
+    static AnyArray wrap(std::shared_ptr<detail::ArrayCore> core) {
+        return AnyArray(std::move(core));
+    }
 };
 
 }  // namespace b2nd

@@ -66,6 +66,10 @@ storage::StagedChunk stage_covered(ChunkSource& source,
 void ArrayCore::write(const SelectionPlan& plan,
                       const std::uint8_t* src,
                       const std::int64_t* src_strides) {
+    if (field_target_) {
+        write_to_parent(plan, src, src_strides);
+        return;
+    }
     std::lock_guard<std::mutex> writer(writer_mutex_);
     require_writable("write");
     if (plan.kind() == SelectionPlan::Kind::box) {

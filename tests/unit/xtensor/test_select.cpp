@@ -3,6 +3,7 @@
 // assignment, filter equals xt::filter, where equals xt::where, masked writes and
 // compress_where equal the mask applied in memory.
 #include <array>
+#include <cstring>
 
 #include <catch2/catch.hpp>
 
@@ -261,4 +262,32 @@ TEST_CASE("xtensor: squeeze and expand_dims are views that read nothing until ev
     CHECK_THROWS_AS(b2nd::squeeze(f.arr, {4}), b2nd::UsageError);
     CHECK_THROWS_AS(b2nd::expand_dims(f.arr, 5), b2nd::UsageError);
     CHECK(b2nd::expand_dims(f.arr, -5).shape() == std::vector<std::size_t>{1, 3, 1, 4, 1});
+}
+
+TEST_CASE("a field view of a structured array is an xtensor operand like any array",
+          "[xtensor][fields]") {
+    // Records (a int32, x float64, b uint8), packed: x at offset 4.
+    const std::int64_t rows = 37, cols = 11;
+    std::vector<std::uint8_t> recs(static_cast<std::size_t>(rows * cols * 13));
+    xt::xarray<double> want = xt::zeros<double>({rows, cols});
+    for (std::int64_t i = 0; i < rows * cols; ++i) {
+        const double x = 0.5 * static_cast<double>(i % 97) - 3.0;
+        const auto k = static_cast<std::int32_t>(i);
+        std::memcpy(recs.data() + i * 13, &k, 4);
+        std::memcpy(recs.data() + i * 13 + 4, &x, 8);
+        recs[static_cast<std::size_t>(i * 13 + 12)] = static_cast<std::uint8_t>(i);
+        want.flat(static_cast<std::size_t>(i)) = x;
+    }
+    b2nd::CreateOptions co;
+    co.chunk_shape = {10, 6};
+    co.block_shape = {4, 3};
+    const auto a = b2nd::AnyArray::create_in_memory_from(
+        b2nd::DType::parse("[('a', '<i4'), ('x', '<f8'), ('b', 'u1')]"), {rows, cols},
+        {recs.data(), recs.size()}, co);
+    const b2nd::NDArray<double> x(a.field("x"));
+    const xt::xarray<double> got = b2nd::view(x, xt::range(3, 30, 2), xt::all());
+    CHECK(got == xt::view(want, xt::range(3, 30, 2), xt::all()));
+    CHECK(b2nd::sum(x) == Approx(xt::sum(want)()));
+    const xt::xarray<double> by_row = b2nd::amax(x, 1);
+    CHECK(by_row == xt::amax(want, {1}));
 }

@@ -1,0 +1,214 @@
+// Field views of structured arrays (AnyArray::field, write_field): one field as an array of its
+// own. The view is an array whose blocks come from the parent's (a BlockOrigin reading the
+// field's bytes of the parent's block: one decode, then a stride through the records), so every
+// read of an array works on it (selections, elements, chunkwise visits, xtensor), and whose
+// writes go to the parent as writes of part of each element: only the touched chunks are
+// re-encoded and the other fields' bytes are kept.
+#include <cstring>
+
+#include <b2nd/any_array.hpp>
+#include <b2nd/error.hpp>
+#include <b2nd/storage/byte_source.hpp>
+
+#include "../detail/strings.hpp"
+#include "../objects/objects_detail.hpp"
+#include "array_core.hpp"
+#include "block_origin.hpp"
+#include "engine_access.hpp"
+
+namespace b2nd {
+
+namespace {
+
+struct FieldSpec {
+    std::string name;
+    DType type;
+    Shape sub;
+    std::int64_t offset = 0, width = 0;
+};
+
+FieldSpec field_spec(const AnyArray& a, const std::string& name) {
+    const auto f = a.dtype().field(name);
+    if (!f) {
+        std::string names;
+        for (const DType::Field& x : a.dtype().fields()) {
+            names += (names.empty() ? "'" : ", '") + x.name + "'";
+        }
+        throw UsageError(
+            detail::quoted_path(a.path()) + ": no field '" + name + "' in dtype " +
+            a.dtype().str() +
+            (names.empty() ? " (not a structured dtype)" : " (fields: " + names + ")"));
+    }
+    FieldSpec s;
+    s.name = name;
+    s.type = *f->type;
+    s.sub = f->shape;
+    s.offset = f->offset;
+    std::int64_t count = 1;
+    for (const std::int64_t e : s.sub) {
+        count *= e;
+    }
+    s.width = s.type.itemsize() * count;
+    return s;
+}
+
+/// The view's blocks: the field's bytes of the parent's block, laid out as the parent's block
+/// with elements of the field's width (a sub-array field's values follow each other).
+class FieldOrigin final : public detail::BlockOrigin {
+public:
+    FieldOrigin(AnyArray parent, FieldSpec f, Grid view)
+        : parent_(std::move(parent)), f_(std::move(f)), view_(std::move(view)) {}
+
+    const char* kind() const noexcept override { return "field view"; }
+    bool computes() const noexcept override { return true; }
+    void require(std::int64_t, std::int64_t) const override {}
+
+    void make_block(std::int64_t ci, std::int64_t block, std::uint8_t* into) const override {
+        const Grid& pg = parent_.grid();
+        const int nd = pg.ndim();
+        Box region = detail::block_region(view_, ci, block);
+        region.start.resize(static_cast<std::size_t>(nd));
+        region.count.resize(static_cast<std::size_t>(nd));
+        region.step.resize(static_cast<std::size_t>(nd));
+        const std::int64_t n = region.size();
+        const auto bytes = static_cast<std::size_t>(view_.block_nbytes());
+        if (n != pg.block_items()) {
+            std::memset(into, 0, bytes);
+        }
+        if (n == 0) {
+            return;
+        }
+        const detail::ArrayCore& pc = EngineAccess::core(parent_);
+        const auto plan =
+            detail::SelectionPlan::of_box(region).with_part({f_.offset, f_.width}, pg.itemsize());
+        if (n == pg.block_items()) {
+            pc.read(plan, into);  // the block's layout is the region's C order
+            return;
+        }
+        // An edge block: the region's rows into the block's layout.
+        thread_local std::vector<std::uint8_t> tmp;
+        tmp.resize(static_cast<std::size_t>(n * f_.width));
+        pc.read(plan, tmp.data());
+        const std::int64_t row = region.count[static_cast<std::size_t>(nd - 1)];
+        std::int64_t idx[kMaxNdim] = {};
+        for (std::int64_t k = 0; k < n; k += row) {
+            std::int64_t off = 0;
+            for (int d = 0; d < nd; ++d) {
+                off = off * pg.block_shape()[static_cast<std::size_t>(d)] + idx[d];
+            }
+            std::memcpy(into + off * f_.width, tmp.data() + k * f_.width,
+                        static_cast<std::size_t>(row * f_.width));
+            for (int d = nd - 2; d >= 0; --d) {
+                if (++idx[d] < region.count[static_cast<std::size_t>(d)]) {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+    }
+
+private:
+    AnyArray parent_;
+    FieldSpec f_;
+    Grid view_;
+};
+
+Shape with_sub(Shape s, const Shape& sub) {
+    s.insert(s.end(), sub.begin(), sub.end());
+    return s;
+}
+
+}  // namespace
+
+AnyArray AnyArray::field(const std::string& name) const {
+    const FieldSpec f = field_spec(*this, name);
+    const Grid& g = grid();
+    const Shape shape = with_sub(g.shape(), f.sub);
+    if (static_cast<int>(shape.size()) > kMaxNdim) {
+        throw UsageError(detail::quoted_path(path()) + ": field '" + name + "' adds " +
+                         detail::num(static_cast<std::int64_t>(f.sub.size())) +
+                         " dimensions; a view may have at most " + detail::num(kMaxNdim));
+    }
+    // The view's carrier: an empty frame of the view's grid (its chunks are never read).
+    CreateOptions co;
+    co.chunk_shape = with_sub(g.chunk_shape(), f.sub);
+    co.block_shape = with_sub(g.block_shape(), f.sub);
+    co.compression.filters = {};
+    auto bytes = std::make_shared<std::vector<std::uint8_t>>(
+        AnyArray::create_in_memory(f.type, shape, co).to_cframe());
+    OpenOptions o;
+    o.cache_bytes = 0;  // blocks come from the parent, whose cache serves repeats
+    o.nthreads = nthreads();
+    AnyArray view = AnyArray::open(storage::memory_source({bytes->data(), bytes->size()}, bytes,
+                                                          path() + " field '" + name + "'"),
+                                   o);
+    detail::ArrayCore& vc = EngineAccess::writable_core(view);
+    vc.set_origin(std::make_shared<FieldOrigin>(*this, f, view.grid()));
+    vc.set_field_target({core_, {f.offset, f.width}, static_cast<int>(f.sub.size())});
+    return view;
+}
+
+void AnyArray::write_field(const std::string& name, const Selection& sel, ByteSpan data) {
+    field(name).write(sel, data);
+}
+
+}  // namespace b2nd
+
+namespace b2nd::detail {
+
+void ArrayCore::write_to_parent(const SelectionPlan& plan,
+                                const std::uint8_t* src,
+                                const std::int64_t* src_strides) {
+    const FieldTarget& t = *field_target_;
+    ElementPart part = t.part;
+    if (!plan.part().whole()) {  // a field of this field
+        part = {t.part.offset + plan.part().offset, plan.part().width};
+    }
+    const std::int64_t pisz = t.parent->grid().itemsize();
+    if (t.sub_ndim == 0) {
+        SelectionPlan p = plan;
+        t.parent->write(p.with_part(part, pisz), src, src_strides);
+        return;
+    }
+    // A sub-array field: whole sub-arrays only, a box in the parent's dimensions.
+    const int nd = t.parent->grid().ndim();
+    const Shape& sub = grid().shape();
+    bool whole = plan.kind() == SelectionPlan::Kind::box && plan.part().whole();
+    if (whole) {
+        const Box& b = plan.box();
+        for (int d = nd; d < b.ndim(); ++d) {
+            const auto u = static_cast<std::size_t>(d);
+            whole = whole && b.start[u] == 0 && b.step[u] == 1 && b.count[u] == sub[u];
+        }
+    }
+    if (!whole) {
+        throw UsageError(where() +
+                         ": a sub-array field is written by whole sub-arrays (a box covering "
+                         "its last " +
+                         num(t.sub_ndim) + " dimensions)");
+    }
+    Box b = plan.box();
+    b.start.resize(static_cast<std::size_t>(nd));
+    b.count.resize(static_cast<std::size_t>(nd));
+    b.step.resize(static_cast<std::size_t>(nd));
+    std::vector<std::int64_t> strides;
+    if (src_strides != nullptr) {
+        // Each element's sub-array must lie in C order in the source, as the field holds it.
+        const std::int64_t item = grid().itemsize();
+        const Shape inner(sub.end() - t.sub_ndim, sub.end());
+        const std::vector<std::int64_t> c = c_order_strides(inner, item);
+        for (int k = 0; k < t.sub_ndim; ++k) {
+            if (inner[static_cast<std::size_t>(k)] > 1 &&
+                src_strides[nd + k] != c[static_cast<std::size_t>(k)]) {
+                throw UsageError(where() +
+                                 ": a sub-array field is written from data whose "
+                                 "sub-arrays are in C order");
+            }
+        }
+        strides.assign(src_strides, src_strides + nd);
+    }
+    t.parent->write(SelectionPlan::of_box(std::move(b)).with_part(part, pisz), src,
+                    src_strides != nullptr ? strides.data() : nullptr);
+}
+
+}  // namespace b2nd::detail

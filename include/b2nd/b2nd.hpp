@@ -18,6 +18,7 @@
 #include <b2nd/ops.hpp>
 #include <b2nd/parallel.hpp>
 #include <b2nd/params.hpp>
+#include <b2nd/record.hpp>
 #include <b2nd/selection.hpp>
 #include <b2nd/value.hpp>
 

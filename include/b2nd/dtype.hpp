@@ -82,8 +82,15 @@ public:
     bool needs_byteswap() const noexcept;
     /// The same dtype in this machine's byte order.
     DType native() const;
-    /// Swaps `n` elements in place from this dtype's byte order to the other one.
+    /// Swaps `n` elements in place from this dtype's byte order to the other one (this
+    /// machine's); a record's fields that are in this machine's order already stay.
     void byteswap(std::uint8_t* data, std::int64_t n) const noexcept;
+
+    /// Why elements of this (stored) dtype cannot be read as `want`'s, "" when they can: for
+    /// structured dtypes the record size and each field's name, offset, type (byte order aside)
+    /// and sub-array shape, naming the first that differs ("field 'pos.y': the file has '<f4'
+    /// at offset 12, the struct '<f8' at offset 16"); else the dtypes byte order aside.
+    std::string layout_difference(const DType& want) const;
 
     bool operator==(const DType& o) const noexcept { return str() == o.str(); }
     bool operator!=(const DType& o) const noexcept { return !(*this == o); }

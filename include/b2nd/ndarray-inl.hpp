@@ -8,7 +8,14 @@ namespace b2nd {
 template <class T>
 NDArray<T>::NDArray(AnyArray a) : a_(std::move(a)) {
     const DType want = dtype_of<T>();
-    if (a_.dtype().native() != want.native()) {
+    if (want.is_structured() && a_.dtype().is_structured()) {
+        const std::string why = a_.dtype().layout_difference(want);
+        if (!why.empty()) {
+            throw UsageError("\"" + a_.path() +
+                             "\": the struct does not match the records of dtype " +
+                             a_.dtype().str() + ": " + why);
+        }
+    } else if (a_.dtype().native() != want.native()) {
         std::string msg = "\"" + a_.path() + "\": NDArray of dtype '" + want.str() +
                           "' cannot view an array of dtype '" + a_.dtype().str() + "'";
         if (!a_.dtype_note().empty()) {

@@ -223,9 +223,12 @@ void DType::byteswap(std::uint8_t* data, std::int64_t n) const noexcept {
             reverse_units(data, n * (itemsize_ / 4), 4);
             return;
         case Kind::structured:
+            // Only the fields in a foreign order: a record may mix orders ('>i4' beside '<i4').
             for (std::int64_t e = 0; e < n; ++e) {
                 for (const Field& f : fields()) {
-                    f.type->byteswap(data + e * itemsize_ + f.offset, field_count(f));
+                    if (f.type->needs_byteswap()) {
+                        f.type->byteswap(data + e * itemsize_ + f.offset, field_count(f));
+                    }
                 }
             }
             return;
@@ -242,7 +245,94 @@ void DTypeAccess::set_fields(DType& d, std::vector<DType::Field> f) {
     d.fields_ = std::make_shared<const std::vector<DType::Field>>(std::move(f));
 }
 
+namespace {
+std::string where_field(const std::string& prefix, const std::string& name) {
+    return "field '" + prefix + name + "'";
+}
+std::string layout_diff(const DType& have,
+                        const DType& want,
+                        const std::string& prefix,
+                        std::int64_t base) {
+    if (have.itemsize() != want.itemsize()) {
+        return (prefix.empty() ? std::string("the record")
+                               : where_field("", prefix.substr(0, prefix.size() - 1))) +
+               " is " + std::to_string(have.itemsize()) + " bytes in the file, " +
+               std::to_string(want.itemsize()) + " in the struct";
+    }
+    const auto& hf = have.fields();
+    const auto& wf = want.fields();
+    for (std::size_t i = 0; i < std::max(hf.size(), wf.size()); ++i) {
+        if (i >= wf.size()) {
+            return where_field(prefix, hf[i].name) + ": the file has it, the struct does not";
+        }
+        if (i >= hf.size()) {
+            return where_field(prefix, wf[i].name) + ": the struct has it, the file does not";
+        }
+        const DType::Field& h = hf[i];
+        const DType::Field& w = wf[i];
+        if (h.name != w.name) {
+            return "field " + std::to_string(i) + ": the file's is '" + prefix + h.name +
+                   "', the struct's '" + prefix + w.name + "'";
+        }
+        const bool nested = h.type->is_structured() && w.type->is_structured();
+        if (h.offset != w.offset || h.shape != w.shape ||
+            (!nested && h.type->native() != w.type->native())) {
+            const auto text = [base](const DType::Field& f) {
+                std::string t = "'" + f.type->str() + "'";
+                if (!f.shape.empty()) {
+                    t += " of shape (";
+                    for (std::size_t k = 0; k < f.shape.size(); ++k) {
+                        t += (k > 0 ? ", " : "") + std::to_string(f.shape[k]);
+                    }
+                    t += f.shape.size() == 1 ? ",)" : ")";
+                }
+                return t + " at offset " + std::to_string(base + f.offset);
+            };
+            return where_field(prefix, h.name) + ": the file has " + text(h) + ", the struct " +
+                   text(w);
+        }
+        if (nested) {
+            std::string d = layout_diff(*h.type, *w.type, prefix + h.name + ".", base + h.offset);
+            if (!d.empty()) {
+                return d;
+            }
+        }
+    }
+    return "";
+}
+}  // namespace
+
+std::string DType::layout_difference(const DType& want) const {
+    if (!is_structured() || !want.is_structured()) {
+        return native() == want.native()
+                   ? ""
+                   : "dtype '" + str() + "' is not the struct's '" + want.str() + "'";
+    }
+    return layout_diff(*this, want, "", 0);
+}
+
 namespace detail {
+DType record_dtype(const std::vector<std::string>& names,
+                   const std::vector<std::string>& formats,
+                   const std::vector<std::int64_t>& offsets,
+                   std::int64_t itemsize) {
+    std::string names_s, formats_s, offsets_s;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        const char* sep = i == 0 ? "" : ", ";
+        names_s += sep + ("'" + names[i] + "'");
+        formats_s += sep + formats[i];
+        offsets_s += sep + std::to_string(offsets[i]);
+    }
+    const std::string s = "{'names': [" + names_s + "], 'formats': [" + formats_s +
+                          "], 'offsets': [" + offsets_s +
+                          "], 'itemsize': " + std::to_string(itemsize) + "}";
+    try {
+        return DType::parse(s);
+    } catch (const FormatError& e) {
+        throw UsageError("record description: " + std::string(e.what()) + " (as dtype " + s + ")");
+    }
+}
+
 DType native_dtype(DType::Kind kind, std::int64_t itemsize) {
     const bool ordered = itemsize > 1 && kind != DType::Kind::boolean;
     return DType::make(kind, itemsize, ordered ? kNative : '|');

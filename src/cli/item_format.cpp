@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <b2nd/datetime.hpp>
+
 #include "../detail/strings.hpp"
 #include "cli.hpp"
 
@@ -211,6 +213,83 @@ ItemFormat::ItemFormat(DType dtype)
     if (float_bits_ != 16 && float_bits_ != 32 && float_bits_ != 64) {
         float_bits_ = 0;  // float128 and the like: shown as hex
     }
+    if (dtype_.is_structured()) {
+        for (const DType::Field& f : dtype_.fields()) {
+            fields_.push_back(std::make_unique<ItemFormat>(*f.type));
+        }
+    }
+}
+
+namespace {
+/// A sub-array field's values as nested lists ("[[1, 2], [3, 4]]"), `item` writing each value
+/// and `text` the brackets and separators; returns the bytes walked.
+template <class Item, class Text>
+std::int64_t nested_list(const Shape& shape,
+                         std::size_t d,
+                         const std::uint8_t* p,
+                         std::int64_t isz,
+                         const Item& item,
+                         const Text& text) {
+    text("[");
+    std::int64_t used = 0;
+    for (std::int64_t j = 0; j < shape[d]; ++j) {
+        if (j > 0) {
+            text(", ");
+        }
+        if (d + 1 == shape.size()) {
+            item(p + used);
+            used += isz;
+        } else {
+            used += nested_list(shape, d + 1, p + used, isz, item, text);
+        }
+    }
+    text("]");
+    return used;
+}
+
+std::int64_t sub_count(const DType::Field& f) {
+    std::int64_t n = 1;
+    for (const std::int64_t e : f.shape) {
+        n *= e;
+    }
+    return n;
+}
+}  // namespace
+
+std::string ItemFormat::record_word(const std::uint8_t* item) const {
+    std::string s = "(";
+    const auto& fs = dtype_.fields();
+    for (std::size_t k = 0; k < fs.size(); ++k) {
+        const std::uint8_t* p = item + fs[k].offset;
+        s += k > 0 ? ", " : "";
+        if (fs[k].shape.empty()) {
+            s += fields_[k]->word(p);
+            continue;
+        }
+        nested_list(
+            fs[k].shape, 0, p, fs[k].type->itemsize(),
+            [&](const std::uint8_t* q) { s += fields_[k]->word(q); },
+            [&](const char* t) { s += t; });
+    }
+    return s + (fs.size() == 1 ? ",)" : ")");
+}
+
+void ItemFormat::record_json(std::string& out, const std::uint8_t* item) const {
+    out += '[';
+    const auto& fs = dtype_.fields();
+    for (std::size_t k = 0; k < fs.size(); ++k) {
+        const std::uint8_t* p = item + fs[k].offset;
+        out += k > 0 ? ", " : "";
+        if (fs[k].shape.empty()) {
+            fields_[k]->json(out, p);
+            continue;
+        }
+        nested_list(
+            fs[k].shape, 0, p, fs[k].type->itemsize(),
+            [&](const std::uint8_t* q) { fields_[k]->json(out, q); },
+            [&](const char* t) { out += t; });
+    }
+    out += ']';
 }
 
 ItemFormat::Number ItemFormat::number() const noexcept {
@@ -350,6 +429,13 @@ void ItemFormat::observe(const std::uint8_t* items, std::int64_t n) {
             case DType::Kind::timedelta:
                 width_ = std::max(width_, word(p).size());
                 break;
+            case DType::Kind::structured: {
+                const auto& fs = dtype_.fields();
+                for (std::size_t k = 0; k < fs.size(); ++k) {
+                    fields_[k]->observe(p + fs[k].offset, sub_count(fs[k]));
+                }
+                break;
+            }
             default:
                 break;  // strings and others are not padded
         }
@@ -365,14 +451,26 @@ std::string ItemFormat::word(const std::uint8_t* item) const {
     switch (dtype_.kind()) {
         case DType::Kind::boolean:
             return v.b[0] != 0 ? (any_false_ ? " True" : "True") : "False";
-        case DType::Kind::int_:
         case DType::Kind::datetime:
         case DType::Kind::timedelta:
+            if (n == 8) {
+                const auto t = static_cast<std::int64_t>(int_bits(v.b, n, false));
+                if (t == kNaT) {
+                    return padded("'NaT'");
+                }
+                return padded(dtype_.kind() == DType::Kind::timedelta
+                                  ? std::to_string(t)
+                                  : "'" + datetime_text(t, dtype_.unit()) + "'");
+            }
+            break;
+        case DType::Kind::int_:
         case DType::Kind::uint:
             if (n <= 8) {
                 return padded(int_text(v.b, n, dtype_.kind() == DType::Kind::uint));
             }
             break;
+        case DType::Kind::structured:
+            return record_word(item);
         case DType::Kind::float_:
             if (float_bits_ != 0) {
                 return reals_.word(float_at(v.b, float_bits_));
@@ -409,15 +507,27 @@ void ItemFormat::json(std::string& out, const std::uint8_t* item) const {
         case DType::Kind::boolean:
             out += v.b[0] != 0 ? "true" : "false";
             return;
-        case DType::Kind::int_:
         case DType::Kind::datetime:
         case DType::Kind::timedelta:
+            if (n == 8) {
+                const auto t = static_cast<std::int64_t>(int_bits(v.b, n, false));
+                out += t == kNaT ? "null"
+                       : dtype_.kind() == DType::Kind::timedelta
+                           ? std::to_string(t)
+                           : json_string(datetime_text(t, dtype_.unit()));
+                return;
+            }
+            break;
+        case DType::Kind::int_:
         case DType::Kind::uint:
             if (n <= 8) {
                 out += int_text(v.b, n, dtype_.kind() == DType::Kind::uint);
                 return;
             }
             break;
+        case DType::Kind::structured:
+            record_json(out, item);
+            return;
         case DType::Kind::float_:
             if (float_bits_ != 0) {
                 json_float(out, float_at(v.b, float_bits_), float_bits_);

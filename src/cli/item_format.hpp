@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <b2nd/dtype.hpp>
 
@@ -16,16 +18,19 @@ namespace b2nd::cli {
 class ItemFormat {
 public:
     explicit ItemFormat(DType dtype);
+    ItemFormat(ItemFormat&&) noexcept = default;
 
     /// Takes `n` items into account for word()'s widths and float notation.
     void observe(const std::uint8_t* items, std::int64_t n);
     /// One item as NumPy prints it in an array: numbers right-aligned (floats on the point),
-    /// strings as Python's repr and unpadded, as NumPy leaves them.
+    /// strings as Python's repr and unpadded, as NumPy leaves them; datetimes as quoted ISO
+    /// text and timedeltas as integers ('NaT' for NaT), right-aligned; records as tuples.
     std::string word(const std::uint8_t* item) const;
     /// One item as a JSON token: numbers (floats with the fewest digits that read back as the
     /// same value of the item's precision; NaN and infinities as the strings "NaN", "Infinity"
     /// and "-Infinity"), true/false, strings (`S` bytes as code points 0-255), complex as
-    /// [re, im], other items as a hex string.
+    /// [re, im], datetimes as ISO strings, timedeltas as integers (NaT: null), records as lists
+    /// of their fields, other items as a hex string.
     void json(std::string& out, const std::uint8_t* item) const;
 
     /// What comparisons may take an item for: a real number (bool, integer, float; value()),
@@ -69,7 +74,13 @@ private:
         std::size_t exponent_digits_ = 2;
     };
 
+    /// A structured item: NumPy's tuple of its fields, each formatted over the whole array (a
+    /// sub-array field as a list), or a JSON list.
+    std::string record_word(const std::uint8_t* item) const;
+    void record_json(std::string& out, const std::uint8_t* item) const;
+
     DType dtype_;
+    std::vector<std::unique_ptr<ItemFormat>> fields_;  // structured dtypes: one per field
     int float_bits_ = 0;  // 16, 32, 64 for real and complex floats (per part); 0 otherwise
     FloatColumn reals_, imags_;
     bool any_false_ = false;

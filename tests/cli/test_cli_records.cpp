@@ -103,3 +103,36 @@ TEST_CASE("cli: show --field prints one field; bytes as Python's repr", "[cli][r
     CHECK_THAT(s.output, Catch::Contains("b'\\xff\\xfe\\x80'"));
     CHECK(s.output.find("\\\\x") == std::string::npos);
 }
+
+TEST_CASE("cli: show prints dates as NumPy's ISO text and records as tuples",
+          "[cli][records][golden]") {
+    if (b2nd::test::corpus_dir().empty()) {
+        B2ND_SKIP("corpus not found at " B2ND_CORPUS_DIR);
+    }
+    const std::string dir = b2nd::test::corpus_dir() + "/records";
+    // Expected text from Python's datetime module on the .npy values (1771729648461061497 ns,
+    // -9223286400000000000 ns, -1 ns; 16965 and 30737 days; 1768566173 s).
+    const auto ns = run("show " + q(dir + "/datetime/dt_M8ns.b2nd") + " --slice :4");
+    REQUIRE(ns.status == 0);
+    CHECK_THAT(ns.output, Catch::Contains("'2026-02-22T03:07:28.461061497'") &&
+                              Catch::Contains("'1677-09-22T00:00:00.000000000'") &&
+                              Catch::Contains("'1969-12-31T23:59:59.999999999'") &&
+                              Catch::Contains("'NaT'"));
+    const auto days = run("show " + q(dir + "/datetime/dt_M8D.b2nd") + " --slice 0,:2");
+    CHECK(days.output == "['2016-06-13' '2054-02-26']\n");
+    const Json js =
+        Json::parse(run("show " + q(dir + "/datetime/dt_M8s.b2nd") + " --slice :2 --json").output);
+    CHECK(js.as_array()[0].is_null());  // NaT
+    CHECK(js.as_array()[1].as_string() == "2026-01-16T12:22:53");
+    const auto td = run("show " + q(dir + "/datetime/dt_m8us.b2nd") + " --slice :4");
+    CHECK(td.output == "[-918298  911809   'NaT' -430997]\n");
+    const auto rec = run("show " + q(dir + "/structured/rec_subarray.b2nd") + " --slice 0,:1");
+    REQUIRE(rec.status == 0);
+    CHECK_THAT(rec.output,
+               Catch::StartsWith("[(") && Catch::Contains("], [[") && Catch::EndsWith("]])]\n"));
+    const Json recs = Json::parse(
+        run("show " + q(dir + "/structured/rec_nested.b2nd") + " --slice :2 --json").output);
+    REQUIRE(recs.as_array().size() == 2);
+    CHECK(recs.as_array()[0].as_array().size() == 3);                // id, pos, flag
+    CHECK(recs.as_array()[0].as_array()[1].as_array().size() == 2);  // pos: x, y
+}

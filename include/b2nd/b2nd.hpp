@@ -21,6 +21,7 @@
 #include <b2nd/params.hpp>
 #include <b2nd/record.hpp>
 #include <b2nd/selection.hpp>
+#include <b2nd/strings.hpp>
 #include <b2nd/value.hpp>
 
 namespace b2nd {

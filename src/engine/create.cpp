@@ -83,14 +83,30 @@ std::vector<std::uint8_t> initial_chunk(const std::string& where,
     return codec::make_zeros_chunk(cn, ts, bn);
 }
 
+/// python-blosc2's default filters for str (U) arrays: SHUFFLE by 4-byte units (UCS-4 code
+/// units, filters_meta 4) rather than by item, when the compression is left at its defaults.
+CreateOptions with_dtype_defaults(const CreateOptions& o, const DType& dtype) {
+    const CompressionParams d;
+    const CompressionParams& c = o.compression;
+    const bool defaults = c.codec == d.codec && c.clevel == d.clevel && c.filters.size() == 1 &&
+                          c.filters[0].id == Filter::shuffle && c.filters[0].meta == 0 &&
+                          c.splitmode == d.splitmode && c.codec_meta == d.codec_meta;
+    CreateOptions out = o;
+    if (defaults && dtype.kind() == DType::Kind::unicode) {
+        out.compression.filters = {{Filter::shuffle, 4}};
+    }
+    return out;
+}
+
 }  // namespace
 
 std::shared_ptr<ArrayCore> ArrayCore::create(const std::string& path,
                                              const DType& dtype,
                                              const Shape& shape,
-                                             const CreateOptions& o,
+                                             const CreateOptions& options,
                                              const Build& build) {
     const std::string where = quoted_path(path);
+    const CreateOptions o = with_dtype_defaults(options, dtype);
     if (dtype.itemsize() <= 0) {
         throw UsageError(where + ": dtype '" + dtype.str() + "' has no size");
     }

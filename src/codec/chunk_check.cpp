@@ -130,6 +130,12 @@ ChunkDecoder::ChunkDecoder(ByteSpan chunk, const std::vector<std::int64_t>& bloc
         }
         if (f == static_cast<std::uint8_t>(Filter::delta)) {
             needs_block0_ = true;
+            if (h.vl_blocks()) {
+                // DELTA's reference is block 0, which in a VL-block chunk may be shorter than
+                // the block it serves; c-blosc2 then reads past it. No writer makes these.
+                throw UnsupportedError("chunk: a VL-block chunk with the DELTA filter",
+                                       static_cast<std::uint64_t>(16 + slot));
+            }
         }
         has_filters_ = has_filters_ || undoes(f, plugin);
     }

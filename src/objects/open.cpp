@@ -95,8 +95,9 @@ void open_object(ArrayCore& core, const OpenOptions& o) {
         case ObjectKind::objectarray:
         case ObjectKind::batcharray:
             throw UnsupportedError(what +
-                                   ": variable-length items, which this library does not "
-                                   "read yet (its chunks are not an array's)");
+                                   ": variable-length items, not an array; read them with "
+                                   "b2nd::ObjectArray, BatchArray or ListArray "
+                                   "(<b2nd/containers.hpp>) or 'b2nd show --json'");
         case ObjectKind::treestore:
         case ObjectKind::dictstore:
         case ObjectKind::embedstore:

@@ -215,10 +215,38 @@ private:
         ++pos_;
         std::string out;
         while (pos_ < s_.size() && s_[pos_] != q) {
-            if (s_[pos_] == '\\' && pos_ + 1 < s_.size()) {
-                ++pos_;
+            if (s_[pos_] != '\\' || pos_ + 1 >= s_.size()) {
+                out += s_[pos_++];
+                continue;
             }
-            out += s_[pos_++];
+            // Python's escapes: \n \t \r, \xNN \uNNNN \UNNNNNNNN (code points, as UTF-8),
+            // anything else the character itself (\\, \', \").
+            const char e = s_[++pos_];
+            const int hex_digits = e == 'x' ? 2 : e == 'u' ? 4 : e == 'U' ? 8 : 0;
+            if (hex_digits == 0) {
+                out += e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e;
+                ++pos_;
+                continue;
+            }
+            std::uint32_t cp = 0;
+            for (int k = 1; k <= hex_digits; ++k) {
+                const char h = pos_ + static_cast<std::size_t>(k) < s_.size()
+                                   ? s_[pos_ + static_cast<std::size_t>(k)]
+                                   : '\0';
+                if (std::isxdigit(static_cast<unsigned char>(h)) == 0) {
+                    fail("a \\" + std::string(1, e) + " escape needs " +
+                         std::to_string(hex_digits) + " hex digits");
+                }
+                cp = cp * 16 + static_cast<std::uint32_t>(
+                                   std::isdigit(static_cast<unsigned char>(h)) != 0
+                                       ? h - '0'
+                                       : (std::tolower(static_cast<unsigned char>(h)) - 'a' + 10));
+            }
+            if (cp > 0x10FFFF) {
+                fail("escape beyond the last code point");
+            }
+            detail::append_utf8(out, cp);
+            pos_ += static_cast<std::size_t>(hex_digits) + 1;
         }
         if (pos_ >= s_.size()) {
             fail("unterminated string");

@@ -15,6 +15,7 @@
 
 #include <b2nd/b2nd.hpp>
 #include <b2nd/codec/chunk_encoder.hpp>
+#include <b2nd/containers.hpp>
 #include <b2nd/storage/frame.hpp>
 #include <b2nd/store.hpp>
 
@@ -192,6 +193,54 @@ void write_store_seeds(const std::string& dir) {
     fs::remove_all(tmp);
 }
 
+/// dtype strings as python writes them: scalars, units, list and dict forms, nesting.
+void write_dtype_seeds(const std::string& dir) {
+    std::filesystem::create_directories(dir);
+    const char* seeds[] = {
+        "<f8",
+        "|S6",
+        "<U5",
+        ">U2",
+        "<M8[ns]",
+        "<m8[10s]",
+        "[('id', '<i4'), ('pos', [('x', '<f8'), ('y', '<f8')]), ('flag', '?')]",
+        "[('t', '<f4'), ('v', '<i2', (3,)), ('m', '<f8', (2, 2))]",
+        "{'names': ['a', 'b', 'c'], 'formats': ['<u2', '<f8', 'S3'], 'offsets': [0, 8, 20], "
+        "'itemsize': 32}",
+        "{'names': ['a', 'b'], 'formats': ['u1', '<i8'], 'offsets': [0, 8], 'itemsize': 16, "
+        "'aligned': True}",
+        "[('a', [('b', [('c', '<i2'), ('d', 'S2')]), ('e', '<f4', (2,))]), ('z', '<u8')]",
+    };
+    int count = 0;
+    for (const char* s : seeds) {
+        std::ofstream(dir + "/dtype-" + std::to_string(count++) + ".txt") << s;
+    }
+}
+
+/// An ObjectArray, BatchArrays (several blocks, one) and a UTF8Array's two arrays.
+void write_container_seeds(const std::string& dir) {
+    namespace fs = std::filesystem;
+    fs::create_directories(dir);
+    const fs::path tmp = fs::temp_directory_path() / "b2nd-container-seed";
+    fs::remove_all(tmp);
+    fs::create_directories(tmp);
+    const std::vector<b2nd::Value> items = {1, "two", b2nd::Value::tuple({3, 4.5}),
+                                            b2nd::Value::binary({1, 2}), b2nd::Value()};
+    const auto copy = [&](const fs::path& from, const std::string& name) {
+        fs::copy_file(from, dir + "/" + name, fs::copy_options::overwrite_existing);
+    };
+    b2nd::ObjectArray::write((tmp / "o.b2frame").string(), items);
+    copy(tmp / "o.b2frame", "objects.b2frame");
+    b2nd::BatchArray::write((tmp / "b.b2b").string(), {items, {7, 8, 9}}, 2);
+    copy(tmp / "b.b2b", "batches.b2b");
+    b2nd::BatchArray::write((tmp / "c.b2b").string(), {{"x"}});
+    copy(tmp / "c.b2b", "batch-one.b2b");
+    b2nd::UTF8Array::write((tmp / "u.b2nd").string(), {"", "héllo", "中文"});
+    copy(tmp / "u.b2nd", "utf8-offsets.b2nd");
+    copy(tmp / "u.utf8.b2nd", "utf8-bytes.b2nd");
+    fs::remove_all(tmp);
+}
+
 int main(int argc, char** argv) {
     if (argc != 2) {
         std::fprintf(stderr, "usage: %s OUTDIR\n", argv[0]);
@@ -199,6 +248,8 @@ int main(int argc, char** argv) {
     }
     const std::string root = argv[1];
     write_store_seeds(root + "/fuzz_store");
+    write_dtype_seeds(root + "/fuzz_dtype");
+    write_container_seeds(root + "/fuzz_containers");
     const std::string dir = root + "/fuzz_chunk_decode";
     int count = 0;
     auto save = [&](const std::string& name, const std::vector<std::uint8_t>& bytes) {

@@ -187,3 +187,23 @@ TEST_CASE("dtype: what cannot be represented is refused clearly", "[array]") {
     CHECK_THROWS_WITH(DType::parse("[('a', '|V2000000000'), ('b', '|V2000000000')]"),
                       Contains("itemsize exceeds"));
 }
+
+TEST_CASE(
+    "dtype: field names with quotes, backslashes and control characters round-trip as "
+    "Python writes them",
+    "[array][dtype]") {
+    // Python's repr of each name (str(dtype) uses it): quotes switch for a name holding ',
+    // backslashes and control characters are escaped.
+    const std::string s =
+        R"([("it's", '<i4'), ('a\\b', '<f8'), ('tab\there', 'u1'), ('\x01', '?')])";
+    const b2nd::DType d = b2nd::DType::parse(s);
+    REQUIRE(d.fields().size() == 4);
+    CHECK(d.fields()[0].name == "it's");
+    CHECK(d.fields()[1].name == "a\\b");
+    CHECK(d.fields()[2].name == "tab\there");
+    CHECK(d.fields()[3].name == "\x01");
+    CHECK(d.str() == s);
+    CHECK(b2nd::DType::parse(R"([('caf\xe9', '<i4'), ('\u03a9', '<i4')])").fields()[0].name ==
+          "caf\xc3\xa9");
+    CHECK_THROWS_AS(b2nd::DType::parse(R"([('a\x4', '<i4')])"), b2nd::FormatError);
+}

@@ -68,10 +68,14 @@ std::string datetime_text(std::int64_t ticks, const std::string& unit) {
     std::size_t at = 0;
     i128 mult = 1;
     if (at < unit.size() && std::isdigit(static_cast<unsigned char>(unit[at])) != 0) {
+        // NumPy keeps a unit's multiple in an int32; more than that is no unit it writes.
         mult = 0;
-        while (at < unit.size() && std::isdigit(static_cast<unsigned char>(unit[at])) != 0 &&
-               mult < (i128{1} << 62)) {
+        while (at < unit.size() && std::isdigit(static_cast<unsigned char>(unit[at])) != 0) {
             mult = mult * 10 + (unit[at++] - '0');
+            if (mult > 0x7fffffff) {
+                throw UnsupportedError("datetime64 unit '" + unit +
+                                       "': a multiple beyond NumPy's int32");
+            }
         }
     }
     const std::string base = unit.substr(at);

@@ -171,6 +171,43 @@ TEST_CASE("interop: c-blosc2 VL-block chunks decode here", "[interop]") {
 #endif
 }
 
+TEST_CASE("interop: VL-block chunks we encode decode in c-blosc2, block by block", "[interop]") {
+#if BLOSC2_VERSION_MAJOR < 3
+    B2ND_SKIP("VL-block chunks need c-blosc2 3.x");
+#else
+    ensure_init();
+    const auto a = b2nd::test::smooth_bytes(1000, 1, 1);
+    const auto b = b2nd::test::smooth_bytes(3333, 1, 2);
+    const std::vector<std::uint8_t> c = {0x42};  // a block that does not compress
+    for (const b2nd::Codec codec :
+         {b2nd::Codec::lz4, b2nd::Codec::zstd, b2nd::Codec::blosclz, b2nd::Codec::zlib}) {
+        INFO(b2nd::codec::codec_name(codec));
+        b2nd::codec::CodecChoice k;
+        k.codec = codec;
+        k.clevel = 5;
+        const auto chunk = b2nd::codec::encode_vlblocks_chunk(
+            {{a.data(), a.size()}, {b.data(), b.size()}, {c.data(), c.size()}}, k);
+        std::int32_t nblocks = 0;
+        REQUIRE(blosc2_vlchunk_get_nblocks(chunk.data(), static_cast<std::int32_t>(chunk.size()),
+                                           &nblocks) == 0);
+        REQUIRE(nblocks == 3);
+        blosc2_dparams dp = BLOSC2_DPARAMS_DEFAULTS;
+        blosc2_context* dctx = blosc2_create_dctx(dp);
+        const std::vector<std::uint8_t>* want[] = {&a, &b, &c};
+        for (std::int32_t i = 0; i < 3; ++i) {
+            std::uint8_t* dest = nullptr;
+            std::int32_t dsize = 0;
+            const int n = blosc2_vldecompress_block_ctx(
+                dctx, chunk.data(), static_cast<std::int32_t>(chunk.size()), i, &dest, &dsize);
+            REQUIRE(n == static_cast<int>(want[i]->size()));
+            CHECK(std::equal(want[i]->begin(), want[i]->end(), dest));
+            std::free(dest);
+        }
+        blosc2_free_ctx(dctx);
+    }
+#endif
+}
+
 TEST_CASE("interop: special chunks agree both ways", "[interop]") {
     ensure_init();
     blosc2_cparams cp = BLOSC2_CPARAMS_DEFAULTS;

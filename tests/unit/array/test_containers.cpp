@@ -21,6 +21,7 @@
 #include <b2nd/storage/frame.hpp>
 #include <b2nd/store.hpp>
 
+#include "containers/containers_detail.hpp"
 #include "support/files.hpp"
 #include "support/json.hpp"
 #include "support/reference.hpp"
@@ -348,4 +349,46 @@ TEST_CASE("containers: damaged containers are refused by name", "[array][records
         CHECK_THROWS_WITH(b2nd::BatchArray::open(tmp / "plain.b2nd"),
                           Catch::Contains("not a BatchArray"));
     }
+}
+
+TEST_CASE("containers: a ListArray reads its rows from either backend", "[array][records]") {
+    b2nd::test::TempDir tmp;
+    const Value spec = Value::map({{"kind", "list"}, {"item", Value::map({{"kind", "int64"}})}});
+    const std::vector<Value> rows = {Value(Value::Array{1, 2}), Value(Value::Array{}),
+                                     Value(Value::Array{3})};
+    // The vl backend: one row per chunk (an ObjectArray's layout) under a listarray metalayer.
+    std::vector<std::vector<std::uint8_t>> chunks;
+    for (const Value& r : rows) {
+        chunks.push_back(b2nd::detail::encode_item_chunk(r.to_msgpack(), {}));
+    }
+    b2nd::detail::write_container_frame(
+        tmp / "l.b2frame", false, {},
+        {{"listarray", spec}, {"vlarray", Value::map({{"version", 1}, {"serializer", "msgpack"}})}},
+        {}, chunks, false);
+    const auto l = b2nd::ListArray::open(tmp / "l.b2frame");
+    CHECK(l.size() == 3);
+    CHECK(l.rows(0, 3) == rows);
+    CHECK(l.row(-1) == rows[2]);
+    CHECK(l.spec() == spec);
+    // The batch backend: rows in batches of VL blocks.
+    std::vector<std::vector<std::uint8_t>> blocks = {
+        Value(Value::Array{rows[0], rows[1]}).to_msgpack(),
+        Value(Value::Array{rows[2]}).to_msgpack()};
+    b2nd::detail::write_container_frame(
+        tmp / "b.b2b", false, {},
+        {{"listarray", spec},
+         {"batcharray", Value::map({{"version", 1},
+                                    {"serializer", "msgpack"},
+                                    {"items_per_block", 2},
+                                    {"arrow_schema", Value()}})}},
+        {{"_batch_array_metadata", Value::map({{"batch_lengths", Value(Value::Array{3})}})}},
+        {b2nd::detail::encode_vlblocks_chunk(blocks, {})}, true);
+    const auto lb = b2nd::ListArray::open(tmp / "b.b2b");
+    CHECK(lb.rows(0, 3) == rows);
+    CHECK(b2nd::object_kind(b2nd::storage::Frame::open(tmp / "b.b2b")) ==
+          b2nd::ObjectKind::listarray);
+    // Without a backend's metalayer it is refused by name.
+    b2nd::detail::write_container_frame(tmp / "n.b2frame", false, {}, {{"listarray", spec}}, {},
+                                        chunks, false);
+    CHECK_THROWS_WITH(b2nd::ListArray::open(tmp / "n.b2frame"), Catch::Contains("neither"));
 }

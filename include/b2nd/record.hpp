@@ -145,7 +145,8 @@ std::int64_t member_offset(M S::*m) noexcept {
     };
     static const Probe probe;
     const auto* base = reinterpret_cast<const unsigned char*>(&probe);
-    const auto* at = reinterpret_cast<const unsigned char*>(std::addressof(probe.s.*m));
+    // The built-in & (no reference bound: a packed struct's member may be misaligned).
+    const auto* at = reinterpret_cast<const unsigned char*>(&(probe.s.*m));
     return static_cast<std::int64_t>(at - base);
 }
 

@@ -115,7 +115,19 @@ void unshuffle_generic(int t, std::size_t n, const std::uint8_t* src, std::uint8
                     b2nd::detail::copy_bytes(dst + (i0 + r) * ts + j, &w[r], 8);
                 }
             }
-            for (std::size_t j = js; j < ts; ++j) {
+            std::size_t j = js;
+            if (ts - j >= 4) {  // 4 more streams: the same transpose, half the words empty
+                std::uint64_t w[8] = {};
+                for (std::size_t r = 0; r < 4; ++r) {
+                    b2nd::detail::copy_bytes(&w[r], src + (j + r) * n + i0, 8);
+                }
+                transpose8x8_bytes(w);
+                for (std::size_t r = 0; r < 8; ++r) {
+                    b2nd::detail::copy_bytes(dst + (i0 + r) * ts + j, &w[r], 4);
+                }
+                j += 4;
+            }
+            for (; j < ts; ++j) {
                 const std::uint8_t* in = src + j * n + i0;
                 for (std::size_t r = 0; r < 8; ++r) {
                     dst[(i0 + r) * ts + j] = in[r];

@@ -64,17 +64,6 @@ void unshuffle_rows(int typesize,
 
 namespace {
 
-void shuffle_generic(int t, std::size_t n, const std::uint8_t* src, std::uint8_t* dst) {
-    const auto ts = static_cast<std::size_t>(t);
-    for (std::size_t j = 0; j < ts; ++j) {
-        std::uint8_t* out = dst + j * n;
-        const std::uint8_t* in = src + j;
-        for (std::size_t i = 0; i < n; ++i) {
-            out[i] = in[i * ts];
-        }
-    }
-}
-
 /// Transposes an 8x8 matrix of bytes held as 8 little-endian words (byte k of w[r] <-> byte r
 /// of w[k]): three rounds of swapping bytes, byte pairs and 4-byte halves between word pairs.
 inline void transpose8x8_bytes(std::uint64_t* w) noexcept {
@@ -94,6 +83,51 @@ inline void transpose8x8_bytes(std::uint64_t* w) noexcept {
         const std::uint64_t t = ((w[k] >> 32) ^ w[k + 4]) & m3;
         w[k + 4] ^= t;
         w[k] ^= t << 32;
+    }
+}
+
+void shuffle_generic(int t, std::size_t n, const std::uint8_t* src, std::uint8_t* dst) {
+    const auto ts = static_cast<std::size_t>(t);
+    std::size_t i0 = 0;
+    if constexpr (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) {
+        // unshuffle_generic's transposes the other way: 8 elements' bytes j..j+7 in, 8 bytes of
+        // each of streams j..j+7 out (and 4 streams through the same transpose).
+        for (; i0 + 8 <= n; i0 += 8) {
+            std::size_t j = 0;
+            for (; j + 8 <= ts; j += 8) {
+                std::uint64_t w[8];
+                for (std::size_t r = 0; r < 8; ++r) {
+                    b2nd::detail::copy_bytes(&w[r], src + (i0 + r) * ts + j, 8);
+                }
+                transpose8x8_bytes(w);
+                for (std::size_t r = 0; r < 8; ++r) {
+                    b2nd::detail::copy_bytes(dst + (j + r) * n + i0, &w[r], 8);
+                }
+            }
+            if (ts - j >= 4) {
+                std::uint64_t w[8] = {};
+                for (std::size_t r = 0; r < 8; ++r) {
+                    b2nd::detail::copy_bytes(&w[r], src + (i0 + r) * ts + j, 4);
+                }
+                transpose8x8_bytes(w);
+                for (std::size_t r = 0; r < 4; ++r) {
+                    b2nd::detail::copy_bytes(dst + (j + r) * n + i0, &w[r], 8);
+                }
+                j += 4;
+            }
+            for (; j < ts; ++j) {
+                for (std::size_t r = 0; r < 8; ++r) {
+                    dst[j * n + i0 + r] = src[(i0 + r) * ts + j];
+                }
+            }
+        }
+    }
+    for (std::size_t j = 0; j < ts; ++j) {
+        std::uint8_t* out = dst + j * n;
+        const std::uint8_t* in = src + j;
+        for (std::size_t i = i0; i < n; ++i) {
+            out[i] = in[i * ts];
+        }
     }
 }
 

@@ -14,6 +14,8 @@
 #include "../select/strided_copy.hpp"
 #include "../values/params_detail.hpp"
 #include "array_core.hpp"
+#include "engine_access.hpp"
+#include "field_spec.hpp"
 #include <unistd.h>
 
 namespace b2nd {
@@ -143,6 +145,10 @@ AnyArray::Reading AnyArray::reading() const {
     return r;
 }
 
+void EngineAccess::read(const AnyArray& a, const detail::SelectionPlan& plan, std::uint8_t* out) {
+    a.reading()->read(plan, out);
+}
+
 bool AnyArray::refresh() {
     return core().refresh();
 }
@@ -252,38 +258,49 @@ std::vector<std::uint8_t> AnyArray::read(const Selection& sel) const {
     return out;
 }
 
+detail::FieldSpec detail::field_spec(const AnyArray& a, const std::string& name) {
+    const auto f = a.dtype().field(name);
+    if (!f) {
+        std::string names;
+        for (const DType::Field& x : a.dtype().fields()) {
+            names += (names.empty() ? "'" : ", '") + x.name + "'";
+        }
+        throw UsageError(
+            detail::quoted_path(a.path()) + ": no field '" + name + "' in dtype " +
+            a.dtype().str() +
+            (names.empty() ? " (not a structured dtype)" : " (fields: " + names + ")"));
+    }
+    FieldSpec s{*f->type, f->shape, f->offset, f->type->itemsize()};
+    for (const std::int64_t e : s.sub) {
+        s.width *= e;
+    }
+    return s;
+}
+
 std::vector<std::uint8_t> AnyArray::read_field(const std::string& field,
                                                const Selection& sel,
                                                DType* field_dtype,
                                                Shape* result_shape) const {
-    const auto f = dtype().field(field);
-    if (!f) {
-        std::string names;
-        for (const DType::Field& x : dtype().fields()) {
-            names += (names.empty() ? "'" : ", '") + x.name + "'";
-        }
-        throw UsageError(
-            detail::quoted_path(path()) + ": no field '" + field + "' in dtype " + dtype().str() +
-            (names.empty() ? " (not a structured dtype)" : " (fields: " + names + ")"));
-    }
-    std::int64_t count = 1;
-    for (const std::int64_t e : f->shape) {
-        count *= e;
-    }
-    const std::int64_t width = f->type->itemsize() * count;
+    const detail::FieldSpec f = detail::field_spec(*this, field);
     const Reading r = reading();
     Resolved res = resolve(r.core.grid().shape(), sel);
     Shape shape = res.shape;
-    shape.insert(shape.end(), f->shape.begin(), f->shape.end());
-    detail::require_memory(*this, static_cast<std::uint64_t>(res.size() * count), "read");
-    std::vector<std::uint8_t> out(static_cast<std::size_t>(res.size() * width));
-    if (width > 0 && res.size() > 0) {
-        const std::int64_t isz = itemsize();
-        r.core.read(detail::SelectionPlan::of(std::move(res)).with_part({f->offset, width}, isz),
-                    out.data());
+    shape.insert(shape.end(), f.sub.begin(), f.sub.end());
+    std::uint64_t bytes = 0;
+    if (format::mul_overflows(static_cast<std::uint64_t>(res.size()),
+                              static_cast<std::uint64_t>(f.width), &bytes)) {
+        bytes = UINT64_MAX;
+    }
+    const auto isz = static_cast<std::uint64_t>(itemsize());
+    detail::require_memory(*this, bytes / isz + (bytes % isz != 0 ? 1 : 0), "read");
+    std::vector<std::uint8_t> out(static_cast<std::size_t>(res.size() * f.width));
+    if (f.width > 0 && res.size() > 0) {
+        r.core.read(
+            detail::SelectionPlan::of(std::move(res)).with_part({f.offset, f.width}, itemsize()),
+            out.data());
     }
     if (field_dtype != nullptr) {
-        *field_dtype = *f->type;
+        *field_dtype = f.type;
     }
     if (result_shape != nullptr) {
         *result_shape = std::move(shape);

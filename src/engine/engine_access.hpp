@@ -13,6 +13,8 @@ public:
     /// \throws UsageError for an empty handle
     static const detail::ArrayCore& core(const AnyArray& a) { return a.core(); }
     static detail::ArrayCore& writable_core(AnyArray& a) { return a.core(); }
+    /// Reads `plan` of `a` as AnyArray's reads do (refreshing first when `a` follows others).
+    static void read(const AnyArray& a, const detail::SelectionPlan& plan, std::uint8_t* out);
     static AnyArray wrap(std::shared_ptr<detail::ArrayCore> core) {
         return AnyArray(std::move(core));
     }

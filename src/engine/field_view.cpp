@@ -15,48 +15,17 @@
 #include "array_core.hpp"
 #include "block_origin.hpp"
 #include "engine_access.hpp"
+#include "field_spec.hpp"
 
 namespace b2nd {
 
 namespace {
 
-struct FieldSpec {
-    std::string name;
-    DType type;
-    Shape sub;
-    std::int64_t offset = 0, width = 0;
-};
-
-FieldSpec field_spec(const AnyArray& a, const std::string& name) {
-    const auto f = a.dtype().field(name);
-    if (!f) {
-        std::string names;
-        for (const DType::Field& x : a.dtype().fields()) {
-            names += (names.empty() ? "'" : ", '") + x.name + "'";
-        }
-        throw UsageError(
-            detail::quoted_path(a.path()) + ": no field '" + name + "' in dtype " +
-            a.dtype().str() +
-            (names.empty() ? " (not a structured dtype)" : " (fields: " + names + ")"));
-    }
-    FieldSpec s;
-    s.name = name;
-    s.type = *f->type;
-    s.sub = f->shape;
-    s.offset = f->offset;
-    std::int64_t count = 1;
-    for (const std::int64_t e : s.sub) {
-        count *= e;
-    }
-    s.width = s.type.itemsize() * count;
-    return s;
-}
-
 /// The view's blocks: the field's bytes of the parent's block, laid out as the parent's block
 /// with elements of the field's width (a sub-array field's values follow each other).
 class FieldOrigin final : public detail::BlockOrigin {
 public:
-    FieldOrigin(AnyArray parent, FieldSpec f, Grid view)
+    FieldOrigin(AnyArray parent, detail::FieldSpec f, Grid view)
         : parent_(std::move(parent)), f_(std::move(f)), view_(std::move(view)) {}
 
     const char* kind() const noexcept override { return "field view"; }
@@ -78,17 +47,16 @@ public:
         if (n == 0) {
             return;
         }
-        const detail::ArrayCore& pc = EngineAccess::core(parent_);
         const auto plan =
             detail::SelectionPlan::of_box(region).with_part({f_.offset, f_.width}, pg.itemsize());
         if (n == pg.block_items()) {
-            pc.read(plan, into);  // the block's layout is the region's C order
+            EngineAccess::read(parent_, plan, into);  // the block's layout: the region's C order
             return;
         }
         // An edge block: the region's rows into the block's layout.
         thread_local std::vector<std::uint8_t> tmp;
         tmp.resize(static_cast<std::size_t>(n * f_.width));
-        pc.read(plan, tmp.data());
+        EngineAccess::read(parent_, plan, tmp.data());
         const std::int64_t row = region.count[static_cast<std::size_t>(nd - 1)];
         std::int64_t idx[kMaxNdim] = {};
         for (std::int64_t k = 0; k < n; k += row) {
@@ -109,7 +77,7 @@ public:
 
 private:
     AnyArray parent_;
-    FieldSpec f_;
+    detail::FieldSpec f_;
     Grid view_;
 };
 
@@ -121,7 +89,7 @@ Shape with_sub(Shape s, const Shape& sub) {
 }  // namespace
 
 AnyArray AnyArray::field(const std::string& name) const {
-    const FieldSpec f = field_spec(*this, name);
+    const detail::FieldSpec f = detail::field_spec(*this, name);
     const Grid& g = grid();
     const Shape shape = with_sub(g.shape(), f.sub);
     if (static_cast<int>(shape.size()) > kMaxNdim) {

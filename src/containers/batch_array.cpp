@@ -5,6 +5,7 @@
 #include <b2nd/codec/chunk_decoder.hpp>
 #include <b2nd/containers.hpp>
 #include <b2nd/error.hpp>
+#include <b2nd/format/chunk_header.hpp>
 #include <b2nd/objects.hpp>
 #include <b2nd/storage/frame.hpp>
 #include <b2nd/store.hpp>
@@ -112,13 +113,29 @@ BatchArray BatchArray::from_frame(FramePtr raw) {
                                       static_cast<std::int64_t>(a.block_items(b, k).size()));
         }
     }
+    // Each length against its chunk: as many VL blocks as the length needs, and no more items
+    // than the chunk has bytes (every msgpack item takes one at least). The lengths are then
+    // bounded by the data and their sums cannot overflow.
     layout->starts.assign(1, 0);
     for (std::size_t b = 0; b < layout->lengths.size(); ++b) {
-        if (layout->lengths[b] < 0) {
-            throw FormatError(where + ": BatchArray batch " + num(static_cast<std::int64_t>(b)) +
-                              " has a negative length");
+        const auto bi = static_cast<std::int64_t>(b);
+        const std::int64_t len = layout->lengths[b];
+        format::ChunkHeader h;
+        try {
+            h = format::read_chunk_header(a.frame_->chunk(bi).bytes);
+        } catch (const FormatError& e) {
+            throw FormatError(where + ": batch " + num(bi) + ": " + e.what());
         }
-        layout->starts.push_back(layout->starts.back() + layout->lengths[b]);
+        const std::int64_t ipb = layout->items_per_block;
+        const std::int64_t blocks = len / ipb + (len % ipb != 0 ? 1 : 0);
+        if (len < 0 || len > h.nbytes || !h.vl_blocks() || blocks != h.nblocks()) {
+            throw FormatError(
+                where + ": batch " + num(bi) + " has length " + num(len) + ", which its chunk (" +
+                (h.vl_blocks() ? num(h.nblocks()) + " VL blocks of " + num(h.nbytes) + " bytes"
+                               : std::string("not a VL-block chunk")) +
+                ", " + num(ipb) + " items per block) cannot hold");
+        }
+        layout->starts.push_back(layout->starts.back() + len);
     }
     a.layout_ = std::move(layout);
     return a;

@@ -20,13 +20,14 @@ std::vector<std::int64_t> read_int64s(const AnyArray& a,
                                       std::int64_t start,
                                       std::int64_t count,
                                       const char* what) {
+    if (start < 0 || count < 0 || start > a.size() || count > a.size() - start) {
+        throw FormatError(a.path() + ": " + what + ": entries " + num(start) + ".." +
+                          num(start + count) + " are past its " + num(a.size()));
+    }
+    require_memory(a, static_cast<std::uint64_t>(count), "read");
     std::vector<std::int64_t> v(static_cast<std::size_t>(count));
     if (count == 0) {
         return v;
-    }
-    if (start < 0 || count < 0 || start + count > a.size()) {
-        throw FormatError(a.path() + ": " + what + ": entries " + num(start) + ".." +
-                          num(start + count) + " are past its " + num(a.size()));
     }
     a.read(Box::region({start}, {count}), v.data(), v.size() * 8);
     if (a.dtype().needs_byteswap()) {

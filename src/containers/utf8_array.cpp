@@ -139,6 +139,7 @@ Strings UTF8Array::read(std::int64_t start, std::int64_t stop) const {
     std::string text;
     const std::int64_t nbytes = off.back() - off.front();
     if (nbytes > 0) {
+        detail::require_memory(bytes_, static_cast<std::uint64_t>(nbytes), "read");
         text.resize(static_cast<std::size_t>(nbytes));
         bytes_.read(Box::region({off.front()}, {nbytes}), text.data(), text.size());
     }

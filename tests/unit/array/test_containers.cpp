@@ -318,13 +318,55 @@ TEST_CASE("containers: damaged containers are refused by name", "[array][records
             b2nd::storage::OpenOptions w;
             w.writable = true;
             auto f = b2nd::storage::Frame::open(tmp / "b.b2b", w);
-            const Value lie = Value::map({{"batch_lengths", Value(Value::Array{5})}});
+            // 4 items in 2 blocks of 2 would fit the chunk's shape; its last block holds 1.
+            const Value lie = Value::map({{"batch_lengths", Value(Value::Array{4})}});
             const auto raw = lie.to_msgpack();
             f.set_vlmeta("_batch_array_metadata", {raw.data(), raw.size()});
         }
         const auto ba = b2nd::BatchArray::open(tmp / "b.b2b");
         CHECK_THROWS_WITH(ba.items(),
                           Catch::Contains("holds 1 items, not 2") || Catch::Contains("VL blocks"));
+        // 5 items need 3 blocks: refused when opened.
+        const Value worse = Value::map({{"batch_lengths", Value(Value::Array{5})}});
+        const auto raw5 = worse.to_msgpack();
+        {
+            b2nd::storage::OpenOptions w;
+            w.writable = true;
+            b2nd::storage::Frame::open(tmp / "b.b2b", w)
+                .set_vlmeta("_batch_array_metadata", {raw5.data(), raw5.size()});
+        }
+        CHECK_THROWS_WITH(b2nd::BatchArray::open(tmp / "b.b2b"), Catch::Contains("2 VL blocks"));
+    }
+    SECTION("absurd sizes: lengths past the data, offsets spanning a terabyte") {
+        b2nd::BatchArray::write(tmp / "b.b2b", {{1, 2, 3}, {4}}, 2);
+        const auto lie = [&](const Value::Array& lengths) {
+            b2nd::storage::OpenOptions w;
+            w.writable = true;
+            auto f = b2nd::storage::Frame::open(tmp / "b.b2b", w);
+            const auto raw = Value::map({{"batch_lengths", Value(lengths)}}).to_msgpack();
+            f.set_vlmeta("_batch_array_metadata", {raw.data(), raw.size()});
+        };
+        lie({std::int64_t{1} << 62, 1});
+        CHECK_THROWS_WITH(b2nd::BatchArray::open(tmp / "b.b2b"),
+                          Catch::Contains("batch 0") && Catch::Contains("b.b2b"));
+        lie({INT64_MAX, INT64_MAX});
+        CHECK_THROWS_AS(b2nd::BatchArray::open(tmp / "b.b2b"), b2nd::FormatError);
+        lie({3, 1, 1});
+        CHECK_THROWS_WITH(b2nd::BatchArray::open(tmp / "b.b2b"),
+                          Catch::Contains("3 batch lengths"));
+        // A UTF8Array whose offsets say one string of 2^40 bytes, over a bytes array that long
+        // (zero chunks: a small file): refused before anything is allocated.
+        const std::int64_t big = std::int64_t{1} << 40;
+        const std::vector<std::int64_t> off = {0, big};
+        b2nd::AnyArray::create_from(tmp / "t.b2nd", b2nd::DType::parse("<i8"), {2},
+                                    {reinterpret_cast<const std::uint8_t*>(off.data()), 16});
+        b2nd::CreateOptions co;
+        co.chunk_shape = {std::int64_t{1} << 30};
+        co.block_shape = {std::int64_t{1} << 20};
+        b2nd::AnyArray::create(tmp / "t.utf8.b2nd", b2nd::DType::parse("|u1"), {big}, co);
+        const auto u = b2nd::UTF8Array::open(tmp / "t.b2nd");
+        CHECK_THROWS_WITH(u.read(), Catch::Contains("into memory"));
+        CHECK_THROWS_WITH(u.at(0), Catch::Contains("into memory"));
     }
     SECTION("a truncated VL block") {
         const std::vector<std::uint8_t> a(100, 7), b(50, 9);

@@ -44,6 +44,9 @@ class Store;
 namespace storage {
 class Frame;
 }
+namespace codec {
+class ChunkDecoder;
+}
 /// A container's frame, shared by the handles that read it.
 using FramePtr = std::shared_ptr<const storage::Frame>;
 
@@ -202,7 +205,14 @@ private:
     std::shared_ptr<const Layout> layout_;
     std::shared_ptr<std::atomic<std::uint64_t>> decoded_;
     std::string where() const;
-    std::vector<Value> block_items(std::int64_t b, std::int64_t k) const;
+    /// Batch b's chunk, validated (a VL-block chunk), to decode its blocks with.
+    codec::ChunkDecoder decoder(std::int64_t b) const;
+    std::vector<std::uint8_t> block_bytes(const codec::ChunkDecoder& dec,
+                                          std::int64_t b,
+                                          std::int64_t k) const;
+    std::vector<Value> block_items(const codec::ChunkDecoder& dec,
+                                   std::int64_t b,
+                                   std::int64_t k) const;
 };
 
 /// python-blosc2's ListArray ("listarray"): rows (lists) in an ObjectArray or a BatchArray.

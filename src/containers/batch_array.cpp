@@ -1,5 +1,6 @@
 // python-blosc2's BatchArray ("batcharray"): batches of items in VL-block chunks (containers.hpp).
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include <b2nd/codec/chunk_decoder.hpp>
@@ -107,10 +108,10 @@ BatchArray BatchArray::from_frame(FramePtr raw) {
         }
         a.layout_ = layout;
         for (std::int64_t b = 0; b < nb; ++b) {
-            const codec::ChunkDecoder dec(a.frame_->chunk(b).bytes);
+            const codec::ChunkDecoder dec = a.decoder(b);
             const std::int64_t k = dec.nblocks() - 1;
             layout->lengths.push_back(k * layout->items_per_block +
-                                      static_cast<std::int64_t>(a.block_items(b, k).size()));
+                                      static_cast<std::int64_t>(a.block_items(dec, b, k).size()));
         }
     }
     // Each length against its chunk: as many VL blocks as the length needs, and no more items
@@ -164,21 +165,34 @@ const std::vector<std::uint8_t>& BatchArray::arrow_schema() const {
     return layout_->arrow_schema;
 }
 
-std::vector<std::uint8_t> BatchArray::block_bytes(std::int64_t b, std::int64_t k) const {
-    const std::string at = where() + ": batch " + num(b) + ", block " + num(k);
+codec::ChunkDecoder BatchArray::decoder(std::int64_t b) const {
     if (b < 0 || b >= frame_->nchunks()) {
         throw UsageError(where() + ": batch " + num(b) + " is out of range for " +
                          num(frame_->nchunks()) + " batches");
     }
-    const storage::StoredChunk c = frame_->chunk(b);
     try {
-        const codec::ChunkDecoder dec(c.bytes);
+        codec::ChunkDecoder dec(frame_->chunk(b).bytes);
         if (!dec.header().vl_blocks()) {
             throw FormatError("not a VL-block chunk");
         }
-        if (k < 0 || k >= dec.nblocks()) {
-            throw FormatError("the chunk has " + num(dec.nblocks()) + " VL blocks");
-        }
+        return dec;
+    } catch (const FormatError& e) {
+        throw FormatError(where() + ": batch " + num(b) + ": " + e.what());
+    }
+}
+
+std::vector<std::uint8_t> BatchArray::block_bytes(std::int64_t b, std::int64_t k) const {
+    return block_bytes(decoder(b), b, k);
+}
+
+std::vector<std::uint8_t> BatchArray::block_bytes(const codec::ChunkDecoder& dec,
+                                                  std::int64_t b,
+                                                  std::int64_t k) const {
+    const std::string at = where() + ": batch " + num(b) + ", block " + num(k);
+    if (k < 0 || k >= dec.nblocks()) {
+        throw FormatError(at + ": the chunk has " + num(dec.nblocks()) + " VL blocks");
+    }
+    try {
         std::vector<std::uint8_t> out(
             static_cast<std::size_t>(dec.block_nbytes(static_cast<std::int32_t>(k))));
         dec.decode_block(static_cast<std::int32_t>(k), {out.data(), out.size()});
@@ -189,13 +203,15 @@ std::vector<std::uint8_t> BatchArray::block_bytes(std::int64_t b, std::int64_t k
     }
 }
 
-std::vector<Value> BatchArray::block_items(std::int64_t b, std::int64_t k) const {
+std::vector<Value> BatchArray::block_items(const codec::ChunkDecoder& dec,
+                                           std::int64_t b,
+                                           std::int64_t k) const {
     if (layout_->serializer != "msgpack") {
         throw UnsupportedError(where() +
                                ": Arrow IPC items are not decoded here; block_bytes() "
                                "gives each block's IPC stream (schema in arrow_schema())");
     }
-    const std::vector<std::uint8_t> raw = block_bytes(b, k);
+    const std::vector<std::uint8_t> raw = block_bytes(dec, b, k);
     const std::string at = where() + ": batch " + num(b) + ", block " + num(k);
     Value v = Value::from_msgpack({raw.data(), raw.size()}, at);
     if (v.type() != Value::Type::array) {
@@ -217,6 +233,8 @@ std::vector<Value> BatchArray::items(std::int64_t start, std::int64_t stop) cons
     out.reserve(static_cast<std::size_t>(e - a));
     const auto& starts = layout_->starts;
     const std::int64_t ipb = layout_->items_per_block;
+    std::optional<codec::ChunkDecoder> dec;  // the current batch's: validated once per batch
+    std::int64_t dec_batch = -1;
     std::int64_t i = a;
     while (i < e) {
         const auto b = static_cast<std::int64_t>(std::upper_bound(starts.begin(), starts.end(), i) -
@@ -224,7 +242,11 @@ std::vector<Value> BatchArray::items(std::int64_t start, std::int64_t stop) cons
         const std::int64_t len = layout_->lengths[static_cast<std::size_t>(b)];
         const std::int64_t j = i - starts[static_cast<std::size_t>(b)];
         const std::int64_t k = j / ipb;
-        const std::vector<Value> block = block_items(b, k);
+        if (b != dec_batch) {
+            dec.emplace(decoder(b));
+            dec_batch = b;
+        }
+        const std::vector<Value> block = block_items(*dec, b, k);
         const std::int64_t want = std::min(ipb, len - k * ipb);
         if (static_cast<std::int64_t>(block.size()) != want) {
             throw FormatError(where() + ": batch " + num(b) + ", block " + num(k) + " holds " +

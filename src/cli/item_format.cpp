@@ -357,17 +357,7 @@ std::string int_text(const std::uint8_t* b, std::int64_t n, bool uint) {
 /// A `U` item (UTF-32 up to the first NUL) as UTF-8; code points UTF-8 cannot hold become U+FFFD.
 std::string unicode_text(const std::uint8_t* item, std::int64_t n, bool swap) {
     std::string s;
-    for (std::int64_t i = 0; i + 4 <= n; i += 4) {
-        std::uint32_t cp = 0;
-        std::memcpy(&cp, item + i, 4);
-        if (swap) {
-            cp = __builtin_bswap32(cp);
-        }
-        if (cp == 0) {
-            break;
-        }
-        detail::append_utf8(s, cp > 0x10ffff || (cp >= 0xd800 && cp < 0xe000) ? 0xfffd : cp);
-    }
+    detail::ucs4_to_utf8(item, static_cast<std::size_t>(n), swap, s);
     return s;
 }
 
@@ -545,8 +535,12 @@ void ItemFormat::json(std::string& out, const std::uint8_t* item) const {
             }
             break;
         case DType::Kind::bytes: {
-            std::string s;
-            for (std::int64_t i = 0; i < n && item[i] != 0; ++i) {
+            std::string s;  // bytes as code points 0-255; NumPy's rule: trailing NULs dropped
+            std::int64_t end = n;
+            while (end > 0 && item[end - 1] == 0) {
+                --end;
+            }
+            for (std::int64_t i = 0; i < end; ++i) {
                 detail::append_utf8(s, item[i]);
             }
             out += json_string(s);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 namespace b2nd::detail {
@@ -33,6 +34,29 @@ inline void append_utf8(std::string& s, std::uint32_t cp) {
         s += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
         s += static_cast<char>(0x80 | (cp & 0x3f));
     }
+}
+
+/// A NumPy `U` item (n bytes of UCS-4 units, byte-swapped first when `swap`) as UTF-8, appended
+/// to `out`: trailing NULs are padding, embedded ones stay (NumPy's rule). Units that are no
+/// Unicode scalar value (above 0x10ffff, surrogates) become U+FFFD; returns how many did.
+inline std::size_t ucs4_to_utf8(const std::uint8_t* p, std::size_t n, bool swap, std::string& out) {
+    std::size_t end = n / 4;
+    const auto unit = [&](std::size_t i) {
+        std::uint32_t c = 0;
+        std::memcpy(&c, p + 4 * i, 4);
+        return swap ? __builtin_bswap32(c) : c;
+    };
+    while (end > 0 && unit(end - 1) == 0) {
+        --end;
+    }
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < end; ++i) {
+        const std::uint32_t c = unit(i);
+        const bool scalar = c <= 0x10ffff && (c < 0xd800 || c >= 0xe000);
+        bad += scalar ? 0 : 1;
+        append_utf8(out, scalar ? c : 0xfffd);
+    }
+    return bad;
 }
 
 }  // namespace b2nd::detail

@@ -90,13 +90,11 @@ std::vector<std::string> read_strings(const AnyArray& a, const Selection& sel) {
             out[i] = std::move(s);
             continue;
         }
-        for (const char32_t c : code_points(d, p)) {
-            if (c > 0x10FFFF) {
-                throw FormatError(detail::quoted_path(a.path()) + ": item " +
-                                  num(static_cast<std::int64_t>(i)) + " of the selection holds " +
-                                  num(static_cast<std::int64_t>(c)) + ", which is no code point");
-            }
-            detail::append_utf8(out[i], static_cast<std::uint32_t>(c));
+        if (detail::ucs4_to_utf8(p, isz, d.needs_byteswap(), out[i]) != 0) {
+            throw FormatError(detail::quoted_path(a.path()) + ": item " +
+                              num(static_cast<std::int64_t>(i)) +
+                              " of the selection holds a unit that is no Unicode scalar value "
+                              "(above U+10FFFF, or a surrogate)");
         }
     }
     return out;

@@ -136,3 +136,20 @@ TEST_CASE("cli: show prints dates as NumPy's ISO text and records as tuples",
     CHECK(recs.as_array()[0].as_array().size() == 3);                // id, pos, flag
     CHECK(recs.as_array()[0].as_array()[1].as_array().size() == 2);  // pos: x, y
 }
+
+TEST_CASE("cli: show keeps embedded NULs of S and U items (NumPy drops trailing ones only)",
+          "[cli][records]") {
+    b2nd::test::TempDir tmp;
+    const std::vector<std::uint32_t> units = {'a', 0, 'b', 'c', 0, 0};  // 'a\0b', 'c'
+    b2nd::AnyArray::create_from(tmp / "u.b2nd", b2nd::DType::parse("<U3"), {2},
+                                {reinterpret_cast<const std::uint8_t*>(units.data()), 24});
+    const std::string bytes("x\0y\0\0", 5);
+    b2nd::AnyArray::create_from(tmp / "s.b2nd", b2nd::DType::parse("|S5"), {1},
+                                {reinterpret_cast<const std::uint8_t*>(bytes.data()), 5});
+    const Json u = Json::parse(run("show " + q(tmp / "u.b2nd") + " --json").output);
+    CHECK(u.as_array()[0].as_string() == std::string("a\0b", 3));
+    CHECK(u.as_array()[1].as_string() == "c");
+    const Json s = Json::parse(run("show " + q(tmp / "s.b2nd") + " --json").output);
+    CHECK(s.as_array()[0].as_string() == std::string("x\0y", 3));
+    CHECK_THAT(run("show " + q(tmp / "u.b2nd")).output, Catch::Contains("'a\\x00b'"));
+}

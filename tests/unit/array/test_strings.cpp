@@ -104,3 +104,18 @@ TEST_CASE("strings: U arrays we create get python-blosc2's default filters", "[a
     const auto s = b2nd::AnyArray::create(tmp / "s.b2nd", b2nd::DType::parse("|S6"), {10});
     CHECK(s.compression().filters[0].meta == 0);
 }
+
+TEST_CASE("strings: embedded NULs stay, units that are no scalar value are refused",
+          "[array][records]") {
+    b2nd::test::TempDir tmp;
+    const std::vector<std::uint32_t> units = {'a', 0, 'b', 0, 0xd800, 'c'};  // two <U3 items
+    const auto u = b2nd::AnyArray::create_from(
+        tmp / "u.b2nd", b2nd::DType::parse("<U3"), {2},
+        {reinterpret_cast<const std::uint8_t*>(units.data()), units.size() * 4});
+    CHECK(b2nd::read_strings(u, b2nd::parse_selection("0")) ==
+          std::vector<std::string>{std::string("a\0b", 3)});
+    CHECK_THROWS_WITH(b2nd::read_strings(u),
+                      Catch::Contains("item 1") && Catch::Contains("no Unicode scalar value"));
+    CHECK(b2nd::read_u32strings(u)[1] ==
+          std::u32string{U'\0', static_cast<char32_t>(0xd800), U'c'});
+}

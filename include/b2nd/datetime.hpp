@@ -58,89 +58,85 @@ constexpr const char* numpy_unit() {
 [[noreturn]] void nat_error(const char* what);
 }  // namespace detail
 
-/// datetime64[unit]: a time point of Duration since the Unix epoch, or NaT.
-template <class Duration>
-class Datetime {
+namespace detail {
+/// What Datetime and Timedelta share: NumPy's int64 ticks of Duration's unit, NaT by default
+/// and equal to nothing (not even NaT, as NumPy compares).
+template <class Self, class Duration, char Kind>
+class Ticks {
     static_assert(std::is_same_v<typename Duration::rep, std::int64_t>, "NumPy's ticks are int64");
 
 public:
     using duration = Duration;
-    using time_point = std::chrono::time_point<std::chrono::system_clock, Duration>;
+    static constexpr char numpy_kind = Kind;  ///< 'M' datetime64, 'm' timedelta64
 
-    /// NaT.
-    constexpr Datetime() noexcept = default;
-    constexpr explicit Datetime(time_point t) noexcept : ticks_(t.time_since_epoch().count()) {}
-    static constexpr Datetime nat() noexcept { return Datetime(); }
-    static constexpr Datetime from_ticks(std::int64_t t) noexcept {
-        Datetime d;
-        d.ticks_ = t;
-        return d;
+    static constexpr Self nat() noexcept { return Self(); }
+    static constexpr Self from_ticks(std::int64_t t) noexcept {
+        Self s;
+        static_cast<Ticks&>(s).ticks_ = t;
+        return s;
     }
     constexpr bool is_nat() const noexcept { return ticks_ == kNaT; }
     constexpr std::int64_t ticks() const noexcept { return ticks_; }
-    /// \throws UsageError for NaT
-    time_point time() const {
+    friend constexpr bool operator==(Self a, Self b) noexcept {
+        return !a.is_nat() && a.ticks() == b.ticks();
+    }
+    friend constexpr bool operator!=(Self a, Self b) noexcept { return !(a == b); }
+
+protected:
+    constexpr Ticks() noexcept = default;
+    constexpr explicit Ticks(std::int64_t t) noexcept : ticks_(t) {}
+    /// The ticks as a Duration. \throws UsageError naming `what` for NaT
+    Duration checked(const char* what) const {
         if (is_nat()) {
-            detail::nat_error("Datetime::time()");
+            nat_error(what);
         }
-        return time_point(Duration(ticks_));
+        return Duration(ticks_);
     }
-    /// NaT equals nothing, not even NaT (as NumPy compares).
-    friend constexpr bool operator==(Datetime a, Datetime b) noexcept {
-        return !a.is_nat() && a.ticks_ == b.ticks_;
-    }
-    friend constexpr bool operator!=(Datetime a, Datetime b) noexcept { return !(a == b); }
 
 private:
     std::int64_t ticks_ = kNaT;
+};
+
+/// The dtype of a Datetime or Timedelta ('<M8[s]', '<m8[ms]'... in this machine's order).
+template <class T>
+DType ticks_dtype() {
+    return DType::parse(std::string(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? "<" : ">") +
+                        T::numpy_kind + "8[" + numpy_unit<typename T::duration::period>() + "]");
+}
+}  // namespace detail
+
+/// datetime64[unit]: a time point of Duration since the Unix epoch, or NaT.
+template <class Duration>
+class Datetime : public detail::Ticks<Datetime<Duration>, Duration, 'M'> {
+public:
+    using time_point = std::chrono::time_point<std::chrono::system_clock, Duration>;
+    /// NaT.
+    constexpr Datetime() noexcept = default;
+    constexpr explicit Datetime(time_point t) noexcept
+        : detail::Ticks<Datetime, Duration, 'M'>(t.time_since_epoch().count()) {}
+    /// \throws UsageError for NaT
+    time_point time() const { return time_point(this->checked("Datetime::time()")); }
 };
 
 /// timedelta64[unit]: a Duration, or NaT.
 template <class Duration>
-class Timedelta {
-    static_assert(std::is_same_v<typename Duration::rep, std::int64_t>, "NumPy's ticks are int64");
-
+class Timedelta : public detail::Ticks<Timedelta<Duration>, Duration, 'm'> {
 public:
-    using duration = Duration;
-    constexpr Timedelta() noexcept = default;  // NaT
-    constexpr explicit Timedelta(Duration d) noexcept : ticks_(d.count()) {}
-    static constexpr Timedelta nat() noexcept { return Timedelta(); }
-    static constexpr Timedelta from_ticks(std::int64_t t) noexcept {
-        Timedelta d;
-        d.ticks_ = t;
-        return d;
-    }
-    constexpr bool is_nat() const noexcept { return ticks_ == kNaT; }
-    constexpr std::int64_t ticks() const noexcept { return ticks_; }
+    /// NaT.
+    constexpr Timedelta() noexcept = default;
+    constexpr explicit Timedelta(Duration d) noexcept
+        : detail::Ticks<Timedelta, Duration, 'm'>(d.count()) {}
     /// \throws UsageError for NaT
-    Duration value() const {
-        if (is_nat()) {
-            detail::nat_error("Timedelta::value()");
-        }
-        return Duration(ticks_);
-    }
-    friend constexpr bool operator==(Timedelta a, Timedelta b) noexcept {
-        return !a.is_nat() && a.ticks_ == b.ticks_;
-    }
-    friend constexpr bool operator!=(Timedelta a, Timedelta b) noexcept { return !(a == b); }
-
-private:
-    std::int64_t ticks_ = kNaT;
+    Duration value() const { return this->checked("Timedelta::value()"); }
 };
 
 template <class D>
 struct dtype_traits<Datetime<D>> {
-    static DType get() {
-        return DType::parse(std::string(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? "<" : ">") +
-                            "M8[" + detail::numpy_unit<typename D::period>() + "]");
-    }
+    static DType get() { return detail::ticks_dtype<Datetime<D>>(); }
 };
 template <class D>
 struct dtype_traits<Timedelta<D>> {
-    static DType get() {
-        return DType::parse(std::string(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? "<" : ">") +
-                            "m8[" + detail::numpy_unit<typename D::period>() + "]");
-    }
+    static DType get() { return detail::ticks_dtype<Timedelta<D>>(); }
 };
 
 /// A datetime64 value of `unit` ("ns", "D", "Y", "10s"...) as NumPy prints it: ISO 8601 to the

@@ -199,9 +199,11 @@ const CTableColumn& CTable::stored(const std::string& name, const char* want) co
             "); it has no stored values");
     }
     const std::string k = c.kind;
-    const bool ok = want == std::string("fixed")
-                        ? (fixed_width_kinds().count(k) != 0 || k == "dictionary")
-                        : k == want;
+    const bool fixed = fixed_width_kinds().count(k) != 0;
+    const std::string w = want;
+    const bool ok = w == "fixed"             ? (fixed || k == "dictionary")
+                    : w == "variable-length" ? (!fixed && k != "dictionary" && k != "utf8")
+                                             : k == w;
     if (!ok) {
         throw UsageError(where(name) + ": a " + k + " column, not " +
                          (want == std::string("fixed") ? "a fixed-width one"
@@ -233,12 +235,7 @@ BatchArray CTable::dictionary_values(const std::string& name) const {
 std::vector<Value> CTable::items(const std::string& name,
                                  std::int64_t start,
                                  std::int64_t stop) const {
-    const CTableColumn& c = column_info(name);
-    if (c.kind == "computed" || c.kind == "utf8" || c.kind == "dictionary" ||
-        fixed_width_kinds().count(c.kind) != 0) {
-        stored(name, "variable-length");  // throws, naming what the column is
-    }
-    return container_items(store_.open_frame(c.key), start, stop);
+    return container_items(store_.open_frame(stored(name, "variable-length").key), start, stop);
 }
 
 std::int64_t CTable::physical_rows() const {

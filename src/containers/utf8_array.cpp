@@ -186,14 +186,12 @@ UTF8Array UTF8Array::write(const std::string& offsets_path,
     const std::string bytes_path = bytes_path_for(offsets_path);
     detail::native_to_little(off);
     // The bytes first: a reader that finds the offsets finds bytes they fit.
-    AnyArray bytes = AnyArray::create_from(
-        bytes_path, DType::parse("|u1"), {static_cast<std::int64_t>(text.size())},
-        ByteSpan(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()), bo);
-    AnyArray offsets = AnyArray::create_from(
+    AnyArray::create_from(bytes_path, DType::parse("|u1"), {static_cast<std::int64_t>(text.size())},
+                          ByteSpan(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()),
+                          bo);
+    AnyArray::create_from(
         offsets_path, DType::parse("<i8"), {static_cast<std::int64_t>(off.size())},
         ByteSpan(reinterpret_cast<const std::uint8_t*>(off.data()), off.size() * 8), oo);
-    (void)bytes;
-    (void)offsets;
     return open(offsets_path, bytes_path);
 }
 

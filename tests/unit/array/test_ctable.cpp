@@ -100,6 +100,8 @@ TEST_CASE("ctable: the corpus table reads as python wrote it, .b2d and .b2z",
                           Catch::Contains("no such column") && Catch::Contains("id, score"));
         CHECK_THROWS_WITH(t.column("name"), Catch::Contains("a utf8 column"));
         CHECK_THROWS_AS(t.utf8_column("id"), b2nd::UsageError);
+        CHECK_THROWS_WITH(t.items("id", 0, 1), Catch::Contains("not a variable-length one"));
+        CHECK_THROWS_WITH(t.items("name", 0, 1), Catch::Contains("a utf8 column"));
         ++tables;
     }
     CHECK(tables == 2);
@@ -146,4 +148,5 @@ TEST_CASE("ctable: computed columns are named and refused; a store that is no ta
     CHECK_THROWS_WITH(t.column("y"),
                       Catch::Contains("computed column") && Catch::Contains("[\"x\"]"));
     CHECK_THROWS_WITH(t.column("z"), Catch::Contains("Python code, never executed"));
+    CHECK_THROWS_WITH(t.items("z", 0, 1), Catch::Contains("computed column"));
 }

@@ -4,6 +4,7 @@
 // read of an array works on it (selections, elements, chunkwise visits, xtensor), and whose
 // writes go to the parent as writes of part of each element: only the touched chunks are
 // re-encoded and the other fields' bytes are kept.
+#include <algorithm>
 #include <cstring>
 
 #include <b2nd/any_array.hpp>
@@ -39,7 +40,7 @@ public:
         region.start.resize(static_cast<std::size_t>(nd));
         region.count.resize(static_cast<std::size_t>(nd));
         region.step.resize(static_cast<std::size_t>(nd));
-        const std::int64_t n = region.size();
+        const std::int64_t n = f_.width > 0 ? region.size() : 0;  // a field of no bytes
         const auto bytes = static_cast<std::size_t>(view_.block_nbytes());
         if (n != pg.block_items()) {
             std::memset(into, 0, bytes);
@@ -81,8 +82,12 @@ private:
     Grid view_;
 };
 
-Shape with_sub(Shape s, const Shape& sub) {
-    s.insert(s.end(), sub.begin(), sub.end());
+/// `s` with a sub-array field's dimensions appended; for chunk and block shapes (`grid`), an
+/// empty dimension of the sub-array counts 1 (a grid's extents are positive).
+Shape with_sub(Shape s, const Shape& sub, bool grid = false) {
+    for (const std::int64_t e : sub) {
+        s.push_back(grid ? std::max<std::int64_t>(e, 1) : e);
+    }
     return s;
 }
 
@@ -99,8 +104,8 @@ AnyArray AnyArray::field(const std::string& name) const {
     }
     // The view's carrier: an empty frame of the view's grid (its chunks are never read).
     CreateOptions co;
-    co.chunk_shape = with_sub(g.chunk_shape(), f.sub);
-    co.block_shape = with_sub(g.block_shape(), f.sub);
+    co.chunk_shape = with_sub(g.chunk_shape(), f.sub, true);
+    co.block_shape = with_sub(g.block_shape(), f.sub, true);
     co.compression.filters = {};
     auto bytes = std::make_shared<std::vector<std::uint8_t>>(
         AnyArray::create_in_memory(f.type, shape, co).to_cframe());

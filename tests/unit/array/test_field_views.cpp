@@ -173,3 +173,15 @@ TEST_CASE("field views: writes change one field of the touched elements and noth
                                          {reinterpret_cast<const std::uint8_t*>(&seven), 4}),
                     b2nd::Error);
 }
+
+TEST_CASE("field views: empty arrays and empty sub-array fields", "[array][fields]") {
+    const auto none =
+        b2nd::AnyArray::create_in_memory(b2nd::DType::parse("[('a', '<i4'), ('b', '<f8')]"), {0});
+    CHECK(none.field("b").read().empty());
+    const auto empty_sub = b2nd::AnyArray::create_in_memory(
+        b2nd::DType::parse("[('a', '<i4'), ('b', '<f8', (0,))]"), {3});
+    const b2nd::AnyArray v = empty_sub.field("b");
+    CHECK(v.shape() == b2nd::Shape{3, 0});
+    CHECK(v.read().empty());
+    CHECK(empty_sub.field("a").read().size() == 12);
+}

@@ -105,6 +105,10 @@ struct CreateOptions {
     bool durable = false;
     bool locking = true;       ///< as OpenOptions::locking
     bool auto_compact = true;  ///< as OpenOptions::auto_compact
+    /// Carry checksums (docs/CHECKSUMS.md): every commit writes a table of XXH3-64 digests of
+    /// the header, the index, the vlmetalayers and each chunk, in a vlmetalayer c-blosc2 and
+    /// python-blosc2 ignore; reads check them (OpenOptions::verify_checksums).
+    bool checksums = true;
 };
 
 /// The automatic chunk and block shapes for an array (what create() picks when none is given).

@@ -69,9 +69,26 @@ std::optional<std::pair<std::string, std::string>> store_reference(const std::st
 AnyArray open_input(const std::string& path, const OpenOptions& o);
 /// The frame of an input, whatever it holds (python-blosc2's object kinds as stored): the
 /// file's own, held in `own`, or a store leaf's, held by `leaf`.
+/// With `verify_checksums` off, a frame whose checksum table is broken opens too (verify).
 const storage::Frame& input_frame(const std::string& path,
                                   std::optional<storage::Frame>& own,
-                                  AnyArray& leaf);
+                                  AnyArray& leaf,
+                                  bool verify_checksums = true);
+/// What b2nd verify finds in a frame: every problem (checksum table, vlmetalayers, each chunk
+/// that does not match its checksum or does not decode), the chunk count and sizes.
+struct FrameCheck {
+    std::vector<std::string> bad;
+    std::int64_t bad_chunks = 0;
+    std::int64_t chunks = 0;
+    std::int64_t nbytes = 0;
+    std::int64_t cbytes = 0;
+};
+/// Runs those checks on `frame` (opened without checksum verification), the array at `path`
+/// or `leaf`, with a progress bar (cmd_verify.cpp).
+FrameCheck check_frame(const std::string& path,
+                       const storage::Frame& frame,
+                       const AnyArray& leaf,
+                       int nthreads);
 /// Checks the output of a command that writes one before anything is read or written: refused
 /// when it exists, unless `overwrite`, and always when it is one of `inputs` (the same file or
 /// directory, also through links or '..') or not writable. \throws ArgError
@@ -92,6 +109,7 @@ int cmd_info(const std::vector<std::string>& argv);
 int cmd_export(const std::vector<std::string>& argv);
 int cmd_import(const std::vector<std::string>& argv);
 int cmd_verify(const std::vector<std::string>& argv);
+int cmd_checksum(const std::vector<std::string>& argv);
 int cmd_convert(const std::vector<std::string>& argv);
 int cmd_compact(const std::vector<std::string>& argv);
 int cmd_concat(const std::vector<std::string>& argv);

@@ -18,20 +18,89 @@ const char* const kHelp =
     "\n"
     "Checks the structure of the file (header, chunk index, trailer, metalayers and\n"
     "vlmetalayers) and decodes every chunk, checking each against the array's geometry.\n"
+    "Files b2nd-cpp writes carry checksums (XXH3-64 of every chunk, the index, the header\n"
+    "and the vlmetalayers): they are checked too, so any changed byte is found.\n"
     "Prints 'ok' and exits 0, or lists every corrupt chunk and exits 1.\n"
     "\n"
-    "What it cannot see: b2nd files carry no checksums, so a change that leaves a chunk\n"
-    "decodable (a flipped bit inside compressed data, often) gives other values without any\n"
-    "error; compare with a copy (b2nd diff) to know the values are the same.\n"
+    "What it cannot see in a file without checksums (written by c-blosc2 or python-blosc2,\n"
+    "or changed by them since): a change that leaves a chunk decodable (a flipped bit inside\n"
+    "compressed data, often) gives other values without any error. 'b2nd checksum add PATH'\n"
+    "adds checksums to a file you trust.\n"
     "\n"
     "example:\n"
     "  b2nd verify t.b2nd\n";
 
-const char* const kLimits =
-    "structure and decoding checked; this file carries no checksums, so changed values "
-    "cannot be detected";
+/// What the checks could see, by the file's checksums.
+std::string limits(const storage::ChecksumReport& r) {
+    switch (r.state) {
+        case storage::ChecksumReport::State::covered:
+            return "structure, decoding and checksums (every chunk, the index, the header and "
+                   "the vlmetalayers) checked";
+        case storage::ChecksumReport::State::stale:
+            return "structure and decoding checked; its checksums are stale (another program "
+                   "changed the file after they were written: b2nd checksum add renews them), "
+                   "so changed values cannot be detected";
+        default:
+            return "structure and decoding checked; this file carries no checksums, so changed "
+                   "values cannot be detected (b2nd checksum add adds them)";
+    }
+}
 
 }  // namespace
+
+FrameCheck check_frame(const std::string& path,
+                       const storage::Frame& frame,
+                       const AnyArray& leaf,
+                       int nthreads) {
+    FrameCheck r;
+    for (const std::string& p : frame.checksums().problems) {
+        r.bad.push_back(frame.name() + ": " + p);
+    }
+    for (const auto& name : frame.vlmeta_names()) {
+        try {
+            (void)frame.vlmeta(name);
+        } catch (const Error& e) {
+            r.bad.push_back(e.what());
+        }
+    }
+    AnyArray arr;
+    try {
+        OpenOptions o;
+        o.nthreads = nthreads;
+        o.cache_bytes = 0;
+        o.raw_objects = true;        // the chunks as stored, whatever object they make
+        o.verify_checksums = false;  // checked chunk by chunk below, each reported
+        arr = leaf ? leaf : AnyArray::open(path, o);
+    } catch (const UnsupportedError&) {
+        // Not an array (variable-size chunks): decode chunk by chunk.
+    }
+    // Every chunk, whatever the ones before it hold: all corrupt ones are named.
+    r.chunks = frame.nchunks();
+    ProgressBar bar("verify", r.chunks, arr ? static_cast<double>(arr.grid().chunk_nbytes()) : 1.0);
+    std::vector<std::uint8_t> buf;
+    for (std::int64_t i = 0; i < r.chunks; ++i) {
+        try {
+            std::string mismatch = frame.check_chunk(i);
+            if (!mismatch.empty()) {
+                throw FormatError(std::move(mismatch));
+            }
+            if (arr) {
+                const Box b = arr.grid().chunk_box(i);
+                buf.resize(static_cast<std::size_t>(b.size() * arr.itemsize()));
+                arr.read(b, buf.data(), buf.size());
+            } else {
+                (void)frame.decode_chunk(i, nthreads > 0 ? nthreads : 1);
+            }
+        } catch (const Error& e) {
+            r.bad.push_back(e.what());
+            ++r.bad_chunks;
+        }
+        bar.update(i + 1);
+    }
+    r.nbytes = arr ? arr.nbytes() : frame.header().nbytes;
+    r.cbytes = arr ? arr.cbytes() : frame.header().cbytes - frame.dead_bytes();
+    return r;
+}
 
 int cmd_verify(const std::vector<std::string>& argv) {
     const Args a = Args::parse(argv, {"--nthreads"}, {"--help"});
@@ -46,60 +115,23 @@ int cmd_verify(const std::vector<std::string>& argv) {
     const int nthreads = static_cast<int>(a.get_int("--nthreads", 0, 0, 1024));
     std::optional<storage::Frame> own;
     AnyArray leaf;
-    const storage::Frame& frame = input_frame(path, own, leaf);
-    std::vector<std::string> bad;
-    for (const auto& name : frame.vlmeta_names()) {
-        try {
-            (void)frame.vlmeta(name);
-        } catch (const Error& e) {
-            bad.push_back(e.what());
-        }
-    }
-    AnyArray arr;
-    try {
-        OpenOptions o;
-        o.nthreads = nthreads;
-        o.cache_bytes = 0;
-        o.raw_objects = true;  // the chunks as stored, whatever object they make
-        arr = leaf ? leaf : AnyArray::open(path, o);
-    } catch (const UnsupportedError&) {
-        // Not an array (variable-size chunks): decode chunk by chunk.
-    }
-    // Every chunk, whatever the ones before it hold: all corrupt ones are named.
-    std::int64_t bad_chunks = 0;
-    const std::int64_t n = frame.nchunks();
-    {
-        ProgressBar bar("verify", n, arr ? static_cast<double>(arr.grid().chunk_nbytes()) : 1.0);
-        std::vector<std::uint8_t> buf;
-        for (std::int64_t i = 0; i < n; ++i) {
-            try {
-                if (arr) {
-                    const Box b = arr.grid().chunk_box(i);
-                    buf.resize(static_cast<std::size_t>(b.size() * arr.itemsize()));
-                    arr.read(b, buf.data(), buf.size());
-                } else {
-                    (void)frame.decode_chunk(i, nthreads > 0 ? nthreads : 1);
-                }
-            } catch (const Error& e) {
-                bad.push_back(e.what());
-                ++bad_chunks;
-            }
-            bar.update(i + 1);
-        }
-    }
-    const std::int64_t nbytes = arr ? arr.nbytes() : frame.header().nbytes;
-    const std::int64_t cbytes = arr ? arr.cbytes() : frame.header().cbytes - frame.dead_bytes();
-    if (bad.empty()) {
-        std::cout << "ok: " << path << ": " << n << " chunks, " << sizes_text(nbytes, cbytes)
-                  << "; " << kLimits << "\n";
+    // Unchecked: a broken checksum table is reported with everything else.
+    const storage::Frame& frame = input_frame(path, own, leaf, false);
+    const FrameCheck r = check_frame(path, frame, leaf, nthreads);
+    const storage::ChecksumReport sums = frame.checksums();
+    if (r.bad.empty()) {
+        std::cout << "ok: " << path << ": " << r.chunks << " chunks, "
+                  << sizes_text(r.nbytes, r.cbytes) << "; " << limits(sums) << "\n";
         return 0;
     }
-    for (const std::string& why : bad) {
+    for (const std::string& why : r.bad) {
         std::cout << why << "\n";
     }
-    std::cout << "bad: " << path << ": " << bad_chunks << " of " << n << " chunks corrupt"
-              << (bad.size() > static_cast<std::size_t>(bad_chunks) ? ", and vlmetalayers" : "")
-              << "\n";
+    std::cout << "bad: " << path << ": " << r.bad_chunks << " of " << r.chunks << " chunks corrupt";
+    if (r.bad.size() > static_cast<std::size_t>(r.bad_chunks)) {
+        std::cout << (sums.problems.empty() ? ", and vlmetalayers" : ", and its metadata");
+    }
+    std::cout << "\n";
     return 1;
 }
 

@@ -76,16 +76,20 @@ AnyArray open_input(const std::string& path, const OpenOptions& o) {
 
 const storage::Frame& input_frame(const std::string& path,
                                   std::optional<storage::Frame>& own,
-                                  AnyArray& leaf) {
+                                  AnyArray& leaf,
+                                  bool verify_checksums) {
     if (const auto ref = store_reference(path)) {
         OpenOptions raw;
         raw.raw_objects = true;
         raw.cache_bytes = 0;
+        raw.verify_checksums = verify_checksums;
         leaf = Store::open(ref->first).open_array(ref->second, raw);
         return leaf.frame();
     }
     check_input(path);
-    own.emplace(storage::Frame::open(path));
+    storage::OpenOptions o;
+    o.verify_checksums = verify_checksums;
+    own.emplace(storage::Frame::open(path, o));
     return *own;
 }
 

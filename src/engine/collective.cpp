@@ -19,7 +19,7 @@ void make_chunks(const AnyArray& a,
     const storage::Frame& frame = core.frame();
     core.make_chunks(chunks, first, last, threads, produce, [&](std::size_t k, ByteSpan c) {
         const ReservedStaging::Classified cl = ReservedStaging::classify(frame, c);
-        place(k, MadeChunk{cl.bytes, cl.entry, cl.nbytes});
+        place(k, MadeChunk{cl.bytes, cl.entry, cl.nbytes, cl.digest});
         return storage::StagedChunk{};
     });
 }
@@ -44,8 +44,8 @@ void commit_reserved(AnyArray& a, const std::vector<Reserved>& chunks) {
     for (std::size_t k = 0; k < chunks.size(); ++k) {
         const Reserved& q = chunks[k];
         ids[k] = q.chunk;
-        staged[k] =
-            ReservedStaging::adopt(f, static_cast<std::uint64_t>(q.position), q.nbytes, q.cbytes);
+        staged[k] = ReservedStaging::adopt(f, static_cast<std::uint64_t>(q.position), q.nbytes,
+                                           q.cbytes, q.digest);
     }
     if (!ids.empty()) {
         core.commit_chunks(ids, staged);

@@ -22,6 +22,7 @@ struct MadeChunk {
     ByteSpan bytes;          ///< to store; empty for an index-only special chunk
     std::int64_t entry = 0;  ///< the index entry of an index-only special chunk
     std::int32_t nbytes = 0;
+    std::uint64_t digest = 0;  ///< checksum of `bytes`, for the commit's table
 };
 
 /// Makes chunks[first, last) of `a` on up to `threads` threads, as AnyArray::write_chunks makes
@@ -54,6 +55,7 @@ struct Reserved {
     std::int64_t position = 0;
     std::int32_t nbytes = 0;
     std::int64_t cbytes = 0;
+    std::uint64_t digest = 0;  ///< MadeChunk::digest
 };
 
 /// The writer: adopts chunks written at reserved positions and commits them in one commit.

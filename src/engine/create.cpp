@@ -138,8 +138,9 @@ std::shared_ptr<ArrayCore> ArrayCore::create(const std::string& path,
     // place in one step: no one ever sees a frame without its chunks or its data.
     Publication pub(path, o.overwrite, where);
     try {
-        (void)storage::Frame::create(pub.temporary(), frame_params(o.compression, g, o.nthreads),
-                                     o.sparse, metas, o.durable, false);
+        storage::FrameParams fp = frame_params(o.compression, g, o.nthreads);
+        fp.checksums = o.checksums;
+        (void)storage::Frame::create(pub.temporary(), fp, o.sparse, metas, o.durable, false);
         if (g.nchunks() > 0) {
             // Private until published: each commit writes over the last one's index and
             // trailer, so that what is published holds no dead space.

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -303,11 +304,14 @@ FrameTrailer read_frame_trailer(ByteSpan trailer, std::uint64_t at) {
     }
     r.expect_marker(msgpack::kFixExt16, "frame fingerprint");
     t.fingerprint_type = r.u8("frame fingerprint type");
-    r.skip(16, "frame fingerprint");
+    const ByteSpan fp = r.take(16, "frame fingerprint");
+    std::copy(fp.begin(), fp.end(), t.fingerprint.begin());
     return t;
 }
 
-std::vector<std::uint8_t> write_frame_trailer(const std::vector<Metalayer>& vlmetalayers) {
+std::vector<std::uint8_t> write_frame_trailer(const std::vector<Metalayer>& vlmetalayers,
+                                              std::uint8_t fingerprint_type,
+                                              const std::array<std::uint8_t, 16>& fingerprint) {
     std::vector<std::uint8_t> buf;
     ByteWriter w(buf);
     w.u8(kTrailerArray);
@@ -318,8 +322,8 @@ std::vector<std::uint8_t> write_frame_trailer(const std::vector<Metalayer>& vlme
     write_metalayers(w, buf, vlmetalayers, "vlmetalayer");
     msgpack::write_uint32(w, static_cast<std::uint32_t>(buf.size() + kTrailerTail));
     w.u8(msgpack::kFixExt16);
-    w.u8(0);  // no fingerprint
-    w.zeros(16);
+    w.u8(fingerprint_type);
+    w.bytes({fingerprint.data(), fingerprint.size()});
     return buf;
 }
 

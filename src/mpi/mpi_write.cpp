@@ -25,6 +25,7 @@ struct Placed {
     std::int64_t position = 0;  // reserved position, or the special entry when cbytes == 0
     std::int64_t nbytes = 0;
     std::int64_t cbytes = 0;
+    std::uint64_t digest = 0;  // checksum of the stored bytes
 };
 
 /// An exclusive prefix sum and a total over comm.
@@ -208,17 +209,17 @@ void write_chunks_with(MPI_Comm comm,
     // bytes (empty for an index-only special chunk) from the encoder's scratch.
     const auto make = [&](std::size_t first, std::size_t last,
                           const std::function<void(std::size_t, Placed&, ByteSpan)>& place) {
-        collective::make_chunks(a, chunks, first, last, threads, produce,
-                                [&](std::size_t k, const collective::MadeChunk& m) {
-                                    placed[k] = {chunks[k], m.entry, m.nbytes,
-                                                 static_cast<std::int64_t>(m.bytes.size())};
-                                    place(k, placed[k], m.bytes);
-                                    if (options.progress) {
-                                        std::lock_guard<std::mutex> lock(mutex);
-                                        options.progress(++done,
-                                                         static_cast<std::int64_t>(chunks.size()));
-                                    }
-                                });
+        collective::make_chunks(
+            a, chunks, first, last, threads, produce,
+            [&](std::size_t k, const collective::MadeChunk& m) {
+                placed[k] = {chunks[k], m.entry, m.nbytes,
+                             static_cast<std::int64_t>(m.bytes.size()), m.digest};
+                place(k, placed[k], m.bytes);
+                if (options.progress) {
+                    std::lock_guard<std::mutex> lock(mutex);
+                    options.progress(++done, static_cast<std::int64_t>(chunks.size()));
+                }
+            });
     };
 
     if (sparse) {
@@ -301,7 +302,8 @@ void write_chunks_with(MPI_Comm comm,
         for (std::size_t k = 0; k < reserved.size(); ++k) {
             Placed q;
             std::memcpy(&q, all.data() + k * sizeof(Placed), sizeof q);
-            reserved[k] = {q.chunk, q.position, static_cast<std::int32_t>(q.nbytes), q.cbytes};
+            reserved[k] = {q.chunk, q.position, static_cast<std::int32_t>(q.nbytes), q.cbytes,
+                           q.digest};
         }
         collective::commit_reserved(a, reserved);
     });

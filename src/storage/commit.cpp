@@ -51,12 +51,22 @@ void Frame::Impl::commit(FrameCommit c) {
         CommitImage img;                             // 3
         img.header = header;
         img.header.metalayers = c.metalayers;
-        img.header.has_vlmetalayers = !c.vlmeta.empty();
+        img.header.has_vlmetalayers = !c.vlmeta.empty() || c.checksums;
         img.header.nbytes = c.nbytes;
         if (c.nbytes > 0) {
             img.index = encode_index(c.index);
         }
-        img.trailer = format::write_frame_trailer(c.vlmeta);
+        detail::ChecksumTable table;
+        if (c.checksums) {
+            for (std::size_t k = 0; k < c.writes.size(); ++k) {
+                c.digests[c.slots[k]] = detail::bytes_digest(c.writes[k]);
+            }
+        }
+        const std::vector<std::uint8_t> head =
+            c.checksums ? format::write_frame_header(img.header) : std::vector<std::uint8_t>();
+        img.trailer = detail::trailer_with_checksums({head.data(), head.size()},
+                                                     {img.index.data(), img.index.size()}, c.vlmeta,
+                                                     c.checksums ? &c.digests : nullptr, &table);
         write_image(img, c);
         if (options.durable) {
             flush_written();  // 4
@@ -68,6 +78,7 @@ void Frame::Impl::commit(FrameCommit c) {
         adopt_image(img);  // 7
         index = std::move(c.index);
         vlmeta = std::move(c.vlmeta);
+        checks = detail::Checks::written(c.checksums ? &table : nullptr, options.verify_checksums);
         committed();  // 8
     }
     end_staging(index);  // 9

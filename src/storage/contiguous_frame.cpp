@@ -331,7 +331,13 @@ private:
         if (h.nbytes > 0) {
             tail = encode_index(idx);
         }
-        const std::vector<std::uint8_t> trailer = format::write_frame_trailer(vlmeta);
+        std::vector<std::uint64_t> digests;  // the table moves with the chunks
+        for (std::size_t i = 0; checks.carried() && i < index.size(); ++i) {
+            digests.push_back(checks.chunk_digest(i));
+        }
+        const std::vector<std::uint8_t> trailer =
+            detail::trailer_with_checksums({head.data(), head.size()}, {tail.data(), tail.size()},
+                                           vlmeta, checks.carried() ? &digests : nullptr);
         tail.insert(tail.end(), trailer.begin(), trailer.end());
         f.write_at(tail, pos);
         pos += tail.size();

@@ -241,8 +241,8 @@ void Frame::Impl::load(const std::shared_ptr<const ByteSource>& bytes,
             return src->read(at, n);
         };
         const std::uint64_t flen = lengths.frame_len;
-        format::FrameHeader h = format::read_frame_header(
-            piece(0, static_cast<std::uint64_t>(lengths.header_len)).bytes);
+        const SourceBytes hbytes = piece(0, static_cast<std::uint64_t>(lengths.header_len));
+        format::FrameHeader h = format::read_frame_header(hbytes.bytes);
         if ((h.kind() == format::FrameKind::sparse) != sparse()) {
             throw FormatError(sparse() ? "frame: chunks.b2frame is not a sparse frame"
                                        : "frame: a sparse frame's index outside its directory",
@@ -264,6 +264,7 @@ void Frame::Impl::load(const std::shared_ptr<const ByteSource>& bytes,
             format::read_frame_trailer(tbytes.bytes);  // offsets: the trailer's
 
         std::vector<std::int64_t> idx;
+        SourceBytes istored;  // the index chunk as stored (what the checksum table covers)
         std::int64_t ipos = h.header_len;
         if (h.nbytes > 0) {
             ipos = index_at(h);
@@ -283,6 +284,9 @@ void Frame::Impl::load(const std::shared_ptr<const ByteSource>& bytes,
                                          static_cast<std::uint64_t>(ipos));
                 }
             }();
+            istored = ibytes;
+            istored.bytes = ibytes.bytes.first(
+                static_cast<std::size_t>(format::read_chunk_header(ibytes.bytes).cbytes));
             if (dec.nbytes() % 8 != 0) {
                 throw FormatError("frame: offsets index of " + num(dec.nbytes()) +
                                       " bytes is not a list of int64",
@@ -317,8 +321,19 @@ void Frame::Impl::load(const std::shared_ptr<const ByteSource>& bytes,
         } else if (h.cbytes < 0) {
             throw FormatError("frame: negative cbytes", format::frame_offsets::kCbytes);
         }
+        detail::Checks sums = detail::Checks::read(hbytes.bytes, istored.bytes, idx.size(), t,
+                                                   options.verify_checksums);
+        if (options.verify_checksums && sums.state() == ChecksumReport::State::broken) {
+            const auto more = static_cast<std::int64_t>(sums.problems().size()) - 1;
+            throw FormatError(
+                "frame: " + sums.problems().front() +
+                    (more > 0 ? " (and " + num(more) + " more problems: b2nd verify lists them)"
+                              : std::string()),
+                trailer_at);
+        }
         header = std::move(h);
         index = std::move(idx);
+        checks = std::move(sums);
         vlmeta = std::move(t.vlmetalayers);
         trailer_len = tlen;
         index_pos = ipos;
@@ -380,6 +395,8 @@ StoredChunk Frame::Impl::chunk_unlocked(std::int64_t i) const {
     c.bytes = region.first(static_cast<std::size_t>(cbytes));
     c.nbytes = nbytes;
     c.offset = region_base;
+    checks.verify(static_cast<std::size_t>(i), c.bytes, region_base,
+                  [&] { return chunk_context(i, c.file); });
     return c;
 }
 

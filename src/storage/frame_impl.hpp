@@ -20,6 +20,7 @@
 #include <b2nd/storage/frame.hpp>
 #include <b2nd/storage/mapped_file.hpp>
 
+#include "checksums.hpp"
 #include "sidecar.hpp"
 
 namespace b2nd::storage {
@@ -38,6 +39,8 @@ struct FrameCommit {
     std::int64_t staged_bytes = 0;    ///< bytes of staged chunks the index names
     std::vector<format::Metalayer> metalayers;
     std::vector<format::Metalayer> vlmeta;
+    bool checksums = false;              ///< write a checksum table (checksums.hpp)
+    std::vector<std::uint64_t> digests;  ///< with it: per index position (writes' filled in later)
 };
 
 /// A commit's new frame as bytes (commit.cpp): its header (lengths set by the kind), its encoded
@@ -70,7 +73,8 @@ struct Frame::Impl {
     std::shared_ptr<const MappedFile> map;  // a file on disk: the mapping holding the frame
     format::FrameHeader header;
     std::vector<std::int64_t> index;        // offsets (or sparse file numbers, or specials)
-    std::vector<format::Metalayer> vlmeta;  // trailer contents, still compressed
+    std::vector<format::Metalayer> vlmeta;  // trailer contents, still compressed (no table)
+    detail::Checks checks;                  // the snapshot's checksums (checksums.hpp)
     std::uint32_t trailer_len = 0;
     std::int64_t index_pos = 0;       // offset of the index chunk in the frame
     std::uint64_t mapped_ino = 0;     // the mapped file's inode (a rename changes it)

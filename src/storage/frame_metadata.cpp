@@ -48,4 +48,20 @@ std::optional<std::vector<std::uint8_t>> Frame::vlmeta(const std::string& name) 
     return std::nullopt;
 }
 
+ChecksumReport Frame::checksums() const {
+    std::shared_lock<std::shared_mutex> lock(impl_->mutex);
+    return {impl_->checks.state(), impl_->checks.problems()};
+}
+
+std::string Frame::check_chunk(std::int64_t i) const {
+    std::shared_lock<std::shared_mutex> lock(impl_->mutex);
+    const Impl& f = *impl_;
+    const StoredChunk c = f.chunk_unlocked(i);  // enforced checks may throw here already
+    const std::string why = f.checks.mismatch(static_cast<std::size_t>(i), c.bytes);
+    if (why.empty()) {
+        return why;
+    }
+    return FormatError(f.chunk_context(i, c.file) + ": " + why, c.offset).what();
+}
+
 }  // namespace b2nd::storage

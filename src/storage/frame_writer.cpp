@@ -103,6 +103,10 @@ void Frame::Impl::apply(const FrameEdit& edit) {
                    : (cs > 0 && header.nbytes % cs != 0 ? header.nbytes % cs : (cs > 0 ? cs : -1));
     const std::vector<FrameEdit::Slot>& slots = edit.slots();
     c.index.resize(slots.size());
+    c.checksums = checks.carried();
+    if (c.checksums) {
+        c.digests.assign(slots.size(), 0);
+    }
     for (std::size_t p = 0; p < slots.size(); ++p) {
         const std::int64_t k = slots[p].index;
         std::int64_t chunk_nbytes = 0;
@@ -113,6 +117,9 @@ void Frame::Impl::apply(const FrameEdit& edit) {
                                      num(n_old) + " chunks)");
                 }
                 c.index[p] = index[static_cast<std::size_t>(k)];
+                if (c.checksums) {
+                    c.digests[p] = checks.chunk_digest(static_cast<std::size_t>(k));
+                }
                 if (cs > 0) {
                     chunk_nbytes = k == n_old - 1 ? old_last_nbytes : cs;
                 } else {
@@ -126,6 +133,9 @@ void Frame::Impl::apply(const FrameEdit& edit) {
                                      ": a staged chunk from before the last commit or reload");
                 }
                 c.index[p] = sc.entry;
+                if (c.checksums) {
+                    c.digests[p] = sc.digest;
+                }
                 chunk_nbytes = sc.nbytes;
                 c.staged_bytes += sc.cbytes;
                 break;
@@ -163,6 +173,7 @@ StagedChunk Frame::Impl::stage(ByteSpan chunk) {
     const ClassifiedChunk c = classify(chunk);
     StagedChunk s{c.entry, c.nbytes, static_cast<std::int64_t>(c.bytes.size()), staging_epoch};
     if (!c.bytes.empty()) {
+        s.digest = detail::bytes_digest(c.bytes);
         s.entry = stage_bytes(c.bytes);
     }
     return s;
@@ -230,8 +241,11 @@ Frame Frame::create(const std::string& path,
     h.udcodec = static_cast<std::uint8_t>(params.codec);
     h.compcode_meta = codec::is_builtin(params.codec) ? 0 : params.codec_meta;
     h.metalayers = metalayers;
+    h.has_vlmetalayers = params.checksums;
+    const std::vector<std::uint64_t> no_chunks;
     std::vector<std::uint8_t> image = format::write_frame_header(h);
-    const std::vector<std::uint8_t> trailer = format::write_frame_trailer({});
+    const std::vector<std::uint8_t> trailer = detail::trailer_with_checksums(
+        {image.data(), image.size()}, {}, {}, params.checksums ? &no_chunks : nullptr);
     image.insert(image.end(), trailer.begin(), trailer.end());
     format::store_be<std::uint64_t>(image.data() + format::frame_offsets::kFrameLen, image.size());
 
@@ -260,7 +274,7 @@ StagedChunk Frame::stage(ByteSpan chunk) {
 ReservedStaging::Classified ReservedStaging::classify(const Frame& f, ByteSpan chunk) {
     std::shared_lock<std::shared_mutex> lock(f.impl_->mutex);
     const Frame::Impl::ClassifiedChunk c = f.impl_->classify(chunk);
-    return {c.bytes, c.entry, c.nbytes};
+    return {c.bytes, c.entry, c.nbytes, c.bytes.empty() ? 0 : detail::bytes_digest(c.bytes)};
 }
 
 std::uint64_t ReservedStaging::reserve(Frame& f, std::uint64_t amount) {
@@ -281,7 +295,8 @@ void ReservedStaging::write(const Frame& f, std::uint64_t position, ByteSpan byt
 StagedChunk ReservedStaging::adopt(Frame& f,
                                    std::uint64_t position,
                                    std::int32_t nbytes,
-                                   std::int64_t cbytes) {
+                                   std::int64_t cbytes,
+                                   std::uint64_t digest) {
     Frame::Impl* const impl = f.impl_.get();
     std::unique_lock<std::shared_mutex> lock(impl->mutex);
     impl->require_writable("adopt_staged");
@@ -290,7 +305,7 @@ StagedChunk ReservedStaging::adopt(Frame& f,
         throw UsageError(impl->where() + ": a chunk of " + num(nbytes) + " bytes (" + num(cbytes) +
                          " stored) cannot be adopted");
     }
-    StagedChunk s{static_cast<std::int64_t>(position), nbytes, cbytes, impl->staging_epoch};
+    StagedChunk s{static_cast<std::int64_t>(position), nbytes, cbytes, impl->staging_epoch, digest};
     if (cbytes == 0) {
         bool special = false;
         try {
@@ -376,6 +391,13 @@ FrameCommit vlmeta_commit(const Frame::Impl& m, std::vector<format::Metalayer> v
     c.nbytes = m.header.nbytes;
     c.metalayers = m.header.metalayers;
     c.vlmeta = std::move(vlmeta);
+    c.checksums = m.checks.carried();
+    if (c.checksums) {
+        c.digests.resize(m.index.size());
+        for (std::size_t i = 0; i < c.digests.size(); ++i) {
+            c.digests[i] = m.checks.chunk_digest(i);
+        }
+    }
     return c;
 }
 
@@ -386,6 +408,10 @@ void Frame::Impl::set_vlmeta_entry(std::vector<format::Metalayer>& v,
                                    const std::vector<std::uint8_t>* content) const {
     if (name.empty() || name.size() > format::kMaxMetalayerName) {
         throw UsageError(where() + ": a vlmetalayer name has 1 to 31 bytes");
+    }
+    if (name == detail::kChecksumsName) {
+        throw UsageError(where() + ": vlmetalayer '" + name +
+                         "' is the checksum table, which commits write themselves");
     }
     auto it = std::find_if(v.begin(), v.end(),
                            [&](const format::Metalayer& x) { return x.name == name; });
@@ -433,6 +459,23 @@ bool Frame::delete_vlmeta(const std::string& name) {
     v.erase(it);
     m.commit(vlmeta_commit(m, std::move(v)));
     return true;
+}
+
+void Frame::add_checksums() {
+    std::unique_lock<std::shared_mutex> lock(impl_->mutex);
+    Impl& m = *impl_;
+    m.require_writable("add_checksums");
+    m.refresh_unlocked();
+    FrameCommit c = vlmeta_commit(m, m.vlmeta);
+    c.checksums = true;
+    c.digests.assign(m.index.size(), 0);
+    for (std::size_t i = 0; i < c.digests.size(); ++i) {
+        const StoredChunk sc = m.chunk_unlocked(static_cast<std::int64_t>(i));
+        if (!sc.index_only()) {
+            c.digests[i] = detail::bytes_digest(sc.bytes);
+        }
+    }
+    m.commit(std::move(c));
 }
 
 void Frame::sync() {

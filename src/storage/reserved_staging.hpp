@@ -23,6 +23,7 @@ struct ReservedStaging {
         ByteSpan bytes;
         std::int64_t entry = 0;
         std::int32_t nbytes = 0;
+        std::uint64_t digest = 0;  ///< checksum of `bytes` (0 for specials)
     };
     static Classified classify(const Frame& f, ByteSpan chunk);
     /// Writer: reserves room for chunks other processes write ahead of the next commit, and
@@ -36,12 +37,14 @@ struct ReservedStaging {
     static void write(const Frame& f, std::uint64_t position, ByteSpan bytes);
     /// Writer: a chunk another process wrote at `position` (reserved since the last commit), of
     /// `nbytes` uncompressed and `cbytes` stored bytes, as a staged chunk for apply(); with
-    /// cbytes == 0, `position` is the index entry of an index-only special chunk.
+    /// cbytes == 0, `position` is the index entry of an index-only special chunk. `digest`: the
+    /// checksum of its bytes (Classified::digest).
     /// \throws UsageError for a position outside the reserved room
     static StagedChunk adopt(Frame& f,
                              std::uint64_t position,
                              std::int32_t nbytes,
-                             std::int64_t cbytes);
+                             std::int64_t cbytes,
+                             std::uint64_t digest);
 };
 
 }  // namespace b2nd::storage

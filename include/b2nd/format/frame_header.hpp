@@ -134,7 +134,11 @@ struct FrameTrailer {
     std::uint8_t version = 1;
     std::vector<Metalayer> vlmetalayers;
     std::uint32_t trailer_len = 0;
+    /// The 16-byte fingerprint at the trailer's end, and its type byte. c-blosc2 writes type 0
+    /// and zeros (its types 1 to 3 are reserved for XXH3 fingerprints it does not compute yet)
+    /// and reads neither; b2nd-cpp's checksum stamp uses them (src/storage/checksums.hpp).
     std::uint8_t fingerprint_type = 0;
+    std::array<std::uint8_t, 16> fingerprint{};
 };
 
 /// Reads trailer_len from the last bytes of a frame (the 0xce marker sits 23 bytes before the
@@ -144,7 +148,10 @@ std::uint32_t read_trailer_len(ByteSpan frame_tail, std::uint64_t at = 0);
 /// Parses the trailer (exactly trailer_len bytes, starting at `at` in the frame).
 FrameTrailer read_frame_trailer(ByteSpan trailer, std::uint64_t at = 0);
 
-/// Serializes a trailer with the given vlmetalayers (contents already encoded).
-std::vector<std::uint8_t> write_frame_trailer(const std::vector<Metalayer>& vlmetalayers);
+/// Serializes a trailer with the given vlmetalayers (contents already encoded) and fingerprint
+/// (c-blosc2's: type 0, zeros).
+std::vector<std::uint8_t> write_frame_trailer(const std::vector<Metalayer>& vlmetalayers,
+                                              std::uint8_t fingerprint_type = 0,
+                                              const std::array<std::uint8_t, 16>& fingerprint = {});
 
 }  // namespace b2nd::format

@@ -64,6 +64,23 @@ struct FrameParams : codec::CodecChoice {
     /// The chunks are VL-block chunks (c-blosc2 3.x marks such frames with bit 7 of the
     /// general flags; informational, readers look at the chunks).
     bool vl_blocks = false;
+    /// Carry a checksum table (docs/CHECKSUMS.md): every commit then writes one covering the
+    /// header, the index, the vlmetalayers and every chunk, and reads check them.
+    bool checksums = true;
+};
+
+/// What a frame's checksums say (Frame::checksums(); docs/CHECKSUMS.md).
+struct ChecksumReport {
+    enum class State {
+        none,     ///< no checksums: a frame b2nd-cpp did not write, or wrote without them
+        stale,    ///< a table, but another program (c-blosc2, python-blosc2) changed the frame
+                  ///< after it was written: nothing is checked (b2nd checksum add renews it)
+        covered,  ///< the table covers this frame: header, index and vlmetalayers matched at
+                  ///< open; each chunk is checked the first time its bytes are used
+        broken,   ///< the table, its stamp or something it covers disagrees (`problems`)
+    };
+    State state = State::none;
+    std::vector<std::string> problems;  ///< broken: what disagrees, one message each
 };
 
 /// A chunk written ahead by Frame::stage: its bytes are on disk (or it is an index-only special
@@ -73,6 +90,7 @@ struct StagedChunk {
     std::int32_t nbytes = 0;
     std::int64_t cbytes = 0;       ///< bytes stored (0 for index-only specials)
     std::uint64_t generation = 0;  ///< the staging epoch it belongs to (ends at a commit)
+    std::uint64_t digest = 0;      ///< checksum of the stored bytes (docs/CHECKSUMS.md)
 };
 
 /// One atomic change of a frame (Frame::apply): the chunks it holds afterwards, in order, and
@@ -207,6 +225,19 @@ public:
     std::vector<std::string> vlmeta_names() const;
     /// A vlmetalayer's content, decompressed; nullopt when absent.
     std::optional<std::vector<std::uint8_t>> vlmeta(const std::string& name) const;
+
+    // ---- checksums (docs/CHECKSUMS.md) -----------------------------------------------------
+
+    /// What the frame's checksum table says, as found at open (or after the last commit or
+    /// refresh). With OpenOptions::verify_checksums, open() refuses a broken one.
+    ChecksumReport checksums() const;
+    /// Checks chunk i's stored bytes against the table now, whatever OpenOptions say: empty when
+    /// they match or nothing covers them, else the message a read would throw (the file, the
+    /// chunk, its offset), for b2nd verify, which reports every bad chunk. \throws as chunk()
+    std::string check_chunk(std::int64_t i) const;
+    /// Writes a new table covering the frame as it is, in one commit (a stale or missing one is
+    /// replaced). The caller vouches for the chunks: b2nd checksum add decodes them first.
+    void add_checksums();
 
     // ---- writing (Frame::create, or open with writable) ----------------------------------
 

@@ -33,6 +33,11 @@ struct OpenOptions {
     /// index and trailer the previous one left instead of after them, so that building leaves no
     /// dead space. A crash may then leave the file unreadable, so use it for private files only.
     bool exclusive = false;
+    /// Check the frame's checksums, where it carries them (docs/CHECKSUMS.md): the header, the
+    /// index and the vlmetalayers at open, each chunk the first time its bytes are used; a
+    /// mismatch is a FormatError naming the file, the chunk and the offset. Off: nothing is
+    /// checked (commits still keep a valid table up to date).
+    bool verify_checksums = true;
 };
 
 }  // namespace b2nd::storage

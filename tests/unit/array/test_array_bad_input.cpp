@@ -178,9 +178,21 @@ TEST_CASE("bad arrays: a corrupt chunk is named with its file and its offset in 
             f.seekp(static_cast<std::streamoff>(chunk_at + 36));
             f.write("\xf0\xff\xff\xff", 4);
         }
-        const auto a = b2nd::NDArray<std::int32_t>::open(path);
-        CHECK(a(64 + 5) == 23);  // chunk 1 is intact
         const std::string where = sparse ? "chunk 2 (file " + std::string(name) + ")" : "chunk 2";
+        {
+            // The checksum finds it first, naming the chunk's start in its file.
+            const auto checked = b2nd::NDArray<std::int32_t>::open(path);
+            CHECK(checked(64 + 5) == 23);
+            CHECK_THROWS_WITH(checked(128 + 20), Contains(path) && Contains(where + ": its ") &&
+                                                     Contains("do not match their checksum") &&
+                                                     Catch::Matchers::EndsWith(
+                                                         "at offset " + std::to_string(chunk_at)));
+        }
+        // Without it, the decoder locates the bad field itself.
+        b2nd::OpenOptions unchecked;
+        unchecked.verify_checksums = false;
+        const auto a = b2nd::NDArray<std::int32_t>::open(path, unchecked);
+        CHECK(a(64 + 5) == 23);  // chunk 1 is intact
         const std::string at = "at offset " + std::to_string(chunk_at + 36);
         CHECK_THROWS_WITH(a(128 + 20), Contains(path) && Contains(where + ": chunk: block 1") &&
                                            Catch::Matchers::EndsWith(at));
@@ -199,6 +211,7 @@ TEST_CASE("bad arrays: a chunk that contradicts the grid names the header field"
     b2nd::CreateOptions o;
     o.chunk_shape = {64};
     o.block_shape = {16};
+    o.checksums = false;  // else the checksum finds the change first
     auto v = b2nd::test::generate<std::int32_t>(256, [](std::size_t i) { return i / 3; });
     (void)b2nd::NDArray<std::int32_t>::create_from(path, {256}, v, o);
     const auto frame = b2nd::storage::Frame::open(path);

@@ -216,12 +216,19 @@ TEST_CASE("copy: refusals write nothing", "[array][copy]") {
                           Contains("bad.b2nd"));
         CHECK_FALSE(std::filesystem::exists(dir / "c.b2nd"));
     }
-    // As stored, a corrupt chunk is carried over unless `verify` decodes it first.
+    // As stored, a corrupt chunk is refused by its checksum; without checksums it is carried
+    // over unless `verify` decodes it first.
     {
         CopyOptions as_stored;
         CopyStats st;
         as_stored.stats = &st;
-        CHECK_NOTHROW(b2nd::copy(AnyArray::open(dir / "bad.b2nd"), dir / "raw.b2nd", as_stored));
+        CHECK_THROWS_WITH(b2nd::copy(AnyArray::open(dir / "bad.b2nd"), dir / "raw.b2nd", as_stored),
+                          Contains("bad.b2nd") && Contains("do not match their checksum"));
+        CHECK_FALSE(std::filesystem::exists(dir / "raw.b2nd"));
+        b2nd::OpenOptions unchecked;
+        unchecked.verify_checksums = false;
+        CHECK_NOTHROW(
+            b2nd::copy(AnyArray::open(dir / "bad.b2nd", unchecked), dir / "raw.b2nd", as_stored));
         CHECK(st.copied == st.chunks);
         as_stored.verify = true;
         CHECK_THROWS_WITH(b2nd::copy(AnyArray::open(dir / "bad.b2nd"), dir / "ver.b2nd", as_stored),

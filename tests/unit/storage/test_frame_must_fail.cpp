@@ -18,6 +18,13 @@ using storage::Frame;
 
 namespace {
 
+/// Opening without checksum verification: what the structural checks find on their own.
+storage::OpenOptions unchecked() {
+    storage::OpenOptions o;
+    o.verify_checksums = false;
+    return o;
+}
+
 /// Reads everything a frame offers; false only through a b2nd::Error.
 bool read_all(ByteSpan bytes) {
     try {
@@ -191,7 +198,13 @@ TEST_CASE("frame must fail: a corrupt chunk is located in its file", "[storage]"
             chunk2_at = static_cast<std::uint64_t>(f.header().header_len + f.index_entry(2));
         }
         patch_i32(path, chunk2_at + kBstart1, -16);
-        const Frame f = Frame::open(path);
+        // The checksum finds it first, at the chunk's start; without it, the decoder, exactly.
+        REQUIRE_THROWS_WITH(
+            Frame::open(path).decode_chunk(2),
+            Catch::Matchers::Contains("c.b2nd\": chunk 2: its 284 stored bytes do "
+                                      "not match their checksum") &&
+                Catch::Matchers::EndsWith("at offset " + std::to_string(chunk2_at)));
+        const Frame f = Frame::open(path, unchecked());
         CHECK(f.decode_chunk(1) == data);
         REQUIRE_THROWS_WITH(
             f.decode_chunk(2),
@@ -205,7 +218,11 @@ TEST_CASE("frame must fail: a corrupt chunk is located in its file", "[storage]"
             f.append_chunks({c, c, c});
         }
         patch_i32(path + "/00000002.chunk", kBstart1, -16);
-        const Frame f = Frame::open(path);
+        REQUIRE_THROWS_WITH(Frame::open(path).decode_chunk(2),
+                            Catch::Matchers::Contains("chunk 2 (file 00000002.chunk): its 284 "
+                                                      "stored bytes do not match their checksum") &&
+                                Catch::Matchers::EndsWith("at offset 0"));
+        const Frame f = Frame::open(path, unchecked());
         REQUIRE_THROWS_WITH(
             f.decode_chunk(2),
             Catch::Matchers::Contains("chunk 2 (file 00000002.chunk): chunk: block 1") &&

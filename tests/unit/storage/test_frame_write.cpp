@@ -160,7 +160,21 @@ TEST_CASE("frame write: metalayers in place, vlmetalayers set and deleted", "[st
         CHECK(f.delete_vlmeta("attrs"));
         CHECK_FALSE(f.delete_vlmeta("attrs"));
         CHECK(f.delete_vlmeta("more"));
-        CHECK_FALSE(Frame::open(path).header().has_vlmetalayers);
+        CHECK(Frame::open(path).vlmeta_names().empty());
+        // The checksum table is a vlmetalayer of its own (hidden from vlmeta_names) ...
+        CHECK(Frame::open(path).header().has_vlmetalayers);
+        REQUIRE_THROWS_WITH(f.set_vlmeta("_b2nd_checksums", std::vector<std::uint8_t>{1}),
+                            Catch::Matchers::Contains("checksum table"));
+        {
+            // ... and without it the flag goes when the last vlmetalayer does.
+            storage::FrameParams plain = params();
+            plain.checksums = false;
+            Frame g = Frame::create(dir / "plain", plain, sparse, metas());
+            g.set_vlmeta("attrs", std::vector<std::uint8_t>{5});
+            CHECK(Frame::open(dir / "plain").header().has_vlmetalayers);
+            CHECK(g.delete_vlmeta("attrs"));
+            CHECK_FALSE(Frame::open(dir / "plain").header().has_vlmetalayers);
+        }
         REQUIRE_THROWS_AS(f.set_vlmeta(std::string(40, 'x'), std::vector<std::uint8_t>{1}),
                           UsageError);
     }
@@ -469,21 +483,33 @@ TEST_CASE("frame write: chunks written by another handle into reserved room join
         }
         CHECK(firsts(path) == std::vector<std::int32_t>{0, 1000});  // nothing visible yet
         // Outside the reserved room, or a "special" entry that is none: refused.
-        CHECK_THROWS_AS(ReservedStaging::adopt(f, at + amount + 64, kChunk, 100), UsageError);
-        CHECK_THROWS_AS(ReservedStaging::adopt(f, 12345, kChunk, 0), UsageError);
+        CHECK_THROWS_AS(ReservedStaging::adopt(f, at + amount + 64, kChunk, 100, 0), UsageError);
+        CHECK_THROWS_AS(ReservedStaging::adopt(f, 12345, kChunk, 0, 0), UsageError);
         storage::FrameEdit e = f.keep_all();
-        e.replace(0, ReservedStaging::adopt(f, at8, kChunk, static_cast<std::int64_t>(c8.size())));
-        e.add_staged(ReservedStaging::adopt(f, static_cast<std::uint64_t>(kz.entry), kChunk, 0));
-        e.add_staged(ReservedStaging::adopt(f, at, kChunk, static_cast<std::int64_t>(c7.size())));
+        const std::uint64_t d8 = ReservedStaging::classify(other, c8).digest;
+        e.replace(0,
+                  ReservedStaging::adopt(f, at8, kChunk, static_cast<std::int64_t>(c8.size()), d8));
+        e.add_staged(
+            ReservedStaging::adopt(f, static_cast<std::uint64_t>(kz.entry), kChunk, 0, kz.digest));
+        e.add_staged(
+            ReservedStaging::adopt(f, at, kChunk, static_cast<std::int64_t>(c7.size()), k7.digest));
         f.apply(e);
         CHECK(firsts(path) == std::vector<std::int32_t>{8000, 1000, 0, 7000});
+        {
+            // The digests the writers computed went into the table: every chunk checks out.
+            const Frame back = Frame::open(path);
+            CHECK(back.checksums().state == storage::ChecksumReport::State::covered);
+            for (std::int64_t i = 0; i < back.nchunks(); ++i) {
+                CHECK(back.check_chunk(i).empty());
+            }
+        }
         CHECK(Frame::open(path).chunk(2).special == codec::Special::zeros);
         // Reserved room is valid until the next commit only. (The other handle goes first: a
         // sparse frame keeps replaced chunk files while a reader's snapshot names them.)
         reader.reset();
         const std::uint64_t again = ReservedStaging::reserve(f, sparse ? 3 : 10);
         f.append_chunk(encoded(3000));
-        CHECK_THROWS_AS(ReservedStaging::adopt(f, again, kChunk, sparse ? 100 : 10), UsageError);
+        CHECK_THROWS_AS(ReservedStaging::adopt(f, again, kChunk, sparse ? 100 : 10, 0), UsageError);
         CHECK(firsts(path) == std::vector<std::int32_t>{8000, 1000, 0, 7000, 3000});
         if (sparse) {
             // One file per stored chunk: replaced and unused reserved numbers are gone.

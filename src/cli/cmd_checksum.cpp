@@ -1,0 +1,151 @@
+// b2nd checksum [add] PATH
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+
+#include <b2nd/any_array.hpp>
+#include <b2nd/error.hpp>
+#include <b2nd/storage/frame.hpp>
+
+#include "../detail/strings.hpp"
+#include "cli.hpp"
+
+namespace b2nd::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* const kHelp =
+    "usage: b2nd checksum PATH\n"
+    "       b2nd checksum add PATH [--nthreads N]\n"
+    "\n"
+    "Files b2nd-cpp writes carry checksums: XXH3-64 digests of every chunk, the chunk index,\n"
+    "the header and the vlmetalayers, in a vlmetalayer ('_b2nd_checksums') that c-blosc2\n"
+    "and python-blosc2 ignore. Reads check them; 'b2nd verify' reports every mismatch.\n"
+    "\n"
+    "b2nd checksum PATH      says whether PATH carries checksums, and whether they are\n"
+    "                        current (another program's changes make them stale).\n"
+    "b2nd checksum add PATH  decodes every chunk (as b2nd verify does) and, if all are good,\n"
+    "                        adds checksums covering the file as it is, in one commit.\n"
+    "                        PATH is a frame (.b2nd, a sparse frame directory, .b2e) or a\n"
+    "                        .b2d store directory (each of its frames). A .b2z store cannot\n"
+    "                        change in place: unpack it (b2nd pack S.b2z S.b2d), add, pack.\n"
+    "\n"
+    "examples:\n"
+    "  b2nd checksum t.b2nd\n"
+    "  b2nd checksum add old_archive.b2nd\n";
+
+const char* state_text(storage::ChecksumReport::State s) {
+    switch (s) {
+        case storage::ChecksumReport::State::covered:
+            return "checksums: current (every chunk, the index, the header and the vlmetalayers)";
+        case storage::ChecksumReport::State::stale:
+            return "checksums: stale (another program changed the file after they were "
+                   "written; nothing is checked: b2nd checksum add renews them)";
+        case storage::ChecksumReport::State::broken:
+            return "checksums: broken";
+        default:
+            return "checksums: none (b2nd checksum add adds them)";
+    }
+}
+
+bool is_sparse_frame(const fs::path& p) {
+    std::error_code ec;
+    return fs::is_directory(p, ec) && fs::exists(p / "chunks.b2frame", ec);
+}
+
+/// The frames `add` works on: PATH itself, or each frame of a .b2d directory.
+std::vector<std::string> frames_of(const std::string& path) {
+    if (store_reference(path)) {
+        throw ArgError(detail::quoted_path(path) +
+                       ": a store leaf; give the store (.b2d) or the leaf's own file");
+    }
+    std::error_code ec;
+    if (!fs::is_directory(path, ec) || is_sparse_frame(path)) {
+        if (fs::path(path).extension() == ".b2z") {
+            throw ArgError(detail::quoted_path(path) +
+                           ": a zip store cannot change in place; b2nd pack it to a .b2d "
+                           "directory, add checksums there, and pack it back");
+        }
+        return {path};
+    }
+    std::vector<std::string> out;
+    for (auto it = fs::recursive_directory_iterator(path); it != fs::recursive_directory_iterator();
+         ++it) {
+        const fs::path& p = it->path();
+        if (is_sparse_frame(p)) {
+            out.push_back(p.string());
+            it.disable_recursion_pending();
+        } else if (it->is_regular_file() && (p.extension() == ".b2nd" || p.extension() == ".b2e" ||
+                                             p.extension() == ".b2f")) {
+            out.push_back(p.string());
+        }
+    }
+    std::sort(out.begin(), out.end());
+    if (out.empty()) {
+        throw ArgError(detail::quoted_path(path) + ": a directory holding no frames");
+    }
+    return out;
+}
+
+int add(const std::string& path, int nthreads) {
+    const std::vector<std::string> frames = frames_of(path);
+    // All are checked before any changes: a corrupt one stops the whole store.
+    bool all_good = true;
+    for (const std::string& f : frames) {
+        check_input(f);
+        storage::OpenOptions o;
+        o.verify_checksums = false;
+        const storage::Frame frame = storage::Frame::open(f, o);
+        const FrameCheck r = check_frame(f, frame, AnyArray(), nthreads);
+        for (const std::string& why : r.bad) {
+            std::cout << why << "\n";
+        }
+        all_good = all_good && r.bad.empty();
+    }
+    if (!all_good) {
+        std::cout << "not added: " << path
+                  << ": corrupt chunks or metadata (above); checksums would vouch for them\n";
+        return 1;
+    }
+    for (const std::string& f : frames) {
+        storage::OpenOptions o;
+        o.writable = true;
+        o.verify_checksums = false;
+        storage::Frame frame = storage::Frame::open(f, o);
+        frame.add_checksums();
+        std::cout << "added: " << f << ": " << frame.nchunks() << " chunks covered\n";
+    }
+    return 0;
+}
+
+}  // namespace
+
+int cmd_checksum(const std::vector<std::string>& argv) {
+    const Args a = Args::parse(argv, {"--nthreads"}, {"--help"});
+    if (a.has("--help")) {
+        std::cout << kHelp;
+        return 0;
+    }
+    const int nthreads = static_cast<int>(a.get_int("--nthreads", 0, 0, 1024));
+    if (a.positional.size() == 2 && a.positional[0] == "add") {
+        return add(a.positional[1], nthreads);
+    }
+    if (a.positional.size() != 1) {
+        throw ArgError("expected PATH, or add PATH");
+    }
+    const std::string path = a.positional[0];
+    std::optional<storage::Frame> own;
+    AnyArray leaf;
+    const storage::Frame& frame = input_frame(path, own, leaf, false);
+    const storage::ChecksumReport r = frame.checksums();
+    std::cout << path << ": " << state_text(r.state) << "\n";
+    for (const std::string& p : r.problems) {
+        std::cout << "  " << p << "\n";
+    }
+    return r.state == storage::ChecksumReport::State::broken ? 1 : 0;
+}
+
+}  // namespace b2nd::cli

@@ -1,0 +1,38 @@
+// The XXH3-64 gate (digest.hpp): the baseline build, and the dispatch to the AVX2 one.
+#include "digest.hpp"
+
+#include <cstring>
+
+#include "simd.hpp"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+namespace b2nd::codec::detail {
+
+namespace {
+
+using DigestFn = std::uint64_t (*)(const std::uint8_t*, std::size_t) noexcept;
+
+std::uint64_t digest64_baseline(const std::uint8_t* p, std::size_t n) noexcept {
+    return XXH3_64bits(p, n);
+}
+
+DigestFn choose() noexcept {
+#ifdef B2ND_HAVE_X86_KERNELS
+    const SimdKernels* k = best_kernels();
+    if (k != nullptr && (std::strcmp(k->name, "avx2") == 0 || std::strcmp(k->name, "gfni") == 0)) {
+        return &digest64_avx2;
+    }
+#endif
+    return &digest64_baseline;
+}
+
+}  // namespace
+
+std::uint64_t digest64(const std::uint8_t* p, std::size_t n) noexcept {
+    static const DigestFn fn = choose();
+    return fn(p, n);
+}
+
+}  // namespace b2nd::codec::detail

@@ -1,0 +1,308 @@
+// The checksum table (checksums.hpp; the layout is docs/CHECKSUMS.md).
+#include "checksums.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include <b2nd/codec/chunk_decoder.hpp>
+#include <b2nd/codec/chunk_encoder.hpp>
+#include <b2nd/error.hpp>
+#include <b2nd/format/byte_reader.hpp>
+#include <b2nd/format/byte_writer.hpp>
+#include <b2nd/format/endian.hpp>
+#include <b2nd/format/msgpack.hpp>
+
+#include "../codec/digest.hpp"
+#include "../detail/strings.hpp"
+
+namespace b2nd::storage::detail {
+
+using b2nd::detail::num;
+
+namespace {
+
+constexpr std::array<std::uint8_t, 4> kMagic{'B', '2', 'C', 'K'};
+constexpr std::uint8_t kVersion = 1;
+constexpr std::uint8_t kAlgorithmXxh3 = 1;
+constexpr std::array<std::uint8_t, 8> kStampMarker{'b', '2', 'n', 'd', 's', 'u', 'm', '1'};
+constexpr std::size_t kFixedBytes = 40;  // magic .. chunk count
+
+template <typename T>
+void put_le(std::vector<std::uint8_t>& out, T v) {
+    std::uint8_t b[sizeof(T)];
+    format::store_le<T>(b, v);
+    out.insert(out.end(), b, b + sizeof(T));
+}
+
+/// The table's bytes (without the msgpack bin marker), up to and excluding its own digest.
+std::vector<std::uint8_t> table_body(const ChecksumTable& t) {
+    std::vector<std::uint8_t> b;
+    b.reserve(kFixedBytes + t.vlmeta.size() * 40 + t.chunks.size() * 8 + 8);
+    b.insert(b.end(), kMagic.begin(), kMagic.end());
+    b.push_back(kVersion);
+    b.push_back(kAlgorithmXxh3);
+    put_le<std::uint16_t>(b, 0);
+    put_le<std::uint64_t>(b, t.header);
+    put_le<std::uint64_t>(b, t.index);
+    put_le<std::uint32_t>(b, static_cast<std::uint32_t>(t.vlmeta.size()));
+    put_le<std::uint32_t>(b, 0);
+    put_le<std::uint64_t>(b, static_cast<std::uint64_t>(t.chunks.size()));
+    for (const auto& [name, d] : t.vlmeta) {
+        b.push_back(static_cast<std::uint8_t>(name.size()));
+        b.insert(b.end(), name.begin(), name.end());
+        put_le<std::uint64_t>(b, d);
+    }
+    for (std::uint64_t d : t.chunks) {
+        put_le<std::uint64_t>(b, d);
+    }
+    return b;
+}
+
+}  // namespace
+
+std::uint64_t bytes_digest(ByteSpan bytes) {
+    return codec::detail::digest64(bytes);
+}
+
+std::uint64_t header_digest(ByteSpan header) {
+    // The fields a commit writes after its table (the lengths, has_vlmetalayers) read as zeros.
+    std::vector<std::uint8_t> b(header.begin(), header.end());
+    const auto clear = [&](std::size_t at, std::size_t n) {
+        for (std::size_t k = at; k < at + n && k < b.size(); ++k) {
+            b[k] = 0;
+        }
+    };
+    clear(format::frame_offsets::kFrameLen, 8);
+    clear(format::frame_offsets::kCbytes, 8);
+    clear(format::frame_offsets::kHasVlMeta, 1);
+    return bytes_digest({b.data(), b.size()});
+}
+
+std::vector<std::uint8_t> encode_table(ChecksumTable& t) {
+    std::vector<std::uint8_t> body = table_body(t);
+    t.self = bytes_digest({body.data(), body.size()});
+    put_le<std::uint64_t>(body, t.self);
+    std::vector<std::uint8_t> out;
+    out.reserve(body.size() + 5);
+    out.push_back(format::msgpack::kBin32);
+    std::uint8_t len[4];
+    format::store_be<std::uint32_t>(len, static_cast<std::uint32_t>(body.size()));
+    out.insert(out.end(), len, len + 4);
+    out.insert(out.end(), body.begin(), body.end());
+    return out;
+}
+
+ChecksumTable decode_table(ByteSpan content) {
+    format::ByteReader r(content);
+    r.expect_marker(format::msgpack::kBin32, "checksum table (a msgpack bin 32)");
+    const auto len = r.read_be<std::uint32_t>("checksum table length");
+    if (len != r.remaining()) {
+        r.fail("checksum table: its bin holds " + num(len) + " bytes, the vlmetalayer " +
+                   num(static_cast<std::int64_t>(r.remaining())),
+               1);
+    }
+    const ByteSpan body = content.subspan(5, content.size() - 5);
+    if (body.size() < kFixedBytes + 8) {
+        r.fail(
+            "checksum table: truncated (" + num(static_cast<std::int64_t>(body.size())) + " bytes)",
+            5);
+    }
+    ChecksumTable t;
+    const ByteSpan covered = body.first(body.size() - 8);
+    t.self = format::load_le<std::uint64_t>(body.data() + covered.size());
+    if (bytes_digest(covered) != t.self) {
+        r.fail("checksum table: its own digest does not match its bytes", 5 + covered.size());
+    }
+    format::ByteReader b(covered, 5);
+    const ByteSpan magic = b.take(4, "checksum table magic");
+    if (!std::equal(magic.begin(), magic.end(), kMagic.begin())) {
+        b.fail("checksum table: bad magic", 0);
+    }
+    const std::uint8_t version = b.u8("checksum table version");
+    const std::uint8_t algorithm = b.u8("checksum table algorithm");
+    if (version != kVersion || algorithm != kAlgorithmXxh3) {
+        throw UnsupportedError("checksum table version " + num(version) + ", algorithm " +
+                               num(algorithm) + " (this build reads version 1, XXH3-64)");
+    }
+    b.skip(2, "checksum table reserved");
+    t.header = b.read_le<std::uint64_t>("checksum table header digest");
+    t.index = b.read_le<std::uint64_t>("checksum table index digest");
+    const auto nvl = b.read_le<std::uint32_t>("checksum table vlmetalayer count");
+    b.skip(4, "checksum table reserved");
+    const auto nchunks = b.read_le<std::uint64_t>("checksum table chunk count");
+    if (nvl > format::kMaxVlMetalayers || nchunks > b.remaining() / 8) {
+        b.fail("checksum table: " + num(nvl) + " vlmetalayers and " +
+                   num(static_cast<std::int64_t>(std::min<std::uint64_t>(nchunks, INT64_MAX))) +
+                   " chunks do not fit its " + num(static_cast<std::int64_t>(covered.size())) +
+                   " bytes",
+               24);
+    }
+    for (std::uint32_t k = 0; k < nvl; ++k) {
+        const std::uint8_t n = b.u8("checksum table vlmetalayer name length");
+        const ByteSpan name = b.take(n, "checksum table vlmetalayer name");
+        t.vlmeta.emplace_back(std::string(name.begin(), name.end()),
+                              b.read_le<std::uint64_t>("checksum table vlmetalayer digest"));
+    }
+    if (b.remaining() != nchunks * 8) {
+        b.fail("checksum table: " + num(static_cast<std::int64_t>(nchunks)) + " chunk digests, " +
+                   num(static_cast<std::int64_t>(b.remaining())) + " bytes left for them",
+               b.position());
+    }
+    t.chunks.resize(static_cast<std::size_t>(nchunks));
+    for (std::uint64_t& d : t.chunks) {
+        d = b.read_le<std::uint64_t>("checksum table chunk digest");
+    }
+    return t;
+}
+
+std::array<std::uint8_t, 16> stamp(ByteSpan stored_table) {
+    std::array<std::uint8_t, 16> s{};
+    format::store_le<std::uint64_t>(s.data(), bytes_digest(stored_table));
+    std::copy(kStampMarker.begin(), kStampMarker.end(), s.begin() + 8);
+    return s;
+}
+
+// ---- Checks ---------------------------------------------------------------------------------
+
+Checks Checks::read(ByteSpan header,
+                    ByteSpan index,
+                    std::size_t nchunks,
+                    format::FrameTrailer& trailer,
+                    bool enforce) {
+    using State = ChecksumReport::State;
+    Checks c;
+    c.enforce_ = enforce;
+    auto& vl = trailer.vlmetalayers;
+    const auto it = std::find_if(
+        vl.begin(), vl.end(), [](const format::Metalayer& m) { return m.name == kChecksumsName; });
+    const bool stamped = trailer.fingerprint_type == kStampType;
+    if (it == vl.end()) {
+        if (stamped) {
+            c.state_ = State::broken;
+            c.problems_.push_back("its trailer carries a checksum stamp but no '" +
+                                  std::string(kChecksumsName) + "' vlmetalayer");
+        }
+        return c;
+    }
+    const format::Metalayer entry = std::move(*it);
+    vl.erase(it);
+    ChecksumTable t;
+    try {
+        const std::vector<std::uint8_t> content = codec::decode_chunk(
+            entry.content, 1, static_cast<std::int64_t>(nchunks) * 8 + (std::int64_t{1} << 20));
+        t = decode_table({content.data(), content.size()});
+    } catch (const Error& e) {
+        c.state_ = State::broken;
+        c.problems_.push_back(std::string("its checksum table cannot be read: ") + e.what());
+        return c;
+    }
+    const std::array<std::uint8_t, 16> expect = stamp({entry.content.data(), entry.content.size()});
+    const bool zeros = trailer.fingerprint_type == 0 &&
+                       std::all_of(trailer.fingerprint.begin(), trailer.fingerprint.end(),
+                                   [](std::uint8_t b) { return b == 0; });
+    if (!(stamped && trailer.fingerprint == expect)) {
+        if (zeros || (trailer.fingerprint_type >= 1 && trailer.fingerprint_type <= 3 &&
+                      trailer.fingerprint != expect)) {
+            // What c-blosc2 writes when it rewrites the trailer: it changed the frame since.
+            c.state_ = State::stale;
+        } else {
+            c.state_ = State::broken;
+            c.problems_.push_back("its trailer's checksum stamp does not match its checksum table");
+        }
+        return c;
+    }
+    if (header_digest(header) != t.header) {
+        c.problems_.push_back(
+            "its header (sizes, flags or metalayers) does not match its checksum");
+    }
+    if (bytes_digest(index) != t.index || t.chunks.size() != nchunks) {
+        c.problems_.push_back("its offsets index (" + num(static_cast<std::int64_t>(nchunks)) +
+                              " entries) does not match its checksum (" +
+                              num(static_cast<std::int64_t>(t.chunks.size())) + " chunks)");
+    }
+    for (const format::Metalayer& m : vl) {
+        const auto d = std::find_if(t.vlmeta.begin(), t.vlmeta.end(),
+                                    [&](const auto& x) { return x.first == m.name; });
+        if (d == t.vlmeta.end()) {
+            c.problems_.push_back("vlmetalayer '" + m.name + "' is not in its checksum table");
+        } else if (bytes_digest({m.content.data(), m.content.size()}) != d->second) {
+            c.problems_.push_back("vlmetalayer '" + m.name + "' does not match its checksum");
+        }
+    }
+    for (const auto& [name, d] : t.vlmeta) {
+        if (std::none_of(vl.begin(), vl.end(),
+                         [&](const format::Metalayer& m) { return m.name == name; })) {
+            c.problems_.push_back("vlmetalayer '" + name + "' of its checksum table is missing");
+        }
+    }
+    if (!c.problems_.empty()) {
+        c.state_ = State::broken;
+        return c;
+    }
+    c.state_ = State::covered;
+    c.chunks_ = std::move(t.chunks);
+    c.verified_.reset(new std::atomic<std::uint8_t>[c.chunks_.size()]());
+    return c;
+}
+
+Checks Checks::written(const ChecksumTable* t, bool enforce) {
+    Checks c;
+    c.enforce_ = enforce;
+    if (t != nullptr) {
+        c.state_ = ChecksumReport::State::covered;
+        c.chunks_ = t->chunks;
+        c.verified_.reset(new std::atomic<std::uint8_t>[c.chunks_.size()]());
+    }
+    return c;
+}
+
+std::string Checks::mismatch(std::size_t i, ByteSpan bytes) const {
+    if (state_ != ChecksumReport::State::covered || i >= chunks_.size()) {
+        return {};
+    }
+    const std::uint64_t d = bytes.empty() ? 0 : bytes_digest(bytes);
+    if (d == chunks_[i]) {
+        return {};
+    }
+    return "its " + num(static_cast<std::int64_t>(bytes.size())) +
+           " stored bytes do not match their checksum (the file is corrupted, or another "
+           "program changed it in place)";
+}
+
+void Checks::fail(const std::string& context, const std::string& why, std::uint64_t offset) {
+    throw FormatError(context + ": " + why, offset);
+}
+
+std::vector<std::uint8_t> trailer_with_checksums(ByteSpan header,
+                                                 ByteSpan index,
+                                                 const std::vector<format::Metalayer>& vlmeta,
+                                                 const std::vector<std::uint64_t>* digests,
+                                                 ChecksumTable* table_out) {
+    if (digests == nullptr) {
+        return format::write_frame_trailer(vlmeta);
+    }
+    ChecksumTable t;
+    t.header = header_digest(header);
+    t.index = bytes_digest(index);
+    t.chunks = *digests;
+    for (const format::Metalayer& m : vlmeta) {
+        t.vlmeta.emplace_back(m.name, bytes_digest({m.content.data(), m.content.size()}));
+    }
+    const std::vector<std::uint8_t> content = encode_table(t);
+    // Stored as c-blosc2 stores vlmetalayer contents: a Blosc2 chunk (memcpyed: digests do not
+    // compress).
+    codec::EncodeParams p;
+    p.codec = codec::Codec::blosclz;
+    p.clevel = 0;
+    p.typesize = 1;
+    std::vector<format::Metalayer> all = vlmeta;
+    all.push_back({kChecksumsName, codec::encode_chunk({content.data(), content.size()}, p), 0});
+    const ByteSpan stored{all.back().content.data(), all.back().content.size()};
+    std::vector<std::uint8_t> trailer = format::write_frame_trailer(all, kStampType, stamp(stored));
+    if (table_out != nullptr) {
+        *table_out = std::move(t);
+    }
+    return trailer;
+}
+
+}  // namespace b2nd::storage::detail

@@ -9,9 +9,12 @@
 // --zfp runs the lossy arrays instead: the same f32cube with ZFP accuracy 1e-2 and precision 14
 // (no filter), decoded by both libraries through the same libzfp.
 //
+// --checksums [RUNS] measures what verifying checksums costs instead (array_checksums.hpp).
+//
 //   build-bench/bench/bench_array [--quick] [--dir DIR] [--array NAME | --zfp]
-//                                 [--no-copy | --copy-only]
+//                                 [--no-copy | --copy-only | --checksums [RUNS]]
 #include "array_blosc2.hpp"
+#include "array_checksums.hpp"
 #include "array_limits.hpp"
 #include "array_workloads.hpp"
 
@@ -368,6 +371,7 @@ int main(int argc, char** argv) {
     std::string dir = (std::filesystem::temp_directory_path() / "b2nd-bench").string();
     std::string only;
     bool quick = false;
+    int checksum_runs = 0;  // --checksums
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--quick") {
@@ -380,12 +384,14 @@ int main(int argc, char** argv) {
             g_copy_only = true;
         } else if (a == "--zfp") {
             g_zfp = true;
+        } else if (a == "--checksums") {
+            checksum_runs = i + 1 < argc && argv[i + 1][0] != '-' ? std::atoi(argv[++i]) : 5;
         } else if (a == "--array" && i + 1 < argc) {
             only = argv[++i];
         } else {
             std::fprintf(stderr,
                          "usage: bench_array [--quick] [--dir DIR] [--array NAME | --zfp] "
-                         "[--no-copy | --copy-only]\n");
+                         "[--no-copy | --copy-only | --checksums [RUNS]]\n");
             return 2;
         }
     }
@@ -459,20 +465,28 @@ int main(int argc, char** argv) {
             data = f32cube(edge);
             cube_made = true;
         }
-        bench_array(s, data, dir, npoints);
+        if (checksum_runs > 0) {
+            bench_checksums(s, data, dir, checksum_runs);
+        } else {
+            bench_array(s, data, dir, npoints);
+        }
     }
     if ((only.empty() && !g_zfp) || only == "i64grid") {
         const std::int64_t rows = quick ? 5000 : 20000;
         data = i64grid(rows, 5000);
-        bench_array({"i64grid",
-                     "<i8",
-                     {rows, 5000},
-                     {1000, 1000},
-                     {100, 250},
-                     b2nd::Codec::zstd,
-                     5,
-                     b2nd::Filter::bitshuffle},
-                    data, dir, npoints);
+        const Spec grid{"i64grid",
+                        "<i8",
+                        {rows, 5000},
+                        {1000, 1000},
+                        {100, 250},
+                        b2nd::Codec::zstd,
+                        5,
+                        b2nd::Filter::bitshuffle};
+        if (checksum_runs > 0) {
+            bench_checksums(grid, data, dir, checksum_runs);
+        } else {
+            bench_array(grid, data, dir, npoints);
+        }
     }
     std::filesystem::remove_all(dir);
 #if defined(B2ND_HAVE_BLOSC2)

@@ -229,7 +229,8 @@ Checks Checks::read(ByteSpan header,
             c.problems_.push_back("vlmetalayer '" + m.name + "' does not match its checksum");
         }
     }
-    for (const auto& [name, d] : t.vlmeta) {
+    for (const auto& listed : t.vlmeta) {
+        const std::string& name = listed.first;
         if (std::none_of(vl.begin(), vl.end(),
                          [&](const format::Metalayer& m) { return m.name == name; })) {
             c.problems_.push_back("vlmetalayer '" + name + "' of its checksum table is missing");

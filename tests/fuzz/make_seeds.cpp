@@ -14,8 +14,10 @@
 #include <vector>
 
 #include <b2nd/b2nd.hpp>
+#include <b2nd/codec/chunk_decoder.hpp>
 #include <b2nd/codec/chunk_encoder.hpp>
 #include <b2nd/containers.hpp>
+#include <b2nd/format/frame_header.hpp>
 #include <b2nd/storage/frame.hpp>
 #include <b2nd/store.hpp>
 
@@ -241,6 +243,71 @@ void write_container_seeds(const std::string& dir) {
     fs::remove_all(tmp);
 }
 
+/// fuzz_index, fuzz_meta, fuzz_checksums: the pieces of small frames we write (offsets index
+/// chunks, b2nd metalayers, trailers, checksum tables).
+void write_piece_seeds(const std::string& root) {
+    namespace fs = std::filesystem;
+    for (const char* d : {"/fuzz_index", "/fuzz_meta", "/fuzz_checksums"}) {
+        fs::create_directories(root + d);
+    }
+    const auto save = [](const std::string& path, b2nd::ByteSpan bytes) {
+        std::ofstream(path, std::ios::binary)
+            .write(reinterpret_cast<const char*>(bytes.data()),
+                   static_cast<std::streamsize>(bytes.size()));
+    };
+    const std::string tmp = (fs::temp_directory_path() / "b2nd-piece-seed.b2nd").string();
+    struct Piece {
+        const char* name;
+        const char* dtype;
+        b2nd::Shape shape, chunks;
+        b2nd::Fill fill;
+    };
+    const Piece pieces[] = {{"i4-2d", "<i4", {20, 10}, {8, 10}, b2nd::Fill::value},
+                            {"f8-1d-zeros", "<f8", {1000}, {300}, b2nd::Fill::zeros},
+                            {"u1-3d", "|u1", {6, 7, 8}, {3, 7, 4}, b2nd::Fill::value},
+                            {"f4-empty", "<f4", {0, 5}, {4, 5}, b2nd::Fill::zeros}};
+    for (const Piece& p : pieces) {
+        fs::remove(tmp);
+        b2nd::CreateOptions o;
+        o.chunk_shape = p.chunks;
+        o.locking = false;
+        o.fill = p.fill;
+        const b2nd::DType dt = b2nd::DType::parse(p.dtype);
+        o.fill_value.assign(static_cast<std::size_t>(dt.itemsize()), 7);
+        {
+            b2nd::AnyArray a = b2nd::AnyArray::create(tmp, dt, p.shape, o);
+            a.set_vlmeta("note", std::vector<std::uint8_t>{0xa2, 'o', 'k'});
+        }
+        std::ifstream in(tmp, std::ios::binary);
+        const std::vector<std::uint8_t> file{std::istreambuf_iterator<char>(in),
+                                             std::istreambuf_iterator<char>()};
+        const b2nd::storage::Frame f =
+            b2nd::storage::Frame::from_buffer({file.data(), file.size()});
+        const std::string base = std::string("/") + p.name;
+        save(root + "/fuzz_meta" + base + ".b2nd-meta",
+             {f.metalayer("b2nd")->content.data(), f.metalayer("b2nd")->content.size()});
+        const b2nd::ByteSpan all{file.data(), file.size()};
+        const std::uint32_t tlen =
+            b2nd::format::read_trailer_len(all.subspan(file.size() - 25, 25));
+        const b2nd::ByteSpan trailer = all.subspan(file.size() - tlen, tlen);
+        save(root + "/fuzz_meta" + base + ".trailer", trailer);
+        save(root + "/fuzz_checksums" + base + ".trailer", trailer);
+        const std::size_t index_at =
+            static_cast<std::size_t>(f.header().header_len + f.header().cbytes);
+        if (index_at < file.size() - tlen) {
+            save(root + "/fuzz_index" + base + ".index",
+                 all.subspan(index_at, file.size() - tlen - index_at));
+        }
+        for (const auto& m : b2nd::format::read_frame_trailer(trailer).vlmetalayers) {
+            if (m.name == "_b2nd_checksums") {
+                const auto table = decode_chunk({m.content.data(), m.content.size()});
+                save(root + "/fuzz_checksums" + base + ".table", {table.data(), table.size()});
+            }
+        }
+    }
+    fs::remove(tmp);
+}
+
 int main(int argc, char** argv) {
     if (argc != 2) {
         std::fprintf(stderr, "usage: %s OUTDIR\n", argv[0]);
@@ -250,6 +317,7 @@ int main(int argc, char** argv) {
     write_store_seeds(root + "/fuzz_store");
     write_dtype_seeds(root + "/fuzz_dtype");
     write_container_seeds(root + "/fuzz_containers");
+    write_piece_seeds(root);
     const std::string dir = root + "/fuzz_chunk_decode";
     int count = 0;
     auto save = [&](const std::string& name, const std::vector<std::uint8_t>& bytes) {

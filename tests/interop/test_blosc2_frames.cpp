@@ -192,3 +192,63 @@ TEST_CASE(
     }
     CHECK(n >= 4);
 }
+
+TEST_CASE("interop: checksums are invisible to c-blosc2, and its changes make them stale",
+          "[interop]") {
+    ensure_init();
+    b2nd::test::TempDir dir;
+    for (const bool sparse : {false, true}) {
+        INFO((sparse ? "sparse" : "contiguous"));
+        const std::string path = dir / (sparse ? "s.b2frame" : "c.b2nd");
+        std::vector<std::int32_t> v(50 * 40);
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            v[i] = static_cast<std::int32_t>(i * 7 % 1001);
+        }
+        b2nd::CreateOptions o;
+        o.chunk_shape = {20, 40};
+        o.block_shape = {10, 20};
+        o.sparse = sparse;
+        {
+            b2nd::AnyArray a = b2nd::AnyArray::create_from(
+                path, b2nd::DType::parse("<i4"), {50, 40},
+                {reinterpret_cast<const std::uint8_t*>(v.data()), v.size() * 4}, o);
+            a.set_vlmeta("note", std::vector<std::uint8_t>{0xa2, 'h', 'i'});
+            CHECK(a.frame().checksums().state == b2nd::storage::ChecksumReport::State::covered);
+            B2ND_REQUIRE_SAME_BYTES(read_with_blosc2(path, a), a.read());
+        }
+        check_frame_in_blosc2(path);
+        // c-blosc2 sees the table as one more vlmetalayer, a msgpack bin (python: bytes).
+        blosc2_schunk* sc = blosc2_schunk_open(path.c_str());
+        REQUIRE(sc != nullptr);
+        std::uint8_t* content = nullptr;
+        std::int32_t len = 0;
+        REQUIRE(blosc2_vlmeta_get(sc, "_b2nd_checksums", &content, &len) >= 0);
+        REQUIRE(len > 5);
+        CHECK(content[0] == 0xc6);
+        CHECK(std::memcmp(content + 5, "B2CK", 4) == 0);
+        std::free(content);
+        // c-blosc2 changes the frame (a vlmetalayer, then a chunk): the table is stale, and the
+        // new content reads here as there.
+        const std::uint8_t msg[] = {0xa3, 'n', 'e', 'w'};
+        REQUIRE(blosc2_vlmeta_update(sc, "note", msg, sizeof msg, nullptr) >= 0);
+        std::vector<std::int32_t> ones(20 * 40, 1);
+        blosc2_cparams cp = BLOSC2_CPARAMS_DEFAULTS;
+        cp.typesize = 4;
+        cp.blocksize = 10 * 40 * 4;
+        blosc2_context* cctx = blosc2_create_cctx(cp);
+        std::vector<std::uint8_t> chunk(ones.size() * 4 + BLOSC2_MAX_OVERHEAD);
+        const int cb =
+            blosc2_compress_ctx(cctx, ones.data(), static_cast<std::int32_t>(ones.size() * 4),
+                                chunk.data(), static_cast<std::int32_t>(chunk.size()));
+        blosc2_free_ctx(cctx);
+        REQUIRE(cb > 0);
+        REQUIRE(blosc2_schunk_update_chunk(sc, 1, chunk.data(), true) >= 0);
+        blosc2_schunk_free(sc);
+        const b2nd::storage::Frame f = b2nd::storage::Frame::open(path);
+        CHECK(f.checksums().state == b2nd::storage::ChecksumReport::State::stale);
+        const auto back = b2nd::NDArray<std::int32_t>::open(path);
+        CHECK(back(25, 3) == 1);
+        CHECK(back(0, 3) == v[3]);
+        CHECK(*f.vlmeta("note") == std::vector<std::uint8_t>(msg, msg + sizeof msg));
+    }
+}

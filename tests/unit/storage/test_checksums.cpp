@@ -9,6 +9,7 @@
 
 #include <b2nd/b2nd.hpp>
 #include <b2nd/storage/frame.hpp>
+#include <b2nd/store.hpp>
 
 #include "support/files.hpp"
 #include "support/temp_dir.hpp"
@@ -286,4 +287,33 @@ TEST_CASE("checksums: another writer's change makes them stale, our next commit 
     const Frame s = Frame::open(dir / "s.b2nd", unchecked);
     CHECK(s.checksums().state == State::broken);
     CHECK(s.checksums().problems.size() == 1);
+}
+
+TEST_CASE("checksums: store members carry them, in a .b2z and a .b2d", "[storage][store]") {
+    test::TempDir dir;
+    const std::vector<std::uint8_t> good = make(dir / "src.b2nd", {Codec::blosclz, 0, {}}).read();
+    for (const char* form : {"s.b2z", "s.b2d"}) {
+        INFO(form);
+        const std::string path = dir / form;
+        {
+            StoreWriter w = StoreWriter::create(path);  // threshold 0: every leaf a member file
+            w.put("/run/a", AnyArray::open(dir / "src.b2nd"));
+            w.commit();
+        }
+        std::string file;
+        std::uint64_t at = 0;
+        {
+            const AnyArray leaf = Store::open(path).open_array("/run/a");
+            CHECK(leaf.read() == good);
+            CHECK(leaf.frame().checksums().state == State::covered);
+            const storage::StoredChunk c = leaf.frame().chunk(1);
+            at = c.offset + c.bytes.size() - 2;  // a value of chunk 1 (memcpyed)
+            file = std::string(form) == "s.b2z" ? path : leaf.frame().path();
+        }
+        auto bytes = test::read_file(file);
+        bytes[at] ^= 0x04;
+        write_bytes(file, bytes);
+        const AnyArray leaf = Store::open(path).open_array("/run/a");
+        CHECK_THROWS_WITH(leaf.read(), Contains("chunk 1") && Contains("checksum"));
+    }
 }

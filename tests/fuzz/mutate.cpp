@@ -1,0 +1,381 @@
+// The corruption campaign (issue 27): mutants of real frames, each opened and read whole, sorted
+// into refused (a b2nd::Error), same data, or silent (other data, no error: what checksums must
+// prevent). A crash or another exception ends the run.
+//
+//   b2nd_mutate corpus DIR [--per-file N] [--seed S] [--threads T]
+//       every contiguous frame under DIR (files starting with a frame's magic): the
+//       measurement of the issue on files without checksums
+//   b2nd_mutate ours [--per-file N] [--seed S] [--threads T] [--require-zero]
+//       arrays written here with checksums: every codec and filter (plugins included), both
+//       frame kinds; a sparse frame's mutants change one of its files (chunks.b2frame or a chunk)
+//
+// Mutations, one per mutant, chosen uniformly: 1 to 4 flipped bits, one byte set to a random
+// value, or a truncation at a random length. Prints a line per group and the totals.
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <b2nd/b2nd.hpp>
+
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using namespace b2nd;
+
+namespace {
+
+struct Rng {
+    std::uint64_t s;
+    std::uint64_t next() {
+        std::uint64_t z = (s += 0x9E3779B97F4A7C15ULL);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+        return z ^ (z >> 31);
+    }
+    std::size_t below(std::size_t n) { return n == 0 ? 0 : static_cast<std::size_t>(next() % n); }
+};
+
+struct Counts {
+    std::uint64_t mutants = 0, refused = 0, same = 0, silent = 0;
+    void add(const Counts& o) {
+        mutants += o.mutants;
+        refused += o.refused;
+        same += o.same;
+        silent += o.silent;
+    }
+};
+
+std::vector<std::uint8_t> read_file(const std::string& p) {
+    std::ifstream in(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_file(const std::string& p, const std::vector<std::uint8_t>& b) {
+    std::ofstream(p, std::ios::binary | std::ios::trunc)
+        .write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+}
+
+/// One mutation of `b`, in place.
+void mutate(std::vector<std::uint8_t>& b, Rng& rng) {
+    if (b.empty()) {
+        return;
+    }
+    switch (rng.below(3)) {
+        case 0: {
+            const std::size_t flips = 1 + rng.below(4);
+            for (std::size_t k = 0; k < flips; ++k) {
+                b[rng.below(b.size())] ^= static_cast<std::uint8_t>(1U << rng.below(8));
+            }
+            break;
+        }
+        case 1:
+            b[rng.below(b.size())] = static_cast<std::uint8_t>(rng.next());
+            break;
+        default:
+            b.resize(rng.below(b.size()));
+            break;
+    }
+}
+
+/// What an array reads as: its description and all its bytes (empty: refused).
+struct Content {
+    bool ok = false;
+    std::string desc;
+    std::vector<std::uint8_t> bytes;
+    bool operator==(const Content& o) const {
+        return ok == o.ok && desc == o.desc && bytes == o.bytes;
+    }
+};
+
+Content read_array(const std::function<AnyArray()>& open) {
+    Content c;
+    try {
+        const AnyArray a = open();
+        c.desc = a.dtype().str() + to_string(a.shape());
+        c.bytes = a.read();
+        c.ok = true;
+    } catch (const Error&) {
+        c = Content{};
+    }
+    return c;
+}
+
+OpenOptions read_options() {
+    OpenOptions o;
+    o.nthreads = 1;
+    o.cache_bytes = 0;
+    o.locking = false;
+    o.raw_objects = true;
+    return o;
+}
+
+Content read_buffer(const std::vector<std::uint8_t>& b) {
+    return read_array([&] { return AnyArray::open_buffer({b.data(), b.size()}, read_options()); });
+}
+
+Content read_path(const std::string& p) {
+    return read_array([&] { return AnyArray::open(p, read_options()); });
+}
+
+void classify(const Content& got, const Content& want, Counts& c) {
+    ++c.mutants;
+    if (!got.ok) {
+        ++c.refused;
+    } else if (got == want) {
+        ++c.same;
+    } else {
+        ++c.silent;
+    }
+}
+
+/// Mutants of a contiguous frame, read from memory.
+Counts mutate_buffer(const std::vector<std::uint8_t>& file, std::size_t n, std::uint64_t seed) {
+    Counts c;
+    const Content want = read_buffer(file);
+    if (!want.ok) {
+        return c;  // not an array this build reads (a store, an object kind): skipped
+    }
+    Rng rng{seed};
+    std::vector<std::uint8_t> m;
+    for (std::size_t k = 0; k < n; ++k) {
+        m = file;
+        mutate(m, rng);
+        classify(read_buffer(m), want, c);
+    }
+    return c;
+}
+
+/// Mutants of a sparse frame: each changes one of its files, on disk, and restores it.
+Counts mutate_sparse(const std::string& dir, std::size_t n, std::uint64_t seed) {
+    Counts c;
+    const Content want = read_path(dir);
+    if (!want.ok) {
+        return c;
+    }
+    std::vector<std::string> files;
+    for (const auto& e : fs::directory_iterator(dir)) {
+        const std::string name = e.path().filename().string();
+        if (name == "chunks.b2frame" || e.path().extension() == ".chunk") {
+            files.push_back(e.path().string());
+        }
+    }
+    std::sort(files.begin(), files.end());
+    Rng rng{seed};
+    for (std::size_t k = 0; k < n; ++k) {
+        const std::string& f = files[rng.below(files.size())];
+        const std::vector<std::uint8_t> orig = read_file(f);
+        std::vector<std::uint8_t> m = orig;
+        mutate(m, rng);
+        write_file(f, m);
+        classify(read_path(dir), want, c);
+        write_file(f, orig);
+    }
+    return c;
+}
+
+bool is_frame_file(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    char head[9] = {};
+    in.read(head, 9);
+    return in.gcount() == 9 && std::memcmp(head + 1,
+                                           "\xa8"
+                                           "b2frame",
+                                           8) == 0;
+}
+
+struct Group {
+    std::string name;
+    std::string path;  // a contiguous frame file, or a sparse frame directory
+    bool sparse = false;
+};
+
+/// The arrays `ours` writes: every codec and filter, contiguous and sparse, with checksums.
+std::vector<Group> write_ours(const std::string& dir) {
+    struct Kind {
+        const char* name;
+        const char* dtype;
+        CompressionParams c;
+    };
+    std::vector<Kind> kinds = {
+        {"blosclz-nofilter", "<i4", {Codec::blosclz, 5, {}}},
+        {"blosclz-shuffle", "<f4", {Codec::blosclz, 5, {{Filter::shuffle, 0}}}},
+        {"lz4-bitshuffle", "<f8", {Codec::lz4, 5, {{Filter::bitshuffle, 0}}}},
+        {"lz4hc-delta", "<i8", {Codec::lz4hc, 5, {{Filter::shuffle, 0}, {Filter::delta, 0}}}},
+        {"zlib", "<f4", {Codec::zlib, 5, {{Filter::shuffle, 0}}}},
+        {"zstd-default", "<f4", {}},
+        {"zstd-truncprec",
+         "<f8",
+         {Codec::zstd, 3, {{Filter::trunc_prec, 20}, {Filter::shuffle, 0}}}},
+        {"zstd-bytedelta", "<f4", {Codec::zstd, 3, {{Filter::shuffle, 0}, {Filter::bytedelta, 0}}}},
+        {"memcpy", "<i2", {Codec::blosclz, 0, {}}},
+        {"ndlz", "|u1", CompressionParams::ndlz(4)},
+        {"ndcell", "<f4", {Codec::zstd, 5, {{Filter::ndcell, 4}}}},
+        {"ndmean", "<f4", {Codec::zstd, 5, {{Filter::ndmean, 4}}}},
+        {"int_trunc", "<i4", {Codec::lz4, 5, {{Filter::int_trunc, 4}}}},
+#ifdef B2ND_MUTATE_ZFP
+        {"zfp-accuracy", "<f4", CompressionParams::zfp_accuracy(-3)},
+        {"zfp-precision", "<f8", CompressionParams::zfp_precision(20)},
+        {"zfp-rate", "<f4", CompressionParams::zfp_rate(50)},
+#endif
+    };
+    std::vector<Group> out;
+    for (const Kind& k : kinds) {
+        for (const bool sparse : {false, true}) {
+            const DType dt = DType::parse(k.dtype);
+            const Shape shape{24, 20};
+            std::vector<std::uint8_t> data(static_cast<std::size_t>(24 * 20 * dt.itemsize()));
+            for (std::size_t i = 0; i < data.size() / static_cast<std::size_t>(dt.itemsize());
+                 ++i) {
+                const double v = std::sin(static_cast<double>(i) / 17.0) * 100.0;
+                std::uint8_t* p = data.data() + i * static_cast<std::size_t>(dt.itemsize());
+                if (dt.str() == "<f4") {
+                    const auto f = static_cast<float>(v);
+                    std::memcpy(p, &f, 4);
+                } else if (dt.str() == "<f8") {
+                    std::memcpy(p, &v, 8);
+                } else {
+                    const auto x = static_cast<std::int64_t>(v);
+                    std::memcpy(p, &x, static_cast<std::size_t>(dt.itemsize()));
+                }
+            }
+            CreateOptions o;
+            o.chunk_shape = {8, 20};
+            o.block_shape = {4, 10};
+            o.compression = k.c;
+            o.sparse = sparse;
+            o.locking = false;
+            o.metalayers = {{"units", {0xa1, 'm'}}};
+            const std::string path = dir + "/" + k.name + (sparse ? ".b2frame" : ".b2nd");
+            {
+                AnyArray a = AnyArray::create_from(path, dt, shape, {data.data(), data.size()}, o);
+                a.set_vlmeta("note", std::vector<std::uint8_t>{0xa2, 'o', 'k'});
+            }
+            out.push_back({std::string(k.name) + (sparse ? " (sparse)" : ""), path, sparse});
+        }
+    }
+    return out;
+}
+
+int usage() {
+    std::fprintf(stderr,
+                 "usage: b2nd_mutate corpus DIR [--per-file N] [--seed S] [--threads T]\n"
+                 "       b2nd_mutate ours [--per-file N] [--seed S] [--threads T] "
+                 "[--require-zero]\n");
+    return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2) {
+        return usage();
+    }
+    const std::string mode = argv[1];
+    std::string dir;
+    std::size_t per_file = 4000;
+    std::uint64_t seed = 1;
+    unsigned threads = std::max(1U, std::thread::hardware_concurrency());
+    bool require_zero = false;
+    int i = 2;
+    if (mode == "corpus") {
+        if (argc < 3) {
+            return usage();
+        }
+        dir = argv[2];
+        i = 3;
+    } else if (mode != "ours") {
+        return usage();
+    }
+    for (; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--per-file" && i + 1 < argc) {
+            per_file = std::strtoull(argv[++i], nullptr, 10);
+        } else if (a == "--seed" && i + 1 < argc) {
+            seed = std::strtoull(argv[++i], nullptr, 10);
+        } else if (a == "--threads" && i + 1 < argc) {
+            threads = static_cast<unsigned>(std::strtoul(argv[++i], nullptr, 10));
+        } else if (a == "--require-zero") {
+            require_zero = true;
+        } else {
+            return usage();
+        }
+    }
+
+    std::vector<Group> groups;
+    std::string scratch;
+    if (mode == "corpus") {
+        for (auto it = fs::recursive_directory_iterator(dir);
+             it != fs::recursive_directory_iterator(); ++it) {
+            if (it->is_directory() && fs::exists(it->path() / "chunks.b2frame")) {
+                it.disable_recursion_pending();  // sparse frames: not this measurement
+            } else if (it->is_regular_file() && is_frame_file(it->path())) {
+                groups.push_back(
+                    {fs::relative(it->path(), dir).string(), it->path().string(), false});
+            }
+        }
+    } else {
+        scratch =
+            (fs::temp_directory_path() / ("b2nd-mutate-" + std::to_string(::getpid()))).string();
+        fs::create_directories(scratch);
+        groups = write_ours(scratch);
+    }
+    std::sort(groups.begin(), groups.end(),
+              [](const Group& a, const Group& b) { return a.name < b.name; });
+
+    std::vector<Counts> counts(groups.size());
+    std::atomic<std::size_t> next{0};
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < std::max(1U, threads); ++t) {
+        pool.emplace_back([&] {
+            for (std::size_t g; (g = next++) < groups.size();) {
+                const Group& gr = groups[g];
+                counts[g] = gr.sparse ? mutate_sparse(gr.path, per_file, seed + g)
+                                      : mutate_buffer(read_file(gr.path), per_file, seed + g);
+            }
+        });
+    }
+    for (std::thread& t : pool) {
+        t.join();
+    }
+    Counts total;
+    std::size_t used = 0;
+    std::printf("%-48s %9s %9s %9s %9s %7s\n", "file", "mutants", "refused", "same", "silent",
+                "silent%");
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+        const Counts& c = counts[g];
+        if (c.mutants == 0) {
+            continue;
+        }
+        ++used;
+        total.add(c);
+        std::printf(
+            "%-48s %9llu %9llu %9llu %9llu %6.1f%%\n", groups[g].name.c_str(),
+            static_cast<unsigned long long>(c.mutants), static_cast<unsigned long long>(c.refused),
+            static_cast<unsigned long long>(c.same), static_cast<unsigned long long>(c.silent),
+            100.0 * static_cast<double>(c.silent) / static_cast<double>(c.mutants));
+    }
+    std::printf(
+        "total: %zu arrays, %llu mutants: %llu refused, %llu same data, %llu silent "
+        "(%.2f%%)\n",
+        used, static_cast<unsigned long long>(total.mutants),
+        static_cast<unsigned long long>(total.refused), static_cast<unsigned long long>(total.same),
+        static_cast<unsigned long long>(total.silent),
+        total.mutants == 0
+            ? 0.0
+            : 100.0 * static_cast<double>(total.silent) / static_cast<double>(total.mutants));
+    if (!scratch.empty()) {
+        fs::remove_all(scratch);
+    }
+    return require_zero && total.silent > 0 ? 1 : 0;
+}

@@ -229,12 +229,12 @@ TEST_CASE("interop: checksums are invisible to c-blosc2, and its changes make th
         std::free(content);
         // c-blosc2 changes the frame (a vlmetalayer, then a chunk): the table is stale, and the
         // new content reads here as there.
-        const std::uint8_t msg[] = {0xa3, 'n', 'e', 'w'};
+        std::uint8_t msg[] = {0xa3, 'n', 'e', 'w'};
         REQUIRE(blosc2_vlmeta_update(sc, "note", msg, sizeof msg, nullptr) >= 0);
         std::vector<std::int32_t> ones(20 * 40, 1);
         blosc2_cparams cp = BLOSC2_CPARAMS_DEFAULTS;
         cp.typesize = 4;
-        cp.blocksize = 10 * 40 * 4;
+        cp.blocksize = 10 * 20 * 4;  // the array's blocks: (10, 20)
         blosc2_context* cctx = blosc2_create_cctx(cp);
         std::vector<std::uint8_t> chunk(ones.size() * 4 + BLOSC2_MAX_OVERHEAD);
         const int cb =

@@ -11,6 +11,8 @@
 //
 // Mutations, one per mutant, chosen uniformly: 1 to 4 flipped bits, one byte set to a random
 // value, or a truncation at a random length. Prints a line per group and the totals.
+// --only NAME runs one group (as printed); --dump DIR writes the silent mutants of contiguous
+// frames there, to replay.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -139,8 +141,14 @@ void classify(const Content& got, const Content& want, Counts& c) {
     }
 }
 
+/// Where silent mutants are written (--dump DIR), empty for nowhere.
+std::string g_dump;
+
 /// Mutants of a contiguous frame, read from memory.
-Counts mutate_buffer(const std::vector<std::uint8_t>& file, std::size_t n, std::uint64_t seed) {
+Counts mutate_buffer(const std::vector<std::uint8_t>& file,
+                     std::size_t n,
+                     std::uint64_t seed,
+                     const std::string& name) {
     Counts c;
     const Content want = read_buffer(file);
     if (!want.ok) {
@@ -151,7 +159,14 @@ Counts mutate_buffer(const std::vector<std::uint8_t>& file, std::size_t n, std::
     for (std::size_t k = 0; k < n; ++k) {
         m = file;
         mutate(m, rng);
+        const std::uint64_t silent = c.silent;
         classify(read_buffer(m), want, c);
+        if (c.silent != silent && !g_dump.empty()) {
+            std::string base = name;
+            std::replace(base.begin(), base.end(), '/', '_');
+            write_file(g_dump + "/" + base + "-" + std::to_string(k) + ".b2nd", m);
+            write_file(g_dump + "/" + base + ".original.b2nd", file);
+        }
     }
     return c;
 }
@@ -271,7 +286,8 @@ int usage() {
     std::fprintf(stderr,
                  "usage: b2nd_mutate corpus DIR [--per-file N] [--seed S] [--threads T]\n"
                  "       b2nd_mutate ours [--per-file N] [--seed S] [--threads T] "
-                 "[--require-zero]\n");
+                 "[--require-zero]\n"
+                 "       (both: [--only NAME] [--dump DIR])\n");
     return 2;
 }
 
@@ -287,6 +303,7 @@ int main(int argc, char** argv) {
     std::uint64_t seed = 1;
     unsigned threads = std::max(1U, std::thread::hardware_concurrency());
     bool require_zero = false;
+    std::string only;  // --only NAME: one group
     int i = 2;
     if (mode == "corpus") {
         if (argc < 3) {
@@ -305,6 +322,11 @@ int main(int argc, char** argv) {
             seed = std::strtoull(argv[++i], nullptr, 10);
         } else if (a == "--threads" && i + 1 < argc) {
             threads = static_cast<unsigned>(std::strtoul(argv[++i], nullptr, 10));
+        } else if (a == "--only" && i + 1 < argc) {
+            only = argv[++i];
+        } else if (a == "--dump" && i + 1 < argc) {
+            g_dump = argv[++i];
+            fs::create_directories(g_dump);
         } else if (a == "--require-zero") {
             require_zero = true;
         } else {
@@ -340,8 +362,12 @@ int main(int argc, char** argv) {
         pool.emplace_back([&] {
             for (std::size_t g; (g = next++) < groups.size();) {
                 const Group& gr = groups[g];
-                counts[g] = gr.sparse ? mutate_sparse(gr.path, per_file, seed + g)
-                                      : mutate_buffer(read_file(gr.path), per_file, seed + g);
+                if (!only.empty() && gr.name != only) {
+                    continue;
+                }
+                counts[g] = gr.sparse
+                                ? mutate_sparse(gr.path, per_file, seed + g)
+                                : mutate_buffer(read_file(gr.path), per_file, seed + g, gr.name);
             }
         });
     }

@@ -282,6 +282,20 @@ TEST_CASE("checksums: another writer's change makes them stale, our next commit 
     write_bytes(dir / "s.b2nd", bytes);
     CHECK_THROWS_WITH(AnyArray::open(dir / "s.b2nd"),
                       Contains("s.b2nd") && Contains("checksum stamp does not match"));
+    // Two flips that would turn the table off (the stamp's type 0xF8 to 0x78, the table's name
+    // to '_b2n$_checksums' in the live trailer; b2nd_mutate found such a mutant): still a
+    // stamp, so refused.
+    {
+        auto two = test::read_file(path);
+        two[two.size() - 17] ^= 0x80;
+        const std::string name = "_b2nd_checksums";
+        const auto at = std::find_end(two.begin(), two.end(), name.begin(), name.end());
+        REQUIRE(at != two.end());
+        *(at + 4) ^= 0x40;
+        write_bytes(dir / "t.b2nd", two);
+        CHECK_THROWS_WITH(AnyArray::open(dir / "t.b2nd"),
+                          Contains("carries a checksum stamp but no '_b2nd_checksums'"));
+    }
     storage::OpenOptions unchecked;
     unchecked.verify_checksums = false;
     const Frame s = Frame::open(dir / "s.b2nd", unchecked);

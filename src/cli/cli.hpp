@@ -110,6 +110,10 @@ int cmd_export(const std::vector<std::string>& argv);
 int cmd_import(const std::vector<std::string>& argv);
 int cmd_verify(const std::vector<std::string>& argv);
 int cmd_checksum(const std::vector<std::string>& argv);
+/// "checksums: current (...)", "checksums: none (...)": what b2nd checksum and info say.
+const char* checksum_state_text(storage::ChecksumReport::State s);
+/// "current", "stale", "broken", "none" (b2nd info --json).
+const char* checksum_state_name(storage::ChecksumReport::State s);
 int cmd_convert(const std::vector<std::string>& argv);
 int cmd_compact(const std::vector<std::string>& argv);
 int cmd_concat(const std::vector<std::string>& argv);

@@ -37,7 +37,9 @@ const char* const kHelp =
     "  b2nd checksum t.b2nd\n"
     "  b2nd checksum add old_archive.b2nd\n";
 
-const char* state_text(storage::ChecksumReport::State s) {
+}  // namespace
+
+const char* checksum_state_text(storage::ChecksumReport::State s) {
     switch (s) {
         case storage::ChecksumReport::State::covered:
             return "checksums: current (every chunk, the index, the header and the vlmetalayers)";
@@ -50,6 +52,21 @@ const char* state_text(storage::ChecksumReport::State s) {
             return "checksums: none (b2nd checksum add adds them)";
     }
 }
+
+const char* checksum_state_name(storage::ChecksumReport::State s) {
+    switch (s) {
+        case storage::ChecksumReport::State::covered:
+            return "current";
+        case storage::ChecksumReport::State::stale:
+            return "stale";
+        case storage::ChecksumReport::State::broken:
+            return "broken";
+        default:
+            return "none";
+    }
+}
+
+namespace {
 
 bool is_sparse_frame(const fs::path& p) {
     std::error_code ec;
@@ -141,7 +158,7 @@ int cmd_checksum(const std::vector<std::string>& argv) {
     AnyArray leaf;
     const storage::Frame& frame = input_frame(path, own, leaf, false);
     const storage::ChecksumReport r = frame.checksums();
-    std::cout << path << ": " << state_text(r.state) << "\n";
+    std::cout << path << ": " << checksum_state_text(r.state) << "\n";
     for (const std::string& p : r.problems) {
         std::cout << "  " << p << "\n";
     }

@@ -241,7 +241,8 @@ std::string describe(const std::string& path, bool json) {
           << ",\n  \"blocksize\": " << h.blocksize << ",\n  \"nbytes\": " << nbytes
           << ",\n  \"cbytes\": " << cbytes << ",\n  \"ratio\": " << ratio
           << ",\n  \"padded_nbytes\": " << h.nbytes << ",\n  \"dead_bytes\": " << dead
-          << ",\n  \"chunks\": {\"compressed\": " << k.compressed
+          << ",\n  \"checksums\": \"" << checksum_state_name(frame.checksums().state)
+          << "\",\n  \"chunks\": {\"compressed\": " << k.compressed
           << ", \"memcpyed\": " << k.memcpyed << ", \"zeros\": " << k.zeros
           << ", \"nan\": " << k.nan << ", \"uninit\": " << k.uninit << ", \"value\": " << k.value
           << "},\n  \"metalayers\": [";
@@ -299,6 +300,8 @@ std::string describe(const std::string& path, bool json) {
             o << "dead space  " << dead << " bytes (" << human_bytes(dead)
               << ") left by updates; 'b2nd compact' removes it\n";
         }
+        o << "checksums   " << std::string(checksum_state_text(frame.checksums().state)).substr(11)
+          << "\n";
         o << "chunk kinds " << k.compressed << " compressed, " << k.memcpyed << " memcpyed, "
           << k.zeros << " zeros, " << k.nan << " NaN, " << k.uninit << " uninitialized, " << k.value
           << " repeated value\n";

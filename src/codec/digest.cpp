@@ -10,18 +10,18 @@
 
 namespace b2nd::codec::detail {
 
-namespace {
-
-using DigestFn = std::uint64_t (*)(const std::uint8_t*, std::size_t) noexcept;
-
 std::uint64_t digest64_baseline(const std::uint8_t* p, std::size_t n) noexcept {
     return XXH3_64bits(p, n);
 }
 
+namespace {
+
+using DigestFn = std::uint64_t (*)(const std::uint8_t*, std::size_t) noexcept;
+
 DigestFn choose() noexcept {
 #ifdef B2ND_HAVE_X86_KERNELS
     const SimdKernels* k = best_kernels();
-    if (k != nullptr && (std::strcmp(k->name, "avx2") == 0 || std::strcmp(k->name, "gfni") == 0)) {
+    if (k != nullptr && std::strncmp(k->name, "avx2", 4) == 0) {  // "avx2" or "avx2+gfni"
         return &digest64_avx2;
     }
 #endif

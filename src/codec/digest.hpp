@@ -12,11 +12,14 @@
 namespace b2nd::codec::detail {
 
 /// XXH3-64 (seed 0) of n bytes at p, with the best kernels this CPU has (the choice of
-/// best_kernels(): AVX2 when it picks avx2 or gfni, else SSE2).
+/// best_kernels(): AVX2 for "avx2" and "avx2+gfni", else SSE2).
 std::uint64_t digest64(const std::uint8_t* p, std::size_t n) noexcept;
 inline std::uint64_t digest64(ByteSpan b) noexcept {
     return digest64(b.data(), b.size());
 }
+
+/// The baseline build (SSE2 on x86-64), which digest64 uses on CPUs without AVX2.
+std::uint64_t digest64_baseline(const std::uint8_t* p, std::size_t n) noexcept;
 
 #if defined(__x86_64__) || defined(_M_X64)
 /// The AVX2 build (digest_avx2.cpp); only for CPUs that have AVX2.

@@ -48,6 +48,9 @@ TEST_CASE("cli: verify checks checksums and lists every corrupt chunk", "[cli]")
     CHECK_THAT(r.output, Contains("ok: ") && Contains("4 chunks") &&
                              Contains("structure, decoding and checksums"));
     CHECK_THAT(run("checksum " + q(tmp / "a.b2nd")).output, Contains("checksums: current"));
+    CHECK_THAT(run("info " + q(tmp / "a.b2nd")).output, Contains("checksums   current"));
+    CHECK_THAT(run("info --json " + q(tmp / "a.b2nd")).output,
+               Contains("\"checksums\": \"current\""));
     // Chunk 1: one byte of its last block's compressed data changed (it may still decode);
     // chunk 3: its block starts overwritten. 0 and 2 stay whole.
     auto bytes = b2nd::test::read_file(tmp / "a.b2nd");
@@ -97,6 +100,8 @@ TEST_CASE("cli: checksum add covers a file without them, and refuses a corrupt o
     CHECK(r.status == 0);
     CHECK_THAT(r.output, Contains("carries no checksums, so changed values cannot be detected"));
     CHECK_THAT(run("checksum " + q(tmp / "plain.b2nd")).output, Contains("checksums: none"));
+    CHECK_THAT(run("info --json " + q(tmp / "plain.b2nd")).output,
+               Contains("\"checksums\": \"none\""));
     const auto before = b2nd::AnyArray::open(tmp / "plain.b2nd").read();
     r = run("checksum add " + q(tmp / "plain.b2nd"));
     CHECK(r.status == 0);

@@ -5,6 +5,7 @@
 // buffer. Single elements come from the cache when their block is there; point lists decode each
 // touched block once.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -43,13 +44,22 @@ public:
           plan_(plan),
           policy_(policy),
           chunks_(plan.chunks().size()),
-          once_(std::make_unique<std::once_flag[]>(plan.chunks().size())) {}
+          once_(std::make_unique<std::once_flag[]>(plan.chunks().size())),
+          started_(std::make_unique<std::atomic<bool>[]>(plan.chunks().size())) {}
     const LoadedChunk& operator[](std::size_t t) const {
-        std::call_once(once_[t], [&] {
-            read_ahead_.reached(t);
-            const ChunkTask& ct = plan_.chunks()[t];
-            chunks_[t] = src_.load(ct.ci, !plan_.only_block0(ct), policy_);
-        });
+        // A thread that finds chunk t being loaded by another (a first use checks the chunk's
+        // checksum: a pass over all its bytes) loads the next chunk meanwhile, instead of
+        // waiting idle.
+        if (started_[t].load(std::memory_order_acquire)) {
+            const std::size_t n = chunks_.size();
+            for (std::size_t k = t + 1; k < n && k <= t + 2; ++k) {
+                if (!started_[k].load(std::memory_order_relaxed)) {
+                    load(k);
+                    break;
+                }
+            }
+        }
+        load(t);
         return chunks_[t];
     }
     /// Reads the chunks' bytes ahead of their first use, in order.
@@ -65,11 +75,21 @@ public:
     }
 
 private:
+    void load(std::size_t t) const {
+        std::call_once(once_[t], [&] {
+            started_[t].store(true, std::memory_order_release);
+            read_ahead_.reached(t);
+            const ChunkTask& ct = plan_.chunks()[t];
+            chunks_[t] = src_.load(ct.ci, !plan_.only_block0(ct), policy_);
+        });
+    }
+
     const ChunkSource& src_;
     const BoxPlan& plan_;
     const CachePolicy& policy_;
     mutable std::vector<LoadedChunk> chunks_;
     std::unique_ptr<std::once_flag[]> once_;
+    std::unique_ptr<std::atomic<bool>[]> started_;  // a thread is loading (or has loaded) it
     mutable storage::ReadAhead read_ahead_;
 };
 

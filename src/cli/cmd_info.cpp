@@ -40,7 +40,7 @@ struct ChunkKinds {
 ChunkKinds count_kinds(const storage::Frame& f) {
     ChunkKinds k;
     for (std::int64_t i = 0; i < f.nchunks(); ++i) {
-        const storage::StoredChunk c = f.chunk(i);
+        const storage::StoredChunk c = f.chunk_unchecked(i);  // headers only: no full pass
         codec::Special s = c.special;
         bool memcpyed = false;
         if (!c.index_only()) {

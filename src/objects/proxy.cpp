@@ -143,7 +143,8 @@ std::shared_ptr<const BlockOrigin> proxy_origin(const ArrayCore& core) {
     // No bitmap that fits: what is not a special chunk was fetched (python's rule).
     std::vector<bool> have(nchunks);
     for (std::size_t ci = 0; ci < nchunks; ++ci) {
-        const storage::StoredChunk c = f.chunk(static_cast<std::int64_t>(ci));
+        // Its header only: whether it is special (the read checks its bytes).
+        const storage::StoredChunk c = f.chunk_unchecked(static_cast<std::int64_t>(ci));
         if (c.index_only()) {
             continue;
         }

@@ -314,7 +314,7 @@ private:
         std::uint64_t pos = head.size();
         std::vector<std::int64_t> idx(index.size());
         for (std::size_t i = 0; i < index.size(); ++i) {
-            const StoredChunk c = chunk_unlocked(static_cast<std::int64_t>(i));
+            const StoredChunk c = checked_chunk(static_cast<std::int64_t>(i));  // not copied bad
             if (c.index_only()) {
                 idx[i] = index[i];
                 continue;

@@ -395,7 +395,12 @@ StoredChunk Frame::Impl::chunk_unlocked(std::int64_t i) const {
     c.bytes = region.first(static_cast<std::size_t>(cbytes));
     c.nbytes = nbytes;
     c.offset = region_base;
-    checks.verify(static_cast<std::size_t>(i), c.bytes, region_base,
+    return c;
+}
+
+StoredChunk Frame::Impl::checked_chunk(std::int64_t i) const {
+    StoredChunk c = chunk_unlocked(i);
+    checks.verify(static_cast<std::size_t>(i), c.bytes, c.offset,
                   [&] { return chunk_context(i, c.file); });
     return c;
 }
@@ -485,6 +490,11 @@ std::int64_t Frame::nbytes() const noexcept {
 }
 
 StoredChunk Frame::chunk(std::int64_t i) const {
+    std::shared_lock<std::shared_mutex> lock(impl_->mutex);
+    return impl_->checked_chunk(i);
+}
+
+StoredChunk Frame::chunk_unchecked(std::int64_t i) const {
     std::shared_lock<std::shared_mutex> lock(impl_->mutex);
     return impl_->chunk_unlocked(i);
 }

@@ -113,7 +113,12 @@ struct Frame::Impl {
     void adopt_mapping(std::shared_ptr<const MappedFile> file, std::uint64_t frame_len);
     /// Bytes [offset, offset + n) of the frame (a span of the view when there is one).
     SourceBytes frame_bytes(std::uint64_t offset, std::uint64_t n) const;
+    /// Chunk i, its structure checked (the index entry, the header's sizes) but not its
+    /// checksum: for sizes and kinds (dead_bytes, cbytes, apply), never for decoding.
     StoredChunk chunk_unlocked(std::int64_t i) const;
+    /// chunk_unlocked, and its bytes checked against the checksum table on their first use in
+    /// this snapshot (Frame::chunk, compaction's copy). \throws FormatError on a mismatch
+    StoredChunk checked_chunk(std::int64_t i) const;
     std::int32_t special_nbytes(std::int64_t i) const;
 
     // ---- writing (frame_writer.cpp) ----

@@ -56,7 +56,7 @@ ChecksumReport Frame::checksums() const {
 std::string Frame::check_chunk(std::int64_t i) const {
     std::shared_lock<std::shared_mutex> lock(impl_->mutex);
     const Impl& f = *impl_;
-    const StoredChunk c = f.chunk_unlocked(i);  // enforced checks may throw here already
+    const StoredChunk c = f.chunk_unlocked(i);
     const std::string why = f.checks.mismatch(static_cast<std::size_t>(i), c.bytes);
     if (why.empty()) {
         return why;

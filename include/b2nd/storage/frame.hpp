@@ -202,7 +202,12 @@ public:
     /// Chunk i as stored, O(1). \throws UsageError for an index out of range; FormatError when
     /// the index entry or the chunk's header does not fit the frame; IoError for a missing
     /// sparse chunk file.
+    /// With a checksum table (OpenOptions::verify_checksums), the chunk's bytes are checked the
+    /// first time they are handed out in this snapshot: a mismatch is a FormatError.
     StoredChunk chunk(std::int64_t i) const;
+    /// chunk() without the checksum check: for tools that look at chunk headers only (kinds,
+    /// sizes; b2nd info). Never decode from these bytes.
+    StoredChunk chunk_unchecked(std::int64_t i) const;
     /// Reads the stored bytes of these chunks ahead, in this order, in the background, without
     /// touching them here: a caller that decodes them one after the other (telling the
     /// ReadAhead which one it is at) overlaps the file's reads with its work, and the read-ahead
@@ -233,7 +238,8 @@ public:
     ChecksumReport checksums() const;
     /// Checks chunk i's stored bytes against the table now, whatever OpenOptions say: empty when
     /// they match or nothing covers them, else the message a read would throw (the file, the
-    /// chunk, its offset), for b2nd verify, which reports every bad chunk. \throws as chunk()
+    /// chunk, its offset), for b2nd verify, which reports every bad chunk.
+    /// \throws as chunk_unchecked()
     std::string check_chunk(std::int64_t i) const;
     /// Writes a new table covering the frame as it is, in one commit (a stale or missing one is
     /// replaced). The caller vouches for the chunks: b2nd checksum add decodes them first.

@@ -8,6 +8,14 @@
 
 namespace b2nd {
 
+/// A read's hold on the engine (AnyArray::reading(): refreshed first when following, the lock
+/// file's shared lock held with lock_reads); any_array.cpp and any_array_io.cpp use it.
+struct AnyArray::Reading {
+    detail::ArrayCore& core;
+    storage::Frame::ReadLock lock;
+    detail::ArrayCore* operator->() const noexcept { return &core; }
+};
+
 class EngineAccess {
 public:
     /// \throws UsageError for an empty handle

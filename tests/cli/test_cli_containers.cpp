@@ -9,6 +9,7 @@
 
 #include "../support/files.hpp"
 #include "../support/json.hpp"
+#include "../support/record_cases.hpp"
 #include "../support/reference.hpp"
 #include "../support/temp_dir.hpp"
 #include "run.hpp"
@@ -42,14 +43,12 @@ TEST_CASE("cli: show --json of UTF8Arrays, ObjectArrays and BatchArrays gives py
     if (b2nd::test::corpus_dir().empty()) {
         B2ND_SKIP("corpus not found at " B2ND_CORPUS_DIR);
     }
-    const std::string dir = b2nd::test::corpus_dir() + "/records";
-    const Json m = b2nd::test::load_json_file(dir + "/manifest.json");
+    const b2nd::test::RecordCases rc =
+        b2nd::test::record_cases({"utf8array", "objectarray", "batcharray"});
+    const std::string& dir = rc.dir;
     int cases = 0, slices = 0;
-    for (const Json& c : m["cases"].as_array()) {
+    for (const Json& c : rc.cases) {
         const std::string kind = c["kind"].as_string();
-        if (kind != "utf8array" && kind != "objectarray" && kind != "batcharray") {
-            continue;
-        }
         INFO(c["name"].as_string());
         const std::string file = q(dir + "/" + c["file"].as_string());
         const Value want = expected_items(dir + "/" + c["expected_json"].as_string());
@@ -110,14 +109,11 @@ TEST_CASE("cli: ls of a CTable lists its columns; export of its fixed-width colu
     if (b2nd::test::corpus_dir().empty()) {
         B2ND_SKIP("corpus not found at " B2ND_CORPUS_DIR);
     }
-    const std::string dir = b2nd::test::corpus_dir() + "/records";
-    const Json m = b2nd::test::load_json_file(dir + "/manifest.json");
+    const b2nd::test::RecordCases rc = b2nd::test::record_cases({"ctable"});
+    const std::string& dir = rc.dir;
     b2nd::test::TempDir tmp;
     int tables = 0;
-    for (const Json& c : m["cases"].as_array()) {
-        if (c["kind"].as_string() != "ctable") {
-            continue;
-        }
+    for (const Json& c : rc.cases) {
         const std::string t = dir + "/" + c["file"].as_string();
         INFO(t);
         const Value listed = shown_by("ls " + q(t) + " --json");

@@ -11,6 +11,7 @@
 
 #include "../support/files.hpp"
 #include "../support/json.hpp"
+#include "../support/record_cases.hpp"
 #include "../support/reference.hpp"
 #include "../support/temp_dir.hpp"
 #include "run.hpp"
@@ -24,15 +25,13 @@ TEST_CASE("cli: structured, datetime and string arrays export as numpy.save writ
     if (b2nd::test::corpus_dir().empty()) {
         B2ND_SKIP("corpus not found at " B2ND_CORPUS_DIR);
     }
-    const std::string dir = b2nd::test::corpus_dir() + "/records";
-    const Json m = b2nd::test::load_json_file(dir + "/manifest.json");
+    const b2nd::test::RecordCases rc =
+        b2nd::test::record_cases({"structured", "datetime", "fixed_string"});
+    const std::string& dir = rc.dir;
     b2nd::test::TempDir tmp;
     int n = 0;
-    for (const Json& c : m["cases"].as_array()) {
+    for (const Json& c : rc.cases) {
         const std::string kind = c["kind"].as_string();
-        if (kind != "structured" && kind != "datetime" && kind != "fixed_string") {
-            continue;
-        }
         INFO(c["name"].as_string());
         if (c.has("dtype")) {
             const std::string s = c["dtype"].as_string();
@@ -52,14 +51,11 @@ TEST_CASE("cli: export --field writes one field as numpy's a['name'] saves it",
     if (b2nd::test::corpus_dir().empty()) {
         B2ND_SKIP("corpus not found at " B2ND_CORPUS_DIR);
     }
-    const std::string dir = b2nd::test::corpus_dir() + "/records";
-    const Json m = b2nd::test::load_json_file(dir + "/manifest.json");
+    const b2nd::test::RecordCases rc = b2nd::test::record_cases({"structured"});
+    const std::string& dir = rc.dir;
     b2nd::test::TempDir tmp;
     int n = 0;
-    for (const Json& c : m["cases"].as_array()) {
-        if (c["kind"].as_string() != "structured") {
-            continue;
-        }
+    for (const Json& c : rc.cases) {
         for (const Json& f : c["fields"].as_array()) {
             INFO(c["name"].as_string() << " field " << f["name"].as_string());
             const std::string out = tmp / "f.npy";

@@ -24,6 +24,7 @@
 #include "containers/containers_detail.hpp"
 #include "support/files.hpp"
 #include "support/json.hpp"
+#include "support/record_cases.hpp"
 #include "support/reference.hpp"
 #include "support/temp_dir.hpp"
 
@@ -81,13 +82,10 @@ TEST_CASE("containers: UTF8Arrays of the corpus read as python's strings",
     if (b2nd::test::corpus_dir().empty()) {
         B2ND_SKIP("corpus not found at " B2ND_CORPUS_DIR);
     }
-    const std::string dir = b2nd::test::corpus_dir() + "/records";
-    const Json m = b2nd::test::load_json_file(dir + "/manifest.json");
+    const b2nd::test::RecordCases rc = b2nd::test::record_cases({"utf8array"});
+    const std::string& dir = rc.dir;
     int n = 0;
-    for (const Json& c : m["cases"].as_array()) {
-        if (c["kind"].as_string() != "utf8array") {
-            continue;
-        }
+    for (const Json& c : rc.cases) {
         INFO(c["name"].as_string());
         const auto u = b2nd::UTF8Array::open(dir + "/" + c["file"].as_string());
         const Value want = expected(dir + "/" + c["expected_json"].as_string());
@@ -158,14 +156,11 @@ TEST_CASE("containers: ObjectArrays and BatchArrays of the corpus give python's 
     if (b2nd::test::corpus_dir().empty()) {
         B2ND_SKIP("corpus not found at " B2ND_CORPUS_DIR);
     }
-    const std::string dir = b2nd::test::corpus_dir() + "/records";
-    const Json m = b2nd::test::load_json_file(dir + "/manifest.json");
+    const b2nd::test::RecordCases rc = b2nd::test::record_cases({"objectarray", "batcharray"});
+    const std::string& dir = rc.dir;
     int n = 0;
-    for (const Json& c : m["cases"].as_array()) {
+    for (const Json& c : rc.cases) {
         const std::string kind = c["kind"].as_string();
-        if (kind != "objectarray" && kind != "batcharray") {
-            continue;
-        }
         INFO(c["name"].as_string());
         const std::string file = dir + "/" + c["file"].as_string();
         const Value want = expected(dir + "/" + c["expected_json"].as_string());

@@ -15,6 +15,7 @@
 
 #include "support/files.hpp"
 #include "support/json.hpp"
+#include "support/record_cases.hpp"
 #include "support/reference.hpp"
 #include "support/temp_dir.hpp"
 
@@ -26,13 +27,10 @@ TEST_CASE("ctable: the corpus table reads as python wrote it, .b2d and .b2z",
     if (b2nd::test::corpus_dir().empty()) {
         B2ND_SKIP("corpus not found at " B2ND_CORPUS_DIR);
     }
-    const std::string dir = b2nd::test::corpus_dir() + "/records";
-    const Json m = b2nd::test::load_json_file(dir + "/manifest.json");
+    const b2nd::test::RecordCases rc = b2nd::test::record_cases({"ctable"});
+    const std::string& dir = rc.dir;
     int tables = 0;
-    for (const Json& c : m["cases"].as_array()) {
-        if (c["kind"].as_string() != "ctable") {
-            continue;
-        }
+    for (const Json& c : rc.cases) {
         const std::string file = c["file"].as_string();
         INFO(file);
         const auto t = b2nd::CTable::open(dir + "/" + file);

@@ -13,6 +13,7 @@
 
 #include "support/files.hpp"
 #include "support/json.hpp"
+#include "support/record_cases.hpp"
 #include "support/reference.hpp"
 #include "support/temp_dir.hpp"
 
@@ -50,13 +51,10 @@ TEST_CASE("datetime: the corpus's datetime64 and timedelta64 arrays as chrono va
     if (b2nd::test::corpus_dir().empty()) {
         B2ND_SKIP("corpus not found at " B2ND_CORPUS_DIR);
     }
-    const std::string dir = b2nd::test::corpus_dir() + "/records";
-    const Json m = b2nd::test::load_json_file(dir + "/manifest.json");
+    const b2nd::test::RecordCases rc = b2nd::test::record_cases({"datetime"});
+    const std::string& dir = rc.dir;
     int n = 0;
-    for (const Json& c : m["cases"].as_array()) {
-        if (c["kind"].as_string() != "datetime") {
-            continue;
-        }
+    for (const Json& c : rc.cases) {
         const std::string dt = c["dtype"].as_string();
         if (dt == "<M8[ns]") {
             check_case<b2nd::Datetime<nanoseconds>>(dir, c);

@@ -11,6 +11,7 @@
 
 #include "support/files.hpp"
 #include "support/json.hpp"
+#include "support/record_cases.hpp"
 #include "support/reference.hpp"
 
 using b2nd::test::Json;
@@ -20,13 +21,10 @@ TEST_CASE("fields: every field of the corpus's structured arrays, whole and slic
     if (b2nd::test::corpus_dir().empty()) {
         B2ND_SKIP("corpus not found at " B2ND_CORPUS_DIR);
     }
-    const std::string dir = b2nd::test::corpus_dir() + "/records";
-    const Json m = b2nd::test::load_json_file(dir + "/manifest.json");
+    const b2nd::test::RecordCases rc = b2nd::test::record_cases({"structured"});
+    const std::string& dir = rc.dir;
     int n = 0;
-    for (const Json& c : m["cases"].as_array()) {
-        if (c["kind"].as_string() != "structured") {
-            continue;
-        }
+    for (const Json& c : rc.cases) {
         const b2nd::AnyArray a = b2nd::AnyArray::open(dir + "/" + c["file"].as_string());
         const auto all = b2nd::test::read_npy_payload(dir + "/" + c["npy"].as_string()).data;
         const auto isz = static_cast<std::size_t>(a.itemsize());

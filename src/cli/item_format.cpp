@@ -59,36 +59,6 @@ T load(const std::uint8_t* p) {
     return v;
 }
 
-/// Python's repr of a str, or with `bytes` of a bytes object (bytes 0x7f and above as \xNN too)
-/// (quote: ' unless the text holds ' and no ").
-std::string python_repr(const std::string& utf8, const char* prefix, bool bytes = false) {
-    const bool dq = utf8.find('\'') != std::string::npos && utf8.find('"') == std::string::npos;
-    const char quote = dq ? '"' : '\'';
-    std::string s = prefix;
-    s += quote;
-    for (const char c : utf8) {
-        const auto u = static_cast<unsigned char>(c);
-        if (c == quote || c == '\\') {
-            s += '\\';
-            s += c;
-        } else if (c == '\n') {
-            s += "\\n";
-        } else if (c == '\t') {
-            s += "\\t";
-        } else if (c == '\r') {
-            s += "\\r";
-        } else if (u < 0x20 || u == 0x7f || (bytes && u >= 0x80)) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\x%02x", u);
-            s += buf;
-        } else {
-            s += c;
-        }
-    }
-    s += quote;
-    return s;
-}
-
 /// A shortest-digits float as JSON ("0.1", "2.0", "1e+300").
 void json_float(std::string& out, double d, int bits) {
     if (std::isnan(d)) {
@@ -478,11 +448,11 @@ std::string ItemFormat::word(const std::uint8_t* item) const {
             std::string s(reinterpret_cast<const char*>(item),
                           static_cast<std::size_t>(n));  // NumPy drops trailing NULs
             s.erase(s.find_last_not_of('\0') + 1);
-            return python_repr(s, "b", true);
+            return detail::python_repr(s, "b", true);
         }
         case DType::Kind::unicode: {
             const std::string s = unicode_text(item, n, dtype_.needs_byteswap());
-            return python_repr(s, "");
+            return detail::python_repr(s, "");
         }
         default:
             break;

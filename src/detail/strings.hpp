@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -10,6 +11,38 @@ namespace b2nd::detail {
 /// Decimal text of an integer (one overload for every integer type, unlike std::to_string).
 inline std::string num(std::int64_t v) {
     return std::to_string(v);
+}
+
+/// Python's repr of a str, or with `bytes` of a bytes object (bytes 0x7f and above as \xNN
+/// too), after `prefix` ("b" for bytes): quotes ' unless the text holds ' and no "; \\, the
+/// quote, \n, \t, \r and other control characters escaped (what dtype names and b2nd show
+/// print, and the dtype parser reads back).
+inline std::string python_repr(const std::string& utf8, const char* prefix, bool bytes = false) {
+    const bool dq = utf8.find('\'') != std::string::npos && utf8.find('"') == std::string::npos;
+    const char quote = dq ? '"' : '\'';
+    std::string s = prefix;
+    s += quote;
+    for (const char c : utf8) {
+        const auto u = static_cast<unsigned char>(c);
+        if (c == quote || c == '\\') {
+            s += '\\';
+            s += c;
+        } else if (c == '\n') {
+            s += "\\n";
+        } else if (c == '\t') {
+            s += "\\t";
+        } else if (c == '\r') {
+            s += "\\r";
+        } else if (u < 0x20 || u == 0x7f || (bytes && u >= 0x80)) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02x", u);
+            s += buf;
+        } else {
+            s += c;
+        }
+    }
+    s += quote;
+    return s;
 }
 
 /// A file or directory as messages name it: `"path"`, or `<memory>` for a caller's buffer.

@@ -17,34 +17,6 @@ using detail::num;
 
 namespace {}  // namespace
 
-std::string name_repr(const std::string& name) {
-    // Python's repr of a str: single quotes unless the text holds ' and no ".
-    const bool dq = name.find('\'') != std::string::npos && name.find('"') == std::string::npos;
-    const char q = dq ? '"' : '\'';
-    std::string out(1, q);
-    for (const char c : name) {
-        const auto u = static_cast<unsigned char>(c);
-        if (c == '\\' || c == q) {
-            out += '\\';
-            out += c;
-        } else if (c == '\n') {
-            out += "\\n";
-        } else if (c == '\t') {
-            out += "\\t";
-        } else if (c == '\r') {
-            out += "\\r";
-        } else if (u < 0x20 || u == 0x7f) {
-            static const char* hex = "0123456789abcdef";
-            out += "\\x";
-            out += hex[u >> 4];
-            out += hex[u & 15];
-        } else {
-            out += c;
-        }
-    }
-    return out + q;
-}
-
 namespace {
 
 std::string shape_repr(const std::vector<std::int64_t>& shape) {
@@ -128,14 +100,14 @@ std::string DType::str() const {
         if (packed) {
             s = "[";
             for (std::size_t i = 0; i < fs.size(); ++i) {
-                s += (i > 0 ? ", " : "") + std::string("(") + name_repr(fs[i].name) + ", " +
-                     format(fs[i]) + ")";
+                s += (i > 0 ? ", " : "") + std::string("(") + detail::python_repr(fs[i].name, "") +
+                     ", " + format(fs[i]) + ")";
             }
             return s + "]";
         }
         s = "{'names': [";
         for (std::size_t i = 0; i < fs.size(); ++i) {
-            s += (i > 0 ? ", " : "") + name_repr(fs[i].name);
+            s += (i > 0 ? ", " : "") + detail::python_repr(fs[i].name, "");
         }
         s += "], 'formats': [";
         for (std::size_t i = 0; i < fs.size(); ++i) {
@@ -199,8 +171,8 @@ std::string DType::npy_descr() const {
         if (f->offset > at) {
             pad(f->offset - at);
         }
-        s += (s.size() > 1 ? ", " : "") + std::string("(") + name_repr(f->name) + ", " +
-             f->type->npy_descr();
+        s += (s.size() > 1 ? ", " : "") + std::string("(") + detail::python_repr(f->name, "") +
+             ", " + f->type->npy_descr();
         if (!f->shape.empty()) {
             s += ", " + shape_repr(f->shape);
         }
@@ -349,7 +321,7 @@ DType record_dtype(const std::vector<std::string>& names,
     std::string names_s, formats_s, offsets_s;
     for (std::size_t i = 0; i < names.size(); ++i) {
         const char* sep = i == 0 ? "" : ", ";
-        names_s += sep + name_repr(names[i]);
+        names_s += sep + detail::python_repr(names[i], "");
         formats_s += sep + formats[i];
         offsets_s += sep + std::to_string(offsets[i]);
     }

@@ -11,10 +11,6 @@ namespace b2nd {
 /// This machine's byte order character.
 constexpr char kNative = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? '<' : '>';
 
-/// Python's repr of a field name (quotes chosen as Python does; \\, the quote, \n, \t, \r and
-/// other control characters escaped), which the parser reads back.
-std::string name_repr(const std::string& name);
-
 // Helpers that need access to DType's private members are members of a befriended scope; we
 // build dtypes through make() and adjust copies here.
 struct DTypeAccess {

@@ -163,8 +163,12 @@ std::vector<std::uint8_t> encode_strings(const DType& dtype,
     return out;
 }
 
-void write_strings(AnyArray& a, const Selection& sel, const std::vector<std::string>& values) {
-    require_kind(a, false);
+namespace {
+
+/// Encodes `values` for a's dtype and writes them; messages name the array.
+template <typename Strings>
+void write_encoded(AnyArray& a, const Selection& sel, const Strings& values, bool u32) {
+    require_kind(a, u32);
     std::vector<std::uint8_t> bytes;
     try {
         bytes = encode_strings(a.dtype(), values);
@@ -174,15 +178,14 @@ void write_strings(AnyArray& a, const Selection& sel, const std::vector<std::str
     a.write(sel, {bytes.data(), bytes.size()});
 }
 
+}  // namespace
+
+void write_strings(AnyArray& a, const Selection& sel, const std::vector<std::string>& values) {
+    write_encoded(a, sel, values, false);
+}
+
 void write_strings(AnyArray& a, const Selection& sel, const std::vector<std::u32string>& values) {
-    require_kind(a, true);
-    std::vector<std::uint8_t> bytes;
-    try {
-        bytes = encode_strings(a.dtype(), values);
-    } catch (const UsageError& e) {
-        throw UsageError(detail::quoted_path(a.path()) + ": " + e.what());
-    }
-    a.write(sel, {bytes.data(), bytes.size()});
+    write_encoded(a, sel, values, true);
 }
 
 }  // namespace b2nd

@@ -45,15 +45,15 @@ public:
           policy_(policy),
           chunks_(plan.chunks().size()),
           once_(std::make_unique<std::once_flag[]>(plan.chunks().size())),
-          started_(std::make_unique<std::atomic<bool>[]>(plan.chunks().size())) {}
+          state_(std::make_unique<std::atomic<std::uint8_t>[]>(plan.chunks().size())) {}
     const LoadedChunk& operator[](std::size_t t) const {
         // A thread that finds chunk t being loaded by another (a first use checks the chunk's
         // checksum: a pass over all its bytes) loads the next chunk meanwhile, instead of
         // waiting idle.
-        if (started_[t].load(std::memory_order_acquire)) {
+        if (state_[t].load(std::memory_order_acquire) == kLoading) {
             const std::size_t n = chunks_.size();
             for (std::size_t k = t + 1; k < n && k <= t + 2; ++k) {
-                if (!started_[k].load(std::memory_order_relaxed)) {
+                if (state_[k].load(std::memory_order_relaxed) == kIdle) {
                     load(k);
                     break;
                 }
@@ -77,10 +77,11 @@ public:
 private:
     void load(std::size_t t) const {
         std::call_once(once_[t], [&] {
-            started_[t].store(true, std::memory_order_release);
+            state_[t].store(kLoading, std::memory_order_release);
             read_ahead_.reached(t);
             const ChunkTask& ct = plan_.chunks()[t];
             chunks_[t] = src_.load(ct.ci, !plan_.only_block0(ct), policy_);
+            state_[t].store(kLoaded, std::memory_order_release);
         });
     }
 
@@ -89,7 +90,8 @@ private:
     const CachePolicy& policy_;
     mutable std::vector<LoadedChunk> chunks_;
     std::unique_ptr<std::once_flag[]> once_;
-    std::unique_ptr<std::atomic<bool>[]> started_;  // a thread is loading (or has loaded) it
+    static constexpr std::uint8_t kIdle = 0, kLoading = 1, kLoaded = 2;
+    std::unique_ptr<std::atomic<std::uint8_t>[]> state_;  // per chunk: kIdle, kLoading, kLoaded
     mutable storage::ReadAhead read_ahead_;
 };
 

@@ -33,8 +33,8 @@ inline constexpr std::uint8_t kStampType = 0xF8;
 
 /// The table, decoded.
 struct ChecksumTable {
-    std::uint64_t header = 0;                                   ///< header_digest()
-    std::uint64_t index = 0;                                    ///< index_digest()
+    std::uint64_t header = 0;  ///< header_digest()
+    std::uint64_t index = 0;   ///< bytes_digest() of the offsets-index chunk as stored
     std::vector<std::pair<std::string, std::uint64_t>> vlmeta;  ///< other vlmetalayers
     std::vector<std::uint64_t> chunks;  ///< per chunk; 0 for index-only special chunks
     std::uint64_t self = 0;             ///< digest of the encoded table (set by encode/decode)

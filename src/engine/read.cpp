@@ -6,6 +6,7 @@
 // touched block once.
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -44,7 +45,6 @@ public:
           plan_(plan),
           policy_(policy),
           chunks_(plan.chunks().size()),
-          once_(std::make_unique<std::once_flag[]>(plan.chunks().size())),
           state_(std::make_unique<std::atomic<std::uint8_t>[]>(plan.chunks().size())) {}
     const LoadedChunk& operator[](std::size_t t) const {
         // A thread that finds chunk t being loaded by another (a first use checks the chunk's
@@ -75,23 +75,47 @@ public:
     }
 
 private:
+    /// Loads chunk t once: the first thread loads it, others wait for it. A load that throws
+    /// (a corrupt chunk) leaves it idle, so that the next thread that needs it throws too; no
+    /// std::call_once, whose exceptional exit hangs later callers under ThreadSanitizer.
     void load(std::size_t t) const {
-        std::call_once(once_[t], [&] {
-            state_[t].store(kLoading, std::memory_order_release);
-            read_ahead_.reached(t);
-            const ChunkTask& ct = plan_.chunks()[t];
-            chunks_[t] = src_.load(ct.ci, !plan_.only_block0(ct), policy_);
-            state_[t].store(kLoaded, std::memory_order_release);
-        });
+        for (;;) {
+            std::uint8_t s = state_[t].load(std::memory_order_acquire);
+            if (s == kLoaded) {
+                return;
+            }
+            if (s == kIdle && state_[t].compare_exchange_strong(s, kLoading)) {
+                try {
+                    read_ahead_.reached(t);
+                    const ChunkTask& ct = plan_.chunks()[t];
+                    chunks_[t] = src_.load(ct.ci, !plan_.only_block0(ct), policy_);
+                } catch (...) {
+                    settle(t, kIdle);
+                    throw;
+                }
+                settle(t, kLoaded);
+                return;
+            }
+            std::unique_lock<std::mutex> lock(mutex_);
+            loaded_.wait(lock, [&] { return state_[t].load() != kLoading; });
+        }
+    }
+    void settle(std::size_t t, std::uint8_t to) const {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            state_[t].store(to, std::memory_order_release);
+        }
+        loaded_.notify_all();
     }
 
     const ChunkSource& src_;
     const BoxPlan& plan_;
     const CachePolicy& policy_;
     mutable std::vector<LoadedChunk> chunks_;
-    std::unique_ptr<std::once_flag[]> once_;
     static constexpr std::uint8_t kIdle = 0, kLoading = 1, kLoaded = 2;
     std::unique_ptr<std::atomic<std::uint8_t>[]> state_;  // per chunk: kIdle, kLoading, kLoaded
+    mutable std::mutex mutex_;  // with loaded_: waiting for a chunk another loads
+    mutable std::condition_variable loaded_;
     mutable storage::ReadAhead read_ahead_;
 };
 

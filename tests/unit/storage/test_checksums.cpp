@@ -140,6 +140,12 @@ TEST_CASE("checksums: a changed chunk is refused with its file, chunk and offset
         }
         // The same read again: still refused (a failed check is never remembered as passed).
         CHECK_THROWS_AS(a.read(), FormatError);
+        // Threads that wait for the chunk another one fails to load fail too, and never hang.
+        OpenOptions two;
+        two.nthreads = 2;
+        for (int rep = 0; rep < 20; ++rep) {
+            CHECK_THROWS_AS(AnyArray::open(path, two).read(), FormatError);
+        }
         // Verification off: the changed value comes back, silently (what checksums prevent).
         OpenOptions unchecked;
         unchecked.verify_checksums = false;

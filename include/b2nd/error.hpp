@@ -95,10 +95,32 @@ public:
     IoError(const std::string& msg, std::error_code ec);
     std::error_code code() const noexcept { return code_; }
 
+protected:
+    IoError(std::error_code ec, const std::string& full) : Error(full), code_(ec) {}
+
 private:
     friend void rethrow_renamed(const std::string& from, const std::string& to);
-    IoError(std::error_code ec, const std::string& full) : Error(full), code_(ec) {}
     std::error_code code_;
+};
+
+/// A request for an array over HTTP failed for good (after the retries a transient failure
+/// gets). The message names the URL (never its credentials), the byte range, the HTTP status and
+/// what was expected.
+class HttpError : public IoError {
+public:
+    /// `status`: the server's answer (0: none, e.g. a timeout or a dropped connection);
+    /// `changed`: the file on the server is no longer the one the array was opened from.
+    HttpError(const std::string& msg, int status, bool changed = false)
+        : IoError(std::make_error_code(std::errc::io_error), msg),
+          status_(status),
+          changed_(changed) {}
+    int status() const noexcept { return status_; }
+    /// The remote file changed between two requests (its ETag or Last-Modified, or its size).
+    bool remote_changed() const noexcept { return changed_; }
+
+private:
+    int status_;
+    bool changed_;
 };
 
 /// An array or frame is held for writing by another handle, in this process or another: one

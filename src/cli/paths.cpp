@@ -4,6 +4,8 @@
 
 #include <b2nd/error.hpp>
 #include <b2nd/format/frame_header.hpp>
+#include <b2nd/storage/frame.hpp>
+#include <b2nd/storage/http.hpp>
 #include <b2nd/store.hpp>
 
 #include "../detail/strings.hpp"
@@ -48,6 +50,14 @@ void check_input(const std::string& path) {
 }
 
 std::optional<std::pair<std::string, std::string>> store_reference(const std::string& path) {
+    if (storage::is_url(path)) {
+        // A leaf of a remote .b2z: URL.b2z:/KEY (stores by URL are zip files).
+        const std::size_t p = path.find(".b2z:/");
+        if (p == std::string::npos) {
+            return std::nullopt;
+        }
+        return std::make_pair(path.substr(0, p + 4), path.substr(p + 5));
+    }
     std::error_code ec;
     if (fs::exists(path, ec)) {
         return std::nullopt;
@@ -89,7 +99,8 @@ const storage::Frame& input_frame(const std::string& path,
     check_input(path);
     storage::OpenOptions o;
     o.verify_checksums = verify_checksums;
-    own.emplace(storage::Frame::open(path, o));
+    own.emplace(storage::is_url(path) ? storage::Frame::open_url(path, o)
+                                      : storage::Frame::open(path, o));
     return *own;
 }
 

@@ -129,8 +129,13 @@ ArrayCore::ArrayCore(storage::Frame frame,
 }
 
 std::shared_ptr<ArrayCore> ArrayCore::open(const std::string& path, const OpenOptions& o) {
-    auto core = std::make_shared<ArrayCore>(storage::Frame::open(path, frame_options(o)), o.dtype,
-                                            o.nthreads, o.cache_bytes);
+    if (storage::is_url(path) && o.writable) {
+        throw UsageError("\"" + storage::redacted_url(path) + "\": arrays over HTTP are read-only");
+    }
+    auto core = std::make_shared<ArrayCore>(storage::is_url(path)
+                                                ? storage::Frame::open_url(path, frame_options(o))
+                                                : storage::Frame::open(path, frame_options(o)),
+                                            o.dtype, o.nthreads, o.cache_bytes);
     core->options_ = o;
     return core;
 }

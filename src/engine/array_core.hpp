@@ -141,6 +141,11 @@ public:
     /// one lock (a concurrent refresh cannot change the shape in between).
     void read_selection(const Selection& sel,
                         const std::function<void*(const Resolved&)>& destination) const;
+    /// Runs `read` (which takes the shared lock); when a remote file changed during it
+    /// (HttpError::remote_changed), re-reads its header and index (every cached block goes) and
+    /// runs it once more: a second change is the caller's HttpError.
+    template <class F>
+    void restarting(F&& read) const;
     /// read() under the shared lock the caller holds.
     void read_unlocked(const SelectionPlan& plan,
                        std::uint8_t* out,

@@ -127,7 +127,10 @@ void ChunkSource::mismatch(const LoadedChunk& c,
     throw FormatError(msg);
 }
 
-LoadedChunk ChunkSource::load(std::int64_t ci, bool need_block0, const CachePolicy& policy) const {
+LoadedChunk ChunkSource::load(std::int64_t ci,
+                              bool need_block0,
+                              const CachePolicy& policy,
+                              const std::vector<std::int32_t>* blocks) const {
     LoadedChunk c;
     c.index_ = ci;
     if (origin_) {
@@ -137,7 +140,7 @@ LoadedChunk ChunkSource::load(std::int64_t ci, bool need_block0, const CachePoli
         }
         origin_->require(ci, BlockOrigin::kAnyBlock);
     }
-    c.stored_ = frame_.chunk(ci);
+    c.stored_ = blocks != nullptr ? frame_.chunk_blocks(ci, *blocks) : frame_.chunk(ci);
     const std::int64_t isz = grid_.itemsize();
     const std::int64_t expected = chunk_nbytes(ci);
     if (c.stored_.index_only()) {

@@ -97,7 +97,12 @@ public:
     /// Resolves chunk ci and checks it against the grid. `need_block0`: blocks other than 0
     /// will be read (a DELTA chunk decodes block 0 first, once per request or from the cache).
     /// \throws FormatError naming the file, the chunk and its offset in the file
-    LoadedChunk load(std::int64_t ci, bool need_block0, const CachePolicy& policy) const;
+    /// `blocks`: the blocks the request will read (a remote frame then fetches only those;
+    /// null: any block may be read).
+    LoadedChunk load(std::int64_t ci,
+                     bool need_block0,
+                     const CachePolicy& policy,
+                     const std::vector<std::int32_t>* blocks = nullptr) const;
     /// Copies part of block `block` of `c` into dst: `box` walks the block's elements (strides
     /// in bytes, src from the block's element `first`) and dst. With `lands_whole` the block's
     /// bytes land contiguously at dst, which lets an uncached block be decoded straight there.

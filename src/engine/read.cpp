@@ -20,6 +20,7 @@
 #include "../detail/thread_pool.hpp"
 #include "../select/box_plan.hpp"
 #include "array_core.hpp"
+#include "remote_reads.hpp"
 
 namespace b2nd::detail {
 
@@ -45,7 +46,11 @@ public:
           plan_(plan),
           policy_(policy),
           chunks_(plan.chunks().size()),
-          state_(std::make_unique<std::atomic<std::uint8_t>[]>(plan.chunks().size())) {}
+          state_(std::make_unique<std::atomic<std::uint8_t>[]>(plan.chunks().size())) {
+        if (src.frame().remote()) {
+            wants_ = touched_blocks(src.grid(), plan);  // fetch those blocks only
+        }
+    }
     const LoadedChunk& operator[](std::size_t t) const {
         // A thread that finds chunk t being loaded by another (a first use checks the chunk's
         // checksum: a pass over all its bytes) loads the next chunk meanwhile, instead of
@@ -68,9 +73,16 @@ public:
         for (std::size_t t = 0; t < ids.size(); ++t) {
             ids[t] = plan_.chunks()[t].ci;
         }
+        if (!wants_.empty()) {
+            remote_ahead_ = std::make_unique<RemoteAhead>(src_.frame(), wants_, kRemoteAhead);
+            return;
+        }
         read_ahead_ = src_.frame().prefetch(ids);
     }
     void load_all(int nthreads) const {
+        if (!wants_.empty()) {
+            src_.frame().fetch(wants_);  // two batches of requests for the whole read
+        }
         parallel_for(chunks_.size(), nthreads, [&](std::size_t t) { (void)(*this)[t]; });
     }
 
@@ -87,8 +99,13 @@ private:
             if (s == kIdle && state_[t].compare_exchange_strong(s, kLoading)) {
                 try {
                     read_ahead_.reached(t);
+                    if (remote_ahead_) {
+                        remote_ahead_->reached(t);
+                    }
                     const ChunkTask& ct = plan_.chunks()[t];
-                    chunks_[t] = src_.load(ct.ci, !plan_.only_block0(ct), policy_);
+                    const std::vector<std::int32_t>* blocks =
+                        wants_.empty() || wants_[t].blocks.empty() ? nullptr : &wants_[t].blocks;
+                    chunks_[t] = src_.load(ct.ci, !plan_.only_block0(ct), policy_, blocks);
                 } catch (...) {
                     settle(t, kIdle);
                     throw;
@@ -117,21 +134,43 @@ private:
     mutable std::mutex mutex_;  // with loaded_: waiting for a chunk another loads
     mutable std::condition_variable loaded_;
     mutable storage::ReadAhead read_ahead_;
+    std::vector<storage::ChunkBlocks> wants_;  // a remote frame: the blocks of each chunk
+    std::unique_ptr<RemoteAhead> remote_ahead_;
+    static constexpr std::size_t kRemoteAhead = 4;  // chunks fetched ahead of the readers
 };
+
+template <class F>
+void ArrayCore::restarting(F&& read) const {
+    try {
+        read();
+    } catch (const HttpError& e) {
+        if (!e.remote_changed()) {
+            throw;
+        }
+        // Not a torn read: nothing of the old version is kept. The handle is const only to the
+        // caller; the core itself is never const.
+        const_cast<ArrayCore*>(this)->refresh();
+        read();
+    }
+}
 
 void ArrayCore::read(const SelectionPlan& plan,
                      std::uint8_t* out,
                      const std::int64_t* out_strides) const {
-    std::shared_lock<FairSharedMutex> lock(mutex_);
-    read_unlocked(plan, out, out_strides, CacheUse::automatic);
+    restarting([&] {
+        std::shared_lock<FairSharedMutex> lock(mutex_);
+        read_unlocked(plan, out, out_strides, CacheUse::automatic);
+    });
 }
 
 void ArrayCore::read_selection(const Selection& sel,
                                const std::function<void*(const Resolved&)>& destination) const {
-    std::shared_lock<FairSharedMutex> lock(mutex_);
-    Resolved r = resolve(grid().shape(), sel);
-    auto* out = static_cast<std::uint8_t*>(destination(r));
-    read_unlocked(SelectionPlan::of(std::move(r)), out, nullptr, CacheUse::automatic);
+    restarting([&] {
+        std::shared_lock<FairSharedMutex> lock(mutex_);
+        Resolved r = resolve(grid().shape(), sel);
+        auto* out = static_cast<std::uint8_t*>(destination(r));
+        read_unlocked(SelectionPlan::of(std::move(r)), out, nullptr, CacheUse::automatic);
+    });
 }
 
 void ArrayCore::read_unlocked(const SelectionPlan& plan,
@@ -380,6 +419,32 @@ Grid::Location ArrayCore::locate_point(const std::int64_t* coords, std::size_t i
     return g.locate(idx);
 }
 
+namespace {
+
+/// Loads chunks `ids` in parallel, each for reading `blocks` of it only: a remote frame fetches
+/// those blocks of all of them first, in two batches of requests.
+std::vector<LoadedChunk> load_chunks(const ChunkSource& src,
+                                     const std::vector<std::int64_t>& ids,
+                                     const std::vector<std::vector<std::int32_t>>& blocks,
+                                     const CachePolicy& policy,
+                                     int nthreads) {
+    const bool remote = src.frame().remote();
+    if (remote) {
+        std::vector<storage::ChunkBlocks> wants(ids.size());
+        for (std::size_t k = 0; k < ids.size(); ++k) {
+            wants[k] = {ids[k], blocks[k]};
+        }
+        src.frame().fetch(wants);
+    }
+    std::vector<LoadedChunk> chunks(ids.size());
+    parallel_for(ids.size(), nthreads, [&](std::size_t k) {
+        chunks[k] = src.load(ids[k], true, policy, remote ? &blocks[k] : nullptr);
+    });
+    return chunks;
+}
+
+}  // namespace
+
 void ArrayCore::read_points(const std::int64_t* coords,
                             std::size_t n,
                             const ElementPart& part,
@@ -416,9 +481,11 @@ void ArrayCore::read_points(const std::int64_t* coords,
     groups.push_back(n);
     const CachePolicy policy =
         src.cache_policy(static_cast<std::int64_t>(groups.size() - 1), CacheUse::automatic);
-    std::vector<LoadedChunk> chunks(ids.size());
-    parallel_for(ids.size(), nthreads_,
-                 [&](std::size_t c) { chunks[c] = src.load(ids[c], true, policy); });
+    std::vector<std::vector<std::int32_t>> blocks(ids.size());
+    for (std::size_t k = 0; k + 1 < groups.size(); ++k) {
+        blocks[chunk_of_group[k]].push_back(static_cast<std::int32_t>(pts[groups[k]].block));
+    }
+    const std::vector<LoadedChunk> chunks = load_chunks(src, ids, blocks, policy, nthreads_);
     parallel_for(groups.size() - 1, nthreads_, [&](std::size_t k) {
         std::int64_t last = 0;  // the block's bytes up to its last point are enough
         for (std::size_t i = groups[k]; i < groups[k + 1]; ++i) {
@@ -456,9 +523,12 @@ void ArrayCore::read_lists(const std::vector<std::vector<std::int64_t>>& lists,
         }
     }
     const CachePolicy policy = src.cache_policy(units, CacheUse::automatic);
-    std::vector<LoadedChunk> chunks(ids.size());
-    parallel_for(ids.size(), nthreads_,
-                 [&](std::size_t k) { chunks[k] = src.load(ids[k], true, policy); });
+    std::vector<std::vector<std::int32_t>> blocks(ids.size());
+    for (std::int64_t u = 0; u < units; ++u) {
+        blocks[chunk_of[static_cast<std::size_t>(u)]].push_back(
+            static_cast<std::int32_t>(plan.block_of(u)));
+    }
+    const std::vector<LoadedChunk> chunks = load_chunks(src, ids, blocks, policy, nthreads_);
     parallel_for(static_cast<std::size_t>(units), nthreads_, [&](std::size_t u) {
         const auto unit = static_cast<std::int64_t>(u);
         const auto need = static_cast<std::size_t>((plan.last_pos(unit) + 1) * isz);

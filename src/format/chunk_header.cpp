@@ -23,7 +23,7 @@ constexpr std::uint8_t kSpecialLast = 4;
 
 }  // namespace
 
-ChunkHeader read_chunk_header(ByteSpan chunk) {
+ChunkHeader read_chunk_header(ByteSpan chunk, bool whole) {
     ByteReader r(chunk);
     ChunkHeader h;
     h.version = r.u8("chunk header version");
@@ -141,7 +141,7 @@ ChunkHeader read_chunk_header(ByteSpan chunk) {
         }
     }
 
-    if (static_cast<std::uint64_t>(h.cbytes) > chunk.size()) {
+    if (whole && static_cast<std::uint64_t>(h.cbytes) > chunk.size()) {
         throw FormatError("chunk header: cbytes " + num(h.cbytes) + " exceeds the " +
                               num(static_cast<std::int64_t>(chunk.size())) + " bytes available",
                           12);

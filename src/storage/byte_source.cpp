@@ -1,5 +1,8 @@
 // The byte sources a frame reads through (include/b2nd/storage/byte_source.hpp): bytes held in
 // memory (a mapping or a buffer), and windows of another source.
+#include <algorithm>
+#include <cstring>
+
 #include <b2nd/error.hpp>
 #include <b2nd/format/checked_math.hpp>
 #include <b2nd/storage/byte_source.hpp>
@@ -70,6 +73,21 @@ public:
     std::uint64_t offset_in_file() const noexcept override {
         return whole_->offset_in_file() + offset_;
     }
+    bool remote() const noexcept override { return whole_->remote(); }
+    void read_into(const std::vector<RangeInto>& ranges) const override {
+        std::vector<RangeInto> moved(ranges);
+        for (RangeInto& r : moved) {
+            if (r.got != nullptr) {
+                r.n = r.offset < size_ ? std::min(r.n, size_ - r.offset) : 0;
+            } else {
+                check_range(name(), size_, r.offset, r.n);
+            }
+            r.offset += offset_;
+        }
+        whole_->read_into(moved);
+    }
+    std::string stamp() const override { return whole_->stamp(); }
+    TransferStats transfers() const override { return whole_->transfers(); }
 
 private:
     std::shared_ptr<const ByteSource> whole_;
@@ -78,6 +96,20 @@ private:
 };
 
 }  // namespace
+
+void ByteSource::read_into(const std::vector<RangeInto>& ranges) const {
+    for (const RangeInto& r : ranges) {
+        std::uint64_t n = r.n;
+        if (r.got != nullptr) {
+            n = r.offset < size() ? std::min(n, size() - r.offset) : 0;
+            *r.got = n;
+        }
+        const SourceBytes b = read(r.offset, n);
+        if (n > 0) {
+            std::memcpy(r.into, b.bytes.data(), static_cast<std::size_t>(n));
+        }
+    }
+}
 
 std::shared_ptr<const ByteSource> mapped_source(std::shared_ptr<const MappedFile> file) {
     if (!file) {

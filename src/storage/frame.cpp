@@ -250,6 +250,14 @@ void Frame::Impl::load(const std::shared_ptr<const ByteSource>& bytes,
         }
         // read_frame_lengths checked that frame_len holds the header and a minimal trailer.
         constexpr auto kTail = static_cast<std::uint64_t>(format::kFrameTrailerMinLen);
+        if (!view && src->remote()) {
+            // One request for the index and the trailer (they end the frame), which the reads
+            // below then find at hand: opening costs this and the one that fetched the head.
+            const std::uint64_t from = std::clamp<std::uint64_t>(
+                static_cast<std::uint64_t>(std::max<std::int64_t>(index_at(h), 0)),
+                static_cast<std::uint64_t>(h.header_len), flen - kTail);
+            (void)src->read(from, flen - from);
+        }
         const std::uint32_t tlen =
             format::read_trailer_len(piece(flen - kTail, kTail).bytes, flen - kTail);
         if (tlen < static_cast<std::uint32_t>(format::kFrameTrailerMinLen) ||
@@ -342,67 +350,10 @@ void Frame::Impl::load(const std::shared_ptr<const ByteSource>& bytes,
         frame_owner = view ? view->owner : nullptr;
         trailer_bytes = std::move(tbytes);
         map = std::move(mapping);
+        loaded();
     } catch (const FormatError& e) {
         rethrow_with_context(e, where(), base);
     }
-}
-
-std::int32_t Frame::Impl::special_nbytes(std::int64_t i) const {
-    const std::int32_t cs = header.chunksize;
-    if (cs <= 0) {
-        throw FormatError(where() + ": chunk " + num(i) +
-                          " is an index-only special chunk in a frame without a fixed chunk size");
-    }
-    const auto n = static_cast<std::int64_t>(index.size());
-    if (i == n - 1 && header.nbytes % cs != 0) {
-        return static_cast<std::int32_t>(header.nbytes % cs);
-    }
-    return cs;
-}
-
-StoredChunk Frame::Impl::chunk_unlocked(std::int64_t i) const {
-    const auto n = static_cast<std::int64_t>(index.size());
-    if (i < 0 || i >= n) {
-        throw UsageError(where() + ": chunk " + num(i) + " out of range (" + num(n) + " chunks)");
-    }
-    const std::int64_t entry = index[static_cast<std::size_t>(i)];
-    StoredChunk c;
-    try {
-        c.special = special_of(entry, i);
-    } catch (const FormatError& e) {
-        rethrow_with_context(e, where(), base + static_cast<std::uint64_t>(index_pos));
-    }
-    if (c.special != codec::Special::none) {
-        c.nbytes = special_nbytes(i);
-        return c;
-    }
-    std::uint64_t region_base = 0;  // where the chunk must lie, and where that is in its file
-    const ByteSpan region = chunk_region(i, entry, c, region_base);
-    if (region.size() < static_cast<std::size_t>(format::kChunkMinHeaderSize)) {
-        throw FormatError(chunk_context(i, c.file) + " is truncated (" +
-                              num(static_cast<std::int64_t>(region.size())) + " bytes)",
-                          region_base);
-    }
-    const std::int32_t cbytes = format::load_le<std::int32_t>(region.data() + 12);
-    const std::int32_t nbytes = format::load_le<std::int32_t>(region.data() + 4);
-    if (cbytes < format::kChunkMinHeaderSize || static_cast<std::size_t>(cbytes) > region.size() ||
-        nbytes < 0) {
-        throw FormatError(chunk_context(i, c.file) + " claims " + num(cbytes) +
-                              " bytes, but only " + num(static_cast<std::int64_t>(region.size())) +
-                              " remain",
-                          region_base + 12);
-    }
-    c.bytes = region.first(static_cast<std::size_t>(cbytes));
-    c.nbytes = nbytes;
-    c.offset = region_base;
-    return c;
-}
-
-StoredChunk Frame::Impl::checked_chunk(std::int64_t i) const {
-    StoredChunk c = chunk_unlocked(i);
-    checks.verify(static_cast<std::size_t>(i), c.bytes, c.offset,
-                  [&] { return chunk_context(i, c.file); });
-    return c;
 }
 
 Frame::Frame(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -442,7 +393,7 @@ Frame Frame::open(std::shared_ptr<const ByteSource> source, const OpenOptions& o
     if (!source) {
         throw UsageError("Frame::open: no byte source");
     }
-    auto impl = make_contiguous_frame();
+    auto impl = source->remote() ? make_remote_frame(false) : make_contiguous_frame();
     impl->options = options;
     impl->options.writable = false;
     impl->label = source->name();
@@ -496,7 +447,8 @@ StoredChunk Frame::chunk(std::int64_t i) const {
 
 StoredChunk Frame::chunk_unchecked(std::int64_t i) const {
     std::shared_lock<std::shared_mutex> lock(impl_->mutex);
-    return impl_->chunk_unlocked(i);
+    static const std::vector<std::int32_t> kHeadOnly;  // a remote chunk: its header is enough
+    return impl_->chunk_unlocked(i, &kHeadOnly);
 }
 
 ReadAhead Frame::prefetch(const std::vector<std::int64_t>& chunks, std::size_t window) const {

@@ -21,6 +21,7 @@
 #include <b2nd/storage/mapped_file.hpp>
 
 #include "checksums.hpp"
+#include "remote_chunks.hpp"
 #include "sidecar.hpp"
 
 namespace b2nd::storage {
@@ -83,6 +84,8 @@ struct Frame::Impl {
     // Sharing with other handles and processes (sidecar.hpp); null when locking is off, for
     // buffers, and for readers of a frame no locking writer has touched.
     std::unique_ptr<detail::Sidecar> sidecar;
+    // A remote frame (remote_frame.cpp): the images of its chunks; null for files and buffers.
+    std::shared_ptr<const detail::RemoteChunks> remote;
     std::uint64_t snapshot_generation = 0;  // the sidecar's generation when this snapshot was taken
     mutable std::int64_t next_stat_ns = 0;  // without a sidecar: when stale() may stat() again
 
@@ -115,10 +118,13 @@ struct Frame::Impl {
     SourceBytes frame_bytes(std::uint64_t offset, std::uint64_t n) const;
     /// Chunk i, its structure checked (the index entry, the header's sizes) but not its
     /// checksum: for sizes and kinds (dead_bytes, cbytes, apply), never for decoding.
-    StoredChunk chunk_unlocked(std::int64_t i) const;
+    /// `blocks`: a remote frame fetches only these blocks (then the chunk may be partial).
+    StoredChunk chunk_unlocked(std::int64_t i,
+                               const std::vector<std::int32_t>* blocks = nullptr) const;
     /// chunk_unlocked, and its bytes checked against the checksum table on their first use in
     /// this snapshot (Frame::chunk, compaction's copy). \throws FormatError on a mismatch
-    StoredChunk checked_chunk(std::int64_t i) const;
+    StoredChunk checked_chunk(std::int64_t i,
+                              const std::vector<std::int32_t>* blocks = nullptr) const;
     std::int32_t special_nbytes(std::int64_t i) const;
 
     // ---- writing (frame_writer.cpp) ----
@@ -195,6 +201,11 @@ struct Frame::Impl {
     virtual bool changed_on_disk() const = 0;
     /// Called after map_and_load(): drop what was mapped for the frame as it was.
     virtual void reloaded() {}
+    /// A remote frame: fetches its header and index afresh; true when the file changed (then
+    /// this handle reads the new version).
+    virtual bool reload_remote() { return false; }
+    /// Called by load() once the header and index are parsed (a remote frame sets `remote`).
+    virtual void loaded() {}
     /// Called after each commit, the lock released: reclaim what no reader needs any more.
     virtual void after_commit() {}
     virtual void sync() = 0;
@@ -206,6 +217,9 @@ struct Frame::Impl {
 std::unique_ptr<Frame::Impl> make_contiguous_frame();
 /// A frame in a directory (sparse_frame.cpp).
 std::unique_ptr<Frame::Impl> make_sparse_frame();
+/// A read-only frame whose bytes are fetched (remote_frame.cpp): a contiguous frame in `file`,
+/// or a sparse frame whose chunks.b2frame is `file` (its chunk files beside it).
+std::unique_ptr<Frame::Impl> make_remote_frame(bool sparse);
 
 /// The special kind of an index entry, or Special::none for a regular offset.
 /// \throws FormatError for an unknown special encoding

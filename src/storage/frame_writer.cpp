@@ -180,6 +180,9 @@ StagedChunk Frame::Impl::stage(ByteSpan chunk) {
 }
 
 bool Frame::Impl::refresh_unlocked() {
+    if (remote) {
+        return reload_remote();
+    }
     if (path.empty()) {
         return false;
     }

@@ -7,6 +7,7 @@
 #include <b2nd/format/frame_header.hpp>
 #include <b2nd/storage/byte_source.hpp>
 #include <b2nd/storage/frame.hpp>
+#include <b2nd/storage/http.hpp>
 #include <b2nd/storage/mapped_file.hpp>
 #include <b2nd/storage/zip.hpp>
 #include <b2nd/store.hpp>
@@ -310,6 +311,9 @@ Store Store::open(std::shared_ptr<const storage::ByteSource> source) {
 }
 
 Store Store::open(const std::string& path) {
+    if (storage::is_url(path)) {
+        return open(storage::http_source(path));  // a .b2z: its leaves are member windows
+    }
     auto impl = std::make_shared<Impl>();
     impl->path = path;
     const std::string where = quoted_path(path);

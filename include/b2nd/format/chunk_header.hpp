@@ -123,7 +123,9 @@ struct ChunkHeader {
 /// (at least cbytes bytes; extra bytes after cbytes are ignored).
 /// \throws FormatError naming the field and offset; UnsupportedError for valid features we do not
 ///         read (versions above 6, instrumented chunks, unknown flag bits).
-ChunkHeader read_chunk_header(ByteSpan chunk);
+/// `whole` false: `chunk` may hold the header alone (a chunk fetched piece by piece), and cbytes
+/// is not checked against its size.
+ChunkHeader read_chunk_header(ByteSpan chunk, bool whole = true);
 
 /// Serializes `h` into `out` (16 or 32 bytes, per h.extended). Fields are written as given.
 void write_chunk_header(const ChunkHeader& h, std::uint8_t* out) noexcept;

@@ -1,6 +1,6 @@
 // Where a frame's bytes come from: one small interface, so that a frame can lie in a whole
 // mapped file, in a window of a mapping that several frames share (the members of one zip file),
-// in a caller's memory buffer, or (later) in ranges fetched one by one.
+// in a caller's memory buffer, or in ranges fetched over HTTP (http.hpp).
 //
 //   auto zip = storage::mapped_source(storage::MappedFile::open("store.b2z"));
 //   auto member = storage::window_source(zip, 4096, 1 << 20);   // [4096, 4096 + 1 MiB)
@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <b2nd/byte_span.hpp>
 #include <b2nd/storage/mapped_file.hpp>
@@ -29,6 +30,23 @@ namespace b2nd::storage {
 struct SourceBytes {
     ByteSpan bytes;
     std::shared_ptr<const void> owner;
+};
+
+/// One range of a batch read (ByteSource::read_into): bytes [offset, offset + n) into `into`.
+/// With `got` set, the source may end inside the range (a remote file whose length is not known
+/// yet): *got receives how many bytes there were.
+struct RangeInto {
+    std::uint64_t offset = 0;
+    std::uint64_t n = 0;
+    std::uint8_t* into = nullptr;
+    std::uint64_t* got = nullptr;
+};
+
+/// What a source fetched so far (remote sources; zeros for the others).
+struct TransferStats {
+    std::uint64_t requests = 0;  ///< requests answered (each retry counts)
+    std::uint64_t bytes = 0;     ///< body bytes received
+    std::uint64_t retries = 0;   ///< requests repeated after a transient failure
 };
 
 class ByteSource {
@@ -46,6 +64,20 @@ public:
     virtual std::optional<SourceBytes> view() const { return std::nullopt; }
     /// Where byte 0 of this source lies in the file name() names (a window's offset).
     virtual std::uint64_t offset_in_file() const noexcept { return 0; }
+
+    // ---- sources whose reads cost a round trip (http.hpp) ----
+    /// True when each read is a request to another machine: frames then fetch chunk headers and
+    /// the touched blocks, many at once, rather than whole chunks one by one.
+    virtual bool remote() const noexcept { return false; }
+    /// Reads every range into its buffer; a remote source fetches them together (near ranges
+    /// merged into one request, several requests in flight). The default calls read().
+    /// \throws as read()
+    virtual void read_into(const std::vector<RangeInto>& ranges) const;
+    /// What identifies the bytes behind the source (a remote file's ETag or Last-Modified, and
+    /// its size), for caches that must notice a changed file; empty when nothing does.
+    virtual std::string stamp() const { return {}; }
+    /// Requests and bytes a remote source used so far.
+    virtual TransferStats transfers() const { return {}; }
 };
 
 /// A whole mapped file.

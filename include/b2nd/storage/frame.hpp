@@ -45,8 +45,17 @@ struct StoredChunk {
     /// chunk's own file (`file` >= 0 is its number, NNNNNNNN.chunk).
     std::uint64_t offset = 0;
     std::int64_t file = -1;
+    /// A remote chunk of which only some blocks were fetched (Frame::chunk_blocks): only those
+    /// blocks may be decoded, and its checksum is not checked.
+    bool partial = false;
 
     bool index_only() const noexcept { return bytes.empty(); }
+};
+
+/// Blocks of a chunk a read will decode (Frame::fetch); no blocks: the whole chunk.
+struct ChunkBlocks {
+    std::int64_t chunk = 0;
+    std::vector<std::int32_t> blocks;
 };
 
 /// (chunks done, chunks in all) while compact() copies chunks.
@@ -171,6 +180,10 @@ public:
     /// buffer), starting at options.offset of it; messages name the source. No copy when the
     /// source has a view. \throws FormatError, UnsupportedError
     static Frame open(std::shared_ptr<const ByteSource> source, const OpenOptions& options = {});
+    /// A read-only frame over HTTP (http.hpp): a contiguous frame's URL, or a sparse frame's
+    /// directory URL (ending in '/' saves the request that finds out). options.http says how.
+    /// \throws HttpError, FormatError, UnsupportedError (a build without libcurl)
+    static Frame open_url(const std::string& url, const OpenOptions& options = {});
     /// Creates a new, empty frame on disk (a file, or with `sparse` a directory). Fails if the
     /// path exists. The frame is open for writing (with `locking`, as the one writer).
     static Frame create(const std::string& path,
@@ -216,6 +229,17 @@ public:
     /// index entry is skipped (the chunk's own read reports it).
     ReadAhead prefetch(const std::vector<std::int64_t>& chunks,
                        std::size_t window = std::size_t{128} << 20) const;
+    /// Whether the frame's bytes are fetched over a network (open_url, or a remote source).
+    bool remote() const noexcept;
+    /// Requests and bytes its source fetched so far (zeros for files and buffers).
+    TransferStats transfers() const;
+    /// A remote frame: fetches what reading these blocks needs and is not at hand yet, in two
+    /// batches of requests at most (chunk heads, then block bytes), every range in flight
+    /// together. Other frames: nothing. \throws HttpError, FormatError
+    void fetch(const std::vector<ChunkBlocks>& wants) const;
+    /// Chunk i, of which `blocks` at least may be decoded: for a remote frame only those are
+    /// fetched (partial unless that is all of it); otherwise chunk(i).
+    StoredChunk chunk_blocks(std::int64_t i, const std::vector<std::int32_t>& blocks) const;
     /// The raw offsets-index entry of chunk i: a byte offset (contiguous), a chunk file number
     /// (sparse), or a special value with bit 63 set.
     std::int64_t index_entry(std::int64_t i) const;

@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <b2nd/storage/http.hpp>
+
 namespace b2nd::storage {
 
 /// Options for Frame::open (and, inherited, for opening an array).
@@ -38,6 +40,8 @@ struct OpenOptions {
     /// mismatch is a FormatError naming the file, the chunk and the offset. Off: nothing is
     /// checked (commits still keep a valid table up to date).
     bool verify_checksums = true;
+    /// Frames opened by URL (http.hpp): timeouts, retries, requests in flight, merge gap.
+    HttpOptions http;
 };
 
 }  // namespace b2nd::storage

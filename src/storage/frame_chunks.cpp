@@ -1,0 +1,95 @@
+// A frame's chunks as stored (frame_impl.hpp): an index entry resolved to the chunk's bytes, in
+// the mapping, in a chunk file, or fetched (a remote frame), its structure checked, and its
+// checksum on first use.
+#include <b2nd/codec/chunk_decoder.hpp>
+#include <b2nd/error.hpp>
+#include <b2nd/format/chunk_header.hpp>
+#include <b2nd/format/endian.hpp>
+
+#include "../detail/strings.hpp"
+#include "frame_impl.hpp"
+
+namespace b2nd::storage {
+
+using b2nd::detail::num;
+
+std::int32_t Frame::Impl::special_nbytes(std::int64_t i) const {
+    const std::int32_t cs = header.chunksize;
+    if (cs <= 0) {
+        throw FormatError(where() + ": chunk " + num(i) +
+                          " is an index-only special chunk in a frame without a fixed chunk size");
+    }
+    const auto n = static_cast<std::int64_t>(index.size());
+    if (i == n - 1 && header.nbytes % cs != 0) {
+        return static_cast<std::int32_t>(header.nbytes % cs);
+    }
+    return cs;
+}
+
+StoredChunk Frame::Impl::chunk_unlocked(std::int64_t i,
+                                        const std::vector<std::int32_t>* blocks) const {
+    const auto n = static_cast<std::int64_t>(index.size());
+    if (i < 0 || i >= n) {
+        throw UsageError(where() + ": chunk " + num(i) + " out of range (" + num(n) + " chunks)");
+    }
+    const std::int64_t entry = index[static_cast<std::size_t>(i)];
+    StoredChunk c;
+    try {
+        c.special = special_of(entry, i);
+    } catch (const FormatError& e) {
+        rethrow_with_context(e, where(), base + static_cast<std::uint64_t>(index_pos));
+    }
+    if (c.special != codec::Special::none) {
+        c.nbytes = special_nbytes(i);
+        return c;
+    }
+    std::uint64_t region_base = 0;  // where the chunk must lie, and where that is in its file
+    ByteSpan region;
+    if (remote) {
+        // Fetched: exactly the chunk's bytes (those of `blocks`, with its header, at least).
+        c.file = sparse() ? entry : -1;
+        detail::RemoteChunks::Chunk r;
+        try {
+            r = remote->chunk(entry, blocks);
+        } catch (const FormatError& e) {
+            rethrow_with_context(e, chunk_context(i, c.file), 0);
+        }
+        region = r.bytes.bytes;
+        c.owner = std::move(r.bytes.owner);
+        c.partial = !r.complete;
+        region_base = r.offset;
+    } else {
+        region = chunk_region(i, entry, c, region_base);
+    }
+    if (region.size() < static_cast<std::size_t>(format::kChunkMinHeaderSize)) {
+        throw FormatError(chunk_context(i, c.file) + " is truncated (" +
+                              num(static_cast<std::int64_t>(region.size())) + " bytes)",
+                          region_base);
+    }
+    const std::int32_t cbytes = format::load_le<std::int32_t>(region.data() + 12);
+    const std::int32_t nbytes = format::load_le<std::int32_t>(region.data() + 4);
+    if (cbytes < format::kChunkMinHeaderSize || static_cast<std::size_t>(cbytes) > region.size() ||
+        nbytes < 0) {
+        throw FormatError(chunk_context(i, c.file) + " claims " + num(cbytes) +
+                              " bytes, but only " + num(static_cast<std::int64_t>(region.size())) +
+                              " remain",
+                          region_base + 12);
+    }
+    c.bytes = region.first(static_cast<std::size_t>(cbytes));
+    c.nbytes = nbytes;
+    c.offset = region_base;
+    return c;
+}
+
+StoredChunk Frame::Impl::checked_chunk(std::int64_t i,
+                                       const std::vector<std::int32_t>* blocks) const {
+    StoredChunk c = chunk_unlocked(i, blocks);
+    if (c.partial) {
+        return c;  // the table covers whole chunks: checked once one is fetched whole
+    }
+    checks.verify(static_cast<std::size_t>(i), c.bytes, c.offset,
+                  [&] { return chunk_context(i, c.file); });
+    return c;
+}
+
+}  // namespace b2nd::storage

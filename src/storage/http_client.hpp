@@ -1,0 +1,67 @@
+// Internal: the one gate to libcurl (http_client.cpp). Everything else fetches through
+// HttpClient::fetch: batches of byte ranges of one or more remote files, merged into as few
+// requests as the merge gap allows, several in flight, every answer checked against the file's
+// identity, transient failures retried with backoff, the rest an HttpError naming the URL (no
+// credentials), the range, the status and what was expected.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <b2nd/storage/byte_source.hpp>
+#include <b2nd/storage/http.hpp>
+
+namespace b2nd::storage::detail {
+
+/// What identifies one version of a remote file: learned from the first answer, then required
+/// of every later one.
+struct RemoteIdentity {
+    bool known = false;
+    std::uint64_t size = 0;
+    std::string etag;           // empty when the server sends none
+    std::string last_modified;  // ditto
+    /// "size:etag:last_modified", for caches.
+    std::string stamp() const;
+};
+
+/// A range of a file to fetch into `into`. `may_end`: the file may end inside the range (a
+/// chunk file whose length is not known yet); `got` then says how many bytes there were.
+struct HttpPiece {
+    std::uint64_t offset = 0;
+    std::uint64_t n = 0;
+    std::uint8_t* into = nullptr;
+    bool may_end = false;
+    std::uint64_t got = 0;
+};
+
+/// The pieces wanted of one file.
+struct FileRanges {
+    std::string url;
+    RemoteIdentity* id = nullptr;  // learned by the first answer when !id->known
+    std::vector<HttpPiece> pieces;
+};
+
+class HttpClient {
+public:
+    explicit HttpClient(const HttpOptions& options);
+    ~HttpClient();
+    HttpClient(const HttpClient&) = delete;
+    HttpClient& operator=(const HttpClient&) = delete;
+
+    /// Fetches every piece of every file; returns when all are in their buffers. Safe from
+    /// several threads at once (each batch runs its own requests; connections are kept alive
+    /// between batches).
+    /// \throws HttpError (remote_changed() when an answer names another version of a file)
+    void fetch(std::vector<FileRanges>& files) const;
+    TransferStats stats() const;
+    const HttpOptions& options() const noexcept;
+
+    struct Pool;  // the connections (http_client.cpp)
+
+private:
+    std::unique_ptr<Pool> pool_;
+};
+
+}  // namespace b2nd::storage::detail

@@ -1,0 +1,216 @@
+// Remote files as byte sources (http.hpp, http_source.hpp).
+#include "http_source.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include <b2nd/error.hpp>
+#include <b2nd/storage/http.hpp>
+
+namespace b2nd::storage {
+
+namespace {
+
+bool starts_with_ci(const std::string& s, const char* prefix) {
+    const std::size_t n = std::strlen(prefix);
+    if (s.size() < n) {
+        return false;
+    }
+    for (std::size_t k = 0; k < n; ++k) {
+        if (std::tolower(static_cast<unsigned char>(s[k])) != prefix[k]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+}  // namespace
+
+bool is_url(const std::string& path) {
+    return starts_with_ci(path, "http://") || starts_with_ci(path, "https://");
+}
+
+std::string redacted_url(const std::string& url) {
+    std::string u = url.substr(0, url.find_first_of("?#"));
+    const std::size_t scheme = u.find("://");
+    if (scheme != std::string::npos) {
+        const std::size_t host = scheme + 3;
+        const std::size_t path = u.find('/', host);
+        const std::size_t at = u.rfind('@', path == std::string::npos ? u.size() : path);
+        if (at != std::string::npos && at >= host) {
+            u.erase(host, at + 1 - host);
+        }
+    }
+    return u;
+}
+
+bool http_available() noexcept {
+#ifdef B2ND_HAVE_HTTP
+    return true;
+#else
+    return false;
+#endif
+}
+
+std::shared_ptr<const ByteSource> http_source(const std::string& url, const HttpOptions& options) {
+    if (!is_url(url)) {
+        throw UsageError("http_source: \"" + redacted_url(url) + "\" is not an http(s) URL");
+    }
+    auto client = std::make_shared<const detail::HttpClient>(options);
+    return std::make_shared<detail::HttpSource>(std::move(client), url);
+}
+
+namespace detail {
+
+std::string RemoteIdentity::stamp() const {
+    return std::to_string(size) + ":" + etag + ":" + last_modified;
+}
+
+HttpSource::HttpSource(std::shared_ptr<const HttpClient> client, std::string url)
+    : client_(std::move(client)), url_(std::move(url)), name_(redacted_url(url_)) {
+    const std::uint64_t head = std::max<std::uint64_t>(client_->options().head_bytes, 64);
+    auto bytes = std::make_shared<std::vector<std::uint8_t>>(static_cast<std::size_t>(head));
+    std::vector<FileRanges> one(1);
+    one[0].url = url_;
+    one[0].id = &id_;
+    one[0].pieces.push_back({0, head, bytes->data(), true, 0});
+    client_->fetch(one);
+    bytes->resize(static_cast<std::size_t>(one[0].pieces[0].got));
+    if (id_.size < bytes->size()) {
+        id_.size = bytes->size();  // a 206 without the total length: at least this much
+    }
+    kept_.emplace(0, std::move(bytes));
+    opened_ = true;
+}
+
+HttpSource::HttpSource(std::shared_ptr<const HttpClient> client, std::string url, bool /*unopened*/)
+    : client_(std::move(client)), url_(std::move(url)), name_(redacted_url(url_)) {}
+
+std::uint64_t HttpSource::size() const {
+    return opened_ ? id_.size : UINT64_MAX;
+}
+
+std::string HttpSource::stamp() const {
+    return id_.stamp();
+}
+
+std::shared_ptr<const std::vector<std::uint8_t>> HttpSource::kept(std::uint64_t offset,
+                                                                  std::uint64_t n,
+                                                                  std::uint64_t& at) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = kept_.upper_bound(offset);
+    if (it == kept_.begin()) {
+        return nullptr;
+    }
+    --it;
+    if (offset - it->first + n <= it->second->size()) {
+        at = offset - it->first;
+        return it->second;
+    }
+    return nullptr;
+}
+
+SourceBytes HttpSource::read(std::uint64_t offset, std::uint64_t n) const {
+    const std::uint64_t sz = size();
+    if (offset > sz || n > sz - offset) {
+        throw FormatError("\"" + name_ + "\": bytes [" + std::to_string(offset) + ", " +
+                              std::to_string(offset) + " + " + std::to_string(n) +
+                              ") pass the end of its " + std::to_string(sz) + " bytes",
+                          offset);
+    }
+    std::uint64_t at = 0;
+    if (auto k = kept(offset, n, at)) {
+        return {ByteSpan(k->data() + at, static_cast<std::size_t>(n)), k};
+    }
+    auto bytes = std::make_shared<std::vector<std::uint8_t>>(static_cast<std::size_t>(n));
+    std::vector<FileRanges> one(1);
+    one[0].url = url_;
+    one[0].id = &id_;
+    one[0].pieces.push_back({offset, n, bytes->data(), false, 0});
+    client_->fetch(one);
+    std::shared_ptr<const std::vector<std::uint8_t>> held = bytes;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        auto [it, fresh] = kept_.emplace(offset, held);
+        if (!fresh && it->second->size() < n) {
+            it->second = held;
+        }
+    }
+    return {ByteSpan(held->data(), static_cast<std::size_t>(n)), held};
+}
+
+void HttpSource::read_into(const std::vector<RangeInto>& ranges) const {
+    std::vector<FileRanges> one(1);
+    one[0].url = url_;
+    one[0].id = &id_;
+    std::vector<const RangeInto*> asked;
+    for (const RangeInto& r : ranges) {
+        std::uint64_t at = 0;
+        if (r.got == nullptr) {
+            if (auto k = kept(r.offset, r.n, at)) {
+                std::memcpy(r.into, k->data() + at, static_cast<std::size_t>(r.n));
+                continue;
+            }
+        }
+        one[0].pieces.push_back({r.offset, r.n, r.into, r.got != nullptr, 0});
+        asked.push_back(&r);
+    }
+    client_->fetch(one);
+    for (std::size_t k = 0; k < asked.size(); ++k) {
+        if (asked[k]->got != nullptr) {
+            *asked[k]->got = one[0].pieces[k].got;
+        }
+    }
+}
+
+std::shared_ptr<const HttpSource> HttpSource::sibling(const std::string& name) const {
+    const std::string base = url_.substr(0, url_.find_first_of("?#"));
+    const std::size_t slash = base.rfind('/');
+    return std::make_shared<HttpSource>(client_, base.substr(0, slash + 1) + name, true);
+}
+
+std::shared_ptr<const HttpSource> HttpSource::reopen() const {
+    return std::make_shared<HttpSource>(client_, url_);
+}
+
+void read_many(std::vector<SourceRanges>& batch) {
+    if (batch.size() == 1) {
+        batch[0].file->read_into(batch[0].ranges);
+        return;
+    }
+    // Remote files of one client: one fetch for all of them.
+    std::vector<FileRanges> files;
+    std::vector<SourceRanges*> of;
+    const HttpClient* client = nullptr;
+    for (SourceRanges& s : batch) {
+        const auto* h = dynamic_cast<const HttpSource*>(s.file.get());
+        if (h == nullptr || (client != nullptr && h->client().get() != client)) {
+            s.file->read_into(s.ranges);
+            continue;
+        }
+        client = h->client().get();
+        FileRanges f;
+        f.url = h->url();
+        f.id = h->identity();
+        for (const RangeInto& r : s.ranges) {
+            f.pieces.push_back({r.offset, r.n, r.into, r.got != nullptr, 0});
+        }
+        files.push_back(std::move(f));
+        of.push_back(&s);
+    }
+    if (client == nullptr) {
+        return;
+    }
+    client->fetch(files);
+    for (std::size_t k = 0; k < files.size(); ++k) {
+        for (std::size_t j = 0; j < files[k].pieces.size(); ++j) {
+            if (of[k]->ranges[j].got != nullptr) {
+                *of[k]->ranges[j].got = files[k].pieces[j].got;
+            }
+        }
+    }
+}
+
+}  // namespace detail
+
+}  // namespace b2nd::storage

@@ -1,0 +1,352 @@
+// Chunk images of a remote frame (remote_chunks.hpp).
+#include "remote_chunks.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <map>
+
+#include <b2nd/codec/ids.hpp>
+#include <b2nd/error.hpp>
+#include <b2nd/format/chunk_header.hpp>
+#include <b2nd/format/endian.hpp>
+
+#include "../detail/strings.hpp"
+#include "http_source.hpp"
+
+namespace b2nd::storage::detail {
+
+using b2nd::detail::num;
+
+namespace {
+
+constexpr std::uint64_t kUnknownRoom = UINT64_MAX;
+
+}  // namespace
+
+struct RemoteChunks::Image {
+    std::mutex mutex;  // held while anything of the image is fetched or read
+    Place place;
+    bool head_known = false;
+    format::ChunkHeader h;
+    std::atomic<std::uint64_t> cbytes{0};
+    bool whole_only = false;  // fetched whole: nothing to take apart, or not worth it
+    bool delta = false;       // blocks other than 0 need block 0
+    std::unique_ptr<std::uint8_t[]> bytes;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> have;  // fetched [a, b), sorted, disjoint
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> extents;  // per block, once known
+
+    bool holds(std::uint64_t a, std::uint64_t b) const {
+        for (const auto& r : have) {
+            if (r.first <= a && b <= r.second) {
+                return true;
+            }
+        }
+        return a >= b;
+    }
+    bool complete() const { return holds(0, cbytes.load()); }
+    /// The parts of [a, b) not fetched yet.
+    void missing(std::uint64_t a,
+                 std::uint64_t b,
+                 std::vector<std::pair<std::uint64_t, std::uint64_t>>& out) const {
+        std::uint64_t at = a;
+        for (const auto& r : have) {
+            if (r.second <= at) {
+                continue;
+            }
+            if (r.first >= b) {
+                break;
+            }
+            if (r.first > at) {
+                out.emplace_back(at, r.first);
+            }
+            at = std::max(at, r.second);
+            if (at >= b) {
+                return;
+            }
+        }
+        if (at < b) {
+            out.emplace_back(at, b);
+        }
+    }
+    void add(std::uint64_t a, std::uint64_t b) {
+        if (a >= b) {
+            return;
+        }
+        have.emplace_back(a, b);
+        std::sort(have.begin(), have.end());
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> merged;
+        for (const auto& r : have) {
+            if (!merged.empty() && r.first <= merged.back().second) {
+                merged.back().second = std::max(merged.back().second, r.second);
+            } else {
+                merged.push_back(r);
+            }
+        }
+        have = std::move(merged);
+    }
+    /// Reads the header from the head fetched into `head` (got bytes); sets up the image.
+    /// `ended`: the file ended after `got` bytes (a chunk file shorter than the head asked).
+    void adopt_head(const std::uint8_t* head, std::uint64_t got, bool ended) {
+        h = format::read_chunk_header(ByteSpan(head, static_cast<std::size_t>(got)), false);
+        if (h.cbytes < h.header_size() || static_cast<std::uint64_t>(h.cbytes) > place.room ||
+            (ended && static_cast<std::uint64_t>(h.cbytes) > got)) {
+            throw FormatError("claims " + num(h.cbytes) + " bytes, but only " +
+                                  num(static_cast<std::int64_t>(ended ? got : place.room)) +
+                                  " remain",
+                              12);
+        }
+        const auto n = static_cast<std::uint64_t>(h.cbytes);
+        bytes.reset(new std::uint8_t[n]);
+        const std::uint64_t keep = std::min(n, got);
+        std::memcpy(bytes.get(), head, static_cast<std::size_t>(keep));
+        have.clear();
+        add(0, keep);
+        for (std::uint8_t f : h.filters) {
+            delta = delta || f == static_cast<std::uint8_t>(codec::Filter::delta);
+        }
+        whole_only = h.special() != 0 || h.vl_blocks() || h.use_dict() || h.nbytes <= 0 ||
+                     h.blocksize <= 0 || h.nblocks() <= 1;
+        cbytes.store(n);
+        head_known = true;
+    }
+    /// Where each block's bytes are, once the block starts are fetched (or without them for
+    /// memcpyed chunks). A table that does not describe the chunk makes it whole_only (decoding
+    /// then reports what is wrong, on all of its bytes).
+    void locate_blocks() {
+        if (whole_only || !extents.empty()) {
+            return;
+        }
+        const auto hs = static_cast<std::uint64_t>(h.header_size());
+        const std::int32_t nb = h.nblocks();
+        const std::uint64_t n = cbytes.load();
+        extents.resize(static_cast<std::size_t>(nb));
+        if (h.memcpyed()) {
+            for (std::int32_t b = 0; b < nb; ++b) {
+                const std::uint64_t a =
+                    hs + static_cast<std::uint64_t>(b) * static_cast<std::uint64_t>(h.blocksize);
+                extents[static_cast<std::size_t>(b)] = {
+                    std::min(a, n), std::min(a + static_cast<std::uint64_t>(h.blocksize), n)};
+            }
+            return;
+        }
+        const std::uint64_t table_end = hs + 4 * static_cast<std::uint64_t>(nb);
+        std::vector<std::pair<std::uint64_t, std::int32_t>> starts(static_cast<std::size_t>(nb));
+        for (std::int32_t b = 0; b < nb; ++b) {
+            const auto s =
+                format::load_le<std::int32_t>(bytes.get() + hs + 4 * static_cast<std::uint64_t>(b));
+            if (s < 0 || static_cast<std::uint64_t>(s) < table_end ||
+                static_cast<std::uint64_t>(s) >= n) {
+                whole_only = true;
+                extents.clear();
+                return;
+            }
+            starts[static_cast<std::size_t>(b)] = {static_cast<std::uint64_t>(s), b};
+        }
+        std::sort(starts.begin(), starts.end());
+        for (std::size_t k = 0; k < starts.size(); ++k) {
+            std::uint64_t end = n;
+            for (std::size_t j = k + 1; j < starts.size(); ++j) {
+                if (starts[j].first > starts[k].first) {
+                    end = starts[j].first;
+                    break;
+                }
+            }
+            extents[static_cast<std::size_t>(starts[k].second)] = {starts[k].first, end};
+        }
+    }
+    /// The block starts' table end (what locate_blocks needs at hand).
+    std::uint64_t table_end() const {
+        if (whole_only || h.memcpyed()) {
+            return static_cast<std::uint64_t>(h.header_size());
+        }
+        return static_cast<std::uint64_t>(h.header_size()) +
+               4 * static_cast<std::uint64_t>(h.nblocks());
+    }
+};
+
+RemoteChunks::RemoteChunks(Locate locate, std::int64_t nblocks_hint, std::uint64_t budget)
+    : locate_(std::move(locate)),
+      nblocks_hint_(std::clamp<std::int64_t>(nblocks_hint, 1, 1 << 16)),
+      budget_(budget) {}
+
+std::shared_ptr<RemoteChunks::Image> RemoteChunks::image(std::int64_t key) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = images_.find(key);
+    if (it != images_.end()) {
+        lru_.remove(key);
+        lru_.push_front(key);
+        return it->second;
+    }
+    auto img = std::make_shared<Image>();
+    img->place = locate_(key);
+    images_.emplace(key, img);
+    lru_.push_front(key);
+    return img;
+}
+
+void RemoteChunks::trim() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    held_ = 0;
+    for (const auto& [key, img] : images_) {
+        held_ += img->cbytes.load();
+    }
+    while (held_ > budget_ && lru_.size() > 1) {
+        const std::int64_t key = lru_.back();
+        lru_.pop_back();
+        auto it = images_.find(key);
+        held_ -= it->second->cbytes.load();
+        images_.erase(it);
+    }
+}
+
+void RemoteChunks::fetch_heads(const std::vector<std::shared_ptr<Image>>& images) const {
+    std::vector<std::vector<std::uint8_t>> heads;
+    std::vector<std::uint64_t> got(images.size(), 0);
+    std::vector<SourceRanges> batch;
+    std::vector<Image*> asked;
+    heads.reserve(images.size());
+    for (std::size_t k = 0; k < images.size(); ++k) {
+        Image& img = *images[k];
+        if (img.head_known) {
+            continue;
+        }
+        const std::uint64_t want = static_cast<std::uint64_t>(format::kChunkExtendedHeaderSize) +
+                                   4 * static_cast<std::uint64_t>(nblocks_hint_) + 64;
+        const std::uint64_t n = std::min(want, img.place.room);
+        heads.emplace_back(static_cast<std::size_t>(n));
+        asked.push_back(&img);
+        RangeInto r{img.place.offset, n, heads.back().data(),
+                    img.place.room == kUnknownRoom ? &got[asked.size() - 1] : nullptr};
+        batch.push_back({img.place.file, {r}});
+        if (r.got == nullptr) {
+            got[asked.size() - 1] = n;
+        }
+    }
+    if (asked.empty()) {
+        return;
+    }
+    read_many(batch);
+    for (std::size_t k = 0; k < asked.size(); ++k) {
+        asked[k]->adopt_head(heads[k].data(), got[k], got[k] < heads[k].size());
+    }
+}
+
+void RemoteChunks::fetch_bodies(const std::vector<std::shared_ptr<Image>>& images,
+                                const std::vector<const Want*>& wants) const {
+    // First the block tables that the heads did not hold (chunks of more blocks than hinted).
+    std::vector<SourceRanges> batch;
+    std::vector<std::tuple<Image*, std::uint64_t, std::uint64_t>> adding;
+    const auto ask = [&](Image& img, std::uint64_t a, std::uint64_t b) {
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> gaps;
+        img.missing(a, b, gaps);
+        for (const auto& [x, y] : gaps) {
+            SourceRanges* s = nullptr;
+            for (SourceRanges& have : batch) {
+                if (have.file == img.place.file) {
+                    s = &have;
+                }
+            }
+            if (s == nullptr) {
+                batch.push_back({img.place.file, {}});
+                s = &batch.back();
+            }
+            s->ranges.push_back({img.place.offset + x, y - x, img.bytes.get() + x, nullptr});
+            adding.emplace_back(&img, x, y);
+        }
+    };
+    const auto run = [&] {
+        if (!batch.empty()) {
+            read_many(batch);
+            for (const auto& [img, a, b] : adding) {
+                img->add(a, b);
+            }
+        }
+        batch.clear();
+        adding.clear();
+    };
+    for (const auto& img : images) {
+        if (!img->whole_only && img->extents.empty()) {
+            ask(*img, 0, img->table_end());
+        }
+    }
+    run();
+    for (std::size_t k = 0; k < images.size(); ++k) {
+        Image& img = *images[k];
+        img.locate_blocks();
+        const Want& w = *wants[k];
+        if (img.whole_only || w.blocks.empty()) {
+            ask(img, 0, img.cbytes.load());
+            continue;
+        }
+        const auto block = [&](std::int32_t b) {
+            if (b >= 0 && static_cast<std::size_t>(b) < img.extents.size()) {
+                ask(img, img.extents[static_cast<std::size_t>(b)].first,
+                    img.extents[static_cast<std::size_t>(b)].second);
+            }
+        };
+        if (img.delta) {
+            block(0);
+        }
+        for (std::int32_t b : w.blocks) {
+            block(b);
+        }
+    }
+    run();
+}
+
+void RemoteChunks::fetch(const std::vector<Want>& wants) const {
+    // One want per chunk (blocks merged; a whole chunk wins), in key order: images are locked
+    // in that order, so two batches never wait for each other.
+    std::map<std::int64_t, Want> merged;
+    for (const Want& w : wants) {
+        auto [it, fresh] = merged.emplace(w.key, w);
+        if (!fresh && !it->second.blocks.empty()) {
+            if (w.blocks.empty()) {
+                it->second.blocks.clear();
+            } else {
+                it->second.blocks.insert(it->second.blocks.end(), w.blocks.begin(), w.blocks.end());
+            }
+        }
+    }
+    std::vector<std::shared_ptr<Image>> images;
+    std::vector<const Want*> order;
+    for (const auto& [key, w] : merged) {
+        images.push_back(image(key));
+        order.push_back(&w);
+    }
+    {
+        std::vector<std::unique_lock<std::mutex>> locks;
+        locks.reserve(images.size());
+        for (const auto& img : images) {
+            locks.emplace_back(img->mutex);
+        }
+        fetch_heads(images);
+        fetch_bodies(images, order);
+    }
+    trim();
+}
+
+RemoteChunks::Chunk RemoteChunks::chunk(std::int64_t key,
+                                        const std::vector<std::int32_t>* blocks) const {
+    bool complete = false;
+    const Want w{key, blocks != nullptr ? *blocks : std::vector<std::int32_t>{}};
+    const std::shared_ptr<Image> img = image(key);
+    std::vector<std::shared_ptr<Image>> one{img};
+    std::vector<const Want*> order{&w};
+    {
+        std::lock_guard<std::mutex> lock(img->mutex);
+        fetch_heads(one);
+        if (blocks == nullptr || !blocks->empty()) {  // no blocks: the head is enough
+            fetch_bodies(one, order);
+        }
+        complete = img->complete();
+    }
+    trim();
+    const std::shared_ptr<const void> owner(img, img->bytes.get());
+    return {{ByteSpan(img->bytes.get(), static_cast<std::size_t>(img->cbytes.load())), owner},
+            img->place.offset + img->place.file->offset_in_file(),
+            complete};
+}
+
+}  // namespace b2nd::storage::detail

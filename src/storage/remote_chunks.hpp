@@ -1,0 +1,84 @@
+// Internal: the chunks of a frame whose bytes are fetched (a remote source, ByteSource::remote()).
+//
+// Each chunk read so far has an image: a buffer of its stored size (cbytes) and the ranges of it
+// fetched so far. A read names the blocks it will decode; then at most two batches of requests
+// run, each with every range of every chunk in flight together (HttpClient merges near ranges):
+//  1. the head of each chunk not seen yet: its header and block starts (and, for chunks that
+//     turn out to need more to be decoded at all, nothing else: those are fetched whole);
+//  2. the byte ranges of the wanted blocks that are not at hand (a block's bytes run from its
+//     start to the next block's start), plus block 0 where DELTA needs it.
+// Memcpyed blocks are located without block starts; special, VL-block and dictionary chunks,
+// and chunks too small to split, are fetched whole. Images are kept within a byte budget (least
+// recently used go first; a reader holding one keeps it alive).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include <b2nd/storage/byte_source.hpp>
+
+namespace b2nd::storage::detail {
+
+class RemoteChunks {
+public:
+    /// Where a chunk's bytes are: in `file` from `offset`, at most `room` bytes (to the end of
+    /// the chunks section; UINT64_MAX for a chunk file of unknown length). `name`: how messages
+    /// call the chunk.
+    struct Place {
+        std::shared_ptr<const ByteSource> file;
+        std::uint64_t offset = 0;
+        std::uint64_t room = 0;
+    };
+    /// Chunk `key` (an index entry: an offset, or a sparse frame's file number) is at.
+    using Locate = std::function<Place(std::int64_t key)>;
+
+    /// `nblocks_hint`: how many blocks a chunk usually has (the first request for a chunk asks
+    /// for that many block starts); `budget`: bytes of images kept.
+    RemoteChunks(Locate locate, std::int64_t nblocks_hint, std::uint64_t budget);
+
+    /// A chunk a read will use, and its blocks (empty: all of it).
+    struct Want {
+        std::int64_t key = 0;
+        std::vector<std::int32_t> blocks;
+    };
+    /// Fetches what `wants` need and is not at hand, in two batches at most.
+    /// \throws HttpError; FormatError for a chunk whose header does not fit its place
+    void fetch(const std::vector<Want>& wants) const;
+    /// A chunk's stored bytes (cbytes of them), where they are in their file, and whether all of
+    /// them were fetched.
+    struct Chunk {
+        SourceBytes bytes;
+        std::uint64_t offset = 0;
+        bool complete = false;
+    };
+    /// Chunk `key`'s stored bytes, of which the header, the block starts and `blocks` (null:
+    /// every byte; empty: the header alone) are sure to be fetched; fetches what is missing.
+    /// \throws as fetch()
+    Chunk chunk(std::int64_t key, const std::vector<std::int32_t>* blocks) const;
+
+    struct Image;
+
+private:
+    std::shared_ptr<Image> image(std::int64_t key) const;
+    /// Round 1: the heads of `keys` whose images are new.
+    void fetch_heads(const std::vector<std::shared_ptr<Image>>& images) const;
+    /// Round 2: the missing ranges of `wants` (images locked by the caller, heads known).
+    void fetch_bodies(const std::vector<std::shared_ptr<Image>>& images,
+                      const std::vector<const Want*>& wants) const;
+    void trim() const;
+
+    Locate locate_;
+    std::int64_t nblocks_hint_;
+    std::uint64_t budget_;
+    mutable std::mutex mutex_;  // the map and the LRU list
+    mutable std::unordered_map<std::int64_t, std::shared_ptr<Image>> images_;
+    mutable std::list<std::int64_t> lru_;  // most recent at the front
+    mutable std::uint64_t held_ = 0;       // bytes of images with a known size
+};
+
+}  // namespace b2nd::storage::detail

@@ -1,0 +1,223 @@
+// Frames whose bytes are fetched over HTTP (Frame::open_url, or Frame::open of a remote
+// source): read-only, parsed from two requests (the head, then the index and trailer), chunks
+// fetched block by block through RemoteChunks.
+//
+// A contiguous frame's chunks are ranges of its file; a sparse frame's chunks.b2frame names
+// chunk files beside it (NNNNNNNN.chunk), fetched by their own URLs on the same connections.
+// A file that changed on the server (HttpError::remote_changed) is re-read by reload_remote():
+// header and index afresh, every image dropped.
+#include <cstdio>
+#include <cstring>
+
+#include <b2nd/error.hpp>
+#include <b2nd/storage/http.hpp>
+
+#include "../detail/strings.hpp"
+#include "frame_impl.hpp"
+#include "http_source.hpp"
+
+namespace b2nd::storage {
+
+using b2nd::detail::num;
+using detail::RemoteChunks;
+
+namespace {
+
+constexpr std::int64_t kMaxFileNumber = 0xFFFFFFFFLL;  // eight hex digits
+
+class RemoteFrame final : public Frame::Impl {
+public:
+    explicit RemoteFrame(bool sparse) : sparse_(sparse) {}
+
+    bool sparse() const noexcept override { return sparse_; }
+    std::string frame_file() const override { return label; }
+    std::int64_t index_at(const format::FrameHeader& h) const override {
+        return sparse_ ? h.header_len : h.header_len + h.cbytes;
+    }
+
+    void loaded() override {
+        const format::FrameHeader h = header;
+        const std::shared_ptr<const ByteSource> file = source;
+        const std::string where_ = where();
+        const std::uint64_t pos = base + static_cast<std::uint64_t>(index_pos);
+        std::shared_ptr<const detail::HttpSource> http = http_;
+        RemoteChunks::Locate locate;
+        if (sparse_) {
+            locate = [http, where_, pos](std::int64_t entry) {
+                if (entry > kMaxFileNumber || !http) {
+                    throw FormatError(where_ + ": an index entry names chunk file " + num(entry) +
+                                          ", beyond the 8-hex-digit range",
+                                      pos);
+                }
+                char name[32];
+                std::snprintf(name, sizeof name, "%08X.chunk", static_cast<unsigned>(entry));
+                return RemoteChunks::Place{http->sibling(name), 0, UINT64_MAX};
+            };
+        } else {
+            locate = [file, h, where_, pos](std::int64_t entry) {
+                if (entry > h.cbytes - format::kChunkExtendedHeaderSize) {
+                    throw FormatError(where_ + ": an index entry's offset " + num(entry) +
+                                          " is outside the chunks section (" + num(h.cbytes) +
+                                          " bytes)",
+                                      pos);
+                }
+                const auto start = static_cast<std::uint64_t>(h.header_len + entry);
+                return RemoteChunks::Place{
+                    file, start, static_cast<std::uint64_t>(h.header_len + h.cbytes) - start};
+            };
+        }
+        const std::int64_t hint =
+            h.blocksize > 0 && h.chunksize > 0 ? (h.chunksize + h.blocksize - 1) / h.blocksize : 64;
+        remote = std::make_shared<RemoteChunks>(std::move(locate), hint, options.http.memory_bytes);
+    }
+
+    bool reload_remote() override {
+        if (!http_) {
+            return false;
+        }
+        const std::string before = http_->stamp();
+        std::shared_ptr<const detail::HttpSource> fresh = http_->reopen();
+        if (fresh->stamp() == before) {
+            return false;
+        }
+        http_ = fresh;
+        load(fresh);
+        mapped_ino = ++generation_;  // a new file: nothing cached of the old one holds
+        return true;
+    }
+
+    void set_http(std::shared_ptr<const detail::HttpSource> h) { http_ = std::move(h); }
+
+    // Nothing is ever written.
+    ByteSpan chunk_region(std::int64_t, std::int64_t, StoredChunk&, std::uint64_t&) const override {
+        throw UsageError(where() + ": a remote frame's chunks are fetched, not mapped");
+    }
+    std::int64_t stage_bytes(ByteSpan) override { refuse(); }
+    std::uint64_t reserve_bytes(std::uint64_t) override { refuse(); }
+    void write_reserved(std::uint64_t, ByteSpan) const override { refuse(); }
+    std::int64_t reserved_entry(std::uint64_t, std::int64_t) const override { refuse(); }
+    void place_chunks(FrameCommit&) override { refuse(); }
+    void write_image(CommitImage&, const FrameCommit&) override { refuse(); }
+    void flush_written() override { refuse(); }
+    void publish_image(const CommitImage&) override { refuse(); }
+    void flush_published() override { refuse(); }
+    void adopt_image(const CommitImage&) override { refuse(); }
+    void drop_staged(const std::vector<std::int64_t>&) override {}
+    bool changed_on_disk() const override { return false; }
+    void sync() override {}
+    void compact(const CompactProgress&) override { refuse(); }
+    std::int64_t dead_bytes() const override { return 0; }
+
+private:
+    [[noreturn]] void refuse() const {
+        throw UsageError(where() + ": a frame read over HTTP is read-only");
+    }
+
+    bool sparse_;
+    std::shared_ptr<const detail::HttpSource> http_;  // the frame file, when opened by URL
+    std::uint64_t generation_ = 1;
+};
+
+/// Whether `head` starts like a frame header (msgpack array, then the "b2frame" magic).
+bool looks_like_frame(const ByteSource& s) {
+    if (s.size() < 16) {
+        return false;
+    }
+    const SourceBytes b = s.read(0, 16);
+    return std::memcmp(b.bytes.data() + 2, "b2frame", 7) == 0;
+}
+
+}  // namespace
+
+std::unique_ptr<Frame::Impl> make_remote_frame(bool sparse) {
+    return std::make_unique<RemoteFrame>(sparse);
+}
+
+Frame Frame::open_url(const std::string& url, const OpenOptions& options) {
+    auto client = std::make_shared<const detail::HttpClient>(options.http);
+    std::string u = url;
+    const auto ends_with = [&](const char* tail) {
+        const std::size_t n = std::strlen(tail);
+        return u.size() >= n && u.compare(u.size() - n, n, tail) == 0;
+    };
+    bool sparse = ends_with("/") || ends_with("/chunks.b2frame");
+    std::shared_ptr<const detail::HttpSource> file;
+    if (!sparse) {
+        try {
+            file = std::make_shared<detail::HttpSource>(client, u);
+            sparse = !looks_like_frame(*file);
+        } catch (const HttpError& e) {
+            // A directory: 404 or 403 (no listing), or a listing that is no frame.
+            if (e.status() != 404 && e.status() != 403) {
+                throw;
+            }
+            sparse = true;
+        }
+        if (sparse) {
+            u += "/";
+        }
+    }
+    if (sparse) {
+        if (!ends_with("/chunks.b2frame")) {
+            u += "chunks.b2frame";
+        }
+        try {
+            file = std::make_shared<detail::HttpSource>(client, u);
+        } catch (const HttpError& e) {
+            if (e.status() != 404) {
+                throw;
+            }
+            throw FormatError("\"" + redacted_url(url) +
+                              "\": neither a frame nor a sparse frame's directory (no "
+                              "chunks.b2frame in it)");
+        }
+    }
+    auto impl = std::make_unique<RemoteFrame>(sparse);
+    impl->options = options;
+    impl->options.writable = false;
+    impl->label = sparse ? redacted_url(u.substr(0, u.size() - std::strlen("/chunks.b2frame")))
+                         : file->name();
+    impl->set_http(file);
+    impl->load(file);
+    return Frame(std::move(impl));
+}
+
+StoredChunk Frame::chunk_blocks(std::int64_t i, const std::vector<std::int32_t>& blocks) const {
+    std::shared_lock<std::shared_mutex> lock(impl_->mutex);
+    return impl_->checked_chunk(i, impl_->remote ? &blocks : nullptr);
+}
+
+bool Frame::remote() const noexcept {
+    return impl_->remote != nullptr;
+}
+
+TransferStats Frame::transfers() const {
+    std::shared_lock<std::shared_mutex> lock(impl_->mutex);
+    return impl_->source ? impl_->source->transfers() : TransferStats{};
+}
+
+void Frame::fetch(const std::vector<ChunkBlocks>& wants) const {
+    std::shared_lock<std::shared_mutex> lock(impl_->mutex);
+    const Impl& f = *impl_;
+    if (!f.remote) {
+        return;
+    }
+    std::vector<detail::RemoteChunks::Want> w;
+    w.reserve(wants.size());
+    for (const ChunkBlocks& c : wants) {
+        if (c.chunk < 0 || c.chunk >= static_cast<std::int64_t>(f.index.size())) {
+            continue;
+        }
+        const std::int64_t entry = f.index[static_cast<std::size_t>(c.chunk)];
+        if (entry >= 0) {  // special chunks are in the index alone
+            w.push_back({entry, c.blocks});
+        }
+    }
+    try {
+        f.remote->fetch(w);
+    } catch (const FormatError& e) {
+        rethrow_with_context(e, f.where(), 0);
+    }
+}
+
+}  // namespace b2nd::storage

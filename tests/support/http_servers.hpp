@@ -1,0 +1,196 @@
+// Test helpers: HTTP servers on 127.0.0.1, as real processes the tests start and stop.
+//   - nginx (Debian's package) with a generated configuration over a directory;
+//   - the fault-injecting server tests/http/fault_server.py (Python's standard library).
+// Each is absent-tolerant: nginx() / faults() return nothing when the program is missing, and
+// the test skips, saying so.
+#pragma once
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "temp_dir.hpp"
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace b2nd::test {
+
+/// The first of `names` that is an executable file, searched in $PATH and /usr/sbin.
+inline std::string find_program(const std::string& name) {
+    std::string path = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "";
+    path += ":/usr/sbin:/usr/local/sbin";
+    std::size_t at = 0;
+    while (at <= path.size()) {
+        const std::size_t end = std::min(path.find(':', at), path.size());
+        const std::string candidate = path.substr(at, end - at) + "/" + name;
+        if (end > at && ::access(candidate.c_str(), X_OK) == 0) {
+            return candidate;
+        }
+        at = end + 1;
+    }
+    return {};
+}
+
+/// A port nobody listens on now (the kernel's pick).
+inline int free_port() {
+    const int s = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    socklen_t len = sizeof a;
+    ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
+    ::close(s);
+    return ntohs(a.sin_port);
+}
+
+/// Whether something accepts connections on 127.0.0.1:port.
+inline bool listening(int port) {
+    const int s = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<std::uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const bool ok = ::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    ::close(s);
+    return ok;
+}
+
+/// A server process, stopped (SIGTERM, then SIGKILL) when this goes.
+class ServerProcess {
+public:
+    /// nginx serving `root` (static files, Range, ETag), or nothing when nginx is not installed.
+    static std::unique_ptr<ServerProcess> nginx(const std::string& root) {
+        const std::string bin = find_program("nginx");
+        if (bin.empty()) {
+            return nullptr;
+        }
+        auto s = std::unique_ptr<ServerProcess>(new ServerProcess);
+        s->port_ = free_port();
+        const std::string conf = s->dir_ / "nginx.conf";
+        std::ofstream(conf) << "daemon off;\nmaster_process off;\nworker_processes 1;\n"
+                            << "error_log " << (s->dir_ / "error.log") << ";\n"
+                            << "pid " << (s->dir_ / "nginx.pid") << ";\n"
+                            << "events { worker_connections 512; }\n"
+                            << "http {\n  access_log off;\n  sendfile on;\n"
+                            << "  client_body_temp_path " << s->dir_.path() << ";\n"
+                            << "  proxy_temp_path " << s->dir_.path() << ";\n"
+                            << "  fastcgi_temp_path " << s->dir_.path() << ";\n"
+                            << "  uwsgi_temp_path " << s->dir_.path() << ";\n"
+                            << "  scgi_temp_path " << s->dir_.path() << ";\n"
+                            << "  keepalive_requests 100000;\n"
+                            << "  server { listen 127.0.0.1:" << s->port_ << "; root " << root
+                            << "; }\n}\n";
+        s->spawn({bin, "-c", conf, "-p", s->dir_.path(), "-e", s->dir_ / "error.log"}, false);
+        if (!s->wait_listening()) {
+            return nullptr;
+        }
+        return s;
+    }
+    /// tests/http/fault_server.py serving `root`, or nothing when python3 is not installed.
+    static std::unique_ptr<ServerProcess> faults(const std::string& root, double delay_ms = 0) {
+        const std::string bin = find_program("python3");
+        if (bin.empty()) {
+            return nullptr;
+        }
+        auto s = std::unique_ptr<ServerProcess>(new ServerProcess);
+        s->spawn({bin, B2ND_FAULT_SERVER, "--root", root, "--delay-ms", std::to_string(delay_ms)},
+                 true);
+        if (s->port_ == 0 || !s->wait_listening()) {
+            return nullptr;
+        }
+        return s;
+    }
+
+    ~ServerProcess() {
+        if (pid_ > 0) {
+            ::kill(pid_, SIGTERM);
+            for (int i = 0; i < 100; ++i) {
+                if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
+                    return;
+                }
+                std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            }
+            ::kill(pid_, SIGKILL);
+            ::waitpid(pid_, nullptr, 0);
+        }
+    }
+    ServerProcess(const ServerProcess&) = delete;
+    ServerProcess& operator=(const ServerProcess&) = delete;
+
+    int port() const noexcept { return port_; }
+    /// http://127.0.0.1:PORT/rel
+    std::string url(const std::string& rel) const {
+        return "http://127.0.0.1:" + std::to_string(port_) + "/" + rel;
+    }
+
+private:
+    ServerProcess() = default;
+
+    void spawn(const std::vector<std::string>& args, bool read_port) {
+        std::vector<char*> argv;
+        for (const std::string& a : args) {
+            argv.push_back(const_cast<char*>(a.c_str()));
+        }
+        argv.push_back(nullptr);
+        int pipefd[2] = {-1, -1};
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        // The server's output goes nowhere (it must not hold the test's output open), but for
+        // the fault server's first line: its port.
+        posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+        posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+        if (read_port) {
+            if (::pipe(pipefd) != 0) {
+                return;
+            }
+            posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
+            posix_spawn_file_actions_addclose(&fa, pipefd[0]);
+        }
+        if (posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), environ) != 0) {
+            pid_ = -1;
+        }
+        posix_spawn_file_actions_destroy(&fa);
+        if (read_port) {
+            ::close(pipefd[1]);
+            // "PORT <n>\n"
+            std::string line;
+            char c = 0;
+            while (line.size() < 64 && ::read(pipefd[0], &c, 1) == 1 && c != '\n') {
+                line += c;
+            }
+            ::close(pipefd[0]);
+            if (line.rfind("PORT ", 0) == 0) {
+                port_ = std::atoi(line.c_str() + 5);
+            }
+        }
+    }
+    bool wait_listening() const {
+        for (int i = 0; i < 250 && pid_ > 0; ++i) {
+            if (listening(port_)) {
+                return true;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        return false;
+    }
+
+    TempDir dir_;
+    int port_ = 0;
+    pid_t pid_ = -1;
+};
+
+}  // namespace b2nd::test

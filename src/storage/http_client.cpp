@@ -218,6 +218,11 @@ void judge(Transfer& t, HttpClient::Pool* pool) {
     } else if (t.status == 412) {
         return refuse("the file changed on the server (412 Precondition Failed)", true, true);
     } else if (t.status == 416) {
+        if (t.cr_total_known && id.known && t.cr_total != id.size) {
+            return refuse("the file now has " + std::to_string(t.cr_total) + " bytes, not " +
+                              std::to_string(id.size) + " (416 Range Not Satisfiable)",
+                          true, true);
+        }
         return refuse("the range passes the end of the file (416 Range Not Satisfiable)", false,
                       true);
     } else {

@@ -8,6 +8,7 @@
 // header and index afresh, every image dropped.
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
 #include <b2nd/error.hpp>
 #include <b2nd/storage/http.hpp>
@@ -133,8 +134,32 @@ std::unique_ptr<Frame::Impl> make_remote_frame(bool sparse) {
     return std::make_unique<RemoteFrame>(sparse);
 }
 
+namespace {
+
+std::unique_ptr<Frame::Impl> open_url_once(const std::shared_ptr<const detail::HttpClient>& client,
+                                           const std::string& url,
+                                           const OpenOptions& options);
+
+}  // namespace
+
 Frame Frame::open_url(const std::string& url, const OpenOptions& options) {
     auto client = std::make_shared<const detail::HttpClient>(options.http);
+    try {
+        return Frame(open_url_once(client, url, options));
+    } catch (const HttpError& e) {
+        if (!e.remote_changed()) {
+            throw;
+        }
+        // Changed between the head and the tail: once more, from the head.
+        return Frame(open_url_once(client, url, options));
+    }
+}
+
+namespace {
+
+std::unique_ptr<Frame::Impl> open_url_once(const std::shared_ptr<const detail::HttpClient>& client,
+                                           const std::string& url,
+                                           const OpenOptions& options) {
     std::string u = url;
     const auto ends_with = [&](const char* tail) {
         const std::size_t n = std::strlen(tail);
@@ -142,6 +167,7 @@ Frame Frame::open_url(const std::string& url, const OpenOptions& options) {
     };
     bool sparse = ends_with("/") || ends_with("/chunks.b2frame");
     std::shared_ptr<const detail::HttpSource> file;
+    std::optional<HttpError> missing;  // the file's own 404, if its directory is none either
     if (!sparse) {
         try {
             file = std::make_shared<detail::HttpSource>(client, u);
@@ -150,6 +176,9 @@ Frame Frame::open_url(const std::string& url, const OpenOptions& options) {
             // A directory: 404 or 403 (no listing), or a listing that is no frame.
             if (e.status() != 404 && e.status() != 403) {
                 throw;
+            }
+            if (e.status() == 404) {
+                missing = e;
             }
             sparse = true;
         }
@@ -167,6 +196,9 @@ Frame Frame::open_url(const std::string& url, const OpenOptions& options) {
             if (e.status() != 404) {
                 throw;
             }
+            if (missing) {
+                throw *missing;  // nothing there: the 404 of the URL itself
+            }
             throw FormatError("\"" + redacted_url(url) +
                               "\": neither a frame nor a sparse frame's directory (no "
                               "chunks.b2frame in it)");
@@ -179,8 +211,10 @@ Frame Frame::open_url(const std::string& url, const OpenOptions& options) {
                          : file->name();
     impl->set_http(file);
     impl->load(file);
-    return Frame(std::move(impl));
+    return impl;
 }
+
+}  // namespace
 
 StoredChunk Frame::chunk_blocks(std::int64_t i, const std::vector<std::int32_t>& blocks) const {
     std::shared_lock<std::shared_mutex> lock(impl_->mutex);

@@ -136,7 +136,7 @@ private:
     mutable storage::ReadAhead read_ahead_;
     std::vector<storage::ChunkBlocks> wants_;  // a remote frame: the blocks of each chunk
     std::unique_ptr<RemoteAhead> remote_ahead_;
-    static constexpr std::size_t kRemoteAhead = 4;  // chunks fetched ahead of the readers
+    static constexpr std::size_t kRemoteAhead = 8;  // chunks fetched ahead of the readers
 };
 
 template <class F>

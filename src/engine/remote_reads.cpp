@@ -29,7 +29,12 @@ RemoteAhead::RemoteAhead(const storage::Frame& frame,
                          std::vector<storage::ChunkBlocks> wants,
                          std::size_t ahead)
     : frame_(frame), wants_(std::move(wants)), ahead_(std::max<std::size_t>(ahead, 1)) {
-    thread_ = std::thread([this] { run(); });
+    // A few requests in flight keep a connection's worth of bytes arriving while the chunks
+    // before them decode; each thread waits on the network, not on a core.
+    constexpr std::size_t kInFlight = 4;
+    for (std::size_t t = 0; t < std::min(kInFlight, wants_.size()); ++t) {
+        threads_.emplace_back([this] { run(); });
+    }
 }
 
 RemoteAhead::~RemoteAhead() {
@@ -38,7 +43,9 @@ RemoteAhead::~RemoteAhead() {
         stop_ = true;
     }
     moved_.notify_all();
-    thread_.join();
+    for (std::thread& t : threads_) {
+        t.join();
+    }
 }
 
 void RemoteAhead::reached(std::size_t t) {
@@ -53,21 +60,24 @@ void RemoteAhead::reached(std::size_t t) {
 }
 
 void RemoteAhead::run() {
-    // Two chunks per batch: the first batch arrives soon, and each later one is in flight while
-    // the chunks before it decode.
-    constexpr std::size_t kBatch = 2;
-    for (std::size_t k = 0; k < wants_.size(); k += kBatch) {
+    for (;;) {
+        std::size_t k = 0;
         {
             std::unique_lock<std::mutex> lock(mutex_);
-            moved_.wait(lock, [&] { return stop_ || k <= reached_ + ahead_; });
-            if (stop_) {
+            moved_.wait(lock, [&] {
+                return stop_ || next_ >= wants_.size() || next_ <= reached_ + ahead_;
+            });
+            if (stop_ || next_ >= wants_.size()) {
                 return;
             }
+            k = next_++;
         }
-        const auto end = static_cast<std::ptrdiff_t>(std::min(k + kBatch, wants_.size()));
         try {
-            frame_.fetch({wants_.begin() + static_cast<std::ptrdiff_t>(k), wants_.begin() + end});
+            frame_.fetch({wants_[k]});
         } catch (...) {  // NOLINT(bugprone-empty-catch): the reader's own fetch reports it
+            std::lock_guard<std::mutex> lock(mutex_);
+            stop_ = true;
+            moved_.notify_all();
             return;
         }
     }

@@ -24,9 +24,10 @@ class BoxPlan;
 /// The blocks each chunk task of `plan` touches, in the plan's order (no blocks: all of them).
 std::vector<storage::ChunkBlocks> touched_blocks(const Grid& g, const BoxPlan& plan);
 
-/// Fetches `wants` of a remote frame in order, on a thread of its own, at most `ahead` chunks
-/// past the one its reader has reached. A failed fetch stops it (the reader's own fetch of that
-/// chunk reports the error). Destroying it stops it and waits for its batch in flight.
+/// Fetches `wants` of a remote frame in order, on threads of its own (a chunk each, several in
+/// flight), at most `ahead` chunks past the one its reader has reached. A failed fetch stops it
+/// (the reader's own fetch of that chunk reports the error). Destroying it stops it and waits
+/// for the fetches in flight.
 class RemoteAhead {
 public:
     RemoteAhead(const storage::Frame& frame,
@@ -47,8 +48,9 @@ private:
     std::mutex mutex_;
     std::condition_variable moved_;
     std::size_t reached_ = 0;
+    std::size_t next_ = 0;  // the next want to fetch
     bool stop_ = false;
-    std::thread thread_;
+    std::vector<std::thread> threads_;
 };
 
 }  // namespace b2nd::detail

@@ -373,8 +373,14 @@ void configure(Transfer& t, WriteContext& ctx, const HttpOptions& o) {
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME,
                      std::max(1L, static_cast<long>((o.stall_timeout_ms + 999) / 1000)));
-    curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
+    // HTTP/2 where TLS offers it: every request of a batch multiplexed on one connection
+    // (waiting for it rather than opening more). Plain HTTP/1.1: a keep-alive connection per
+    // request in flight.
+    if (t.file->url.compare(0, 6, "https:") == 0) {
+        curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
+    }
     curl_easy_setopt(e, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_2TLS));
+    curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 512L * 1024);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t.errbuf);
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, &t);

@@ -30,8 +30,9 @@ struct RemoteChunks::Image {
     bool head_known = false;
     format::ChunkHeader h;
     std::atomic<std::uint64_t> cbytes{0};
-    bool whole_only = false;  // fetched whole: nothing to take apart, or not worth it
-    bool delta = false;       // blocks other than 0 need block 0
+    std::atomic<std::uint64_t> fetched{0};  // bytes of `have`
+    bool whole_only = false;                // fetched whole: nothing to take apart, or not worth it
+    bool delta = false;                     // blocks other than 0 need block 0
     std::unique_ptr<std::uint8_t[]> bytes;
     std::vector<std::pair<std::uint64_t, std::uint64_t>> have;  // fetched [a, b), sorted, disjoint
     std::vector<std::pair<std::uint64_t, std::uint64_t>> extents;  // per block, once known
@@ -84,6 +85,11 @@ struct RemoteChunks::Image {
             }
         }
         have = std::move(merged);
+        std::uint64_t n = 0;
+        for (const auto& r : have) {
+            n += r.second - r.first;
+        }
+        fetched.store(n);
     }
     /// Reads the header from the head fetched into `head` (got bytes); sets up the image.
     /// `ended`: the file ended after `got` bytes (a chunk file shorter than the head asked).
@@ -165,10 +171,14 @@ struct RemoteChunks::Image {
     }
 };
 
-RemoteChunks::RemoteChunks(Locate locate, std::int64_t nblocks_hint, std::uint64_t budget)
+RemoteChunks::RemoteChunks(Locate locate,
+                           std::int64_t nblocks_hint,
+                           std::uint64_t budget,
+                           bool blocks)
     : locate_(std::move(locate)),
       nblocks_hint_(std::clamp<std::int64_t>(nblocks_hint, 1, 1 << 16)),
-      budget_(budget) {}
+      budget_(budget),
+      blocks_(blocks) {}
 
 std::shared_ptr<RemoteChunks::Image> RemoteChunks::image(std::int64_t key) const {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -186,21 +196,24 @@ std::shared_ptr<RemoteChunks::Image> RemoteChunks::image(std::int64_t key) const
 }
 
 void RemoteChunks::trim() const {
+    // What images hold is what was fetched into them (the rest of a buffer is never touched,
+    // so never resident).
     std::lock_guard<std::mutex> lock(mutex_);
     held_ = 0;
     for (const auto& [key, img] : images_) {
-        held_ += img->cbytes.load();
+        held_ += img->fetched.load();
     }
     while (held_ > budget_ && lru_.size() > 1) {
         const std::int64_t key = lru_.back();
         lru_.pop_back();
         auto it = images_.find(key);
-        held_ -= it->second->cbytes.load();
+        held_ -= it->second->fetched.load();
         images_.erase(it);
     }
 }
 
-void RemoteChunks::fetch_heads(const std::vector<std::shared_ptr<Image>>& images) const {
+void RemoteChunks::fetch_heads(const std::vector<std::shared_ptr<Image>>& images,
+                               const std::vector<const Want*>& wants) const {
     std::vector<std::vector<std::uint8_t>> heads;
     std::vector<std::uint64_t> got(images.size(), 0);
     std::vector<SourceRanges> batch;
@@ -211,8 +224,11 @@ void RemoteChunks::fetch_heads(const std::vector<std::shared_ptr<Image>>& images
         if (img.head_known) {
             continue;
         }
-        const std::uint64_t want = static_cast<std::uint64_t>(format::kChunkExtendedHeaderSize) +
-                                   4 * static_cast<std::uint64_t>(nblocks_hint_) + 64;
+        std::uint64_t want = static_cast<std::uint64_t>(format::kChunkExtendedHeaderSize) +
+                             4 * static_cast<std::uint64_t>(nblocks_hint_) + 64;
+        if (wants[k]->blocks.empty() && img.place.likely > 0) {
+            want = std::max(want, img.place.likely);  // a whole chunk: head and body at once
+        }
         const std::uint64_t n = std::min(want, img.place.room);
         heads.emplace_back(static_cast<std::size_t>(n));
         asked.push_back(&img);
@@ -311,7 +327,10 @@ void RemoteChunks::fetch(const std::vector<Want>& wants) const {
     }
     std::vector<std::shared_ptr<Image>> images;
     std::vector<const Want*> order;
-    for (const auto& [key, w] : merged) {
+    for (auto& [key, w] : merged) {
+        if (!blocks_) {
+            w.blocks.clear();  // whole chunks
+        }
         images.push_back(image(key));
         order.push_back(&w);
     }
@@ -321,7 +340,7 @@ void RemoteChunks::fetch(const std::vector<Want>& wants) const {
         for (const auto& img : images) {
             locks.emplace_back(img->mutex);
         }
-        fetch_heads(images);
+        fetch_heads(images, order);
         fetch_bodies(images, order);
     }
     trim();
@@ -330,14 +349,15 @@ void RemoteChunks::fetch(const std::vector<Want>& wants) const {
 RemoteChunks::Chunk RemoteChunks::chunk(std::int64_t key,
                                         const std::vector<std::int32_t>* blocks) const {
     bool complete = false;
-    const Want w{key, blocks != nullptr ? *blocks : std::vector<std::int32_t>{}};
+    const bool head_only = blocks != nullptr && blocks->empty();
+    const Want w{key, blocks != nullptr && blocks_ ? *blocks : std::vector<std::int32_t>{}};
     const std::shared_ptr<Image> img = image(key);
     std::vector<std::shared_ptr<Image>> one{img};
     std::vector<const Want*> order{&w};
     {
         std::lock_guard<std::mutex> lock(img->mutex);
-        fetch_heads(one);
-        if (blocks == nullptr || !blocks->empty()) {  // no blocks: the head is enough
+        fetch_heads(one, order);
+        if (!head_only) {  // no blocks: the head is enough
             fetch_bodies(one, order);
         }
         complete = img->complete();

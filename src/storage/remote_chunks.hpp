@@ -33,13 +33,17 @@ public:
         std::shared_ptr<const ByteSource> file;
         std::uint64_t offset = 0;
         std::uint64_t room = 0;
+        /// Bytes up to the next chunk in the file (0: unknown): a chunk wanted whole is asked
+        /// for that many at once, its head and body in one request.
+        std::uint64_t likely = 0;
     };
     /// Chunk `key` (an index entry: an offset, or a sparse frame's file number) is at.
     using Locate = std::function<Place(std::int64_t key)>;
 
     /// `nblocks_hint`: how many blocks a chunk usually has (the first request for a chunk asks
-    /// for that many block starts); `budget`: bytes of images kept.
-    RemoteChunks(Locate locate, std::int64_t nblocks_hint, std::uint64_t budget);
+    /// for that many block starts); `budget`: bytes of images kept; `blocks`: fetch blocks
+    /// apart (false: whole chunks, one request each where their length is known).
+    RemoteChunks(Locate locate, std::int64_t nblocks_hint, std::uint64_t budget, bool blocks);
 
     /// A chunk a read will use, and its blocks (empty: all of it).
     struct Want {
@@ -65,8 +69,10 @@ public:
 
 private:
     std::shared_ptr<Image> image(std::int64_t key) const;
-    /// Round 1: the heads of `keys` whose images are new.
-    void fetch_heads(const std::vector<std::shared_ptr<Image>>& images) const;
+    /// Round 1: the heads of images that are new (a chunk wanted whole: all of it, where its
+    /// length is known).
+    void fetch_heads(const std::vector<std::shared_ptr<Image>>& images,
+                     const std::vector<const Want*>& wants) const;
     /// Round 2: the missing ranges of `wants` (images locked by the caller, heads known).
     void fetch_bodies(const std::vector<std::shared_ptr<Image>>& images,
                       const std::vector<const Want*>& wants) const;
@@ -75,6 +81,7 @@ private:
     Locate locate_;
     std::int64_t nblocks_hint_;
     std::uint64_t budget_;
+    bool blocks_;
     mutable std::mutex mutex_;  // the map and the LRU list
     mutable std::unordered_map<std::int64_t, std::shared_ptr<Image>> images_;
     mutable std::list<std::int64_t> lru_;  // most recent at the front

@@ -6,6 +6,7 @@
 // chunk files beside it (NNNNNNNN.chunk), fetched by their own URLs on the same connections.
 // A file that changed on the server (HttpError::remote_changed) is re-read by reload_remote():
 // header and index afresh, every image dropped.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -44,7 +45,14 @@ public:
         std::shared_ptr<const detail::HttpSource> http = http_;
         RemoteChunks::Locate locate;
         if (sparse_) {
-            locate = [http, where_, pos](std::int64_t entry) {
+            // A chunk file holds its chunk alone, at most a memcpyed chunk's size: asking for
+            // that much gets a chunk wanted whole in one request (the answer stops at the end).
+            const std::uint64_t most =
+                h.chunksize > 0 && h.blocksize > 0
+                    ? static_cast<std::uint64_t>(h.chunksize) + 64 +
+                          4 * static_cast<std::uint64_t>(h.chunksize / h.blocksize + 1)
+                    : 0;
+            locate = [http, where_, pos, most](std::int64_t entry) {
                 if (entry > kMaxFileNumber || !http) {
                     throw FormatError(where_ + ": an index entry names chunk file " + num(entry) +
                                           ", beyond the 8-hex-digit range",
@@ -52,10 +60,19 @@ public:
                 }
                 char name[32];
                 std::snprintf(name, sizeof name, "%08X.chunk", static_cast<unsigned>(entry));
-                return RemoteChunks::Place{http->sibling(name), 0, UINT64_MAX};
+                return RemoteChunks::Place{http->sibling(name), 0, UINT64_MAX, most};
             };
         } else {
-            locate = [file, h, where_, pos](std::int64_t entry) {
+            // Where each stored chunk starts, in file order: one ends at most where the next
+            // one starts.
+            auto starts = std::make_shared<std::vector<std::int64_t>>();
+            for (std::int64_t e : index) {
+                if (e >= 0 && e < h.cbytes) {
+                    starts->push_back(e);
+                }
+            }
+            std::sort(starts->begin(), starts->end());
+            locate = [file, h, where_, pos, starts](std::int64_t entry) {
                 if (entry > h.cbytes - format::kChunkExtendedHeaderSize) {
                     throw FormatError(where_ + ": an index entry's offset " + num(entry) +
                                           " is outside the chunks section (" + num(h.cbytes) +
@@ -63,13 +80,17 @@ public:
                                       pos);
                 }
                 const auto start = static_cast<std::uint64_t>(h.header_len + entry);
+                const auto next = std::upper_bound(starts->begin(), starts->end(), entry);
+                const std::int64_t end = next == starts->end() ? h.cbytes : *next;
                 return RemoteChunks::Place{
-                    file, start, static_cast<std::uint64_t>(h.header_len + h.cbytes) - start};
+                    file, start, static_cast<std::uint64_t>(h.header_len + h.cbytes) - start,
+                    static_cast<std::uint64_t>(end - entry)};
             };
         }
         const std::int64_t hint =
             h.blocksize > 0 && h.chunksize > 0 ? (h.chunksize + h.blocksize - 1) / h.blocksize : 64;
-        remote = std::make_shared<RemoteChunks>(std::move(locate), hint, options.http.memory_bytes);
+        remote = std::make_shared<RemoteChunks>(std::move(locate), hint, options.http.memory_bytes,
+                                                options.http.block_reads);
     }
 
     bool reload_remote() override {

@@ -41,6 +41,9 @@ struct HttpOptions {
     /// metalayers fits), the second its end from the offsets index on: open costs 2 requests.
     std::uint64_t head_bytes = 64 * 1024;
     bool netrc = true;  ///< use ~/.netrc (or $NETRC) for credentials
+    /// Fetch the blocks a read touches (true), or whole chunks (false: one request per chunk,
+    /// as a reader through c-blosc2's I/O hook would; for reads that take most of each chunk).
+    bool block_reads = true;
     /// Compressed bytes of fetched chunks (and blocks) kept in memory per frame; the decoded
     /// blocks' cache (OpenOptions::cache_bytes) serves repeats above it.
     std::uint64_t memory_bytes = std::uint64_t{256} << 20;

@@ -1,0 +1,273 @@
+// Arrays over HTTP (issue 28): what reads of the f32cube cost through a server that answers each
+// request after a fixed latency (tests/http/fault_server.py --delay-ms), fetching the touched
+// blocks (the default) against fetching whole chunks; and a full read from nginx on the loopback
+// interface against the local (page-cached) full read, at 2 threads.
+//
+//   bench_http [--runs N] [--latency-ms MS] [--codec zstd|lz4] [--dir DIR]
+//
+// Per workload and mode: requests made after open, bytes transferred over the compressed bytes of
+// the touched blocks, wall time (and wall time over the latency: round trips, since each batch
+// of requests runs in parallel). Each run opens the array afresh (nothing cached in memory).
+// Ranges over runs. Needs nginx and python3; the array is generated once into --dir.
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <b2nd/b2nd.hpp>
+#include <b2nd/codec/chunk_decoder.hpp>
+#include <b2nd/format/endian.hpp>
+#include <b2nd/storage/frame.hpp>
+#include <b2nd/storage/http.hpp>
+
+#include "bench_common.hpp"
+#include "support/http_servers.hpp"
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using b2nd::Box;
+using b2nd::Shape;
+
+namespace {
+
+constexpr std::int64_t kEdge = 512;
+
+struct Range {
+    double lo = 1e300, hi = 0;
+    void add(double v) {
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+    }
+    std::string str(int digits) const {
+        char a[64], b[64];
+        std::snprintf(a, sizeof a, "%.*f", digits, lo);
+        std::snprintf(b, sizeof b, "%.*f", digits, hi);
+        return std::string(a) == b ? a : std::string(a) + "-" + b;
+    }
+};
+
+std::string make_array(const std::string& dir, const std::string& codec) {
+    const std::string path = dir + "/f32cube_" + codec + ".b2nd";
+    if (fs::exists(path)) {
+        return path;
+    }
+    fs::create_directories(dir);
+    std::printf("generating %s ...\n", path.c_str());
+    std::vector<float> v(static_cast<std::size_t>(kEdge * kEdge * kEdge));
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        v[i] = b2nd::bench::f32cube_value(i, kEdge);
+    }
+    b2nd::CreateOptions co;
+    co.chunk_shape = {128, 128, 128};
+    co.block_shape = {32, 32, 32};
+    co.compression.codec = codec == "lz4" ? b2nd::Codec::lz4 : b2nd::Codec::zstd;
+    co.compression.clevel = codec == "lz4" ? 5 : 1;
+    co.checksums = false;  // as c-blosc2 writes it
+    b2nd::AnyArray::create_from(
+        path + ".tmp", b2nd::DType::parse("<f4"), {kEdge, kEdge, kEdge},
+        {reinterpret_cast<const std::uint8_t*>(v.data()), v.size() * sizeof(float)}, co);
+    fs::rename(path + ".tmp", path);
+    return path;
+}
+
+/// The compressed bytes of each block of each chunk, from the local file.
+std::vector<std::vector<std::uint64_t>> block_bytes(const b2nd::AnyArray& a) {
+    const b2nd::storage::Frame& f = a.frame();
+    std::vector<std::vector<std::uint64_t>> out(static_cast<std::size_t>(f.nchunks()));
+    for (std::int64_t c = 0; c < f.nchunks(); ++c) {
+        const b2nd::storage::StoredChunk sc = f.chunk(c);
+        if (sc.index_only()) {
+            continue;
+        }
+        const b2nd::codec::ChunkDecoder d(sc.bytes);
+        std::vector<std::pair<std::uint64_t, std::int32_t>> starts;
+        for (std::int32_t b = 0; b < d.nblocks(); ++b) {
+            starts.emplace_back(b2nd::format::load_le<std::int32_t>(
+                                    sc.bytes.data() + 32 + 4 * static_cast<std::size_t>(b)),
+                                b);
+        }
+        std::sort(starts.begin(), starts.end());
+        auto& sizes = out[static_cast<std::size_t>(c)];
+        sizes.resize(starts.size());
+        for (std::size_t k = 0; k < starts.size(); ++k) {
+            const std::uint64_t end = k + 1 < starts.size() ? starts[k + 1].first : sc.bytes.size();
+            sizes[static_cast<std::size_t>(starts[k].second)] = end - starts[k].first;
+        }
+    }
+    return out;
+}
+
+struct Workload {
+    std::string name;
+    std::function<void(const b2nd::AnyArray&, std::vector<std::uint8_t>&)> read;
+    std::set<std::pair<std::int64_t, std::int64_t>> touched;  // (chunk, block)
+    std::size_t out_bytes = 0;
+};
+
+/// The (chunk, block) pairs a box touches (blocks of 32^3 in chunks of 128^3).
+void touch_box(const Box& b, std::set<std::pair<std::int64_t, std::int64_t>>& out) {
+    std::int64_t lo[3], hi[3];
+    for (int d = 0; d < 3; ++d) {
+        lo[d] = b.start[static_cast<std::size_t>(d)] / 32;
+        hi[d] =
+            (b.start[static_cast<std::size_t>(d)] + b.count[static_cast<std::size_t>(d)] - 1) / 32;
+    }
+    for (std::int64_t i = lo[0]; i <= hi[0]; ++i) {
+        for (std::int64_t j = lo[1]; j <= hi[1]; ++j) {
+            for (std::int64_t k = lo[2]; k <= hi[2]; ++k) {
+                const std::int64_t chunk = (i / 4) * 16 + (j / 4) * 4 + (k / 4);
+                const std::int64_t block = (i % 4) * 16 + (j % 4) * 4 + (k % 4);
+                out.emplace(chunk, block);
+            }
+        }
+    }
+}
+
+std::vector<Workload> workloads() {
+    std::vector<Workload> w;
+    const auto box = [&](const std::string& name, const Box& b) {
+        Workload x;
+        x.name = name;
+        x.read = [b](const b2nd::AnyArray& a, std::vector<std::uint8_t>& out) {
+            a.read(b, out.data(), static_cast<std::size_t>(b.size()) * 4);
+        };
+        touch_box(b, x.touched);
+        x.out_bytes = static_cast<std::size_t>(b.size()) * 4;
+        w.push_back(std::move(x));
+    };
+    box("box 16^3", Box{{200, 230, 300}, {16, 16, 16}, {1, 1, 1}});
+    box("plane axis 0", Box{{300, 0, 0}, {1, kEdge, kEdge}, {1, 1, 1}});
+    box("plane axis 1", Box{{0, 300, 0}, {kEdge, 1, kEdge}, {1, 1, 1}});
+    box("plane axis 2", Box{{0, 0, 300}, {kEdge, kEdge, 1}, {1, 1, 1}});
+    {
+        Workload x;
+        x.name = "1000 points";
+        auto coords = std::make_shared<std::vector<std::int64_t>>();
+        std::mt19937_64 rng(28);
+        for (int p = 0; p < 1000; ++p) {
+            std::int64_t c[3];
+            for (auto& v : c) {
+                v = static_cast<std::int64_t>(rng() % kEdge);
+                coords->push_back(v);
+            }
+            touch_box(Box{{c[0], c[1], c[2]}, {1, 1, 1}, {1, 1, 1}}, x.touched);
+        }
+        x.read = [coords](const b2nd::AnyArray& a, std::vector<std::uint8_t>& out) {
+            a.read_points(coords->data(), 1000, out.data());
+        };
+        x.out_bytes = 4000;
+        w.push_back(std::move(x));
+    }
+    box("full read", Box{{0, 0, 0}, {kEdge, kEdge, kEdge}, {1, 1, 1}});
+    return w;
+}
+
+struct Row {
+    Range requests, ratio, ms, trips;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    int runs = 3;
+    double latency = 20;
+    std::string codec = "zstd";
+    std::string dir = "/tmp/b2nd-bench-http";
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const std::string k = argv[i];
+        if (k == "--runs") {
+            runs = std::atoi(argv[i + 1]);
+        } else if (k == "--latency-ms") {
+            latency = std::atof(argv[i + 1]);
+        } else if (k == "--codec") {
+            codec = argv[i + 1];
+        } else if (k == "--dir") {
+            dir = argv[i + 1];
+        }
+    }
+    const std::string path = make_array(dir, codec);
+    const std::string file = fs::path(path).filename().string();
+    auto slow = b2nd::test::ServerProcess::faults(dir, latency);
+    auto nginx = b2nd::test::ServerProcess::nginx(dir);
+    if (!slow || !nginx) {
+        std::fprintf(stderr, "bench_http needs python3 and nginx\n");
+        return 1;
+    }
+    const b2nd::AnyArray local = b2nd::AnyArray::open(path);
+    const auto sizes = block_bytes(local);
+    std::vector<Workload> ws = workloads();
+    std::vector<std::uint8_t> out(static_cast<std::size_t>(kEdge * kEdge * kEdge) * 4, 1);
+
+    std::printf("f32cube_%s, %d runs, server latency %.0f ms per request\n\n", codec.c_str(), runs,
+                latency);
+    std::printf(
+        "| workload | mode | requests | transferred / needed | wall ms | wall / latency |\n");
+    std::printf("|---|---|---|---|---|---|\n");
+    Range open_ms, open_requests;
+    for (const Workload& w : ws) {
+        std::uint64_t needed = 0;
+        for (const auto& [c, b] : w.touched) {
+            needed += sizes[static_cast<std::size_t>(c)][static_cast<std::size_t>(b)];
+        }
+        for (const bool blocks : {true, false}) {
+            Row r;
+            for (int run = 0; run < runs; ++run) {
+                b2nd::OpenOptions o;
+                o.http.block_reads = blocks;
+                o.nthreads = 2;
+                const auto t0 = Clock::now();
+                const b2nd::AnyArray a = b2nd::AnyArray::open(slow->url(file), o);
+                const auto t1 = Clock::now();
+                const b2nd::storage::TransferStats s0 = a.frame().transfers();
+                open_ms.add(std::chrono::duration<double, std::milli>(t1 - t0).count());
+                open_requests.add(static_cast<double>(s0.requests));
+                w.read(a, out);
+                const double ms =
+                    std::chrono::duration<double, std::milli>(Clock::now() - t1).count();
+                const b2nd::storage::TransferStats s1 = a.frame().transfers();
+                r.requests.add(static_cast<double>(s1.requests - s0.requests));
+                r.ratio.add(static_cast<double>(s1.bytes - s0.bytes) / static_cast<double>(needed));
+                r.ms.add(ms);
+                r.trips.add(ms / latency);
+            }
+            std::printf("| %s | %s | %s | %s | %s | %s |\n", w.name.c_str(),
+                        blocks ? "blocks" : "whole chunks", r.requests.str(0).c_str(),
+                        r.ratio.str(2).c_str(), r.ms.str(0).c_str(), r.trips.str(1).c_str());
+            std::fflush(stdout);
+        }
+    }
+    std::printf("\nopen: %s requests, %s ms\n", open_requests.str(0).c_str(),
+                open_ms.str(0).c_str());
+
+    // Full read at 2 threads: nginx on the loopback interface against the local file.
+    Range local_gbs, http_gbs, ratio;
+    const double gb = static_cast<double>(out.size()) / 1e9;
+    for (int run = 0; run < runs; ++run) {
+        b2nd::OpenOptions o;
+        o.nthreads = 2;
+        const b2nd::AnyArray la = b2nd::AnyArray::open(path, o);
+        const double tl = b2nd::bench::best_seconds(
+            [&] {
+                la.read(Box{{0, 0, 0}, {kEdge, kEdge, kEdge}, {1, 1, 1}}, out.data(), out.size());
+            },
+            0.5);
+        const double th = b2nd::bench::best_seconds(
+            [&] {
+                const b2nd::AnyArray ra = b2nd::AnyArray::open(nginx->url(file), o);
+                ra.read(Box{{0, 0, 0}, {kEdge, kEdge, kEdge}, {1, 1, 1}}, out.data(), out.size());
+            },
+            0.5);
+        local_gbs.add(gb / tl);
+        http_gbs.add(gb / th);
+        ratio.add(tl / th);
+    }
+    std::printf("\nfull read, 2 threads: local %s GB/s, nginx over loopback %s GB/s: %s of local\n",
+                local_gbs.str(2).c_str(), http_gbs.str(2).c_str(), ratio.str(2).c_str());
+    return 0;
+}

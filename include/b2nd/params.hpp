@@ -77,6 +77,13 @@ struct OpenOptions : storage::OpenOptions {
     /// them against the carrier file's directory, the default here; for a carrier inside a
     /// store, the store's directory). Empty: the array file's directory, or the current one.
     std::string objects_dir;
+    /// An array opened by URL: keep the chunks and blocks it fetches in this local file, for
+    /// later handles and processes (python-blosc2's Proxy cache layout; docs/HTTP.md). The file is
+    /// checked against the server's ETag / Last-Modified at open and emptied when the remote file
+    /// changed. Empty: no cache.
+    std::string http_cache;
+    /// Bound on the bytes the cache file stores (0: none): chunks beyond it push others out.
+    std::uint64_t http_cache_bytes = 0;
 };
 
 /// What a new array holds before anything is written.

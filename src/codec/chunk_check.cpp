@@ -308,9 +308,53 @@ void ChunkDecoder::fill_special(std::int64_t chunk_offset,
 }
 
 int ChunkDecoder::stream_count(std::int32_t i) const noexcept {
-    const auto& h = header_;
-    const bool leftover = !h.vl_blocks() && i == nblocks_ - 1 && h.nbytes % blocksize_ != 0;
-    return (!h.vl_blocks() && h.split() && !leftover) ? h.typesize : 1;
+    return block_streams(header_, i);
+}
+
+int block_streams(const format::ChunkHeader& h, std::int32_t i) noexcept {
+    if (h.vl_blocks() || h.blocksize <= 0) {
+        return 1;
+    }
+    const bool leftover = i == h.nblocks() - 1 && h.nbytes % h.blocksize != 0;
+    return h.split() && !leftover ? h.typesize : 1;
+}
+
+std::optional<std::vector<std::pair<std::uint32_t, std::uint32_t>>> block_extents(
+    ByteSpan head, const format::ChunkHeader& h) {
+    if (h.special() != 0 || h.memcpyed() || h.vl_blocks() || h.use_dict() || h.nbytes <= 0 ||
+        h.blocksize <= 0) {
+        return std::nullopt;
+    }
+    const std::int32_t nb = h.nblocks();
+    const auto hs = static_cast<std::uint64_t>(h.header_size());
+    const std::uint64_t table_end = hs + 4 * static_cast<std::uint64_t>(nb);
+    const auto n = static_cast<std::uint64_t>(h.cbytes);
+    if (head.size() < table_end) {
+        return std::nullopt;
+    }
+    std::vector<std::pair<std::uint64_t, std::int32_t>> starts(static_cast<std::size_t>(nb));
+    for (std::int32_t b = 0; b < nb; ++b) {
+        const auto s = load_le<std::int32_t>(head.data() + hs + 4 * static_cast<std::uint64_t>(b));
+        if (s < 0 || static_cast<std::uint64_t>(s) < table_end ||
+            static_cast<std::uint64_t>(s) >= n) {
+            return std::nullopt;
+        }
+        starts[static_cast<std::size_t>(b)] = {static_cast<std::uint64_t>(s), b};
+    }
+    std::sort(starts.begin(), starts.end());
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> out(static_cast<std::size_t>(nb));
+    for (std::size_t k = 0; k < starts.size(); ++k) {
+        std::uint64_t end = n;
+        for (std::size_t j = k + 1; j < starts.size(); ++j) {
+            if (starts[j].first > starts[k].first) {
+                end = starts[j].first;
+                break;
+            }
+        }
+        out[static_cast<std::size_t>(starts[k].second)] = {
+            static_cast<std::uint32_t>(starts[k].first), static_cast<std::uint32_t>(end)};
+    }
+    return out;
 }
 
 }  // namespace b2nd::codec

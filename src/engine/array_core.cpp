@@ -136,6 +136,10 @@ std::shared_ptr<ArrayCore> ArrayCore::open(const std::string& path, const OpenOp
                                                 ? storage::Frame::open_url(path, frame_options(o))
                                                 : storage::Frame::open(path, frame_options(o)),
                                             o.dtype, o.nthreads, o.cache_bytes);
+    if (storage::is_url(path) && !o.http_cache.empty()) {
+        core->source_->set_remote_cache(
+            std::make_shared<RemoteCache>(o.http_cache, *core->source_, o.http_cache_bytes));
+    }
     core->options_ = o;
     return core;
 }
@@ -149,6 +153,7 @@ bool ArrayCore::refresh() {
     if (!f.refresh()) {
         return false;
     }
+
     format::B2ndMeta meta;
     bool plain = false;
     Grid g = grid_of(f, meta, plain);
@@ -166,6 +171,12 @@ bool ArrayCore::refresh() {
         source_->set_grid(std::move(g));
     }
     meta_ = std::move(meta);
+    if (f.remote() && source_->remote_cache() != nullptr) {
+        // Another version of the remote file: its cache is checked (and emptied) anew.
+        source_->set_remote_cache(nullptr);
+        source_->set_remote_cache(std::make_shared<RemoteCache>(options_.http_cache, *source_,
+                                                                options_.http_cache_bytes));
+    }
     return true;
 }
 

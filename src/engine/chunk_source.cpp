@@ -140,7 +140,14 @@ LoadedChunk ChunkSource::load(std::int64_t ci,
         }
         origin_->require(ci, BlockOrigin::kAnyBlock);
     }
-    c.stored_ = blocks != nullptr ? frame_.chunk_blocks(ci, *blocks) : frame_.chunk(ci);
+    if (remote_cache_ && remote_cache_->has(ci, blocks)) {
+        c.stored_ = remote_cache_->chunk(ci);  // no request
+    } else {
+        c.stored_ = blocks != nullptr ? frame_.chunk_blocks(ci, *blocks) : frame_.chunk(ci);
+        if (remote_cache_) {
+            remote_cache_->store(ci, c.stored_, blocks);
+        }
+    }
     const std::int64_t isz = grid_.itemsize();
     const std::int64_t expected = chunk_nbytes(ci);
     if (c.stored_.index_only()) {
@@ -395,6 +402,13 @@ void ChunkSource::copy_block(const LoadedChunk& c,
     const std::size_t need = forward ? static_cast<std::size_t>(last + isz) : SIZE_MAX;
     const BlockView v = decoded_view(c, block, policy, std::move(hold), need);
     copy_strided(box, v.at(first) + part.offset, dst, eb, stream);
+}
+
+void ChunkSource::fetch(std::vector<storage::ChunkBlocks> wants) const {
+    if (remote_cache_) {
+        remote_cache_->drop_cached(wants);
+    }
+    frame_.fetch(wants);
 }
 
 std::pair<storage::StoredChunk, bool> ChunkSource::stored_checked(std::int64_t ci) const {

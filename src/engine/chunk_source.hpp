@@ -30,6 +30,7 @@
 #include "../select/strided_copy.hpp"
 #include "block_cache.hpp"
 #include "block_origin.hpp"
+#include "remote_cache.hpp"
 
 namespace b2nd::detail {
 
@@ -135,6 +136,14 @@ public:
     std::uint64_t cache_id() const noexcept { return cache_.id(); }
     std::uint64_t cache_epoch() const noexcept { return cache_.epoch(); }
 
+    // ---- remote frames (remote_reads.hpp) ----
+    /// Keeps what is fetched in a persistent local cache (remote_cache.hpp), which reads then
+    /// consult first.
+    void set_remote_cache(std::shared_ptr<RemoteCache> cache) { remote_cache_ = std::move(cache); }
+    const RemoteCache* remote_cache() const noexcept { return remote_cache_.get(); }
+    /// Fetches what reading `wants` needs (Frame::fetch), but what the persistent cache holds.
+    void fetch(std::vector<storage::ChunkBlocks> wants) const;
+
     /// Sets where blocks come from besides the frame (an object kind; null: the frame alone).
     void set_origin(std::shared_ptr<const BlockOrigin> origin) { origin_ = std::move(origin); }
     const BlockOrigin* origin() const noexcept { return origin_.get(); }
@@ -228,6 +237,7 @@ private:
     bool replicate_edges_ = false;  // a lossy plugin that works on whole blocks encodes
     mutable BlockCache cache_;
     std::shared_ptr<const BlockOrigin> origin_;
+    std::shared_ptr<RemoteCache> remote_cache_;
 };
 
 }  // namespace b2nd::detail

@@ -74,14 +74,14 @@ public:
             ids[t] = plan_.chunks()[t].ci;
         }
         if (!wants_.empty()) {
-            remote_ahead_ = std::make_unique<RemoteAhead>(src_.frame(), wants_, kRemoteAhead);
+            remote_ahead_ = std::make_unique<RemoteAhead>(src_, wants_, kRemoteAhead);
             return;
         }
         read_ahead_ = src_.frame().prefetch(ids);
     }
     void load_all(int nthreads) const {
         if (!wants_.empty()) {
-            src_.frame().fetch(wants_);  // two batches of requests for the whole read
+            src_.fetch(wants_);  // two batches of requests for the whole read
         }
         parallel_for(chunks_.size(), nthreads, [&](std::size_t t) { (void)(*this)[t]; });
     }
@@ -434,7 +434,7 @@ std::vector<LoadedChunk> load_chunks(const ChunkSource& src,
         for (std::size_t k = 0; k < ids.size(); ++k) {
             wants[k] = {ids[k], blocks[k]};
         }
-        src.frame().fetch(wants);
+        src.fetch(std::move(wants));
     }
     std::vector<LoadedChunk> chunks(ids.size());
     parallel_for(ids.size(), nthreads, [&](std::size_t k) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "../select/box_plan.hpp"
+#include "chunk_source.hpp"
 
 namespace b2nd::detail {
 
@@ -25,10 +26,10 @@ std::vector<storage::ChunkBlocks> touched_blocks(const Grid& g, const BoxPlan& p
     return out;
 }
 
-RemoteAhead::RemoteAhead(const storage::Frame& frame,
+RemoteAhead::RemoteAhead(const ChunkSource& source,
                          std::vector<storage::ChunkBlocks> wants,
                          std::size_t ahead)
-    : frame_(frame), wants_(std::move(wants)), ahead_(std::max<std::size_t>(ahead, 1)) {
+    : source_(source), wants_(std::move(wants)), ahead_(std::max<std::size_t>(ahead, 1)) {
     // A few requests in flight keep a connection's worth of bytes arriving while the chunks
     // before them decode; each thread waits on the network, not on a core.
     constexpr std::size_t kInFlight = 4;
@@ -73,7 +74,7 @@ void RemoteAhead::run() {
             k = next_++;
         }
         try {
-            frame_.fetch({wants_[k]});
+            source_.fetch({wants_[k]});
         } catch (...) {  // NOLINT(bugprone-empty-catch): the reader's own fetch reports it
             std::lock_guard<std::mutex> lock(mutex_);
             stop_ = true;

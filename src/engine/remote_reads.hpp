@@ -20,6 +20,7 @@
 namespace b2nd::detail {
 
 class BoxPlan;
+class ChunkSource;
 
 /// The blocks each chunk task of `plan` touches, in the plan's order (no blocks: all of them).
 std::vector<storage::ChunkBlocks> touched_blocks(const Grid& g, const BoxPlan& plan);
@@ -30,7 +31,7 @@ std::vector<storage::ChunkBlocks> touched_blocks(const Grid& g, const BoxPlan& p
 /// for the fetches in flight.
 class RemoteAhead {
 public:
-    RemoteAhead(const storage::Frame& frame,
+    RemoteAhead(const ChunkSource& source,
                 std::vector<storage::ChunkBlocks> wants,
                 std::size_t ahead);
     ~RemoteAhead();
@@ -42,7 +43,7 @@ public:
 private:
     void run();
 
-    const storage::Frame& frame_;
+    const ChunkSource& source_;
     std::vector<storage::ChunkBlocks> wants_;
     std::size_t ahead_;
     std::mutex mutex_;

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 
+#include <b2nd/codec/chunk_decoder.hpp>
 #include <b2nd/codec/ids.hpp>
 #include <b2nd/error.hpp>
 #include <b2nd/format/chunk_header.hpp>
@@ -136,29 +137,15 @@ struct RemoteChunks::Image {
             }
             return;
         }
-        const std::uint64_t table_end = hs + 4 * static_cast<std::uint64_t>(nb);
-        std::vector<std::pair<std::uint64_t, std::int32_t>> starts(static_cast<std::size_t>(nb));
-        for (std::int32_t b = 0; b < nb; ++b) {
-            const auto s =
-                format::load_le<std::int32_t>(bytes.get() + hs + 4 * static_cast<std::uint64_t>(b));
-            if (s < 0 || static_cast<std::uint64_t>(s) < table_end ||
-                static_cast<std::uint64_t>(s) >= n) {
-                whole_only = true;
-                extents.clear();
-                return;
-            }
-            starts[static_cast<std::size_t>(b)] = {static_cast<std::uint64_t>(s), b};
+        const auto ext =
+            codec::block_extents(ByteSpan(bytes.get(), static_cast<std::size_t>(table_end())), h);
+        if (!ext) {
+            whole_only = true;
+            extents.clear();
+            return;
         }
-        std::sort(starts.begin(), starts.end());
-        for (std::size_t k = 0; k < starts.size(); ++k) {
-            std::uint64_t end = n;
-            for (std::size_t j = k + 1; j < starts.size(); ++j) {
-                if (starts[j].first > starts[k].first) {
-                    end = starts[j].first;
-                    break;
-                }
-            }
-            extents[static_cast<std::size_t>(starts[k].second)] = {starts[k].first, end};
+        for (std::size_t b = 0; b < ext->size(); ++b) {
+            extents[b] = {(*ext)[b].first, (*ext)[b].second};
         }
     }
     /// The block starts' table end (what locate_blocks needs at hand).

@@ -246,6 +246,11 @@ bool Frame::remote() const noexcept {
     return impl_->remote != nullptr;
 }
 
+std::string Frame::stamp() const {
+    std::shared_lock<std::shared_mutex> lock(impl_->mutex);
+    return impl_->source ? impl_->source->stamp() : std::string();
+}
+
 TransferStats Frame::transfers() const {
     std::shared_lock<std::shared_mutex> lock(impl_->mutex);
     return impl_->source ? impl_->source->transfers() : TransferStats{};

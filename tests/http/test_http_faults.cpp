@@ -86,16 +86,8 @@ b2nd::HttpError http_error(F&& f) {
 
 }  // namespace
 
-#define SERVE()                     \
-    std::string why;                \
-    const auto served = serve(why); \
-    if (!served) {                  \
-        B2ND_SKIP(why);             \
-    }                               \
-    const Served& s = *served
-
 TEST_CASE("http faults: a server that stalls is timed out and asked again", "[http]") {
-    SERVE();
+    B2ND_HTTP_FIXTURE(s, serve);
     const auto a = b2nd::AnyArray::open(s.url("delay/1/"), quick());
     CHECK(a.frame().transfers().retries >= 1);
     CHECK(a.read() == s.local().read());
@@ -107,7 +99,7 @@ TEST_CASE("http faults: a server that stalls is timed out and asked again", "[ht
 }
 
 TEST_CASE("http faults: connections dropped mid-body and short bodies are retried", "[http]") {
-    SERVE();
+    B2ND_HTTP_FIXTURE(s, serve);
     for (const std::string fault : {"drop/3/", "short/3/", "wrongrange/3/"}) {
         INFO(fault);
         const auto a = b2nd::AnyArray::open(s.url(fault), quick());
@@ -123,7 +115,7 @@ TEST_CASE("http faults: connections dropped mid-body and short bodies are retrie
 }
 
 TEST_CASE("http faults: 5xx answers are retried, 404 and 416 are errors", "[http]") {
-    SERVE();
+    B2ND_HTTP_FIXTURE(s, serve);
     const auto a = b2nd::AnyArray::open(s.url("error/2/"), quick());
     CHECK(a.read() == s.local().read());
     const b2nd::HttpError e5 =
@@ -145,20 +137,20 @@ TEST_CASE("http faults: 5xx answers are retried, 404 and 416 are errors", "[http
 }
 
 TEST_CASE("http faults: a server that ignores Range still gives the right bytes", "[http]") {
-    SERVE();
+    B2ND_HTTP_FIXTURE(s, serve);
     const auto a = b2nd::AnyArray::open(s.url("norange/"), quick());
     CHECK(a.read(kBox) == s.local().read(kBox));
     CHECK(a.read() == s.local().read());
 }
 
 TEST_CASE("http faults: redirects are followed", "[http]") {
-    SERVE();
+    B2ND_HTTP_FIXTURE(s, serve);
     const auto a = b2nd::AnyArray::open(s.url("redirect/"), quick());
     CHECK(a.read() == s.local().read());
 }
 
 TEST_CASE("http faults: a file that changes mid-read is read again from its new header", "[http]") {
-    SERVE();
+    B2ND_HTTP_FIXTURE(s, serve);
     // The open's two requests see a.b2nd; every later one sees a.b2nd.v2 (a new ETag): the
     // read is refused by If-Match (412), the array re-opened, and the read made again.
     const auto a = b2nd::AnyArray::open(s.url("change/2/"), quick());
@@ -174,7 +166,7 @@ TEST_CASE("http faults: a file that changes mid-read is read again from its new 
 }
 
 TEST_CASE("http faults: a file that shrinks mid-read is read again, not torn", "[http]") {
-    SERVE();
+    B2ND_HTTP_FIXTURE(s, serve);
     std::filesystem::copy_file(s.dir / "small.b2nd.v2", s.dir / "s.b2nd.v2");
     std::filesystem::copy_file(s.dir / "a.b2nd", s.dir / "s.b2nd");
     const auto a = b2nd::AnyArray::open(s.server->url("change/2/s.b2nd"), quick());
@@ -185,7 +177,7 @@ TEST_CASE("http faults: a file that shrinks mid-read is read again, not torn", "
 }
 
 TEST_CASE("http faults: credentials never appear in messages", "[http]") {
-    SERVE();
+    B2ND_HTTP_FIXTURE(s, serve);
     const std::string url = "http://reader:s3cr3t@127.0.0.1:" + std::to_string(s.server->port()) +
                             "/nothere.b2nd?token=t0k3n";
     const b2nd::HttpError e = http_error([&] { (void)b2nd::AnyArray::open(url, quick()); });

@@ -194,3 +194,13 @@ private:
 };
 
 }  // namespace b2nd::test
+
+/// `const auto& name = *make(why)`, or the test skips saying `why` when make returns null
+/// (a server that could not be started: nginx or python3 missing, no libcurl).
+#define B2ND_HTTP_FIXTURE(name, make)           \
+    std::string name##_why;                     \
+    const auto name##_owner = make(name##_why); \
+    if (!name##_owner) {                        \
+        B2ND_SKIP(name##_why);                  \
+    }                                           \
+    const auto& name = *name##_owner

@@ -20,7 +20,9 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <b2nd/byte_span.hpp>
@@ -172,6 +174,16 @@ private:
     std::vector<std::int64_t> blockshape_;                 // kept when a plugin needs it
     std::vector<std::int64_t> vl_offsets_;  // VL-block chunks: nblocks + 1 decoded offsets
 };
+
+/// Where each block's stored bytes lie in a chunk with header `h`: [start, end) from its entry
+/// in the block starts table to the next block's start in the chunk (or its end, cbytes).
+/// `head` must hold the header and the table (the chunk's first bytes). Nothing for chunks that
+/// have no such table (special, memcpyed, VL-block, with a dictionary, empty) or whose table
+/// does not describe the chunk (a start inside the table or past cbytes).
+std::optional<std::vector<std::pair<std::uint32_t, std::uint32_t>>> block_extents(
+    ByteSpan head, const format::ChunkHeader& h);
+/// How many streams block i of a chunk with header `h` is stored as (typesize when split).
+int block_streams(const format::ChunkHeader& h, std::int32_t i) noexcept;
 
 /// The element a header-only special chunk of `typesize`-byte items repeats: zeros for
 /// Special::zeros and Special::uninit (which reads as zeros here), the quiet NaN of float32 or

@@ -233,6 +233,8 @@ public:
     bool remote() const noexcept;
     /// Requests and bytes its source fetched so far (zeros for files and buffers).
     TransferStats transfers() const;
+    /// What identifies the remote file (ByteSource::stamp); empty for files and buffers.
+    std::string stamp() const;
     /// A remote frame: fetches what reading these blocks needs and is not at hand yet, in two
     /// batches of requests at most (chunk heads, then block bytes), every range in flight
     /// together. Other frames: nothing. \throws HttpError, FormatError

@@ -1,0 +1,338 @@
+// The persistent cache of an array read over HTTP (remote_cache.hpp).
+#include "remote_cache.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <map>
+
+#include <b2nd/codec/chunk_decoder.hpp>
+#include <b2nd/codec/ids.hpp>
+#include <b2nd/error.hpp>
+#include <b2nd/format/chunk_header.hpp>
+#include <b2nd/format/endian.hpp>
+#include <b2nd/storage/http.hpp>
+#include <b2nd/value.hpp>
+
+#include "../detail/strings.hpp"
+#include "../values/params_detail.hpp"
+#include "chunk_source.hpp"
+
+namespace b2nd::detail {
+
+namespace {
+
+constexpr const char* kBits = "proxy-fetched-blocks";
+constexpr const char* kBpc = "proxy-fetched-bpc";
+constexpr const char* kChunkBits = "proxy-fetched";
+constexpr const char* kStamp = "proxy-stamp";
+constexpr const char* kSource = "proxy-source";
+
+std::optional<Value> vlmeta_value(const storage::Frame& f, const char* name) {
+    const auto raw = f.vlmeta(name);
+    if (!raw) {
+        return std::nullopt;
+    }
+    try {
+        return Value::from_msgpack({raw->data(), raw->size()}, name);
+    } catch (const FormatError&) {
+        return std::nullopt;  // unreadable: as if absent (the cache starts empty)
+    }
+}
+
+std::vector<std::uint8_t> packed(const Value& v) {
+    return v.to_msgpack();
+}
+
+bool has_delta(const format::ChunkHeader& h) {
+    return std::any_of(h.filters.begin(), h.filters.end(), [](std::uint8_t f) {
+        return f == static_cast<std::uint8_t>(codec::Filter::delta);
+    });
+}
+
+}  // namespace
+
+RemoteCache::RemoteCache(const std::string& path, const ChunkSource& src, std::uint64_t max_bytes)
+    : path_(path), max_bytes_(max_bytes) {
+    const storage::Frame& remote = src.frame();
+    const Grid& g = src.grid();
+    bpc_ = std::max<std::int64_t>(g.nblocks(), 1);
+    zeros_ = src.zeros_chunk(g);
+    const std::string stamp = remote.stamp();
+    const auto nchunks = static_cast<std::size_t>(remote.nchunks());
+    fetched_.assign(nchunks * static_cast<std::size_t>(bpc_), false);
+    if (!std::filesystem::exists(path)) {
+        try {
+            create(path, src);
+        } catch (const IoError&) {
+            if (!std::filesystem::exists(path)) {
+                throw;
+            }
+            // Another process created it meanwhile: use theirs.
+        }
+    }
+    if (!frame_) {
+        storage::OpenOptions o;
+        o.writable = true;
+        try {
+            frame_.emplace(storage::Frame::open(path, o));
+            writable_ = true;
+        } catch (const LockError&) {
+            o.writable = false;  // another process fills it: read what it holds
+            frame_.emplace(storage::Frame::open(path, o));
+        }
+    }
+    if (frame_->metalayer(kSource) == nullptr) {
+        throw FormatError(quoted_path(path) +
+                          ": not a proxy cache (no proxy-source metalayer); b2nd never replaces "
+                          "such a file: name another cache");
+    }
+    const format::Metalayer* ours = frame_->metalayer("b2nd");
+    const format::Metalayer* theirs = remote.metalayer("b2nd");
+    const bool same_geometry = frame_->nchunks() == remote.nchunks() &&
+                               (ours == nullptr) == (theirs == nullptr) &&
+                               (ours == nullptr || ours->content == theirs->content);
+    const auto stored_stamp = vlmeta_value(*frame_, kStamp);
+    bool same_file = stored_stamp && stored_stamp->type() == Value::Type::string &&
+                     stored_stamp->as<std::string>() == stamp;
+    if (!same_geometry) {
+        // The cache of this URL when the remote array had another shape: built anew. Of
+        // another array: refused.
+        const auto src_meta = Value::from_msgpack({frame_->metalayer(kSource)->content.data(),
+                                                   frame_->metalayer(kSource)->content.size()},
+                                                  kSource);
+        const Value* url = src_meta.type() == Value::Type::map ? src_meta.find("url") : nullptr;
+        if (!writable_ || url == nullptr || url->type() != Value::Type::string ||
+            url->as<std::string>() != storage::redacted_url(remote.name())) {
+            throw FormatError(quoted_path(path) +
+                              ": a proxy cache of another array (its shape, chunks or blocks "
+                              "differ, or its source); name another cache");
+        }
+        frame_.reset();
+        std::filesystem::remove(path);
+        std::filesystem::remove(path + ".b2lock");
+        create(path, src);
+        same_file = true;
+    }
+    storage::Frame& f = *frame_;  // (anew, when it was built again)
+    if (!same_file) {
+        if (!writable_) {
+            return;  // read-only and stale: nothing in it is used
+        }
+        // Another version of the remote file: forget everything, bits first (same commit).
+        storage::FrameEdit e;
+        for (std::size_t i = 0; i < nchunks; ++i) {
+            e.add_new({zeros_.data(), zeros_.size()});
+        }
+        e.set_vlmeta(kBits, packed(Value::binary(bitmap(fetched_))));
+        e.set_vlmeta(kBpc, packed(Value(bpc_)));
+        e.set_vlmeta(kStamp, packed(Value(stamp)));
+        e.erase_vlmeta(kChunkBits);
+        f.apply(e);
+    }
+    // What it holds: the block bitmap, or a chunk bitmap a whole-chunk proxy left.
+    const auto bits = vlmeta_value(f, kBits);
+    const auto bpc = vlmeta_value(f, kBpc);
+    const auto chunk_bits = vlmeta_value(f, kChunkBits);
+    if (bits && bits->type() == Value::Type::binary &&
+        bits->bytes().size() == (fetched_.size() + 7) / 8 && bpc &&
+        bpc->type() == Value::Type::integer && bpc->as<std::int64_t>() == bpc_) {
+        for (std::size_t k = 0; k < fetched_.size(); ++k) {
+            fetched_[k] = ((bits->bytes()[k / 8] >> (k % 8)) & 1) != 0;
+        }
+    } else if (chunk_bits && chunk_bits->type() == Value::Type::binary &&
+               chunk_bits->bytes().size() == (nchunks + 7) / 8) {
+        for (std::size_t c = 0; c < nchunks; ++c) {
+            const bool have = ((chunk_bits->bytes()[c / 8] >> (c % 8)) & 1) != 0;
+            for (std::int64_t b = 0; b < bpc_; ++b) {
+                fetched_[c * static_cast<std::size_t>(bpc_) + static_cast<std::size_t>(b)] = have;
+            }
+        }
+    }
+    sizes_.resize(nchunks);
+    for (std::size_t i = 0; i < nchunks; ++i) {
+        sizes_[i] = f.chunk_unchecked(static_cast<std::int64_t>(i)).bytes.size();
+    }
+}
+
+void RemoteCache::create(const std::string& path, const ChunkSource& src) {
+    const storage::Frame& remote = src.frame();
+    const format::FrameHeader& h = remote.header();
+    std::vector<format::Metalayer> metas = remote.metalayers();
+    // python's proxy-source: where the data comes from (the URL without its credentials).
+    const Value source = Value::map({{"local_abspath", nullptr},
+                                     {"urlpath", nullptr},
+                                     {"caterva2_env", nullptr},
+                                     {"url", storage::redacted_url(remote.name())}});
+    format::Metalayer m;
+    m.name = kSource;
+    m.content = packed(source);
+    metas.push_back(std::move(m));
+    storage::FrameParams p;
+    static_cast<codec::CodecChoice&>(p) = encode_params_of(h, src.grid());
+    p.typesize = h.typesize;
+    p.chunksize = h.chunksize;
+    p.blocksize = h.blocksize;
+    storage::Frame f = storage::Frame::create(path, p, false, metas);
+    storage::FrameEdit e;
+    for (std::int64_t i = 0; i < remote.nchunks(); ++i) {
+        e.add_new({zeros_.data(), zeros_.size()});
+    }
+    e.set_vlmeta(kBits, packed(Value::binary(bitmap(fetched_))));
+    e.set_vlmeta(kBpc, packed(Value(bpc_)));
+    e.set_vlmeta(kStamp, packed(Value(remote.stamp())));
+    f.apply(e);
+    frame_.emplace(std::move(f));
+    writable_ = true;
+}
+
+std::vector<std::uint8_t> RemoteCache::bitmap(const std::vector<bool>& bits) {
+    std::vector<std::uint8_t> out((bits.size() + 7) / 8, 0);
+    for (std::size_t k = 0; k < bits.size(); ++k) {
+        if (bits[k]) {
+            out[k / 8] = static_cast<std::uint8_t>(out[k / 8] | (1U << (k % 8)));
+        }
+    }
+    return out;
+}
+
+bool RemoteCache::has(std::int64_t ci, const std::vector<std::int32_t>* blocks) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (ci < 0 || static_cast<std::size_t>(ci) >= sizes_.size()) {
+        return false;
+    }
+    if (blocks == nullptr || blocks->empty()) {
+        for (std::int32_t b = 0; b < bpc_; ++b) {
+            if (!holds(ci, b)) {
+                return false;
+            }
+        }
+        return true;
+    }
+    return std::all_of(blocks->begin(), blocks->end(),
+                       [&](std::int32_t b) { return b >= 0 && b < bpc_ && holds(ci, b); });
+}
+
+void RemoteCache::drop_cached(std::vector<storage::ChunkBlocks>& wants) const {
+    wants.erase(
+        std::remove_if(wants.begin(), wants.end(),
+                       [&](const storage::ChunkBlocks& w) { return has(w.chunk, &w.blocks); }),
+        wants.end());
+}
+
+storage::StoredChunk RemoteCache::chunk(std::int64_t ci) const {
+    return frame_->chunk(ci);
+}
+
+void RemoteCache::store(std::int64_t ci,
+                        const storage::StoredChunk& c,
+                        const std::vector<std::int32_t>* blocks) {
+    if (!writable_ || c.index_only() || ci < 0 || static_cast<std::size_t>(ci) >= sizes_.size()) {
+        return;  // read-only; or a special chunk in the remote index (nothing to fetch)
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    try {
+        const format::ChunkHeader h = format::read_chunk_header(c.bytes, false);
+        std::vector<std::uint8_t> chunk;
+        std::vector<std::int32_t> got;  // blocks the new chunk holds
+        if (!c.partial) {
+            chunk.assign(c.bytes.begin(), c.bytes.end());
+            for (std::int32_t b = 0; b < bpc_; ++b) {
+                got.push_back(b);
+            }
+        } else {
+            const auto ext = codec::block_extents(c.bytes, h);
+            if (!ext || static_cast<std::int64_t>(ext->size()) != bpc_) {
+                return;  // nothing to take apart: kept when fetched whole
+            }
+            // The payload of each block held: fetched now, or already in the cache.
+            std::map<std::int32_t, ByteSpan> payload;
+            storage::StoredChunk old;
+            if (std::any_of(fetched_.begin() + ci * bpc_, fetched_.begin() + (ci + 1) * bpc_,
+                            [](bool v) { return v; })) {
+                old = frame_->chunk(ci);
+                const auto oh = format::read_chunk_header(old.bytes);
+                const auto oext = codec::block_extents(old.bytes, oh);
+                for (std::int32_t b = 0; oext && b < bpc_; ++b) {
+                    if (holds(ci, b)) {
+                        const auto [x, y] = (*oext)[static_cast<std::size_t>(b)];
+                        payload[b] = old.bytes.subspan(x, y - x);
+                    }
+                }
+            }
+            std::vector<std::int32_t> now(blocks->begin(), blocks->end());
+            if (has_delta(h)) {
+                now.push_back(0);  // the reference of the others, fetched with them
+            }
+            for (std::int32_t b : now) {
+                if (b >= 0 && b < bpc_) {
+                    const auto [x, y] = (*ext)[static_cast<std::size_t>(b)];
+                    payload[b] = c.bytes.subspan(x, y - x);
+                }
+            }
+            // Spliced: header, block starts, then each block's bytes (streams of length zero
+            // for blocks not held: zeros to any reader).
+            const auto hs = static_cast<std::size_t>(h.header_size());
+            chunk.assign(c.bytes.begin(), c.bytes.begin() + static_cast<std::ptrdiff_t>(hs));
+            chunk.resize(hs + 4 * static_cast<std::size_t>(bpc_));
+            for (std::int32_t b = 0; b < bpc_; ++b) {
+                format::store_le<std::int32_t>(chunk.data() + hs + 4 * static_cast<std::size_t>(b),
+                                               static_cast<std::int32_t>(chunk.size()));
+                const auto it = payload.find(b);
+                if (it != payload.end()) {
+                    chunk.insert(chunk.end(), it->second.begin(), it->second.end());
+                    got.push_back(b);
+                } else {
+                    chunk.resize(chunk.size() +
+                                 4 * static_cast<std::size_t>(codec::block_streams(h, b)));
+                }
+            }
+            format::store_le<std::int32_t>(chunk.data() + 12,
+                                           static_cast<std::int32_t>(chunk.size()));
+        }
+        storage::FrameEdit e = frame_->keep_all();
+        std::vector<bool> next = fetched_;  // what the cache holds after this commit
+        // Within the bound: other chunks go, largest first.
+        if (max_bytes_ > 0) {
+            if (chunk.size() > max_bytes_) {
+                return;
+            }
+            std::uint64_t total = chunk.size();
+            for (std::size_t k = 0; k < sizes_.size(); ++k) {
+                total += static_cast<std::int64_t>(k) == ci ? 0 : sizes_[k];
+            }
+            while (total > max_bytes_) {
+                std::size_t big = 0;
+                for (std::size_t k = 0; k < sizes_.size(); ++k) {
+                    if (static_cast<std::int64_t>(k) != ci && sizes_[k] > sizes_[big]) {
+                        big = k;
+                    }
+                }
+                if (sizes_[big] == 0 || static_cast<std::int64_t>(big) == ci) {
+                    break;
+                }
+                total -= sizes_[big];
+                sizes_[big] = 0;
+                e.replace(static_cast<std::int64_t>(big), {zeros_.data(), zeros_.size()});
+                for (std::int64_t b = 0; b < bpc_; ++b) {
+                    next[big * static_cast<std::size_t>(bpc_) + static_cast<std::size_t>(b)] =
+                        false;
+                }
+            }
+        }
+        e.replace(ci, {chunk.data(), chunk.size()});
+        for (std::int32_t b : got) {
+            next[static_cast<std::size_t>(ci * bpc_ + b)] = true;
+        }
+        e.set_vlmeta(kBits, packed(Value::binary(bitmap(next))));
+        frame_->apply(e);  // the chunk and the bits that name it, in one commit
+        fetched_ = std::move(next);
+        sizes_[static_cast<std::size_t>(ci)] = chunk.size();
+    } catch (const Error&) {
+        // A cache that cannot be written (a full disk, a broken file) never fails a read: it
+        // stops taking chunks. The bits already set name chunks that are there.
+        writable_ = false;
+    }
+}
+
+}  // namespace b2nd::detail

@@ -1,0 +1,192 @@
+// The persistent cache of arrays read over HTTP (OpenOptions::http_cache), from nginx on
+// 127.0.0.1: what one handle fetched, the next one (in another process too) reads without a
+// request; the file is python-blosc2's Proxy layout; a changed remote file empties it; its size
+// stays within its bound; a file that is no cache is never replaced.
+#include <filesystem>
+#include <random>
+
+#include <catch2/catch.hpp>
+
+#include <b2nd/b2nd.hpp>
+#include <b2nd/objects.hpp>
+#include <b2nd/storage/frame.hpp>
+#include <b2nd/storage/http.hpp>
+#include <b2nd/value.hpp>
+
+#include "support/files.hpp"
+#include "support/http_servers.hpp"
+#include "support/temp_dir.hpp"
+#include <sys/wait.h>
+#include <unistd.h>
+
+using b2nd::test::ServerProcess;
+
+namespace {
+
+struct Served {
+    b2nd::test::TempDir dir;  // served
+    b2nd::test::TempDir own;  // the caches
+    std::unique_ptr<ServerProcess> server;
+
+    void write(float offset) const {
+        std::vector<float> v(32 * 64 * 64);
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            v[i] = static_cast<float>(i % 1013) * 0.25f + offset;
+        }
+        b2nd::CreateOptions co;
+        co.chunk_shape = {16, 32, 32};
+        co.block_shape = {8, 16, 16};
+        co.overwrite = true;
+        b2nd::AnyArray::create_from(
+            dir / "a.b2nd", b2nd::DType::parse("<f4"), {32, 64, 64},
+            {reinterpret_cast<const std::uint8_t*>(v.data()), v.size() * sizeof(float)}, co);
+    }
+    std::string url() const { return server->url("a.b2nd"); }
+    b2nd::OpenOptions cached(std::uint64_t bound = 0) const {
+        b2nd::OpenOptions o;
+        o.http_cache = own / "cache.b2nd";
+        o.http_cache_bytes = bound;
+        o.http.head_bytes = 1024;
+        return o;
+    }
+    b2nd::AnyArray local() const { return b2nd::AnyArray::open(dir / "a.b2nd"); }
+};
+
+std::unique_ptr<Served> serve(std::string& why) {
+    if (!b2nd::storage::http_available()) {
+        why = "this build has no libcurl";
+        return nullptr;
+    }
+    auto s = std::make_unique<Served>();
+    s->write(0);
+    s->server = ServerProcess::nginx(s->dir.path());
+    if (!s->server) {
+        why = "nginx is not installed (Debian package nginx)";
+        return nullptr;
+    }
+    return s;
+}
+
+/// Requests a read made, on a fresh handle.
+std::uint64_t requests_of(const b2nd::AnyArray& a, const std::function<void()>& read) {
+    const std::uint64_t before = a.frame().transfers().requests;
+    read();
+    return a.frame().transfers().requests - before;
+}
+
+const b2nd::Box kA{{2, 3, 4}, {5, 6, 7}, {1, 1, 1}};        // blocks of chunk 0
+const b2nd::Box kB{{9, 20, 20}, {6, 10, 10}, {1, 1, 1}};    // other blocks of chunk 0
+const b2nd::Box kBoth{{2, 3, 4}, {13, 27, 26}, {1, 1, 1}};  // both (and more)
+
+}  // namespace
+
+TEST_CASE("http cache: what one handle fetched, the next reads without a request", "[http]") {
+    B2ND_HTTP_FIXTURE(s, serve);
+    {
+        const auto a = b2nd::AnyArray::open(s.url(), s.cached());
+        CHECK(requests_of(a, [&] { CHECK(a.read(kA) == s.local().read(kA)); }) > 0);
+    }
+    {
+        const auto b = b2nd::AnyArray::open(s.url(), s.cached());
+        CHECK(requests_of(b, [&] { CHECK(b.read(kA) == s.local().read(kA)); }) == 0);
+        // Other blocks of the same chunk: fetched, and spliced in beside the first ones.
+        CHECK(requests_of(b, [&] { CHECK(b.read(kB) == s.local().read(kB)); }) > 0);
+    }
+    // In another process: both boxes from the cache alone.
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        int code = 0;
+        try {
+            b2nd::OpenOptions o = s.cached();
+            o.nthreads = 1;
+            const auto c = b2nd::AnyArray::open(s.url(), o);
+            const std::uint64_t before = c.frame().transfers().requests;
+            const bool same = c.read(kA) == s.local().read(kA) && c.read(kB) == s.local().read(kB);
+            code = !same ? 1 : (c.frame().transfers().requests != before ? 2 : 0);
+        } catch (...) {
+            code = 3;
+        }
+        ::_exit(code);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);  // 1: wrong values, 2: requests made, 3: an error
+    // The union reads right, whatever mix of cache and network serves it.
+    const auto d = b2nd::AnyArray::open(s.url(), s.cached());
+    CHECK(d.read(kBoth) == s.local().read(kBoth));
+    CHECK(d.read() == s.local().read());
+    const auto e = b2nd::AnyArray::open(s.url(), s.cached());
+    CHECK(requests_of(e, [&] { CHECK(e.read() == s.local().read()); }) == 0);
+}
+
+TEST_CASE("http cache: the file is a python-blosc2 Proxy cache", "[http]") {
+    B2ND_HTTP_FIXTURE(s, serve);
+    {
+        const auto a = b2nd::AnyArray::open(s.url(), s.cached());
+        (void)a.read(kA);
+    }
+    const std::string cache = s.own / "cache.b2nd";
+    const auto f = b2nd::storage::Frame::open(cache);
+    REQUIRE(f.metalayer("proxy-source") != nullptr);
+    REQUIRE(f.metalayer("b2nd") != nullptr);
+    for (const char* name : {"proxy-fetched-blocks", "proxy-fetched-bpc", "proxy-stamp"}) {
+        CHECK(f.vlmeta(name).has_value());
+    }
+    const auto bpc = b2nd::Value::from_msgpack(*f.vlmeta("proxy-fetched-bpc"));
+    CHECK(bpc.as<std::int64_t>() == 8);  // (16/8) * (32/16) * (32/16) blocks per chunk
+    // Read as python-blosc2's proxy object: the fetched blocks are there, the others refused.
+    const auto p = b2nd::AnyArray::open(cache);
+    CHECK(b2nd::object_kind(p.frame()) == b2nd::ObjectKind::proxy);
+    CHECK(p.read(kA) == s.local().read(kA));
+    CHECK_THROWS_WITH(p.read(b2nd::Box{{20, 40, 40}, {4, 4, 4}, {1, 1, 1}}),
+                      Catch::Contains("never fetched"));
+    // The URL is named without credentials.
+    const auto src = b2nd::Value::from_msgpack(f.metalayer("proxy-source")->content);
+    CHECK(src.find("url")->as<std::string>() == s.url());
+}
+
+TEST_CASE("http cache: a changed remote file empties its cache", "[http]") {
+    B2ND_HTTP_FIXTURE(s, serve);
+    {
+        const auto a = b2nd::AnyArray::open(s.url(), s.cached());
+        CHECK(a.read() == s.local().read());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // a new Last-Modified second
+    s.write(500);                                                  // new values, new ETag
+    const auto b = b2nd::AnyArray::open(s.url(), s.cached());
+    CHECK(b.read(kA) == s.local().read(kA));  // not the old values the cache held
+    CHECK(b.read() == s.local().read());
+    const auto stamp = b2nd::Value::from_msgpack(
+        *b2nd::storage::Frame::open(s.own / "cache.b2nd").vlmeta("proxy-stamp"));
+    CHECK(stamp.as<std::string>() == b.frame().stamp());
+}
+
+TEST_CASE("http cache: the cache stays within its bound", "[http]") {
+    B2ND_HTTP_FIXTURE(s, serve);
+    const std::uint64_t bound = 40000;  // a few of the 8 chunks of about 30 KB
+    const auto a = b2nd::AnyArray::open(s.url(), s.cached(bound));
+    CHECK(a.read() == s.local().read());
+    b2nd::OpenOptions raw;
+    raw.raw_objects = true;
+    const auto c = b2nd::AnyArray::open(s.own / "cache.b2nd", raw);
+    std::uint64_t stored = 0;
+    for (std::int64_t i = 0; i < c.frame().nchunks(); ++i) {
+        stored += c.frame().chunk_unchecked(i).bytes.size();
+    }
+    CHECK(stored <= bound);
+    CHECK(stored > 0);
+    // Still right through a cache that dropped chunks.
+    const auto b = b2nd::AnyArray::open(s.url(), s.cached(bound));
+    CHECK(b.read() == s.local().read());
+}
+
+TEST_CASE("http cache: a file that is no cache is refused, never replaced", "[http]") {
+    B2ND_HTTP_FIXTURE(s, serve);
+    const std::string other = s.own / "cache.b2nd";
+    std::filesystem::copy_file(s.dir / "a.b2nd", other);
+    const auto before = b2nd::test::read_file(other);
+    CHECK_THROWS_WITH(b2nd::AnyArray::open(s.url(), s.cached()),
+                      Catch::Contains("not a proxy cache"));
+    CHECK(b2nd::test::read_file(other) == before);
+}

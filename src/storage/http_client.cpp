@@ -64,7 +64,8 @@ std::string range_text(std::uint64_t a, std::uint64_t b) {
 struct Transfer {
     FileRanges* file = nullptr;
     std::vector<std::size_t> pieces;  // indices into file->pieces, by offset
-    std::uint64_t a = 0, b = 0;
+    std::uint64_t a = 0, b = 0;       // from the first range's start to the last one's end
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> subs;  // the ranges asked, in order
     bool may_end = false;
     int attempt = 0;
     Clock::time_point not_before{};
@@ -87,6 +88,13 @@ struct Transfer {
     std::string problem;       // why the answer was refused (set by the callbacks)
     bool changed = false;      // ... because the file is another version
     bool final = false;        // ... and retrying cannot help
+    // A multipart/byteranges answer: its boundary, the parser's state, the parts received.
+    std::string boundary;
+    bool in_part = false;       // reading a part's bytes (else: a delimiter and part headers)
+    std::string part_head;      // bytes of the delimiter and headers read so far
+    std::uint64_t part_at = 0;  // file offset of the part's next byte
+    std::uint64_t part_left = 0;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> covered;  // parts received
 
     void reset_attempt() {
         status = 0;
@@ -95,8 +103,14 @@ struct Transfer {
         etag.clear();
         last_modified.clear();
         problem.clear();
+        boundary.clear();
+        in_part = false;
+        part_head.clear();
+        part_at = part_left = 0;
+        covered.clear();
         errbuf[0] = '\0';
     }
+    bool multi() const noexcept { return subs.size() > 1; }
 };
 
 }  // namespace
@@ -177,7 +191,7 @@ void judge(Transfer& t, HttpClient::Pool* pool) {
                      (!id.last_modified.empty() && !t.last_modified.empty() &&
                       t.last_modified != id.last_modified));
     if (t.status == 206) {
-        if (!t.has_range) {
+        if (!t.has_range && t.boundary.empty()) {
             return refuse("a 206 answer without Content-Range", false, false);
         }
         if (t.cr_total_known && id.known && t.cr_total != id.size) {
@@ -190,7 +204,13 @@ void judge(Transfer& t, HttpClient::Pool* pool) {
                               t.last_modified + ")",
                           true, true);
         }
-        const bool exact = t.cr_first == t.a && t.cr_last + 1 == t.b;
+        if (!t.boundary.empty()) {
+            t.origin = 0;  // multipart/byteranges: each part says where it lies
+            return;
+        }
+        // One range: the one asked; for several, one that holds them all (a server may merge).
+        const bool exact = t.multi() ? t.cr_first <= t.a && t.cr_last + 1 >= t.b
+                                     : t.cr_first == t.a && t.cr_last + 1 == t.b;
         const bool at_end = t.may_end && t.cr_first == t.a && t.cr_total_known &&
                             t.cr_last + 1 == t.cr_total && t.cr_last + 1 < t.b;
         if (!exact && !at_end) {
@@ -245,6 +265,7 @@ std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
     if (line.rfind("HTTP/", 0) == 0) {
         // A new response (after a redirect, or a 100 Continue): forget the last one's headers.
         t->has_range = t->cr_total_known = t->has_length = false;
+        t->boundary.clear();
         t->etag.clear();
         t->last_modified.clear();
         const std::size_t sp = line.find(' ');
@@ -274,12 +295,120 @@ std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
     } else if (key == "content-length") {
         t->has_length = true;
         t->length = std::strtoull(value.c_str(), nullptr, 10);
+    } else if (key == "content-type") {
+        const std::string v = lower(value);
+        const std::size_t at = v.find("boundary=");
+        if (v.rfind("multipart/byteranges", 0) == 0 && at != std::string::npos) {
+            std::string b = value.substr(at + 9);
+            b = b.substr(0, b.find(';'));
+            if (b.size() >= 2 && b.front() == '"' && b.back() == '"') {
+                b = b.substr(1, b.size() - 2);
+            }
+            t->boundary = b;
+        }
     } else if (key == "etag") {
         t->etag = value;
     } else if (key == "last-modified") {
         t->last_modified = value;
     }
     return size * n;
+}
+
+/// Copies body bytes that lie at file offset `from` into the pieces they overlap.
+void deliver(Transfer& t, std::uint64_t from, const char* data, std::size_t len) {
+    const std::uint64_t to = from + len;
+    for (std::size_t k : t.pieces) {
+        HttpPiece& p = t.file->pieces[k];
+        const std::uint64_t lo = std::max(from, p.offset);
+        const std::uint64_t hi = std::min(to, p.offset + p.n);
+        if (lo < hi) {
+            std::memcpy(p.into + (lo - p.offset), data + (lo - from),
+                        static_cast<std::size_t>(hi - lo));
+        }
+    }
+}
+
+/// Reads bytes of a multipart/byteranges body: "--BOUNDARY", part headers (Content-Range), a
+/// blank line, the part's bytes; then the next delimiter, up to "--BOUNDARY--". False (with
+/// t.problem set) for a body that does not parse.
+bool multipart(Transfer& t, const char* data, std::size_t len) {
+    const std::string delimiter = "--" + t.boundary;
+    while (len > 0) {
+        if (t.in_part) {
+            const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(t.part_left, len));
+            deliver(t, t.part_at, data, n);
+            t.part_at += n;
+            t.part_left -= n;
+            data += n;
+            len -= n;
+            if (t.part_left == 0) {
+                t.in_part = false;
+                t.covered.back().second = t.part_at;
+            }
+            continue;
+        }
+        // Between parts: the delimiter line and the part's headers, a byte at a time (short).
+        t.part_head.push_back(*data);
+        ++data;
+        --len;
+        const std::size_t at = t.part_head.find(delimiter);
+        if (at == std::string::npos) {
+            if (t.part_head.size() > 4096) {
+                t.problem = "a multipart/byteranges body without its delimiter";
+                return false;
+            }
+            continue;
+        }
+        if (t.part_head.size() >= at + delimiter.size() + 2 &&
+            t.part_head.compare(at + delimiter.size(), 2, "--") == 0) {
+            t.part_head.clear();  // the closing delimiter: what follows is an epilogue
+            continue;
+        }
+        const std::size_t end = t.part_head.find("\r\n\r\n", at);
+        if (end == std::string::npos) {
+            if (t.part_head.size() > 8192) {
+                t.problem = "multipart/byteranges part headers too long";
+                return false;
+            }
+            continue;
+        }
+        const std::string head = lower(t.part_head.substr(at, end - at));
+        unsigned long long first = 0, last = 0, total = 0;
+        const std::size_t cr = head.find("content-range:");
+        if (cr == std::string::npos ||
+            std::sscanf(head.c_str() + cr + 14, " bytes %llu-%llu/%llu", &first, &last, &total) !=
+                3 ||
+            last < first) {
+            t.problem = "a multipart/byteranges part without a valid Content-Range";
+            return false;
+        }
+        if (t.file->id->known && total != t.file->id->size) {
+            t.problem = "the file now has " + std::to_string(total) + " bytes, not " +
+                        std::to_string(t.file->id->size);
+            t.changed = t.final = true;
+            return false;
+        }
+        t.part_head.clear();
+        t.in_part = true;
+        t.part_at = first;
+        t.part_left = last - first + 1;
+        t.covered.emplace_back(first, first);
+    }
+    return true;
+}
+
+/// Whether every range asked arrived whole in the parts of a multipart answer.
+bool all_covered(const Transfer& t) {
+    for (const auto& [a, b] : t.subs) {
+        bool inside = false;
+        for (const auto& [x, y] : t.covered) {
+            inside = inside || (x <= a && b <= y);
+        }
+        if (!inside) {
+            return false;
+        }
+    }
+    return true;
 }
 
 struct WriteContext {
@@ -298,6 +427,10 @@ std::size_t on_body(char* data, std::size_t size, std::size_t n, void* user) {
         return t.status >= 300 && t.status < 600 && t.pos + len < 65536 ? (t.pos += len, len) : 0;
     }
     ctx->pool->bytes.fetch_add(len, std::memory_order_relaxed);
+    if (!t.boundary.empty()) {
+        t.pos += len;
+        return multipart(t, data, len) ? len : 0;
+    }
     const std::uint64_t from = t.origin + t.pos;
     const std::uint64_t to = from + len;
     t.pos += len;
@@ -305,15 +438,7 @@ std::size_t on_body(char* data, std::size_t size, std::size_t n, void* user) {
         t.problem = "more bytes than the Content-Range announced";
         return 0;
     }
-    for (std::size_t k : t.pieces) {
-        HttpPiece& p = t.file->pieces[k];
-        const std::uint64_t lo = std::max(from, p.offset);
-        const std::uint64_t hi = std::min(to, p.offset + p.n);
-        if (lo < hi) {
-            std::memcpy(p.into + (lo - p.offset), data + (lo - from),
-                        static_cast<std::size_t>(hi - lo));
-        }
-    }
+    deliver(t, from, data, len);
     if (t.status == 200 && to >= t.b) {
         t.done_early = true;  // the rest of the file is not wanted
         return 0;
@@ -357,6 +482,47 @@ void plan(FileRanges& file, std::uint64_t gap, std::deque<Transfer>& out) {
         cur->may_end = p.may_end;
         cur->pieces.push_back(k);
     }
+    for (Transfer& t : out) {
+        if (t.file == &file) {
+            t.subs = {{t.a, t.b}};
+        }
+    }
+}
+
+/// Packs the small single-range requests of one file (those from `first` on) into requests of
+/// several ranges: at most max_ranges each, over as many requests as may be in flight.
+void pack(std::deque<Transfer>& out, std::size_t first, const HttpOptions& o) {
+    constexpr std::uint64_t kSmall = 1 << 20;  // larger ranges keep a request (a stream) each
+    std::vector<Transfer> small;
+    std::vector<Transfer> keep;
+    for (std::size_t k = first; k < out.size(); ++k) {
+        Transfer& t = out[k];
+        if (!t.may_end && t.b - t.a <= kSmall && o.max_ranges > 1) {
+            small.push_back(std::move(t));
+        } else {
+            keep.push_back(std::move(t));
+        }
+    }
+    out.erase(out.begin() + static_cast<std::ptrdiff_t>(first), out.end());
+    for (Transfer& t : keep) {
+        out.push_back(std::move(t));
+    }
+    if (small.empty()) {
+        return;
+    }
+    const std::size_t per =
+        std::clamp<std::size_t>((small.size() + static_cast<std::size_t>(o.max_in_flight) - 1) /
+                                    static_cast<std::size_t>(o.max_in_flight),
+                                1, static_cast<std::size_t>(o.max_ranges));
+    for (std::size_t k = 0; k < small.size(); k += per) {
+        Transfer m = std::move(small[k]);
+        for (std::size_t j = k + 1; j < std::min(k + per, small.size()); ++j) {
+            m.subs.push_back(small[j].subs.front());
+            m.pieces.insert(m.pieces.end(), small[j].pieces.begin(), small[j].pieces.end());
+            m.b = small[j].b;
+        }
+        out.push_back(std::move(m));
+    }
 }
 
 void configure(Transfer& t, WriteContext& ctx, const HttpOptions& o) {
@@ -397,7 +563,10 @@ void configure(Transfer& t, WriteContext& ctx, const HttpOptions& o) {
         curl_easy_setopt(e, CURLOPT_HTTPAUTH, static_cast<long>(CURLAUTH_BEARER));
         curl_easy_setopt(e, CURLOPT_XOAUTH2_BEARER, token);
     }
-    const std::string range = std::to_string(t.a) + "-" + std::to_string(t.b - 1);
+    std::string range;
+    for (const auto& [x, y] : t.subs) {
+        range += (range.empty() ? "" : ",") + std::to_string(x) + "-" + std::to_string(y - 1);
+    }
     curl_easy_setopt(e, CURLOPT_RANGE, range.c_str());  // copied by libcurl
     // The version we read: a server that honours preconditions answers 412 when it is gone.
     if (id.known && !id.etag.empty() && id.etag.rfind("W/", 0) != 0) {
@@ -433,7 +602,9 @@ void HttpClient::fetch(std::vector<FileRanges>& files) const {
     const HttpOptions& o = pool_->options;
     std::deque<Transfer> all;  // stable addresses
     for (FileRanges& f : files) {
+        const std::size_t first = all.size();
         plan(f, o.merge_gap, all);
+        pack(all, first, o);
     }
     if (all.empty()) {
         return;
@@ -513,6 +684,12 @@ void HttpClient::fetch(std::vector<FileRanges>& files) const {
                     final = rc == CURLE_UNSUPPORTED_PROTOCOL || rc == CURLE_URL_MALFORMAT ||
                             rc == CURLE_COULDNT_RESOLVE_HOST || rc == CURLE_TOO_MANY_REDIRECTS ||
                             rc == CURLE_LOGIN_DENIED;
+                }
+                if (why.empty() && !t->boundary.empty()) {
+                    if (all_covered(*t)) {
+                        continue;  // (no range that may end early goes with others)
+                    }
+                    why = "a multipart/byteranges answer without every range asked";
                 }
                 if (why.empty()) {
                     // Complete: every byte asked for (or to the file's end) arrived.

@@ -26,7 +26,7 @@ constexpr std::uint64_t kUnknownRoom = UINT64_MAX;
 }  // namespace
 
 struct RemoteChunks::Image {
-    std::mutex mutex;  // held while anything of the image is fetched or read
+    bool busy = false;  // claimed (RemoteChunks::claim): being fetched into, or read
     Place place;
     bool head_known = false;
     format::ChunkHeader h;
@@ -322,15 +322,32 @@ void RemoteChunks::fetch(const std::vector<Want>& wants) const {
         order.push_back(&w);
     }
     {
-        std::vector<std::unique_lock<std::mutex>> locks;
-        locks.reserve(images.size());
-        for (const auto& img : images) {
-            locks.emplace_back(img->mutex);
-        }
+        const Claim claim(*this, images);
         fetch_heads(images, order);
         fetch_bodies(images, order);
     }
     trim();
+}
+
+RemoteChunks::Claim::Claim(const RemoteChunks& owner,
+                           const std::vector<std::shared_ptr<Image>>& images)
+    : owner_(owner), images_(images) {
+    // In key order (the callers' order), each once free: two claims never wait for each other.
+    std::unique_lock<std::mutex> lock(owner_.mutex_);
+    for (const auto& img : images_) {
+        owner_.freed_.wait(lock, [&] { return !img->busy; });
+        img->busy = true;
+    }
+}
+
+RemoteChunks::Claim::~Claim() {
+    {
+        std::lock_guard<std::mutex> lock(owner_.mutex_);
+        for (const auto& img : images_) {
+            img->busy = false;
+        }
+    }
+    owner_.freed_.notify_all();
 }
 
 RemoteChunks::Chunk RemoteChunks::chunk(std::int64_t key,
@@ -342,7 +359,7 @@ RemoteChunks::Chunk RemoteChunks::chunk(std::int64_t key,
     std::vector<std::shared_ptr<Image>> one{img};
     std::vector<const Want*> order{&w};
     {
-        std::lock_guard<std::mutex> lock(img->mutex);
+        const Claim claim(*this, one);
         fetch_heads(one, order);
         if (!head_only) {  // no blocks: the head is enough
             fetch_bodies(one, order);

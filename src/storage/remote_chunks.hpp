@@ -12,6 +12,7 @@
 // recently used go first; a reader holding one keeps it alive).
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <list>
@@ -68,6 +69,20 @@ public:
     struct Image;
 
 private:
+    /// Images claimed for fetching into (one claim at a time per image; waiting in key order).
+    /// Without a mutex per image: a batch may claim thousands.
+    class Claim {
+    public:
+        Claim(const RemoteChunks& owner, const std::vector<std::shared_ptr<Image>>& images);
+        ~Claim();
+        Claim(const Claim&) = delete;
+        Claim& operator=(const Claim&) = delete;
+
+    private:
+        const RemoteChunks& owner_;
+        const std::vector<std::shared_ptr<Image>>& images_;
+    };
+
     std::shared_ptr<Image> image(std::int64_t key) const;
     /// Round 1: the heads of images that are new (a chunk wanted whole: all of it, where its
     /// length is known).
@@ -82,7 +97,8 @@ private:
     std::int64_t nblocks_hint_;
     std::uint64_t budget_;
     bool blocks_;
-    mutable std::mutex mutex_;  // the map and the LRU list
+    mutable std::mutex mutex_;               // the map, the LRU list, the images' busy flags
+    mutable std::condition_variable freed_;  // an image's claim ended
     mutable std::unordered_map<std::int64_t, std::shared_ptr<Image>> images_;
     mutable std::list<std::int64_t> lru_;  // most recent at the front
     mutable std::uint64_t held_ = 0;       // bytes of images with a known size

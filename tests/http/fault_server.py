@@ -121,25 +121,41 @@ class Handler(BaseHTTPRequestHandler):
             return self.answer(412, b"precondition failed", tags)
         first, last = 0, size - 1
         ranged = False
+        spans = []
         spec = self.headers.get("Range")
         if spec and spec.startswith("bytes=") and fault != "norange":
-            a, _, b = spec[6:].partition("-")
-            if a == "":
-                first, last = max(0, size - int(b)), size - 1
-            else:
-                first, last = int(a), (int(b) if b else size - 1)
-                last = min(last, size - 1)
-            if first >= size or first > last:
+            for one in spec[6:].split(","):
+                a, _, b = one.strip().partition("-")
+                if a == "":
+                    f0, l0 = max(0, size - int(b)), size - 1
+                else:
+                    f0, l0 = int(a), min(int(b) if b else size - 1, size - 1)
+                if f0 < size and f0 <= l0:
+                    spans.append((f0, l0))
+            if not spans:
                 return self.answer(416, b"", tags + [("Content-Range", "bytes */%d" % size)])
             ranged = True
-        with open(file, "rb") as f:
-            if fault == "wrongrange" and active and last + 1 < size:
-                first, last = first + 1, last + 1
-            f.seek(first)
-            body = f.read(last - first + 1)
+            first, last = spans[0]
         headers = list(tags)
-        if ranged:
-            headers.append(("Content-Range", "bytes %d-%d/%d" % (first, last, size)))
+        with open(file, "rb") as f:
+            if len(spans) > 1:
+                # Several ranges: a multipart/byteranges body, a part per range.
+                parts = []
+                for f0, l0 in spans:
+                    f.seek(f0)
+                    parts.append(b"\r\n--B2NDBOUNDARY\r\nContent-Type: application/octet-stream\r\n"
+                                 b"Content-Range: bytes %d-%d/%d\r\n\r\n" % (f0, l0, size))
+                    parts.append(f.read(l0 - f0 + 1))
+                parts.append(b"\r\n--B2NDBOUNDARY--\r\n")
+                body = b"".join(parts)
+                headers.append(("Content-Type", "multipart/byteranges; boundary=B2NDBOUNDARY"))
+            else:
+                if fault == "wrongrange" and active and last + 1 < size:
+                    first, last = first + 1, last + 1
+                f.seek(first)
+                body = f.read(last - first + 1)
+                if ranged:
+                    headers.append(("Content-Range", "bytes %d-%d/%d" % (first, last, size)))
         if fault == "short" and active:
             body = body[: len(body) // 2]
         self.send_response(206 if ranged else 200)

@@ -80,7 +80,7 @@ const b2nd::Box kBoth{{2, 3, 4}, {13, 27, 26}, {1, 1, 1}};  // both (and more)
 
 }  // namespace
 
-TEST_CASE("http cache: what one handle fetched, the next reads without a request", "[http]") {
+TEST_CASE("http cache: what one handle fetched, the next reads without a request", "[http][fork]") {
     B2ND_HTTP_FIXTURE(s, serve);
     {
         const auto a = b2nd::AnyArray::open(s.url(), s.cached());

@@ -212,4 +212,17 @@ TEST_CASE("http: a box fetches its touched blocks only, in two batches", "[http]
     // Repeats come from the decoded-block cache: nothing more is fetched.
     CHECK(remote.read(straddling) == local.read(straddling));
     CHECK(remote.frame().transfers().requests == two.requests);
+    // 300 scattered points touch most blocks of all 8 chunks: several ranges go out per request
+    // (multipart/byteranges), so two batches of at most max_in_flight requests.
+    std::vector<std::int64_t> coords;
+    for (int p = 0; p < 300 * 3; ++p) {
+        coords.push_back(std::uniform_int_distribution<std::int64_t>(0, 63)(rng));
+    }
+    const auto fresh = b2nd::AnyArray::open(nginx->url("a.b2nd"), o);
+    const std::uint64_t before = fresh.frame().transfers().requests;
+    std::vector<float> got(300), want(300);
+    fresh.read_points(coords.data(), 300, got.data());
+    local.read_points(coords.data(), 300, want.data());
+    CHECK(got == want);
+    CHECK(fresh.frame().transfers().requests - before <= 2 * 8);
 }

@@ -37,6 +37,12 @@ struct HttpOptions {
     /// Ranges of one file closer than this are fetched by one request (the bytes between them
     /// are fetched and dropped: cheaper than a round trip on any network).
     std::uint64_t merge_gap = 4096;
+    /// Ranges of one file that are further apart (blocks of several chunks) go out several to a
+    /// request (`Range: bytes=a-b,c-d,...`, answered as multipart/byteranges), up to this many,
+    /// spread over max_in_flight requests: a read of 1000 scattered blocks costs a few round
+    /// trips, not 1000 / max_in_flight. 1: one range per request. Servers that answer such a
+    /// request with fewer or merged ranges, or the whole file, are read right too.
+    int max_ranges = 64;
     /// The first request fetches this much of the file's start (a frame header with its
     /// metalayers fits), the second its end from the offsets index on: open costs 2 requests.
     std::uint64_t head_bytes = 64 * 1024;

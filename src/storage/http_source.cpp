@@ -174,6 +174,21 @@ std::shared_ptr<const HttpSource> HttpSource::reopen() const {
 }
 
 void read_many(std::vector<SourceRanges>& batch) {
+    // One entry per source (the chunks of a contiguous frame share theirs): its ranges go out
+    // together.
+    for (std::size_t k = 1; k < batch.size();) {
+        std::size_t same = 0;
+        while (same < k && batch[same].file != batch[k].file) {
+            ++same;
+        }
+        if (same < k) {
+            batch[same].ranges.insert(batch[same].ranges.end(), batch[k].ranges.begin(),
+                                      batch[k].ranges.end());
+            batch.erase(batch.begin() + static_cast<std::ptrdiff_t>(k));
+        } else {
+            ++k;
+        }
+    }
     if (batch.size() == 1) {
         batch[0].file->read_into(batch[0].ranges);
         return;

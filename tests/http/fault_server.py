@@ -182,6 +182,7 @@ def main():
     args = p.parse_args()
     Handler.root = args.root
     Handler.delay = args.delay_ms / 1000.0
+    ThreadingHTTPServer.request_queue_size = 128  # not 5: clients open 8+ connections at once
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True
     print("PORT %d" % server.server_address[1], flush=True)

@@ -212,6 +212,14 @@ TEST_CASE("http: a box fetches its touched blocks only, in two batches", "[http]
     // Repeats come from the decoded-block cache: nothing more is fetched.
     CHECK(remote.read(straddling) == local.read(straddling));
     CHECK(remote.frame().transfers().requests == two.requests);
+    // One request in flight: each batch is one request of many ranges (the heads of the 8
+    // chunks, then their blocks), whatever the ranges' number.
+    b2nd::OpenOptions one_at_a_time = o;
+    one_at_a_time.http.max_in_flight = 1;
+    const auto serial = b2nd::AnyArray::open(nginx->url("a.b2nd"), one_at_a_time);
+    const std::uint64_t opened_serial = serial.frame().transfers().requests;
+    CHECK(serial.read(straddling) == local.read(straddling));
+    CHECK(serial.frame().transfers().requests - opened_serial == 2);
     // 300 scattered points touch most blocks of all 8 chunks: several ranges go out per request
     // (multipart/byteranges), so two batches of at most max_in_flight requests.
     std::vector<std::int64_t> coords;

@@ -16,6 +16,7 @@
 #include "support/http_servers.hpp"
 #include "support/json.hpp"
 #include "support/temp_dir.hpp"
+#include <sys/wait.h>
 
 namespace fs = std::filesystem;
 using b2nd::test::Json;
@@ -234,3 +235,47 @@ TEST_CASE("http: a box fetches its touched blocks only, in two batches", "[http]
     CHECK(got == want);
     CHECK(fresh.frame().transfers().requests - before <= 2 * 8);
 }
+
+#ifdef B2ND_CLI_PATH
+namespace {
+
+/// Runs the b2nd tool; its exit code.
+int tool(const std::string& args) {
+    const int status =
+        std::system((std::string(B2ND_CLI_PATH) + " " + args + " > /dev/null 2>&1").c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace
+
+TEST_CASE("http: the tool's read commands take URLs", "[http]") {
+    std::string why;
+    const auto nginx = serve(why);
+    if (!nginx) {
+        B2ND_SKIP(why);
+    }
+    const std::string dir = b2nd::test::corpus_dir();
+    b2nd::test::TempDir tmp;
+    // A contiguous frame, a sparse frame and a .b2z leaf: exported by URL and from the file,
+    // the same .npy bytes.
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"codec_lz4_clevel5.b2nd", "0:50, 3:40"},
+        {"append_general_i8_sframe.b2frame", ""},
+        {"stores/trees/t1.b2z:/group/sub/counts", "1:11, :, 2"},
+    };
+    for (const auto& [rel, slice] : cases) {
+        INFO(rel);
+        const std::string sel = slice.empty() ? "" : " --slice \"" + slice + "\"";
+        REQUIRE(tool("export " + nginx->url(rel) + " " + (tmp / "remote.npy") + sel) == 0);
+        REQUIRE(tool("export " + dir + "/" + rel + " " + (tmp / "local.npy") + sel) == 0);
+        CHECK(b2nd::test::read_file(tmp / "remote.npy") ==
+              b2nd::test::read_file(tmp / "local.npy"));
+        std::filesystem::remove(tmp / "remote.npy");
+        std::filesystem::remove(tmp / "local.npy");
+        CHECK(tool("info " + nginx->url(rel)) == 0);
+        CHECK(tool("verify " + nginx->url(rel)) == 0);
+    }
+    CHECK(tool("ls " + nginx->url("stores/trees/t1.b2z")) == 0);
+    CHECK(tool("info " + nginx->url("nothere.b2nd")) == 1);  // a bad file: exit 1, said why
+}
+#endif

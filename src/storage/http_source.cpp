@@ -122,6 +122,16 @@ SourceBytes HttpSource::read(std::uint64_t offset, std::uint64_t n) const {
     if (auto k = kept(offset, n, at)) {
         return {ByteSpan(k->data() + at, static_cast<std::size_t>(n)), k};
     }
+    // What is read here is a frame's metadata (header, index and trailer, a zip directory):
+    // chunks go through read_into. A file claiming more is not believed into memory.
+    constexpr std::uint64_t kMaxRead = std::uint64_t{1} << 30;
+    if (n > kMaxRead) {
+        throw FormatError("\"" + name_ + "\": bytes [" + std::to_string(offset) + ", " +
+                              std::to_string(offset) + " + " + std::to_string(n) +
+                              ") asked of it at once: more metadata than any frame has (1 GiB at "
+                              "most)",
+                          offset);
+    }
     auto bytes = std::make_shared<std::vector<std::uint8_t>>(static_cast<std::size_t>(n));
     std::vector<FileRanges> one(1);
     one[0].url = url_;

@@ -2,11 +2,13 @@
 // values equal to the local read (after retries, or a restart on the new file) or in a clear
 // HttpError naming the URL (without credentials), the range and the status.
 #include <filesystem>
+#include <fstream>
 #include <random>
 
 #include <catch2/catch.hpp>
 
 #include <b2nd/b2nd.hpp>
+#include <b2nd/format/frame_header.hpp>
 #include <b2nd/storage/frame.hpp>
 #include <b2nd/storage/http.hpp>
 
@@ -185,4 +187,26 @@ TEST_CASE("http faults: credentials never appear in messages", "[http]") {
                              Catch::Contains("127.0.0.1"));
     CHECK(b2nd::storage::redacted_url(url) ==
           "http://127.0.0.1:" + std::to_string(s.server->port()) + "/nothere.b2nd");
+}
+
+TEST_CASE("http faults: a file claiming absurd metadata is refused, not believed into memory",
+          "[http]") {
+    B2ND_HTTP_FIXTURE(s, serve);
+    // a.b2nd grown (sparsely) to 3 GiB, its header saying the frame fills it and its chunks
+    // take none of it: the offsets index and trailer would be 3 GiB.
+    std::vector<std::uint8_t> bytes = b2nd::test::read_file(s.dir / "a.b2nd");
+    const std::uint64_t huge = std::uint64_t{3} << 30;
+    for (int k = 0; k < 8; ++k) {
+        bytes[b2nd::format::frame_offsets::kFrameLen + static_cast<std::size_t>(k)] =
+            static_cast<std::uint8_t>(huge >> (56 - 8 * k));
+        bytes[b2nd::format::frame_offsets::kCbytes + static_cast<std::size_t>(k)] = 0;
+    }
+    {
+        std::ofstream out(s.dir / "huge.b2nd", std::ios::binary);
+        out.write(reinterpret_cast<const char*>(bytes.data()),
+                  static_cast<std::streamsize>(bytes.size()));
+    }
+    std::filesystem::resize_file(s.dir / "huge.b2nd", huge);
+    CHECK_THROWS_WITH(b2nd::AnyArray::open(s.server->url("huge.b2nd"), quick()),
+                      Catch::Contains("huge.b2nd") && Catch::Contains("1 GiB at most"));
 }

@@ -553,6 +553,9 @@ void configure(Transfer& t, WriteContext& ctx, const HttpOptions& o) {
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, &ctx);
     curl_easy_setopt(e, CURLOPT_USERAGENT, "b2nd-cpp");
+    if (!o.ca_file.empty()) {
+        curl_easy_setopt(e, CURLOPT_CAINFO, o.ca_file.c_str());
+    }
     if (o.netrc) {
         curl_easy_setopt(e, CURLOPT_NETRC, static_cast<long>(CURL_NETRC_OPTIONAL));
         if (const char* f = std::getenv("NETRC"); f != nullptr && *f != '\0') {
@@ -683,7 +686,8 @@ void HttpClient::fetch(std::vector<FileRanges>& files) const {
                     why = describe_curl(rc, t->errbuf);
                     final = rc == CURLE_UNSUPPORTED_PROTOCOL || rc == CURLE_URL_MALFORMAT ||
                             rc == CURLE_COULDNT_RESOLVE_HOST || rc == CURLE_TOO_MANY_REDIRECTS ||
-                            rc == CURLE_LOGIN_DENIED;
+                            rc == CURLE_LOGIN_DENIED || rc == CURLE_PEER_FAILED_VERIFICATION ||
+                            rc == CURLE_SSL_CACERT_BADFILE || rc == CURLE_SSL_CERTPROBLEM;
                 }
                 if (why.empty() && !t->boundary.empty()) {
                     if (all_covered(*t)) {

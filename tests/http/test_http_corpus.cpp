@@ -279,3 +279,50 @@ TEST_CASE("http: the tool's read commands take URLs", "[http]") {
     CHECK(tool("info " + nginx->url("nothere.b2nd")) == 1);  // a bad file: exit 1, said why
 }
 #endif
+
+TEST_CASE("http: https with HTTP/2 (nginx, a certificate made here)", "[http]") {
+    const std::string openssl = b2nd::test::find_program("openssl");
+    if (openssl.empty() || !b2nd::storage::http_available()) {
+        B2ND_SKIP("openssl or libcurl missing");
+    }
+    b2nd::test::TempDir tmp;
+    const std::string cert = tmp / "cert.pem", key = tmp / "key.pem";
+    const std::string make = openssl +
+                             " req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 "
+                             "-addext subjectAltName=IP:127.0.0.1 -keyout " +
+                             key + " -out " + cert + " > /dev/null 2>&1";
+    REQUIRE(std::system(make.c_str()) == 0);
+    std::vector<std::int32_t> v(40 * 50 * 60);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        v[i] = static_cast<std::int32_t>(i * 7 % 1001);
+    }
+    b2nd::CreateOptions co;
+    co.chunk_shape = {20, 25, 30};
+    co.block_shape = {5, 5, 10};
+    b2nd::AnyArray::create_from(tmp / "a.b2nd", b2nd::DType::parse("<i4"), {40, 50, 60},
+                                {reinterpret_cast<const std::uint8_t*>(v.data()), v.size() * 4},
+                                co);
+    const auto server = ServerProcess::nginx(tmp.path(), cert, key);
+    if (!server) {
+        B2ND_SKIP("nginx is not installed (Debian package nginx)");
+    }
+    REQUIRE(server->url("a.b2nd").rfind("https://", 0) == 0);
+    b2nd::OpenOptions o;
+    o.http.ca_file = cert;
+    o.http.head_bytes = 1024;
+    const auto local = b2nd::AnyArray::open(tmp / "a.b2nd");
+    const auto remote = b2nd::AnyArray::open(server->url("a.b2nd"), o);
+    const b2nd::Box box{{3, 7, 11}, {30, 30, 30}, {1, 1, 1}};
+    CHECK(remote.read(box) == local.read(box));
+    CHECK(remote.read() == local.read());
+    // Servers are verified: without the certificate, an error at once (retrying cannot help).
+    b2nd::OpenOptions plain;
+    plain.http.retries = 3;
+    try {
+        (void)b2nd::AnyArray::open(server->url("a.b2nd"), plain);
+        FAIL("an unverified server was read");
+    } catch (const b2nd::HttpError& e) {
+        CHECK(e.status() == 0);
+        CHECK_THAT(e.what(), !Catch::Contains("attempts") && Catch::Contains("127.0.0.1"));
+    }
+}

@@ -73,13 +73,17 @@ inline bool listening(int port) {
 class ServerProcess {
 public:
     /// nginx serving `root` (static files, Range, ETag), or nothing when nginx is not installed.
-    static std::unique_ptr<ServerProcess> nginx(const std::string& root) {
+    /// With `cert` and `key` (PEM files): https, HTTP/2 offered.
+    static std::unique_ptr<ServerProcess> nginx(const std::string& root,
+                                                const std::string& cert = {},
+                                                const std::string& key = {}) {
         const std::string bin = find_program("nginx");
         if (bin.empty()) {
             return nullptr;
         }
         auto s = std::unique_ptr<ServerProcess>(new ServerProcess);
         s->port_ = free_port();
+        s->tls_ = !cert.empty();
         const std::string conf = s->dir_ / "nginx.conf";
         std::ofstream(conf) << "daemon off;\nmaster_process off;\nworker_processes 1;\n"
                             << "error_log " << (s->dir_ / "error.log") << ";\n"
@@ -92,8 +96,12 @@ public:
                             << "  uwsgi_temp_path " << s->dir_.path() << ";\n"
                             << "  scgi_temp_path " << s->dir_.path() << ";\n"
                             << "  keepalive_requests 100000;\n"
-                            << "  server { listen 127.0.0.1:" << s->port_ << "; root " << root
-                            << "; }\n}\n";
+                            << "  server { listen 127.0.0.1:" << s->port_
+                            << (cert.empty() ? "" : " ssl http2") << "; root " << root << ";"
+                            << (cert.empty() ? ""
+                                             : " ssl_certificate " + cert +
+                                                   "; ssl_certificate_key " + key + ";")
+                            << " }\n}\n";
         s->spawn({bin, "-c", conf, "-p", s->dir_.path(), "-e", s->dir_ / "error.log"}, false);
         if (!s->wait_listening()) {
             return nullptr;
@@ -132,9 +140,10 @@ public:
     ServerProcess& operator=(const ServerProcess&) = delete;
 
     int port() const noexcept { return port_; }
-    /// http://127.0.0.1:PORT/rel
+    /// http://127.0.0.1:PORT/rel (https:// for a server started with a certificate)
     std::string url(const std::string& rel) const {
-        return "http://127.0.0.1:" + std::to_string(port_) + "/" + rel;
+        return std::string(tls_ ? "https" : "http") + "://127.0.0.1:" + std::to_string(port_) +
+               "/" + rel;
     }
 
 private:
@@ -190,6 +199,7 @@ private:
 
     TempDir dir_;
     int port_ = 0;
+    bool tls_ = false;
     pid_t pid_ = -1;
 };
 

@@ -47,6 +47,9 @@ struct HttpOptions {
     /// metalayers fits), the second its end from the offsets index on: open costs 2 requests.
     std::uint64_t head_bytes = 64 * 1024;
     bool netrc = true;  ///< use ~/.netrc (or $NETRC) for credentials
+    /// https: the certificates (PEM) to verify servers with; empty: the system's. Servers are
+    /// always verified.
+    std::string ca_file;
     /// Fetch the blocks a read touches (true), or whole chunks (false: one request per chunk,
     /// as a reader through c-blosc2's I/O hook would; for reads that take most of each chunk).
     bool block_reads = true;

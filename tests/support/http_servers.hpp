@@ -81,6 +81,35 @@ public:
         if (bin.empty()) {
             return nullptr;
         }
+        // The port is picked before nginx binds it: another test may take it first (then nginx
+        // exits), so a few tries.
+        for (int attempt = 0; attempt < 4; ++attempt) {
+            if (auto s = start_nginx(bin, root, cert, key)) {
+                return s;
+            }
+        }
+        return nullptr;
+    }
+    /// tests/http/fault_server.py serving `root`, or nothing when python3 is not installed.
+    static std::unique_ptr<ServerProcess> faults(const std::string& root, double delay_ms = 0) {
+        const std::string bin = find_program("python3");
+        if (bin.empty()) {
+            return nullptr;
+        }
+        auto s = std::unique_ptr<ServerProcess>(new ServerProcess);
+        s->spawn({bin, B2ND_FAULT_SERVER, "--root", root, "--delay-ms", std::to_string(delay_ms)},
+                 true);
+        if (s->port_ == 0 || !s->wait_listening()) {
+            return nullptr;
+        }
+        return s;
+    }
+
+private:
+    static std::unique_ptr<ServerProcess> start_nginx(const std::string& bin,
+                                                      const std::string& root,
+                                                      const std::string& cert,
+                                                      const std::string& key) {
         auto s = std::unique_ptr<ServerProcess>(new ServerProcess);
         s->port_ = free_port();
         s->tls_ = !cert.empty();
@@ -108,21 +137,8 @@ public:
         }
         return s;
     }
-    /// tests/http/fault_server.py serving `root`, or nothing when python3 is not installed.
-    static std::unique_ptr<ServerProcess> faults(const std::string& root, double delay_ms = 0) {
-        const std::string bin = find_program("python3");
-        if (bin.empty()) {
-            return nullptr;
-        }
-        auto s = std::unique_ptr<ServerProcess>(new ServerProcess);
-        s->spawn({bin, B2ND_FAULT_SERVER, "--root", root, "--delay-ms", std::to_string(delay_ms)},
-                 true);
-        if (s->port_ == 0 || !s->wait_listening()) {
-            return nullptr;
-        }
-        return s;
-    }
 
+public:
     ~ServerProcess() {
         if (pid_ > 0) {
             ::kill(pid_, SIGTERM);
@@ -187,9 +203,20 @@ private:
             }
         }
     }
-    bool wait_listening() const {
+    /// Whether the server came up: listening on its port, and still running (a server that could
+    /// not bind exits, while another process may listen on that port).
+    bool wait_listening() {
         for (int i = 0; i < 250 && pid_ > 0; ++i) {
+            if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
+                pid_ = -1;
+                return false;
+            }
             if (listening(port_)) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
+                    pid_ = -1;
+                    return false;
+                }
                 return true;
             }
             std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -28,12 +28,13 @@ constexpr std::uint64_t kUnknownRoom = UINT64_MAX;
 struct RemoteChunks::Image {
     bool busy = false;  // claimed (RemoteChunks::claim): being fetched into, or read
     Place place;
-    bool head_known = false;
+    std::atomic<bool> head_known{false};
     format::ChunkHeader h;
     std::atomic<std::uint64_t> cbytes{0};
-    std::atomic<std::uint64_t> fetched{0};  // bytes of `have`
-    bool whole_only = false;                // fetched whole: nothing to take apart, or not worth it
-    bool delta = false;                     // blocks other than 0 need block 0
+    std::atomic<std::uint64_t> fetched{0};       // bytes of `have`
+    std::atomic<std::uint64_t>* held = nullptr;  // the owner's sum of `fetched` over its images
+    bool whole_only = false;  // fetched whole: nothing to take apart, or not worth it
+    bool delta = false;       // blocks other than 0 need block 0
     std::unique_ptr<std::uint8_t[]> bytes;
     std::vector<std::pair<std::uint64_t, std::uint64_t>> have;  // fetched [a, b), sorted, disjoint
     std::vector<std::pair<std::uint64_t, std::uint64_t>> extents;  // per block, once known
@@ -90,7 +91,7 @@ struct RemoteChunks::Image {
         for (const auto& r : have) {
             n += r.second - r.first;
         }
-        fetched.store(n);
+        held->fetch_add(n - fetched.exchange(n));  // (have only grows)
     }
     /// Reads the header from the head fetched into `head` (got bytes); sets up the image.
     /// `ended`: the file ended after `got` bytes (a chunk file shorter than the head asked).
@@ -167,35 +168,41 @@ RemoteChunks::RemoteChunks(Locate locate,
       budget_(budget),
       blocks_(blocks) {}
 
+bool RemoteChunks::head_known(std::int64_t key) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = images_.find(key);
+    return it != images_.end() && it->second.image->head_known.load();
+}
+
 std::shared_ptr<RemoteChunks::Image> RemoteChunks::image(std::int64_t key) const {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = images_.find(key);
     if (it != images_.end()) {
-        lru_.remove(key);
-        lru_.push_front(key);
-        return it->second;
+        lru_.splice(lru_.begin(), lru_, it->second.at);  // the most recent
+        return it->second.image;
     }
     auto img = std::make_shared<Image>();
     img->place = locate_(key);
-    images_.emplace(key, img);
+    img->held = &held_;
     lru_.push_front(key);
+    images_.emplace(key, Entry{img, lru_.begin()});
     return img;
 }
 
 void RemoteChunks::trim() const {
-    // What images hold is what was fetched into them (the rest of a buffer is never touched,
-    // so never resident).
+    // What images hold is what was fetched into them (the rest of a buffer is never touched, so
+    // never resident). Images in use (claimed, or their bytes held by a reader) are not dropped:
+    // they stay in memory anyway, and a fetch into one counts toward held_.
     std::lock_guard<std::mutex> lock(mutex_);
-    held_ = 0;
-    for (const auto& [key, img] : images_) {
-        held_ += img->fetched.load();
-    }
-    while (held_ > budget_ && lru_.size() > 1) {
-        const std::int64_t key = lru_.back();
-        lru_.pop_back();
-        auto it = images_.find(key);
-        held_ -= it->second->fetched.load();
+    for (auto at = lru_.end(); held_.load() > budget_ && at != lru_.begin();) {
+        --at;
+        auto it = images_.find(*at);
+        if (it->second.image.use_count() > 1 || at == lru_.begin()) {
+            continue;
+        }
+        held_.fetch_sub(it->second.image->fetched.load());
         images_.erase(it);
+        at = lru_.erase(at);
     }
 }
 
@@ -213,7 +220,7 @@ void RemoteChunks::fetch_heads(const std::vector<std::shared_ptr<Image>>& images
         }
         std::uint64_t want = static_cast<std::uint64_t>(format::kChunkExtendedHeaderSize) +
                              4 * static_cast<std::uint64_t>(nblocks_hint_) + 64;
-        if (wants[k]->blocks.empty() && img.place.likely > 0) {
+        if (wants[k]->blocks.empty() && !wants[k]->head_only && img.place.likely > 0) {
             want = std::max(want, img.place.likely);  // a whole chunk: head and body at once
         }
         const std::uint64_t n = std::min(want, img.place.room);
@@ -278,6 +285,9 @@ void RemoteChunks::fetch_bodies(const std::vector<std::shared_ptr<Image>>& image
         Image& img = *images[k];
         img.locate_blocks();
         const Want& w = *wants[k];
+        if (w.head_only) {
+            continue;
+        }
         if (img.whole_only || w.blocks.empty()) {
             ask(img, 0, img.cbytes.load());
             continue;

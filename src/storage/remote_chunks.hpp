@@ -12,6 +12,7 @@
 // recently used go first; a reader holding one keeps it alive).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -50,10 +51,13 @@ public:
     struct Want {
         std::int64_t key = 0;
         std::vector<std::int32_t> blocks;
+        bool head_only = false;  ///< the header and block starts are enough (sizes, kinds)
     };
     /// Fetches what `wants` need and is not at hand, in two batches at most.
     /// \throws HttpError; FormatError for a chunk whose header does not fit its place
     void fetch(const std::vector<Want>& wants) const;
+    /// Whether chunk `key`'s header is at hand.
+    bool head_known(std::int64_t key) const;
     /// A chunk's stored bytes (cbytes of them), where they are in their file, and whether all of
     /// them were fetched.
     struct Chunk {
@@ -99,9 +103,14 @@ private:
     bool blocks_;
     mutable std::mutex mutex_;               // the map, the LRU list, the images' busy flags
     mutable std::condition_variable freed_;  // an image's claim ended
-    mutable std::unordered_map<std::int64_t, std::shared_ptr<Image>> images_;
-    mutable std::list<std::int64_t> lru_;  // most recent at the front
-    mutable std::uint64_t held_ = 0;       // bytes of images with a known size
+    struct Entry {
+        std::shared_ptr<Image> image;
+        std::list<std::int64_t>::iterator at;  // its place in lru_
+    };
+    mutable std::unordered_map<std::int64_t, Entry> images_;
+    mutable std::list<std::int64_t> lru_;  // keys, most recent at the front
+    /// Bytes fetched into the images the map holds (Image::add keeps it, trim() drops from it).
+    mutable std::atomic<std::uint64_t> held_{0};
 };
 
 }  // namespace b2nd::storage::detail

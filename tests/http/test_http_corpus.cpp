@@ -221,6 +221,13 @@ TEST_CASE("http: a box fetches its touched blocks only, in two batches", "[http]
     const std::uint64_t opened_serial = serial.frame().transfers().requests;
     CHECK(serial.read(straddling) == local.read(straddling));
     CHECK(serial.frame().transfers().requests - opened_serial == 2);
+    // Chunk headers asked for one after the other (b2nd info's sizes and kinds): one request.
+    const auto info = b2nd::AnyArray::open(nginx->url("a.b2nd"), one_at_a_time);
+    const std::uint64_t opened_info = info.frame().transfers().requests;
+    for (std::int64_t c = 0; c < info.frame().nchunks(); ++c) {
+        CHECK(info.frame().chunk_unchecked(c).nbytes == 32 * 32 * 32 * 4);
+    }
+    CHECK(info.frame().transfers().requests - opened_info <= 1);
     // 300 scattered points touch most blocks of all 8 chunks: several ranges go out per request
     // (multipart/byteranges), so two batches of at most max_in_flight requests.
     std::vector<std::int64_t> coords;

@@ -476,17 +476,8 @@ ReadAhead Frame::prefetch(const std::vector<std::int64_t>& chunks, std::size_t w
     if (f.sparse() || !f.map || chunks.empty()) {
         return {};
     }
-    // Where each stored chunk starts, in file order: a chunk's bytes end at most where the next
-    // one starts (or the chunks section ends).
     const std::int64_t section = f.header.cbytes;
-    std::vector<std::int64_t> starts;
-    starts.reserve(f.index.size());
-    for (std::int64_t e : f.index) {
-        if (e >= 0 && e < section) {
-            starts.push_back(e);
-        }
-    }
-    std::sort(starts.begin(), starts.end());
+    const ChunkEnds ends(f.index, section);
     std::vector<ByteSpan> ranges(chunks.size());  // empty: nothing to read for that chunk
     for (std::size_t k = 0; k < chunks.size(); ++k) {
         const std::int64_t i = chunks[k];
@@ -497,8 +488,7 @@ ReadAhead Frame::prefetch(const std::vector<std::int64_t>& chunks, std::size_t w
         if (e < 0 || e >= section) {
             continue;  // a special chunk (nothing stored) or a bad entry
         }
-        const auto next = std::upper_bound(starts.begin(), starts.end(), e);
-        const std::int64_t end = next == starts.end() ? section : *next;
+        const std::int64_t end = ends.end_of(e);
         const auto at = static_cast<std::size_t>(f.header.header_len + e);
         const auto len = static_cast<std::size_t>(end - e);
         if (at + len <= f.frame.size()) {

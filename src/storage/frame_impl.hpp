@@ -10,6 +10,7 @@
 //    writes new chunk files, replaces chunks.b2frame by a rename, then removes unused files.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -211,6 +212,29 @@ struct Frame::Impl {
     virtual void sync() = 0;
     virtual void compact(const CompactProgress& progress) = 0;
     virtual std::int64_t dead_bytes() const = 0;
+};
+
+/// Where a contiguous frame's stored chunks end: each at most where the next one in file order
+/// starts, the last where the chunks section ends (read-ahead and remote fetches ask that much).
+class ChunkEnds {
+public:
+    ChunkEnds(const std::vector<std::int64_t>& index, std::int64_t section) : section_(section) {
+        for (std::int64_t e : index) {
+            if (e >= 0 && e < section) {
+                starts_.push_back(e);
+            }
+        }
+        std::sort(starts_.begin(), starts_.end());
+    }
+    /// The end of the chunk stored at `entry` (an offset in the chunks section).
+    std::int64_t end_of(std::int64_t entry) const {
+        const auto next = std::upper_bound(starts_.begin(), starts_.end(), entry);
+        return next == starts_.end() ? section_ : *next;
+    }
+
+private:
+    std::vector<std::int64_t> starts_;  // sorted
+    std::int64_t section_;
 };
 
 /// A frame in one file, or in a caller's buffer (contiguous_frame.cpp).

@@ -63,16 +63,8 @@ public:
                 return RemoteChunks::Place{http->sibling(name), 0, UINT64_MAX, most};
             };
         } else {
-            // Where each stored chunk starts, in file order: one ends at most where the next
-            // one starts.
-            auto starts = std::make_shared<std::vector<std::int64_t>>();
-            for (std::int64_t e : index) {
-                if (e >= 0 && e < h.cbytes) {
-                    starts->push_back(e);
-                }
-            }
-            std::sort(starts->begin(), starts->end());
-            locate = [file, h, where_, pos, starts](std::int64_t entry) {
+            auto ends = std::make_shared<const ChunkEnds>(index, h.cbytes);
+            locate = [file, h, where_, pos, ends](std::int64_t entry) {
                 if (entry > h.cbytes - format::kChunkExtendedHeaderSize) {
                     throw FormatError(where_ + ": an index entry's offset " + num(entry) +
                                           " is outside the chunks section (" + num(h.cbytes) +
@@ -80,11 +72,9 @@ public:
                                       pos);
                 }
                 const auto start = static_cast<std::uint64_t>(h.header_len + entry);
-                const auto next = std::upper_bound(starts->begin(), starts->end(), entry);
-                const std::int64_t end = next == starts->end() ? h.cbytes : *next;
                 return RemoteChunks::Place{
                     file, start, static_cast<std::uint64_t>(h.header_len + h.cbytes) - start,
-                    static_cast<std::uint64_t>(end - entry)};
+                    static_cast<std::uint64_t>(ends->end_of(entry) - entry)};
             };
         }
         const std::int64_t hint =

@@ -91,7 +91,10 @@ struct RemoteChunks::Image {
         for (const auto& r : have) {
             n += r.second - r.first;
         }
-        held->fetch_add(n - fetched.exchange(n));  // (have only grows)
+        const std::uint64_t grew = n - fetched.exchange(n);  // (have only grows)
+        if (held != nullptr) {  // (null once dropped from the map: no longer counted)
+            held->fetch_add(grew);
+        }
     }
     /// Reads the header from the head fetched into `head` (got bytes); sets up the image.
     /// `ended`: the file ended after `got` bytes (a chunk file shorter than the head asked).
@@ -191,16 +194,17 @@ std::shared_ptr<RemoteChunks::Image> RemoteChunks::image(std::int64_t key) const
 
 void RemoteChunks::trim() const {
     // What images hold is what was fetched into them (the rest of a buffer is never touched, so
-    // never resident). Images in use (claimed, or their bytes held by a reader) are not dropped:
-    // they stay in memory anyway, and a fetch into one counts toward held_.
+    // never resident). A claimed image (being fetched into) stays; a dropped one stops counting
+    // (its readers keep it alive; only claims write `held`, and claims wait on this mutex).
     std::lock_guard<std::mutex> lock(mutex_);
     for (auto at = lru_.end(); held_.load() > budget_ && at != lru_.begin();) {
         --at;
         auto it = images_.find(*at);
-        if (it->second.image.use_count() > 1 || at == lru_.begin()) {
+        if (it->second.image->busy || at == lru_.begin()) {
             continue;
         }
         held_.fetch_sub(it->second.image->fetched.load());
+        it->second.image->held = nullptr;
         images_.erase(it);
         at = lru_.erase(at);
     }

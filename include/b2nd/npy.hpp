@@ -52,7 +52,9 @@ private:
     std::shared_ptr<const storage::MappedFile> map_;
 };
 
-/// Writes a .npy file (atomically: a temporary file renamed into place).
+/// Writes a .npy file (atomically: a temporary file renamed into place). An existing .npy file
+/// at `path` is replaced (with its mode and owner kept); anything else there is refused
+/// (UsageError), and a link is written through. The export_npy functions do the same.
 void write_npy(const std::string& path, const DType& dtype, const Shape& shape, ByteSpan data);
 
 /// Writes `box` of an array to a .npy file of the same dtype, streaming slab by slab so that

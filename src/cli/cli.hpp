@@ -13,6 +13,8 @@
 #include <b2nd/params.hpp>
 #include <b2nd/storage/frame.hpp>
 
+#include "../storage/outputs.hpp"
+
 namespace b2nd::cli {
 
 /// Bad command-line arguments (exit code 2).
@@ -90,9 +92,14 @@ FrameCheck check_frame(const std::string& path,
                        const AnyArray& leaf,
                        int nthreads);
 /// Checks the output of a command that writes one before anything is read or written: refused
-/// when it exists, unless `overwrite`, and always when it is one of `inputs` (the same file or
-/// directory, also through links or '..') or not writable. \throws ArgError
-void check_output(const std::string& out, const std::vector<std::string>& inputs, bool overwrite);
+/// when it exists, unless `overwrite`, and then unless it is of `kind` (the library's rules,
+/// storage/outputs.hpp: a link is written through, never a device, a read-only file, or a
+/// directory holding anything else); always when it is one of `inputs` (the same file or
+/// directory, also through links or '..'), holds one, or lies inside one. \throws ArgError
+void check_output(const std::string& out,
+                  const std::vector<std::string>& inputs,
+                  bool overwrite,
+                  detail::OutputKind kind);
 
 /// One command of the tool: its name, its arguments and a line on what it does (the usage text
 /// is made from the table), and what runs it (cmd_NAME.cpp).

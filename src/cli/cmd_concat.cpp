@@ -51,7 +51,7 @@ int cmd_concat(const std::vector<std::string>& argv) {
     }
     const OpenOptions io = input_options(a);
     check_output(a.positional[0], {a.positional.begin() + 1, a.positional.end()},
-                 a.has("--overwrite"));
+                 a.has("--overwrite"), detail::OutputKind::array);
     std::vector<AnyArray> ins;
     for (std::size_t i = 1; i < a.positional.size(); ++i) {
         ins.push_back(open_input(a.positional[i], io));

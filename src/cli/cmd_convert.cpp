@@ -53,7 +53,8 @@ int cmd_convert(const std::vector<std::string>& argv) {
     if (a.positional.size() != 2) {
         throw ArgError("expected IN and OUT");
     }
-    check_output(a.positional[1], {a.positional[0]}, a.has("--overwrite"));
+    check_output(a.positional[1], {a.positional[0]}, a.has("--overwrite"),
+                 detail::OutputKind::array);
     const AnyArray in = open_input(a.positional[0], input_options(a));
     const CopyOptions o = copy_options(a, in, a.positional[1]);
     return run_copy("convert", a.positional[1], o, in.grid().chunk_nbytes(),

@@ -113,7 +113,7 @@ int cmd_export(const std::vector<std::string>& argv) {
             inputs.push_back(a.get(opt));
         }
     }
-    check_output(a.positional[1], inputs, a.has("--overwrite"));
+    check_output(a.positional[1], inputs, a.has("--overwrite"), detail::OutputKind::npy);
     AnyArray arr = open_input(a.positional[0], o);
     const bool field = a.has("--field");
     if (field) {

@@ -48,7 +48,8 @@ int cmd_import(const std::vector<std::string>& argv) {
     if (a.positional.size() != 2) {
         throw ArgError("expected IN.npy and PATH");
     }
-    check_output(a.positional[1], {a.positional[0]}, a.has("--overwrite"));
+    check_output(a.positional[1], {a.positional[0]}, a.has("--overwrite"),
+                 detail::OutputKind::array);
     CreateOptions o;
     apply_compression_options(a, o.compression);
     if (a.has("--chunks")) {

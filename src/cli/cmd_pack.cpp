@@ -35,7 +35,8 @@ int cmd_pack(const std::vector<std::string>& argv) {
     if (a.positional.size() != 2) {
         throw ArgError("expected SRC and OUT");
     }
-    check_output(a.positional[1], {a.positional[0]}, a.has("--overwrite"));
+    check_output(a.positional[1], {a.positional[0]}, a.has("--overwrite"),
+                 detail::OutputKind::store);
     pack_store(a.positional[0], a.positional[1], a.has("--overwrite"));
     return 0;
 }

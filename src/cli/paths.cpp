@@ -9,6 +9,7 @@
 #include <b2nd/store.hpp>
 
 #include "../detail/strings.hpp"
+#include "../storage/outputs.hpp"
 #include "cli.hpp"
 #include <unistd.h>
 
@@ -122,29 +123,44 @@ AnyArray field_input(const AnyArray& arr, const Args& a) {
     return AnyArray::create_in_memory_from(dtype, shape, {values.data(), values.size()});
 }
 
-void check_output(const std::string& out, const std::vector<std::string>& inputs, bool overwrite) {
+void check_output(const std::string& out,
+                  const std::vector<std::string>& inputs,
+                  bool overwrite,
+                  detail::OutputKind kind) {
+    const std::string where = detail::quoted_path(out);
     std::error_code ec;
-    const fs::file_status st = fs::symlink_status(out, ec);
-    if (!fs::exists(st)) {
-        return;
-    }
-    for (const std::string& in : inputs) {
+    const bool there = fs::exists(fs::symlink_status(out, ec));
+    for (const std::string& given : inputs) {
+        if (storage::is_url(given)) {
+            continue;
+        }
+        const auto ref = store_reference(given);
+        const std::string in = ref ? ref->first : given;
         std::error_code e2;
-        if (fs::equivalent(in, out, e2)) {
+        if (there && fs::equivalent(in, out, e2)) {
             throw ArgError(
-                detail::quoted_path(out) + " is the input \"" + in +
+                where + " is the input \"" + given +
                 "\"; write to another path (even --overwrite does not replace an input)");
         }
+        if (detail::path_within(in, out)) {
+            throw ArgError(where + " holds the input \"" + given +
+                           "\"; write to another path (even --overwrite does not replace what "
+                           "holds an input)");
+        }
+        if (detail::path_within(out, in)) {
+            throw ArgError(where + " is inside the input \"" + given + "\"; write to another path");
+        }
+    }
+    if (!there) {
+        return;
+    }
+    try {
+        (void)detail::checked_output(out, kind, true, where);
+    } catch (const UsageError& e) {
+        throw ArgError(e.what());
     }
     if (!overwrite) {
-        throw ArgError(detail::quoted_path(out) + " exists; --overwrite replaces it");
-    }
-    // Mode bits, not access(): root may write anything, but a file made read-only was meant
-    // to stay.
-    const fs::perms w = fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write;
-    if (fs::is_regular_file(out, ec) &&
-        (fs::status(out, ec).permissions() & w) == fs::perms::none) {
-        throw ArgError(detail::quoted_path(out) + " is read-only; make it writable to replace it");
+        throw ArgError(where + " exists; --overwrite replaces it");
     }
 }
 

@@ -115,7 +115,7 @@ void write_container_frame(const std::string& path,
                            const std::vector<std::pair<std::string, Value>>& vlmeta,
                            const std::vector<std::vector<std::uint8_t>>& chunks,
                            bool vl_blocks) {
-    Publication pub(path, overwrite, path);
+    Publication pub(path, overwrite, quoted_path(path));
     try {
         storage::FrameParams fp;
         static_cast<codec::CodecChoice&>(fp) = bytes_choice(c);

@@ -17,6 +17,7 @@
 #include "../detail/strings.hpp"
 #include "../engine/engine_access.hpp"
 #include "../objects/objects_detail.hpp"
+#include "../storage/outputs.hpp"
 #include "../values/params_detail.hpp"
 
 namespace b2nd {
@@ -192,17 +193,28 @@ void fill(const Plan& p, const Box& region, std::uint8_t* out) {
     }
 }
 
-/// Refuses a destination that is one of the sources (the rest is the Publication's: an existing
-/// destination without overwrite, or one another handle writes).
+/// Refuses a destination that is one of the sources, holds one or lies inside one (the rest is
+/// the Publication's: an existing destination without overwrite, or not an array, or one
+/// another handle writes).
 void check_destination(const Plan& p, const std::string& dst) {
     std::error_code ec;
-    if (!fs::exists(dst, ec)) {
-        return;
-    }
+    const bool there = fs::exists(fs::symlink_status(dst, ec));
     for (const Piece& pc : p.pieces) {
+        const std::string& src = pc.arr.path();
+        if (src.empty()) {
+            continue;
+        }
         std::error_code e2;
-        if (!pc.arr.path().empty() && fs::equivalent(pc.arr.path(), dst, e2)) {
+        if (there && fs::equivalent(src, dst, e2)) {
             throw UsageError(p.where + ": is a source of the copy; write to another path");
+        }
+        if (detail::path_within(src, dst)) {
+            throw UsageError(p.where + ": holds a source of the copy, " + detail::quoted_path(src) +
+                             "; write to another path");
+        }
+        if (detail::path_within(dst, src)) {
+            throw UsageError(p.where + ": is inside a source of the copy, " +
+                             detail::quoted_path(src) + "; write to another path");
         }
     }
 }

@@ -216,7 +216,8 @@ namespace {
 /// failed or killed export leaves what was there before.
 class AtomicFile {
 public:
-    explicit AtomicFile(const std::string& path) : pub_(path, true, detail::quoted_path(path)) {
+    explicit AtomicFile(const std::string& path)
+        : pub_(path, true, detail::quoted_path(path), detail::OutputKind::npy) {
         f_ = std::fopen(pub_.temporary().c_str(), "wb");
         if (f_ == nullptr) {
             throw IoError(detail::quoted_path(path) + ": cannot create",

@@ -19,7 +19,9 @@
 
 #include "../detail/strings.hpp"
 #include "frame_impl.hpp"
+#include "outputs.hpp"
 #include "posix_file.hpp"
+#include "publish.hpp"
 
 namespace b2nd::storage {
 
@@ -165,8 +167,8 @@ public:
             format::store_be<std::uint64_t>(image.data() + format::frame_offsets::kFrameLen,
                                             image.size() + img.trailer.size());
             image.insert(image.end(), img.trailer.begin(), img.trailer.end());
-            pending_tmp_ = path + ".tmp";
-            detail::PosixFile(pending_tmp_, detail::PosixFile::Mode::create_truncate)
+            pending_tmp_ = b2nd::detail::through_link(path) + ".tmp";
+            detail::PosixFile(pending_tmp_, detail::PosixFile::Mode::create_truncate, path)
                 .write_at(image, 0);
             return;
         }
@@ -195,7 +197,7 @@ public:
 
     void publish_image(const CommitImage& /*img*/) override {
         if (!pending_tmp_.empty()) {
-            detail::rename_file(pending_tmp_, path);
+            detail::rename_file(pending_tmp_, b2nd::detail::through_link(path));
             return;
         }
         // One write of the header from byte 16 on (lengths, sizes, metalayers).
@@ -265,12 +267,16 @@ public:
         if (base != 0) {
             throw UsageError(where() + ": an embedded frame cannot be compacted in place");
         }
-        const std::string tmp = path + ".compact.tmp";
-        write_compacted(tmp, progress);  // chunks are immutable: no lock needed to copy them
+        // Beside the file itself (a link stays a link), under a name of this process's own
+        // (removed on failure, and by the tool on SIGINT), with the file's mode and owner.
+        const std::string real = b2nd::detail::through_link(path);
+        b2nd::detail::Temporary tmp(b2nd::detail::temporary_name(real));
+        write_compacted(tmp.path(), progress);  // chunks are immutable: no lock needed
         // Readers of older snapshots keep the old file mapped; new snapshots see the new one.
         detail::Sidecar::Lock lock = commit_lock();
-        detail::rename_file(tmp, path);
-        detail::fsync_directory(detail::directory_of(path));
+        detail::rename_file(tmp.path(), real);
+        tmp.keep();
+        detail::fsync_directory(detail::directory_of(real));
         map_and_load();
         committed();
     }
@@ -308,7 +314,7 @@ public:
 private:
     /// A whole new frame image (header, chunks in order, index, trailer) written to `out`.
     void write_compacted(const std::string& out, const CompactProgress& progress) const {
-        detail::PosixFile f(out, detail::PosixFile::Mode::create_truncate);
+        detail::PosixFile f(out, detail::PosixFile::Mode::create_new, path);
         format::FrameHeader h = header;
         std::vector<std::uint8_t> head = format::write_frame_header(h);
         std::uint64_t pos = head.size();

@@ -375,6 +375,12 @@ Frame Frame::open(const std::string& path, const OpenOptions& options) {
         throw UsageError(b2nd::detail::quoted_path(path) +
                          ": a sparse frame (directory) cannot start at an offset");
     }
+    if (options.writable && detail::read_only(sparse ? p + "/chunks.b2frame" : p)) {
+        // Mode bits, not access(): root may write anything, but a file made read-only was
+        // meant to stay as it is (every writer refuses it alike, the tool's too).
+        throw UsageError(b2nd::detail::quoted_path(path) +
+                         " is read-only; make it writable to change it");
+    }
     auto impl = sparse ? make_sparse_frame() : make_contiguous_frame();
     impl->path = std::move(p);
     impl->options = options;

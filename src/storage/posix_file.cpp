@@ -7,6 +7,7 @@
 #include <b2nd/error.hpp>
 
 #include "../detail/strings.hpp"
+#include "outputs.hpp"
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -24,16 +25,29 @@ std::atomic<std::uint64_t> g_fsyncs{0};
 
 }  // namespace
 
-PosixFile::PosixFile(const std::string& path, Mode mode) : path_(path) {
+PosixFile::PosixFile(const std::string& path, Mode mode, const std::string& mode_of) : path_(path) {
     int flags = O_RDWR | O_CLOEXEC;
-    if (mode == Mode::create_new) {
-        flags |= O_CREAT | O_EXCL;
-    } else if (mode == Mode::create_truncate) {
-        flags |= O_CREAT | O_TRUNC;
+    if (mode == Mode::create_truncate && ::unlink(path.c_str()) != 0 && errno != ENOENT) {
+        fail("cannot replace", path);
     }
-    fd_ = ::open(path.c_str(), flags, 0644);
+    if (mode != Mode::read_write) {
+        flags |= O_CREAT | O_EXCL | O_NOFOLLOW;
+    }
+    // Created with the mode it will have (the umask may only take bits away), then given the
+    // exact bits and the owner: never more open than the file it replaces.
+    mode_t initial = 0666;
+    struct stat like {};
+    const bool has_like =
+        mode != Mode::read_write && !mode_of.empty() && ::stat(mode_of.c_str(), &like) == 0;
+    if (has_like) {
+        initial = like.st_mode & 0777;
+    }
+    fd_ = ::open(path.c_str(), flags, initial);
     if (fd_ < 0) {
         fail(mode == Mode::read_write ? "cannot open for writing" : "cannot create", path);
+    }
+    if (has_like) {
+        b2nd::detail::take_ownership(fd_, mode_of);
     }
 }
 
@@ -110,10 +124,13 @@ std::uint64_t PosixFile::size() const {
     return static_cast<std::uint64_t>(st.st_size);
 }
 
-void write_file_atomically(const std::string& path, ByteSpan data, bool durable) {
+void write_file_atomically(const std::string& path,
+                           ByteSpan data,
+                           bool durable,
+                           const std::string& mode_of) {
     const std::string tmp = path + ".tmp";
     {
-        PosixFile f(tmp, PosixFile::Mode::create_truncate);
+        PosixFile f(tmp, PosixFile::Mode::create_truncate, mode_of.empty() ? path : mode_of);
         f.write_at(data, 0);
         if (durable) {
             f.sync();
@@ -172,9 +189,17 @@ bool path_exists(const std::string& path) {
     return ::stat(path.c_str(), &st) == 0;
 }
 
-void make_directory(const std::string& path) {
-    if (::mkdir(path.c_str(), 0755) != 0) {
+bool read_only(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 && (st.st_mode & 0222) == 0;
+}
+
+void make_directory(const std::string& path, const std::string& mode_of) {
+    if (::mkdir(path.c_str(), mode_of.empty() ? 0777 : 0700) != 0) {
         fail("cannot create directory", path);
+    }
+    if (const auto o = b2nd::detail::ownership_of(mode_of); o && !mode_of.empty()) {
+        b2nd::detail::give_ownership(path, *o);
     }
 }
 

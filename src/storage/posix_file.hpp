@@ -11,8 +11,13 @@ namespace b2nd::storage::detail {
 
 class PosixFile {
 public:
+    /// read_write: an existing file (links followed: the user's array may be one). create_new:
+    /// a new file, never through a link. create_truncate: whatever is at the path (a stale
+    /// temporary, a link planted there) is unlinked first, then a new file is made.
     enum class Mode { read_write, create_new, create_truncate };
-    PosixFile(const std::string& path, Mode mode);
+    /// `mode_of`: for a created file, an existing file whose permission bits and owner it takes
+    /// (the file it will replace, or its frame's); without one, 0666 less the umask.
+    PosixFile(const std::string& path, Mode mode, const std::string& mode_of = {});
     ~PosixFile();
     PosixFile(const PosixFile&) = delete;
     PosixFile& operator=(const PosixFile&) = delete;
@@ -47,13 +52,21 @@ FileIdentity file_identity(const std::string& path);
 std::uint64_t fsync_calls() noexcept;
 
 /// Whole-file helpers.
-void write_file_atomically(const std::string& path, ByteSpan data, bool durable);
+/// `path` written under PATH.tmp and renamed over it; the new file takes the mode and owner of
+/// `mode_of` (default: the file it replaces).
+void write_file_atomically(const std::string& path,
+                           ByteSpan data,
+                           bool durable,
+                           const std::string& mode_of = {});
 void fsync_directory(const std::string& dir);
 void rename_file(const std::string& from, const std::string& to);
 void remove_file(const std::string& path);
 bool is_directory(const std::string& path);
 bool path_exists(const std::string& path);
-void make_directory(const std::string& path);
+/// An existing file whose mode has no write bit for anyone.
+bool read_only(const std::string& path);
+/// A new directory, with the mode and owner of `mode_of` when given (else 0777 less the umask).
+void make_directory(const std::string& path, const std::string& mode_of = {});
 std::string directory_of(const std::string& path);
 
 }  // namespace b2nd::storage::detail

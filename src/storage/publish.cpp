@@ -7,10 +7,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
+#include <set>
 
 #include <b2nd/error.hpp>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace b2nd::detail {
@@ -93,16 +96,62 @@ void sweep_stale_temporaries(const std::string& target) noexcept {
     }
 }
 
-Publication::Publication(const std::string& target, bool overwrite, const std::string& where)
-    : target_(trimmed(target)), where_(where), overwrite_(overwrite) {
+std::string temporary_name(const std::string& target) {
     static std::atomic<unsigned> counter{0};
-    temporary_ = target_ + kTemporaryTag + std::to_string(::getpid()) + "." +
-                 std::to_string(counter.fetch_add(1));
+    return target + kTemporaryTag + std::to_string(::getpid()) + "." +
+           std::to_string(counter.fetch_add(1));
+}
+
+namespace {
+
+std::mutex& registry_mutex() {
+    static std::mutex m;
+    return m;
+}
+
+std::set<std::string>& registry() {
+    static std::set<std::string> paths;
+    return paths;
+}
+
+}  // namespace
+
+Temporary::Temporary(std::string path) : path_(std::move(path)) {
+    std::lock_guard<std::mutex> lock(registry_mutex());
+    registry().insert(path_);
+}
+
+Temporary::~Temporary() {
+    if (!kept_) {
+        std::error_code ignored;
+        fs::remove_all(path_, ignored);
+    }
+    keep();
+}
+
+void Temporary::keep() noexcept {
+    kept_ = true;
+    std::lock_guard<std::mutex> lock(registry_mutex());
+    registry().erase(path_);
+}
+
+void remove_registered_temporaries() noexcept {
+    std::lock_guard<std::mutex> lock(registry_mutex());
+    for (const std::string& p : registry()) {
+        std::error_code ignored;
+        fs::remove_all(p, ignored);
+    }
+    registry().clear();
+}
+
+Publication::Publication(const std::string& target,
+                         bool overwrite,
+                         const std::string& where,
+                         OutputKind kind)
+    : named_(trimmed(target)), where_(where), overwrite_(overwrite) {
+    target_ = checked_output(named_, kind, overwrite, where_);
     std::error_code ec;
     if (fs::exists(fs::symlink_status(target_, ec))) {
-        if (!overwrite) {
-            throw UsageError(where_ + ": already exists (the overwrite option replaces it)");
-        }
         // A frame is held for writing until replaced (its writer lock keeps others out). Looked
         // at read-only first: opening something else for writing would leave a lock file
         // beside it (an .npy replaced by an export).
@@ -121,19 +170,16 @@ Publication::Publication(const std::string& target, bool overwrite, const std::s
         }
     }
     sweep_stale_temporaries(target_);
-    fs::remove_all(temporary_, ec);
-}
-
-Publication::~Publication() {
-    if (!published_) {
-        remove_temporary();
+    wrapper_.emplace(temporary_name(target_));
+    fs::remove_all(wrapper_->path(), ec);
+    if (::mkdir(wrapper_->path().c_str(), 0700) != 0) {
+        throw IoError(where_ + ": cannot create a temporary directory beside it",
+                      std::error_code(errno, std::generic_category()));
     }
+    temporary_ = wrapper_->path() + "/" + fs::path(target_).filename().string();
 }
 
-void Publication::remove_temporary() noexcept {
-    std::error_code ignored;
-    fs::remove_all(temporary_, ignored);
-}
+Publication::~Publication() = default;
 
 void Publication::publish(bool durable) {
     std::error_code ec;
@@ -141,6 +187,11 @@ void Publication::publish(bool durable) {
     const bool there = fs::exists(old);
     if (there && !overwrite_) {
         throw UsageError(where_ + ": already exists (made meanwhile by someone else)");
+    }
+    if (there) {
+        if (const auto own = ownership_of(target_)) {
+            give_ownership(temporary_, *own);  // a rewrite keeps the mode and the owner
+        }
     }
     const bool directory = fs::is_directory(fs::symlink_status(temporary_, ec));
     if (directory) {
@@ -185,7 +236,7 @@ void Publication::publish(bool durable) {
     }
     if (rc != 0) {
         const int err = errno;
-        remove_temporary();
+        wrapper_.reset();
         throw IoError(where_ + ": cannot move the new " +
                           std::string(directory ? "directory" : "file") + " into place",
                       std::error_code(err, std::generic_category()));
@@ -205,20 +256,19 @@ void Publication::publish(bool durable) {
     }
     if (kept) {
         const std::string aside =
-            target_ + kReplacedTag + temporary_.substr(target_.size() + std::strlen(kTemporaryTag));
-        if (std::rename(temporary_.c_str(), aside.c_str()) == 0) {
-            return;
-        }
+            target_ + kReplacedTag +
+            wrapper_->path().substr(target_.size() + std::strlen(kTemporaryTag));
+        (void)std::rename(temporary_.c_str(), aside.c_str());
     }
-    remove_temporary();
+    wrapper_.reset();
 }
 
 void Publication::rethrow() {
-    remove_temporary();
+    wrapper_.reset();
     try {
-        rethrow_renamed(temporary_ + ".tmp", target_);  // the storage layer's own temporary
+        rethrow_renamed(temporary_ + ".tmp", named_);  // the storage layer's own temporary
     } catch (...) {
-        rethrow_renamed(temporary_, target_);
+        rethrow_renamed(temporary_, named_);
     }
 }
 

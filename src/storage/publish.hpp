@@ -9,6 +9,8 @@
 
 #include <b2nd/storage/frame.hpp>
 
+#include "outputs.hpp"
+
 namespace b2nd::detail {
 
 /// Whether process `pid` no longer exists (kill(pid, 0) says ESRCH).
@@ -17,27 +19,60 @@ bool process_gone(long pid) noexcept;
 /// files and directories (and what was made under those names) whose process is gone.
 void sweep_stale_temporaries(const std::string& target) noexcept;
 
+/// TARGET.b2nd-tmp-PID.N: a new name beside `target` for a temporary of this process (the
+/// sweeper removes those of processes that are gone).
+std::string temporary_name(const std::string& target);
+
+/// A temporary file or directory this process is making: removed (with what it holds) when the
+/// object goes, unless kept, and by remove_registered_temporaries() meanwhile.
+class Temporary {
+public:
+    explicit Temporary(std::string path);
+    ~Temporary();
+    Temporary(const Temporary&) = delete;
+    Temporary& operator=(const Temporary&) = delete;
+    const std::string& path() const noexcept { return path_; }
+    /// It is no temporary any more (renamed into place): nothing to remove.
+    void keep() noexcept;
+
+private:
+    std::string path_;
+    bool kept_ = false;
+};
+
+/// Removes every temporary this process has registered and not yet removed or kept: for the
+/// tool's signal handling thread (SIGINT, SIGTERM), before it ends the process. Not
+/// async-signal-safe: call it from a thread, not from a signal handler.
+void remove_registered_temporaries() noexcept;
+
 class Publication {
 public:
-    /// Prepares to publish at `target` (trailing slashes dropped). Refuses a target that exists
-    /// unless `overwrite` (UsageError "already exists"), and an existing array that another
-    /// handle writes (LockError); an array being replaced is held open for writing until
-    /// publish(), so that no writer starts on it meanwhile. `where` names the target in messages.
-    Publication(const std::string& target, bool overwrite, const std::string& where);
+    /// Prepares to publish `kind` at `target` (outputs.hpp's rules: trailing slashes dropped, a
+    /// link written through; an existing target replaced only with `overwrite` and only when it
+    /// is of `kind`; UsageError otherwise), and refuses an existing array that another handle
+    /// writes (LockError); an array being replaced is held open for writing until publish(), so
+    /// that no writer starts on it meanwhile. `where` names the target in messages.
+    Publication(const std::string& target,
+                bool overwrite,
+                const std::string& where,
+                OutputKind kind = OutputKind::array);
     /// Removes the temporary unless it was published.
     ~Publication();
     Publication(const Publication&) = delete;
     Publication& operator=(const Publication&) = delete;
 
+    /// Where it is published (the target, or what the link that was named leads to).
     const std::string& target() const noexcept { return target_; }
-    /// Where to build: TARGET.b2nd-tmp-PID.N, with nothing there yet.
+    /// Where to build: TARGET.b2nd-tmp-PID.N/NAME (NAME: the target's own), with nothing there
+    /// yet, in a directory only this user may enter: what is built is never more open than what
+    /// it replaces.
     const std::string& temporary() const noexcept { return temporary_; }
 
-    /// Moves the temporary into place. Into an empty place, or a file over a file: one rename.
-    /// Anything else (a directory, a file over a directory or the other way): the two are
-    /// exchanged in one step (renameat2 RENAME_EXCHANGE) and the old one is removed. Handles that
-    /// follow the replaced array are told (Frame::announce_replaced). `durable`: the directory
-    /// entry is synced too.
+    /// Moves the temporary into place, with the mode and owner of what it replaces (new: the
+    /// umask's). Into an empty place, or a file over a file: one rename. Anything else (a
+    /// directory, a file over a directory or the other way): the two are exchanged in one step
+    /// (renameat2 RENAME_EXCHANGE) and the old one is removed. Handles that follow the replaced
+    /// array are told (Frame::announce_replaced). `durable`: the directory entry is synced too.
     void publish(bool durable);
 
     /// Rethrows the exception being handled with the temporary's name replaced by the target's
@@ -45,9 +80,8 @@ public:
     [[noreturn]] void rethrow();
 
 private:
-    void remove_temporary() noexcept;
-
-    std::string target_, temporary_, where_;
+    std::string named_, target_, temporary_, where_;
+    std::optional<Temporary> wrapper_;  // TARGET.b2nd-tmp-PID.N, holding the temporary
     bool overwrite_ = false;
     bool published_ = false;
     std::optional<storage::Frame> replaced_;  // the array being replaced, held for writing

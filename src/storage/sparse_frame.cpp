@@ -67,7 +67,7 @@ public:
         }
         const std::int64_t id = claim_number(next_staged_id_);
         detail::write_file_atomically(chunk_file_path(static_cast<std::uint32_t>(id)), bytes,
-                                      options.durable);
+                                      options.durable, frame_file());
         staged_ids_.push_back(id);
         return id;
     }
@@ -94,7 +94,7 @@ public:
                              num(static_cast<std::int64_t>(position)) + " is out of range");
         }
         detail::write_file_atomically(chunk_file_path(static_cast<std::uint32_t>(position)), bytes,
-                                      options.durable);
+                                      options.durable, frame_file());
     }
 
     std::int64_t reserved_entry(std::uint64_t position, std::int64_t /*cbytes*/) const override {
@@ -114,7 +114,8 @@ public:
         for (std::size_t k = 0; k < c.writes.size(); ++k) {
             const std::int64_t id = claim_number(next_id);
             const std::string file = chunk_file_path(static_cast<std::uint32_t>(id));
-            detail::write_file_atomically(file, c.writes[k], false);  // fsync: flush_written
+            detail::write_file_atomically(file, c.writes[k], false,  // fsync: flush_written
+                                          frame_file());
             written_.push_back(file);
             c.index[c.slots[k]] = id;
         }
@@ -143,7 +144,8 @@ public:
         format::store_be<std::uint64_t>(image_.data() + format::frame_offsets::kFrameLen,
                                         image_.size());
         img.header.frame_len = image_.size();
-        detail::PosixFile(frame_file() + ".tmp", detail::PosixFile::Mode::create_truncate)
+        detail::PosixFile(frame_file() + ".tmp", detail::PosixFile::Mode::create_truncate,
+                          frame_file())
             .write_at(image_, 0);
     }
 

@@ -77,8 +77,6 @@ void write_store(StoreModel& m);
 /// Removes the temporary files killed writers (python's or ours: NAME.PID.tmp) left in a .b2d,
 /// those of processes still running excepted.
 void sweep_temporaries(const std::string& dir);
-/// Removes a file or a directory tree (StoreOptions::overwrite).
-void remove_store_path(const std::string& path);
 /// A group's attributes (a TreeStore's holder vlmeta; a DictStore's "/": embed.b2e's).
 std::vector<std::pair<std::string, Value>> group_vlmeta(const StoreModel& m,
                                                         const std::string& group);

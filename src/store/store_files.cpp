@@ -289,14 +289,6 @@ void sweep_temporaries(const std::string& dir) {
     }
 }
 
-void remove_store_path(const std::string& path) {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-    if (ec) {
-        throw IoError(quoted_path(path) + ": cannot remove it to write a new store", ec);
-    }
-}
-
 std::vector<std::pair<std::string, Value>> group_vlmeta(const StoreModel& m,
                                                         const std::string& group) {
     std::string g = normal_key(group);

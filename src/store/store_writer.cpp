@@ -13,6 +13,7 @@
 #include <b2nd/storage/mapped_file.hpp>
 
 #include "../detail/strings.hpp"
+#include "../storage/publish.hpp"
 #include "store_detail.hpp"
 
 namespace fs = std::filesystem;
@@ -29,12 +30,17 @@ struct StoreWriter::Impl {
 
 namespace {
 
-bool is_zip_path(const std::string& path) {
-    std::error_code ec;
-    if (fs::is_regular_file(path, ec)) {
-        return true;
+/// Writes the model as a new store built beside `path` and put in place in one step; what was
+/// there is replaced only with `overwrite` and only when it is a store (outputs.hpp).
+void publish_store(detail::StoreModel& m, const std::string& path, bool overwrite) {
+    detail::Publication pub(path, overwrite, quoted_path(path), detail::OutputKind::store);
+    m.path = pub.temporary();
+    try {
+        detail::write_store(m);
+        pub.publish(true);
+    } catch (...) {
+        pub.rethrow();
     }
-    return fs::path(path).extension() == ".b2z";
 }
 
 /// python's key rules (tree_store.py _validate_key, embed_store.py): "/a/b", no empty segment,
@@ -73,23 +79,13 @@ StoreWriter StoreWriter::create(const std::string& path, const StoreOptions& opt
         throw UsageError(quoted_path(path) + ": a new store is a treestore or a dictstore, not a " +
                          to_string(options.kind));
     }
-    std::error_code ec;
-    if (fs::exists(path, ec)) {
-        if (!options.overwrite) {
-            throw UsageError(quoted_path(path) + " exists; StoreOptions::overwrite replaces it");
-        }
-    }
     auto impl = std::make_unique<Impl>();
     detail::StoreModel& m = impl->model;
-    m.path = path;
-    m.zip = is_zip_path(path) && fs::path(path).extension() == ".b2z";
+    m.zip = fs::path(path).extension() == ".b2z";
     m.kind = options.kind;
     m.threshold = options.threshold;
-    if (fs::exists(path, ec)) {
-        detail::remove_store_path(path);
-    }
-    // An empty store, committed at once: it opens as one from now on.
-    detail::write_store(m);
+    publish_store(m, path, options.overwrite);  // empty: it opens as a store from now on
+    m.path = path;
     impl->committed = Store::open(path);
     detail::adopt(m, impl->committed);
     return StoreWriter(std::move(impl));
@@ -217,13 +213,12 @@ Store StoreWriter::store() const {
 
 void pack_store(const std::string& src, const std::string& out, bool overwrite) {
     std::error_code ec;
-    if (fs::exists(out, ec)) {
-        if (!overwrite) {
-            throw UsageError(quoted_path(out) + " exists; overwrite replaces it");
-        }
-        if (fs::equivalent(src, out, ec)) {
-            throw UsageError(quoted_path(out) + " is the store to pack; write to another path");
-        }
+    if (fs::exists(out, ec) && fs::equivalent(src, out, ec)) {
+        throw UsageError(quoted_path(out) + " is the store to pack; write to another path");
+    }
+    if (detail::path_within(out, src) || detail::path_within(src, out)) {
+        throw UsageError(quoted_path(out) + ": the output cannot be inside the store to pack, " +
+                         "nor hold it; write to another path");
     }
     const Store s = Store::open(src);
     if (std::string(s.form()) == "b2e") {
@@ -231,7 +226,6 @@ void pack_store(const std::string& src, const std::string& out, bool overwrite) 
     }
     detail::StoreModel m;
     detail::adopt(m, s);
-    m.path = out;
     m.zip = fs::path(out).extension() == ".b2z";
     for (StoreNode& n : m.nodes) {
         if (n.storage == LeafStorage::external || n.storage == LeafStorage::member) {
@@ -239,22 +233,7 @@ void pack_store(const std::string& src, const std::string& out, bool overwrite) 
             n.fresh = true;
         }
     }
-    if (m.zip) {
-        detail::write_store(m);  // a new archive renamed over `out`
-        return;
-    }
-    // A directory: built under a temporary name, then put in place.
-    const std::string tmp = out + ".packing";
-    fs::remove_all(tmp, ec);
-    m.path = tmp;
-    detail::write_store(m);
-    if (fs::exists(out, ec)) {
-        detail::remove_store_path(out);
-    }
-    fs::rename(tmp, out, ec);
-    if (ec) {
-        throw IoError(quoted_path(out) + ": cannot put the packed store in place", ec);
-    }
+    publish_store(m, out, overwrite);
 }
 
 }  // namespace b2nd

@@ -370,8 +370,7 @@ TEST_CASE("cli: import, verify and compact on every corpus array", "[cli][golden
         if (c["storage"].as_string() != "cframe") {
             continue;
         }
-        std::filesystem::copy_file(file, tmp / "c.b2nd",
-                                   std::filesystem::copy_options::overwrite_existing);
+        b2nd::test::copy_writable(file, tmp / "c.b2nd");
         r = run("compact " + q(tmp / "c.b2nd"));
         REQUIRE(r.status == 0);
         compacted += r.output.find("dead space removed") != std::string::npos;

@@ -87,26 +87,39 @@ TEST_CASE("cli: an existing output is replaced only with --overwrite, and never 
           "[cli]") {
     b2nd::test::TempDir tmp;
     const std::string a = small_array(tmp, "a.b2nd");
-    std::ofstream(tmp / "o.npy") << "keep me";
+    const std::string b = small_array(tmp, "b.b2nd");
+    REQUIRE(run("export " + q(a) + " " + q(tmp / "o.npy")).status == 0);
+    const auto npy_before = b2nd::test::read_file(tmp / "o.npy");
+    const auto b_before = b2nd::test::read_file(b);
     for (const std::string& cmd :
-         {"export " + q(a) + " " + q(tmp / "o.npy"), "import " + q(tmp / "in.npy") + " " + q(a),
-          "convert " + q(a) + " " + q(tmp / "o.npy"),
-          "concat " + q(tmp / "o.npy") + " " + q(a) + " " + q(a)}) {
+         {"export " + q(a) + " " + q(tmp / "o.npy"), "import " + q(tmp / "o.npy") + " " + q(b),
+          "convert " + q(a) + " " + q(b), "concat " + q(b) + " " + q(a) + " " + q(a)}) {
         INFO(cmd);
         const Run r = run(cmd);
         CHECK(r.status == 2);
         CHECK_THAT(r.output, Contains("exists; --overwrite replaces it"));
         CHECK_THAT(r.output, !Contains("CreateOptions") && !Contains("b2nd-tmp"));
     }
-    CHECK(b2nd::test::read_file(tmp / "o.npy") ==
-          std::vector<std::uint8_t>{'k', 'e', 'e', 'p', ' ', 'm', 'e'});
+    CHECK(b2nd::test::read_file(tmp / "o.npy") == npy_before);
+    CHECK(b2nd::test::read_file(b) == b_before);
     // A read-only file (mode 444) in a writable directory stays, even with --overwrite.
     fs::permissions(tmp / "o.npy",
                     fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
     Run r = run("export " + q(a) + " " + q(tmp / "o.npy") + " --overwrite");
     CHECK(r.status == 2);
     CHECK_THAT(r.output, Contains("read-only"));
-    CHECK(b2nd::test::read_file(tmp / "o.npy").size() == 7);
+    CHECK(b2nd::test::read_file(tmp / "o.npy") == npy_before);
+    // compact, convert --overwrite and meta refuse a read-only array alike.
+    fs::permissions(b, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+    for (const std::string& cmd :
+         {"compact " + q(b), "convert " + q(a) + " " + q(b) + " --overwrite",
+          "meta " + q(b) + " units '\"K\"'"}) {
+        INFO(cmd);
+        r = run(cmd);
+        CHECK(r.status == 2);
+        CHECK_THAT(r.output, Contains("\"" + b + "\" is read-only; make it writable"));
+    }
+    CHECK(b2nd::test::read_file(b) == b_before);
     fs::permissions(tmp / "o.npy", fs::perms::owner_write, fs::perm_options::add);
     r = run("export " + q(a) + " " + q(tmp / "o.npy") + " --overwrite");
     CHECK(r.status == 0);
@@ -135,7 +148,15 @@ TEST_CASE("cli: an export killed at any moment leaves the old file or the whole 
     b2nd::CreateOptions co;
     co.chunk_shape = {256, 1024};
     (void)b2nd::NDArray<double>::create_from(tmp / "src.b2nd", {4096, 1024}, v, co);
-    std::ofstream(tmp / "out.npy") << "old";
+    // The old file: a small .npy (what --overwrite may replace).
+    const std::vector<std::uint8_t> old =
+        b2nd::test::npy_bytes("<f8", "(1,)", std::vector<std::uint8_t>(8, 0));
+    const auto put_old = [&] {
+        std::ofstream(tmp / "out.npy", std::ios::binary)
+            .write(reinterpret_cast<const char*>(old.data()),
+                   static_cast<std::streamsize>(old.size()));
+    };
+    put_old();
     std::mt19937 pick(7);
     int killed = 0;
     for (int round = 0; round < 12; ++round) {
@@ -150,13 +171,13 @@ TEST_CASE("cli: an export killed at any moment leaves the old file or the whole 
             c.finish();
         }
         const auto now = b2nd::test::read_file(tmp / "out.npy");
-        if (now.size() == 3) {
-            CHECK(now == std::vector<std::uint8_t>{'o', 'l', 'd'});
+        if (now.size() == old.size()) {
+            CHECK(now == old);
         } else {
             const auto npy = b2nd::test::read_npy_payload(tmp / "out.npy");
             REQUIRE(npy.data.size() == v.size() * 8);
             CHECK(std::memcmp(npy.data.data(), v.data(), npy.data.size()) == 0);
-            std::ofstream(tmp / "out.npy") << "old";
+            put_old();
         }
     }
     CHECK(killed >= 3);

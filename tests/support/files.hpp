@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -25,6 +26,19 @@ inline std::string corpus_dir() {
         std::printf("B2ND-SKIP: %s\n", std::string(why).c_str()); \
         return;                                                   \
     } while (0)
+
+/// Copies a file or directory of the corpus (read-only, and never written by tests) into a test's
+/// own directory, writable by its owner: b2nd's writers refuse read-only files.
+inline void copy_writable(const std::string& from, const std::string& to) {
+    namespace fs = std::filesystem;
+    fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+    fs::permissions(to, fs::perms::owner_write, fs::perm_options::add);
+    if (fs::is_directory(to)) {
+        for (const auto& e : fs::recursive_directory_iterator(to)) {
+            fs::permissions(e.path(), fs::perms::owner_write, fs::perm_options::add);
+        }
+    }
+}
 
 inline std::vector<std::uint8_t> read_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);

@@ -41,7 +41,7 @@ TEST_CASE("python indexes: a data write marks them stale and drops the query cac
         INFO(how);
         b2nd::test::TempDir tmp;
         const std::string path = tmp / "temps.b2nd";
-        std::filesystem::copy_file(src, path);
+        b2nd::test::copy_writable(src, path);
         const std::string payload = tmp / "temps.__query_cache__.b2frame";
         std::ofstream(payload) << "cached rows";
         {

@@ -137,7 +137,7 @@ TEST_CASE("store write: python's stores change in place: replace, remove, attrib
         INFO(name);
         b2nd::test::TempDir tmp;
         const std::string path = tmp / name;
-        fs::copy(trees + "/" + name, path, fs::copy_options::recursive);
+        b2nd::test::copy_writable(trees + "/" + name, path);
         const b2nd::Store before = b2nd::Store::open(path);
         const auto big = values(before.open_array("/big"));
         const auto random = values(before.open_array("/emb/random"));

@@ -368,7 +368,7 @@ void bench_array(const Spec& s,
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::string dir = (std::filesystem::temp_directory_path() / "b2nd-bench").string();
+    std::string parent;  // --dir: where the benchmark's own directory goes
     std::string only;
     bool quick = false;
     int checksum_runs = 0;  // --checksums
@@ -377,7 +377,7 @@ int main(int argc, char** argv) {
         if (a == "--quick") {
             quick = true;
         } else if (a == "--dir" && i + 1 < argc) {
-            dir = argv[++i];
+            parent = argv[++i];
         } else if (a == "--no-copy") {
             g_copies = false;
         } else if (a == "--copy-only") {
@@ -395,7 +395,8 @@ int main(int argc, char** argv) {
             return 2;
         }
     }
-    std::filesystem::create_directories(dir);
+    const b2nd::bench::WorkDir work("array", parent);
+    const std::string& dir = work.path();
 #if defined(B2ND_HAVE_BLOSC2)
     blosc2_init();
     std::printf("c-blosc2 %s in the same run (last columns: c-blosc2; ratio = its time / ours)\n",
@@ -488,7 +489,6 @@ int main(int argc, char** argv) {
             bench_array(grid, data, dir, npoints);
         }
     }
-    std::filesystem::remove_all(dir);
 #if defined(B2ND_HAVE_BLOSC2)
     blosc2_destroy();
 #endif

@@ -5,7 +5,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
 #include <functional>
+#include <stdexcept>
+#include <string>
 
 namespace b2nd::bench {
 
@@ -22,6 +26,33 @@ inline double best_seconds(const std::function<void()>& fn, double min_seconds, 
     }
     return best;
 }
+
+/// Where a benchmark writes: a new directory of its own, PARENT/b2nd-bench-NAME-XXXXXX (PARENT:
+/// the user's --dir, else the temporary directory), removed at the end with what the benchmark
+/// made in it, and nothing else: the user's directory and what it held stay.
+class WorkDir {
+public:
+    WorkDir(const std::string& name, const std::string& parent = {}) {
+        const std::filesystem::path base =
+            parent.empty() ? std::filesystem::temp_directory_path() : std::filesystem::path(parent);
+        std::filesystem::create_directories(base);
+        std::string templ = (base / ("b2nd-bench-" + name + "-XXXXXX")).string();
+        if (::mkdtemp(templ.data()) == nullptr) {
+            throw std::runtime_error("cannot create a directory in " + base.string());
+        }
+        path_ = templ;
+    }
+    ~WorkDir() {
+        std::error_code ignored;
+        std::filesystem::remove_all(path_, ignored);
+    }
+    WorkDir(const WorkDir&) = delete;
+    WorkDir& operator=(const WorkDir&) = delete;
+    const std::string& path() const noexcept { return path_; }
+
+private:
+    std::string path_;
+};
 
 /// BENCHMARKS.md's mix(x).
 inline std::uint64_t mix(std::uint64_t x) {

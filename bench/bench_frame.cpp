@@ -69,7 +69,8 @@ void make_frame(const std::string& path, std::int64_t n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    const std::string dir = argc > 1 ? argv[1] : "/tmp";
+    const b2nd::bench::WorkDir work("frame", argc > 1 ? argv[1] : std::string());
+    const std::string& dir = work.path();
 #if defined(B2ND_HAVE_BLOSC2)
     blosc2_init();
     std::printf("b2nd-cpp frame benchmark; c-blosc2 %s measured on the same files\n",

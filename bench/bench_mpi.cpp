@@ -13,10 +13,12 @@
 // are to one process with one thread (the best of its repetitions). On a machine with fewer
 // cores than ranks, MPI's polling waits take cores from the working ranks.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -174,7 +176,7 @@ int main(int argc, char** argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     const MPI_Comm comm = MPI_COMM_WORLD;
-    std::string dir = (std::filesystem::temp_directory_path() / "b2nd-bench-mpi").string();
+    std::string parent;  // --dir: where the benchmark's own directory goes
     std::int64_t edge = 512;
     int reps = 3;
     bool sparse = false;
@@ -183,7 +185,7 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--dir" && i + 1 < argc) {
-            dir = argv[++i];
+            parent = argv[++i];
         } else if (a == "--edge" && i + 1 < argc) {
             edge = std::stoll(argv[++i]);
         } else if (a == "--reps" && i + 1 < argc) {
@@ -196,12 +198,20 @@ int main(int argc, char** argv) {
             many = std::stoll(argv[++i]);
         }
     }
+    // Rank 0 makes a directory of the benchmark's own (removed at the end, with nothing else)
+    // and tells the others its name.
+    std::optional<b2nd::bench::WorkDir> work;
+    std::array<char, 4096> name{};
     if (g_rank == 0) {
-        std::filesystem::create_directories(dir);
+        work.emplace("mpi", parent);
+        std::snprintf(name.data(), name.size(), "%s", work->path().c_str());
     }
-    MPI_Barrier(comm);
+    MPI_Bcast(name.data(), static_cast<int>(name.size()), MPI_CHAR, 0, comm);
+    const std::string dir = name.data();
     if (many > 0) {
         many_chunks(comm, dir, many, sparse, reps);
+        MPI_Barrier(comm);
+        work.reset();
         MPI_Finalize();
         return 0;
     }
@@ -329,6 +339,8 @@ int main(int argc, char** argv) {
             }
         }
     }
+    MPI_Barrier(comm);
+    work.reset();
     MPI_Finalize();
     return 0;
 }

@@ -54,9 +54,8 @@ int main(int argc, char** argv) {
     const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
     const std::int64_t n = quick ? (std::int64_t{1} << 21) : (std::int64_t{1} << 23);
     const int runs = quick ? 3 : 7;
-    const std::string dir = (fs::temp_directory_path() / "b2nd-bench-records").string();
-    fs::remove_all(dir);
-    fs::create_directories(dir);
+    const b2nd::bench::WorkDir work("records");
+    const std::string& dir = work.path();
     constexpr std::size_t kRec = 36;
     {
         std::vector<std::uint8_t> recs(static_cast<std::size_t>(n) * kRec);
@@ -118,6 +117,5 @@ int main(int argc, char** argv) {
             threads, threads == 1 ? " " : "s", field_gbs.lo, field_gbs.hi, rec_gbs.lo, rec_gbs.hi,
             plain_gbs.lo, plain_gbs.hi, ratio.lo, ratio.hi, whole_gbs.lo, whole_gbs.hi);
     }
-    fs::remove_all(dir);
     return 0;
 }

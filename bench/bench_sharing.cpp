@@ -58,12 +58,9 @@ std::vector<float> cube(std::int64_t edge) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::string dir = (std::filesystem::temp_directory_path() / "b2nd-bench-sharing").string();
-    if (argc == 3 && std::string(argv[1]) == "--dir") {
-        dir = argv[2];
-    }
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
+    const b2nd::bench::WorkDir work(
+        "sharing", argc == 3 && std::string(argv[1]) == "--dir" ? argv[2] : std::string());
+    const std::string& dir = work.path();
     const std::int64_t edge = 256;
     b2nd::CreateOptions co;
     co.chunk_shape = {64, 64, 64};
@@ -155,6 +152,5 @@ int main(int argc, char** argv) {
         const Spread nothing = per_call(5, 100000, [&](int) { r.refresh(); });
         row("refresh() with nothing new", nothing, "ns", 1e9);
     }
-    std::filesystem::remove_all(dir);
     return 0;
 }

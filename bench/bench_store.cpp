@@ -74,9 +74,8 @@ int main(int argc, char** argv) {
     const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
     const std::int64_t edge = quick ? 256 : 512;
     const int runs = quick ? 3 : 5;
-    const std::string dir = (fs::temp_directory_path() / "b2nd-bench-store").string();
-    fs::remove_all(dir);
-    fs::create_directories(dir);
+    const b2nd::bench::WorkDir work("store");
+    const std::string& dir = work.path();
 
     // ---- open: 1,000 leaves ----
     {
@@ -218,6 +217,5 @@ int main(int argc, char** argv) {
                 ratio.hi, worst);
         }
     }
-    fs::remove_all(dir);
     return 0;
 }

@@ -68,9 +68,8 @@ void row(const char* what, int threads, double seconds, double bytes, double bas
 int main(int argc, char** argv) {
     const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
     const std::int64_t edge = quick ? 256 : 512;
-    const std::string dir =
-        (std::filesystem::temp_directory_path() / "b2nd-bench-xtensor").string();
-    std::filesystem::create_directories(dir);
+    const b2nd::bench::WorkDir work("xtensor");
+    const std::string& dir = work.path();
     b2nd::CreateOptions o;
     o.chunk_shape = {128, 128, 128};
     o.block_shape = {32, 32, 32};
@@ -221,6 +220,5 @@ int main(int argc, char** argv) {
         std::printf("(checks: sum %.6g vs %.6g; element-wise checksum %.3g)\n\n",
                     static_cast<double>(b2nd::sum(a)), ref, checksum);
     }
-    std::filesystem::remove_all(dir);
     return 0;
 }

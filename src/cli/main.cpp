@@ -1,16 +1,21 @@
 // b2nd: look at, check and convert b2nd arrays.
 #include <cctype>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <optional>
+#include <thread>
 
 #include <b2nd/error.hpp>
 #include <b2nd/format/chunk_header.hpp>
 #include <b2nd/value.hpp>
 #include <b2nd/version.hpp>
 
+#include "../storage/publish.hpp"
 #include "cli.hpp"
+#include <pthread.h>
 
 namespace b2nd::cli {
 
@@ -302,7 +307,38 @@ std::string usage() {
 
 }  // namespace
 
+namespace {
+
+/// SIGINT, SIGTERM and SIGHUP are taken by one thread of their own (blocked in every other
+/// thread, which inherit the mask from main): it removes the command's temporaries (outputs
+/// being built, a compaction's new file), then lets the signal end the process as it would have
+/// (the shell sees the signal).
+void handle_signals() {
+    static sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    if (pthread_sigmask(SIG_BLOCK, &set, nullptr) != 0) {
+        return;
+    }
+    std::thread([] {
+        int sig = 0;
+        if (sigwait(&set, &sig) != 0) {
+            return;
+        }
+        b2nd::detail::remove_registered_temporaries();
+        std::signal(sig, SIG_DFL);
+        pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+        std::raise(sig);
+        std::_Exit(128 + sig);  // not reached: the signal ends the process
+    }).detach();
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+    handle_signals();
     std::vector<std::string> args(argv + 1, argv + argc);
     if (args.empty()) {
         std::cerr << usage();

@@ -19,6 +19,7 @@ namespace b2nd {
 using detail::num;
 
 AnyArray AnyArray::open(const std::string& path, const OpenOptions& options) {
+    detail::check_object_before_writing(path, options);
     auto core = detail::ArrayCore::open(path, options);
     detail::open_object(*core, options);
     return AnyArray(std::move(core));

@@ -20,6 +20,10 @@ class ArrayCore;
 /// Attaches to `core` what its frame's object kind needs (unless o.raw_objects), or refuses the
 /// kind with an UnsupportedError naming the file and the kind. Plain arrays are left as they are.
 void open_object(ArrayCore& core, const OpenOptions& o);
+/// Before a writable open of `path` (o.writable, not raw_objects): refuses a frame holding a
+/// kind open_object would refuse, before anything is opened for writing, so that a refused open
+/// leaves nothing behind (no lock file). Nothing for arrays, or for what does not open at all.
+void check_object_before_writing(const std::string& path, const OpenOptions& o);
 
 /// The blocks of a persisted expression (b2o lazyexpr, or legacy LazyArray 0) in `core`.
 std::shared_ptr<const BlockOrigin> lazy_origin(const ArrayCore& core, const OpenOptions& o);

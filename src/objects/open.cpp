@@ -3,8 +3,10 @@
 #include <b2nd/error.hpp>
 #include <b2nd/objects.hpp>
 #include <b2nd/storage/byte_source.hpp>
+#include <b2nd/storage/frame.hpp>
 #include <b2nd/value.hpp>
 
+#include "../detail/strings.hpp"
 #include "../engine/array_core.hpp"
 #include "objects_detail.hpp"
 
@@ -61,15 +63,15 @@ bool object_metadata(const std::string& name) {
     return false;
 }
 
-void open_object(ArrayCore& core, const OpenOptions& o) {
-    if (o.raw_objects) {
-        return;
-    }
-    const ObjectKind k = object_kind(core.frame());
+namespace {
+
+/// Throws for a kind that cannot be opened as an array with `o` (read-only here when writable,
+/// or never an array), naming it; nothing for the others.
+void refuse_kind(ObjectKind k, const std::string& where, const OpenOptions& o) {
     if (k == ObjectKind::ndarray || k == ObjectKind::schunk) {
         return;
     }
-    const std::string what = core.where() + ": holds a python-blosc2 " + to_string(k);
+    const std::string what = where + ": holds a python-blosc2 " + to_string(k);
     if (o.writable && readable_kind(k)) {
         throw UsageError(what +
                          ", which is read-only here (open it with raw_objects to change "
@@ -77,10 +79,7 @@ void open_object(ArrayCore& core, const OpenOptions& o) {
     }
     switch (k) {
         case ObjectKind::lazyexpr:
-            core.set_origin(lazy_origin(core, o));
-            return;
         case ObjectKind::proxy:
-            core.set_origin(proxy_origin(core));
             return;
         case ObjectKind::udf:
             throw UnsupportedError(what +
@@ -108,6 +107,45 @@ void open_object(ArrayCore& core, const OpenOptions& o) {
             throw UnsupportedError(what +
                                    " of a kind this library does not know (metalayer "
                                    "'b2o')");
+    }
+}
+
+}  // namespace
+
+void check_object_before_writing(const std::string& path, const OpenOptions& o) {
+    if (!o.writable || o.raw_objects) {
+        return;
+    }
+    ObjectKind k = ObjectKind::ndarray;
+    std::string where;
+    try {
+        storage::OpenOptions look;
+        look.locking = false;  // makes no lock file
+        look.verify_checksums = false;
+        const storage::Frame f = storage::Frame::open(path, look);
+        k = object_kind(f);
+        where = quoted_path(f.name());
+    } catch (const Error&) {
+        return;  // the open for writing says what is wrong
+    }
+    refuse_kind(k, where, o);
+}
+
+void open_object(ArrayCore& core, const OpenOptions& o) {
+    if (o.raw_objects) {
+        return;
+    }
+    const ObjectKind k = object_kind(core.frame());
+    refuse_kind(k, core.where(), o);
+    switch (k) {
+        case ObjectKind::lazyexpr:
+            core.set_origin(lazy_origin(core, o));
+            return;
+        case ObjectKind::proxy:
+            core.set_origin(proxy_origin(core));
+            return;
+        default:
+            return;
     }
 }
 

@@ -17,6 +17,7 @@
 
 #include "../detail/strings.hpp"
 #include "../storage/posix_file.hpp"
+#include "../storage/publish.hpp"
 #include "store_detail.hpp"
 #include <unistd.h>
 
@@ -53,7 +54,8 @@ std::vector<std::uint8_t> read_all(const std::string& path) {
 /// TreeStore group's attributes), as bytes.
 std::vector<std::uint8_t> holder_frame(const std::string& dir,
                                        const std::vector<std::pair<std::string, Value>>& items) {
-    const std::string tmp = temp_name((fs::path(dir) / "vlmeta-holder").string());
+    const Temporary holder(temp_name((fs::path(dir) / "vlmeta-holder").string()));
+    const std::string& tmp = holder.path();
     std::error_code ec;
     fs::remove(tmp, ec);
     {
@@ -65,9 +67,7 @@ std::vector<std::uint8_t> holder_frame(const std::string& dir,
         }
         f.apply(e);
     }
-    std::vector<std::uint8_t> out = read_all(tmp);
-    fs::remove(tmp, ec);
-    return out;
+    return read_all(tmp);
 }
 
 /// embed.b2e of the model at `path`: its embedded values' frames one after another in chunks of
@@ -121,16 +121,18 @@ void write_embed(const StoreModel& m, const std::string& path) {
 /// A file's bytes written under a temporary name, made durable and renamed to `path`.
 void write_file(const std::string& path, const storage::ByteSource& src) {
     fs::create_directories(fs::path(path).parent_path());
-    const std::string tmp = temp_name(path);
+    Temporary tmp(temp_name(path));
     {
-        storage::detail::PosixFile f(tmp, storage::detail::PosixFile::Mode::create_truncate);
+        storage::detail::PosixFile f(tmp.path(), storage::detail::PosixFile::Mode::create_truncate,
+                                     path);
         constexpr std::uint64_t kPiece = std::uint64_t{16} << 20;
         for (std::uint64_t at = 0; at < src.size(); at += kPiece) {
             f.write_at(src.read(at, std::min(kPiece, src.size() - at)).bytes, at);
         }
         f.sync();
     }
-    storage::detail::rename_file(tmp, path);
+    storage::detail::rename_file(tmp.path(), path);
+    tmp.keep();
 }
 
 /// A node's file in the store: its key without the leading '/', plus its suffix. Keys that would
@@ -153,11 +155,11 @@ std::string file_of(const StoreNode& n) {
 void write_zip(StoreModel& m) {
     const fs::path target(m.path);
     const std::string dir = target.parent_path().empty() ? "." : target.parent_path().string();
-    const std::string tmp = temp_name(m.path);
-    const std::string embed_tmp = temp_name((fs::path(dir) / "embed.b2e").string());
-    try {
-        write_embed(m, embed_tmp);
-        const auto embed = storage::mapped_source(storage::MappedFile::open(embed_tmp));
+    Temporary tmp(temp_name(m.path));
+    const Temporary embed_tmp(temp_name((fs::path(dir) / "embed.b2e").string()));
+    {
+        write_embed(m, embed_tmp.path());
+        const auto embed = storage::mapped_source(storage::MappedFile::open(embed_tmp.path()));
         // python: the files largest first (a stable order for equal sizes), embed.b2e last.
         std::vector<const StoreNode*> files;
         for (const StoreNode& n : m.nodes) {
@@ -168,21 +170,15 @@ void write_zip(StoreModel& m) {
         std::stable_sort(files.begin(), files.end(), [](const StoreNode* a, const StoreNode* b) {
             return a->bytes->size() > b->bytes->size();
         });
-        storage::ZipWriter z(tmp);
+        storage::ZipWriter z(tmp.path());
         for (const StoreNode* n : files) {
             z.add(file_of(*n), *n->bytes);
         }
         z.add("embed.b2e", *embed);
         z.finish();
-    } catch (...) {
-        std::error_code ec;
-        fs::remove(tmp, ec);
-        fs::remove(embed_tmp, ec);
-        throw;
     }
-    std::error_code ec;
-    fs::remove(embed_tmp, ec);
-    storage::detail::rename_file(tmp, m.path);
+    storage::detail::rename_file(tmp.path(), m.path);
+    tmp.keep();
     storage::detail::fsync_directory(dir);
 }
 
@@ -200,9 +196,10 @@ void write_directory(StoreModel& m) {
         }
     }
     const std::string embed = (fs::path(m.path) / "embed.b2e").string();
-    const std::string tmp = temp_name(embed);
-    write_embed(m, tmp);
-    storage::detail::rename_file(tmp, embed);
+    Temporary tmp(temp_name(embed));
+    write_embed(m, tmp.path());
+    storage::detail::rename_file(tmp.path(), embed);
+    tmp.keep();
     for (const std::string& f : m.dropped_files) {
         bool kept = false;
         for (const StoreNode& n : m.nodes) {

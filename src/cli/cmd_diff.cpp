@@ -11,6 +11,7 @@
 
 #include "../detail/strings.hpp"
 #include "cli.hpp"
+#include "isclose.hpp"
 #include "item_format.hpp"
 #include "selection_stream.hpp"
 
@@ -19,17 +20,22 @@ namespace b2nd::cli {
 namespace {
 
 const char* const kHelp =
-    "usage: b2nd diff A B [--rtol R] [--atol T] [--slice EXPR] [--count N] [--nthreads N]\n"
+    "usage: b2nd diff A B [--rtol R] [--atol T] [--equal-nan] [--slice EXPR] [--count N]\n"
+    "                     [--nthreads N]\n"
     "\n"
     "Compares two arrays as h5diff does: shape, dtype, then every value, chunk by chunk (any\n"
-    "size takes little memory). Two values are equal when |a - b| <= atol + rtol * |b|\n"
-    "(numpy.isclose; both 0 by default: exactly equal); NaN equals NaN. Arrays of different\n"
-    "numeric dtypes are compared as numbers; others need the same dtype and compare as bytes.\n"
-    "Prints how many elements differ, the largest absolute and relative differences and\n"
-    "where, and the first differences. After a lossy convert, this checks the error bound.\n"
+    "size takes little memory). Two numbers are equal as numpy.isclose(a, b, rtol, atol,\n"
+    "equal_nan) says: |a - b| <= atol + rtol * |b|, computed in NumPy's types (float32 arrays\n"
+    "in float32; integers as float64); infinities equal only the same infinity; NaN equals\n"
+    "nothing, unless --equal-nan. The tolerances are 0 by default: exactly equal. Arrays of\n"
+    "different numeric dtypes are compared as numbers; others need the same dtype and compare\n"
+    "as bytes. Prints how many elements differ, the largest absolute and relative differences\n"
+    "and where, and the first differences. After a lossy convert, this checks the error\n"
+    "bound.\n"
     "\n"
     "  --rtol R       relative tolerance (default 0)\n"
     "  --atol T       absolute tolerance (default 0)\n"
+    "  --equal-nan    NaN equals NaN (numpy.isclose's equal_nan)\n"
     "  --slice EXPR   compare only this selection of both, e.g. '0, :, 100:200'\n"
     "  --count N      differences listed (default 10)\n"
     "\n"
@@ -100,8 +106,8 @@ struct Tally {
 }  // namespace
 
 int cmd_diff(const std::vector<std::string>& argv) {
-    const Args a =
-        Args::parse(argv, {"--rtol", "--atol", "--slice", "--count", "--nthreads"}, {"--help"});
+    const Args a = Args::parse(argv, {"--rtol", "--atol", "--slice", "--count", "--nthreads"},
+                               {"--equal-nan", "--help"});
     if (a.has("--help")) {
         std::cout << kHelp;
         return 0;
@@ -156,53 +162,35 @@ int cmd_diff(const std::vector<std::string>& argv) {
     std::vector<std::uint8_t> bufa(static_cast<std::size_t>(walk.max_count() * ia));
     std::vector<std::uint8_t> bufb(static_cast<std::size_t>(walk.max_count() * ib));
     Tally t;
+    const IsClose close(A.dtype(), B.dtype(), rtol, atol, a.has("--equal-nan"));
     const auto differs = [&](const std::uint8_t* pa, const std::uint8_t* pb, double& abs_diff,
                              double& rel_diff) {
         abs_diff = rel_diff = 0;
         if (kind == ItemFormat::Number::none) {
             return std::memcmp(pa, pb, static_cast<std::size_t>(ia)) != 0;
         }
-        long double x = 0, y = 0, d = 0, mag = 0;
-        bool nan_a = false, nan_b = false;
-        if (kind == ItemFormat::Number::real) {
-            x = fa.value(pa);
-            y = fb.value(pb);
-            nan_a = std::isnan(x);
-            nan_b = std::isnan(y);
-            if (x == y || (nan_a && nan_b)) {
-                return false;
-            }
-            d = std::fabs(x - y);
-            mag = std::fabs(y);
-        } else {
-            const auto [xr, xi] = fa.parts(pa);
-            const auto [yr, yi] = fb.parts(pb);
-            const auto wide = [](double v) { return static_cast<long double>(v); };
-            nan_a = std::isnan(xr) || std::isnan(xi);
-            nan_b = std::isnan(yr) || std::isnan(yi);
-            if ((xr == yr && xi == yi) || (nan_a && nan_b)) {
-                return false;
-            }
-            d = std::hypot(wide(xr) - wide(yr), wide(xi) - wide(yi));
-            mag = std::hypot(wide(yr), wide(yi));
-        }
-        if (nan_a || nan_b || std::isnan(d)) {  // NaN against a number, or inf - inf
-            abs_diff = rel_diff = HUGE_VAL;
-            return true;
-        }
-        abs_diff = static_cast<double>(d);
-        rel_diff = mag > 0 ? static_cast<double>(d / mag) : HUGE_VAL;
-        return d > static_cast<long double>(atol) + static_cast<long double>(rtol) * mag;
+        const IsClose::Result r = kind == ItemFormat::Number::real
+                                      ? close.real(fa.value(pa), fb.value(pb))
+                                      : close.complex(fa.parts(pa), fb.parts(pb));
+        abs_diff = r.abs_diff;
+        rel_diff = r.rel_diff;
+        return !r.close;
     };
+    // Identical bytes are equal values, but for NaN (unless --equal-nan).
+    const bool bytes_decide =
+        same_dtype &&
+        (kind == ItemFormat::Number::none || a.has("--equal-nan") ||
+         A.dtype().kind() == DType::Kind::boolean || A.dtype().kind() == DType::Kind::int_ ||
+         A.dtype().kind() == DType::Kind::uint);
     while (walk.next()) {
         const std::int64_t n = walk.count();
         walk.read(A, bufa.data());
         walk.read(B, bufb.data());
         const std::int64_t first = t.compared;
         t.compared += n;
-        if (same_dtype &&
+        if (bytes_decide &&
             std::memcmp(bufa.data(), bufb.data(), static_cast<std::size_t>(n * ia)) == 0) {
-            continue;  // the same bytes: the same values (NaN equals NaN)
+            continue;  // the same bytes: the same values
         }
         for (std::int64_t i = 0; i < n; ++i) {
             const std::uint8_t* pa = bufa.data() + i * ia;

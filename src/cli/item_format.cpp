@@ -13,12 +13,6 @@
 
 namespace b2nd::cli {
 
-namespace {
-
-constexpr int kMaxFraction = 8;  // NumPy's default print precision
-
-/// The nearest IEEE half-precision value to d (ties to even), as a double; infinite beyond the
-/// largest half.
 double round_to_half(double d) {
     if (!std::isfinite(d) || d == 0) {
         return d;
@@ -29,6 +23,10 @@ double round_to_half(double d) {
     const double r = std::nearbyint(d / quantum) * quantum;
     return std::fabs(r) > 65504.0 ? std::copysign(HUGE_VAL, d) : r;
 }
+
+namespace {
+
+constexpr int kMaxFraction = 8;  // NumPy's default print precision
 
 /// Whether `text` reads back as d in a float of `bits`.
 bool reads_back(const char* text, double d, int bits) {
@@ -94,16 +92,31 @@ ItemFormat::FloatColumn::Parts ItemFormat::FloatColumn::parts(double d, bool sci
             break;
         }
     }
-    std::string t = buf;
+    return split(buf, true);
+}
+
+ItemFormat::FloatColumn::Parts ItemFormat::FloatColumn::digits(double d, int fraction) const {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*e", fraction, d);
+    return split(buf, false);
+}
+
+ItemFormat::FloatColumn::Parts ItemFormat::FloatColumn::split(const std::string& text,
+                                                              bool trim) const {
+    std::string t = text;
     Parts p;
-    if (scientific) {
-        const std::size_t e = t.find('e');
+    const std::size_t e = t.find('e');
+    if (e != std::string::npos) {
         p.exponent = std::atoi(t.c_str() + e + 1);
         t.erase(e);
     }
     const std::size_t dot = t.find('.');
     p.whole = t.substr(0, dot);
     p.fraction = dot == std::string::npos ? "" : t.substr(dot + 1);
+    if (trim) {
+        // Capped at 8 digits, the rounded digits may end in zeros: NumPy trims them.
+        p.fraction.erase(p.fraction.find_last_not_of('0') + 1);
+    }
     if (plus_ && p.whole[0] != '-') {
         p.whole.insert(0, "+");
     }
@@ -156,11 +169,12 @@ std::string ItemFormat::FloatColumn::word(double d) const {
         const std::size_t width = width_left + 1 + fraction + (sci ? 2 + exponent_digits_ : 0);
         return std::string(width - std::min(width, t.size()), ' ') + t;
     }
-    Parts p = parts(d, sci);
+    // Scientific: every value with the column's count of digits, its own (NumPy's min_digits:
+    // 4.94065646e-324, not 5.00000000e-324); positional: its shortest digits, blank-padded.
+    Parts p = sci ? digits(d, static_cast<int>(fraction)) : parts(d, false);
     std::string t = std::string(width_left - std::min(width_left, p.whole.size()), ' ') + p.whole +
                     "." + p.fraction;
     if (sci) {
-        t.append(fraction - std::min(fraction, p.fraction.size()), '0');
         const std::string digits = std::to_string(std::abs(p.exponent));
         t += p.exponent < 0 ? "e-" : "e+";
         t.append(exponent_digits_ - std::min(exponent_digits_, digits.size()), '0');

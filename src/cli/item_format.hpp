@@ -12,6 +12,10 @@
 
 namespace b2nd::cli {
 
+/// The nearest IEEE half-precision value to d (ties to even), as a double; infinite beyond the
+/// largest half.
+double round_to_half(double d);
+
 /// Formats the items of one dtype. NumPy pads numbers to a common width (floats aligned on the
 /// point, in one notation for all), so text needs the values first: observe() every item that
 /// will be printed, then word() each. JSON needs no pass.
@@ -45,10 +49,12 @@ public:
 private:
     /// Floats printed in one column, as NumPy's FloatingFormat (floatmode 'maxprec', precision
     /// 8): scientific notation for all when the largest magnitude is >= 1e8, the smallest
-    /// nonzero one < 1e-4 or their ratio > 1000, else positional; each value with the fewest
-    /// digits (at most 8 after the point) that read back as the same value of its precision,
-    /// padded to align the points (positional: blanks after; scientific: zeros, one count of
-    /// fraction and exponent digits for all); nan and inf right-aligned to the full width.
+    /// nonzero one < 1e-4 or their ratio > 1000, else positional. Positional: each value with
+    /// the fewest digits (at most 8 after the point, trailing zeros trimmed) that read back as
+    /// the same value of its precision, blank-padded to align the points. Scientific: as many
+    /// fraction digits as the longest such value needs, each value's own digits (NumPy's
+    /// min_digits), one count of exponent digits for all. nan and inf right-aligned to the
+    /// full width.
     class FloatColumn {
     public:
         FloatColumn(int bits, bool plus) : bits_(bits), plus_(plus) {}
@@ -60,7 +66,13 @@ private:
             std::string whole, fraction;  // around the point; whole carries the sign
             int exponent = 0;             // scientific only
         };
+        /// The fewest digits (at most 8 after the point, then trailing zeros trimmed) that
+        /// read back as d.
         Parts parts(double d, bool scientific) const;
+        /// d in scientific notation with exactly `fraction` digits after the point, rounded
+        /// from its exact value.
+        Parts digits(double d, int fraction) const;
+        Parts split(const std::string& text, bool trim) const;
         bool scientific() const noexcept;
         std::size_t left(bool scientific) const noexcept;  // width before the point
 

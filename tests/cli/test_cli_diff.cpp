@@ -1,6 +1,7 @@
 // b2nd diff, run as a program: equal arrays exit 0, a changed element is found and located, the
-// tolerance is numpy.isclose's, NaN equals NaN, numeric dtypes compare as numbers, other kinds as
-// bytes, shapes that differ stop it, and any size streams in bounded memory.
+// tolerance is numpy.isclose's, NaN equals NaN only with --equal-nan, numeric dtypes compare as
+// numbers, other kinds as bytes, shapes that differ stop it, and any size streams in bounded
+// memory.
 #include <cmath>
 #include <cstdint>
 
@@ -78,9 +79,12 @@ TEST_CASE("cli: diff compares NaN, other dtypes and shapes as it says", "[cli]")
     const std::vector<double> d = {1.5, std::nan(""), HUGE_VAL, -2.0};
     (void)b2nd::NDArray<double>::create_from(tmp / "d.b2nd", {4}, d);
     Run r = run("diff " + q(tmp / "f.b2nd") + " " + q(tmp / "d.b2nd"));
-    CHECK(r.status == 0);  // NaN equals NaN, inf equals inf, float32 and float64 as numbers
+    CHECK(r.status == 1);  // as numpy.isclose: NaN equals nothing, inf equals inf
     CHECK_THAT(r.output, Contains("dtypes differ: values compared as numbers") &&
-                             Contains("equal: 4 elements"));
+                             Contains("differ: 1 of 4 elements") && Contains("  (1,): NaN, NaN"));
+    r = run("diff " + q(tmp / "f.b2nd") + " " + q(tmp / "d.b2nd") + " --equal-nan");
+    CHECK(r.status == 0);  // float32 and float64 as numbers
+    CHECK_THAT(r.output, Contains("equal: 4 elements"));
     const std::vector<double> d2 = {1.5, 0.0, HUGE_VAL, -2.0};
     (void)b2nd::NDArray<double>::create_from(tmp / "d2.b2nd", {4}, d2);
     r = run("diff " + q(tmp / "d.b2nd") + " " + q(tmp / "d2.b2nd") + " --atol 100");

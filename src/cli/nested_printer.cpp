@@ -7,6 +7,15 @@ namespace {
 constexpr std::size_t kLineWidth = 75;  // NumPy's default linewidth
 constexpr std::size_t kFlushBytes = 1 << 16;
 
+/// Columns of UTF-8 text as NumPy counts them (len() of a Python str: code points, not bytes).
+std::size_t columns(const std::string& text, std::size_t n) {
+    std::size_t c = 0;
+    for (std::size_t i = 0; i < n && i < text.size(); ++i) {
+        c += (static_cast<unsigned char>(text[i]) & 0xc0) != 0x80 ? 1U : 0U;
+    }
+    return c;
+}
+
 }  // namespace
 
 NestedPrinter::NestedPrinter(std::ostream& out,
@@ -29,7 +38,7 @@ void NestedPrinter::put(const std::string& text) {
     }
     buf_.append(pending_spaces_, ' ');
     buf_.append(text, 0, end + 1);
-    column_ += pending_spaces_ + end + 1;
+    column_ += pending_spaces_ + columns(text, end + 1);
     pending_spaces_ = text.size() - end - 1;
 }
 
@@ -48,7 +57,7 @@ void NestedPrinter::word_in_row(const std::string& word) {
     // After a space, or on a new line indented past the brackets when the line would pass
     // NumPy's limit there (the line width less one column per bracket that may close it).
     const std::size_t d = shape_.size() - 1;
-    if (column_ + pending_spaces_ + 1 + word.size() > kLineWidth - 1 - d) {
+    if (column_ + pending_spaces_ + 1 + columns(word, word.size()) > kLineWidth - 1 - d) {
         newlines(1, d + 1);
     } else {
         pending_spaces_ += 1;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <string>
@@ -52,6 +53,31 @@ private:
     std::shared_ptr<const storage::MappedFile> map_;
 };
 
+/// Where a .npy file goes, written in one pass, header first: a file (built under a temporary
+/// name beside it and put in place whole by finish(), as write_npy), or a stream such as stdout
+/// (`b2nd export A.b2nd -`). Without finish(), nothing appears at the path.
+class NpySink {
+public:
+    explicit NpySink(const std::string& path);
+    /// `name` is how messages call the stream.
+    explicit NpySink(std::FILE* stream, const std::string& name = "<stdout>");
+    ~NpySink();
+    NpySink(const NpySink&) = delete;
+    NpySink& operator=(const NpySink&) = delete;
+
+    /// The header (C order), once, first.
+    void begin(const DType& dtype, const Shape& shape);
+    /// The next bytes of data, in C order. \throws UsageError past the shape's bytes
+    void write(ByteSpan bytes);
+    /// Checks that the shape's bytes were written (Error otherwise), then puts the file in place
+    /// (or flushes the stream).
+    void finish();
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
 /// Writes a .npy file (atomically: a temporary file renamed into place). An existing .npy file
 /// at `path` is replaced (with its mode and owner kept); anything else there is refused
 /// (UsageError), and a link is written through. The export_npy functions do the same.
@@ -76,6 +102,17 @@ void export_npy(const AnyArray& a,
                 const NpyProgress& progress = {});
 /// Writes a[mask] (1-d, the true elements in C order) to a .npy file, streaming.
 void export_npy(const AnyArray& a, const Mask& mask, const std::string& path);
+/// The same three into a sink (a file, or a stream such as stdout); each finishes it.
+void export_npy(const AnyArray& a,
+                const Box& box,
+                const Shape& out_shape,
+                NpySink& out,
+                const NpyProgress& progress = {});
+void export_npy(const AnyArray& a,
+                const Resolved& sel,
+                NpySink& out,
+                const NpyProgress& progress = {});
+void export_npy(const AnyArray& a, const Mask& mask, NpySink& out);
 
 /// Creates a b2nd array from a .npy file (C order only); with `progress`, in slabs of whole
 /// chunk rows, reporting after each. \throws UnsupportedError for Fortran order

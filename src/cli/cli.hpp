@@ -9,7 +9,9 @@
 #include <vector>
 
 #include <b2nd/any_array.hpp>
+#include <b2nd/containers.hpp>
 #include <b2nd/grid.hpp>
+#include <b2nd/npy.hpp>
 #include <b2nd/params.hpp>
 #include <b2nd/storage/frame.hpp>
 
@@ -55,6 +57,18 @@ OpenOptions input_options(const Args& a);
 /// --field NAME over --slice: the field's values as an array of their own in memory (numpy's
 /// a[sel]['NAME']), for the commands that take --field. \throws ArgError naming the option
 AnyArray field_input(const AnyArray& arr, const Args& a);
+
+/// A UTF8Array named by `path`: NAME.b2nd beside NAME.utf8.b2nd (files, or URLs when the
+/// server has both), or STORE:/KEY beside KEY.utf8; nullopt for anything else.
+std::optional<UTF8Array> utf8_input(const std::string& path, const OpenOptions& o);
+
+/// python's slice of n items: "a:b[:c]" or one index "i" (negatives from the end); all of them
+/// for "". \throws ArgError
+std::vector<std::int64_t> item_indices(const std::string& text, std::int64_t n);
+/// b2nd export of a UTF8Array: the strings `slice` selects (item_indices) as NumPy's
+/// np.array(strings) holds them, '<U' as wide as the longest (in code points), into `out`.
+/// \throws FormatError for a string that is not valid UTF-8 (naming it)
+void export_strings(const UTF8Array& u, const std::string& slice, NpySink& out);
 
 /// b2nd show of a variable-length container (a UTF8Array pair, an ObjectArray, BatchArray or
 /// ListArray): prints its items as a JSON list and returns true; false for anything else.

@@ -13,17 +13,21 @@
 #include "../detail/strings.hpp"
 #include "cli.hpp"
 #include "progress.hpp"
+#include <unistd.h>
 
 namespace b2nd::cli {
 
 namespace {
 
 const char* const kExportHelp =
-    "usage: b2nd export PATH OUT.npy [--slice EXPR | --points PTS.npy | --mask MASK.npy]\n"
+    "usage: b2nd export PATH OUT.npy|- [--slice EXPR | --points PTS.npy | --mask MASK.npy]\n"
     "                   [--field NAME] [--overwrite] [--dtype DTYPE] [--nthreads N]\n"
     "\n"
     "Writes the array, or part of it, as a .npy file of the same dtype. OUT.npy is written\n"
-    "under a temporary name and appears only once complete.\n"
+    "under a temporary name and appears only once complete; OUT '-' writes to stdout. A\n"
+    "python-blosc2 UTF8Array (NAME.b2nd beside NAME.utf8.b2nd, or a CTable's utf8 column)\n"
+    "exports its strings as NumPy's np.array(strings) holds them ('<U' as wide as the longest;\n"
+    "--slice a:b selects strings a..b-1).\n"
     "\n"
     "  --slice EXPR     NumPy-style selection, e.g. '0:10,5,::2' or '...,-1' (integers drop\n"
     "                   their dimension; steps may be negative). Index lists select\n"
@@ -113,7 +117,26 @@ int cmd_export(const std::vector<std::string>& argv) {
             inputs.push_back(a.get(opt));
         }
     }
-    check_output(a.positional[1], inputs, a.has("--overwrite"), detail::OutputKind::npy);
+    const std::string& out_path = a.positional[1];
+    const bool to_stdout = out_path == "-";
+    if (to_stdout && ::isatty(STDOUT_FILENO) != 0) {
+        throw ArgError("OUT is '-' and stdout is a terminal; redirect it to a file or a pipe");
+    }
+    if (!to_stdout) {
+        check_output(out_path, inputs, a.has("--overwrite"), detail::OutputKind::npy);
+    }
+    // Where the .npy goes: stdout, or OUT.npy built beside it and put in place when complete.
+    const auto sink = [&] {
+        return to_stdout ? std::make_unique<NpySink>(stdout) : std::make_unique<NpySink>(out_path);
+    };
+    if (const auto strings = utf8_input(a.positional[0], o)) {
+        if (a.has("--points") || a.has("--mask") || a.has("--field")) {
+            throw ArgError(a.positional[0] +
+                           " is a UTF8Array (variable-length strings): --slice a:b selects them");
+        }
+        export_strings(*strings, a.get("--slice"), *sink());
+        return 0;
+    }
     AnyArray arr = open_input(a.positional[0], o);
     const bool field = a.has("--field");
     if (field) {
@@ -129,7 +152,10 @@ int cmd_export(const std::vector<std::string>& argv) {
         } catch (const UsageError& e) {
             throw ArgError(std::string("--points: ") + e.what());
         }
-        write_npy(a.positional[1], arr.dtype(), {n}, {values.data(), values.size()});
+        const auto out = sink();
+        out->begin(arr.dtype(), {n});
+        out->write({values.data(), values.size()});
+        out->finish();
         return 0;
     }
     if (a.has("--mask")) {
@@ -148,7 +174,7 @@ int cmd_export(const std::vector<std::string>& argv) {
             throw ArgError("--mask: " + detail::quoted_path(mpath) +
                            " is in Fortran order; write it in C order");
         }
-        export_npy(arr, Mask::of(f.data().data(), h.shape), a.positional[1]);
+        export_npy(arr, Mask::of(f.data().data(), h.shape), *sink());
         return 0;
     }
     Resolved r;
@@ -158,7 +184,7 @@ int cmd_export(const std::vector<std::string>& argv) {
         throw ArgError(std::string("--slice: ") + e.what());
     }
     std::unique_ptr<ProgressBar> bar;
-    export_npy(arr, r, a.positional[1], [&](std::int64_t done, std::int64_t total) {
+    export_npy(arr, r, *sink(), [&](std::int64_t done, std::int64_t total) {
         if (!bar) {
             bar = std::make_unique<ProgressBar>("export", total, 1.0);
         }

@@ -8,7 +8,9 @@
 
 #include <b2nd/containers.hpp>
 #include <b2nd/error.hpp>
+#include <b2nd/npy.hpp>
 #include <b2nd/objects.hpp>
+#include <b2nd/storage/http.hpp>
 #include <b2nd/store.hpp>
 
 #include "../detail/strings.hpp"
@@ -16,11 +18,8 @@
 
 namespace b2nd::cli {
 
-namespace {
-
 namespace fs = std::filesystem;
 
-/// python's slice of n items: "a:b[:c]" or one index "i" (negatives from the end).
 std::vector<std::int64_t> item_indices(const std::string& text, std::int64_t n) {
     std::vector<std::int64_t> out;
     if (text.empty()) {
@@ -85,6 +84,8 @@ std::vector<std::int64_t> item_indices(const std::string& text, std::int64_t n) 
     return out;
 }
 
+namespace {
+
 /// Items [lo, hi) of the container; the selected ones printed.
 template <class Read>
 void print_items(const std::vector<std::int64_t>& idx, const Read& read) {
@@ -117,37 +118,61 @@ void print_strings(const UTF8Array& u, const std::string& slice) {
 
 }  // namespace
 
-bool show_items(const std::string& path, const Args& a, const OpenOptions& o) {
-    std::optional<UTF8Array> strings;
-    FramePtr raw;
+std::optional<UTF8Array> utf8_input(const std::string& path, const OpenOptions& o) {
     if (const auto ref = store_reference(path)) {
         const Store s = Store::open(ref->first);
         const StoreEntry* e = s.find(ref->second);
-        if (e == nullptr || e->storage == LeafStorage::none) {
-            return false;  // open_input says what is wrong
+        if (e == nullptr || e->storage == LeafStorage::none ||
+            s.find(ref->second + ".utf8") == nullptr) {
+            return std::nullopt;
         }
-        if (s.find(ref->second + ".utf8") != nullptr) {
-            strings = UTF8Array::open(s, ref->second, o);
-        } else {
+        return UTF8Array::open(s, ref->second, o);
+    }
+    if (fs::path(path).extension() != ".b2nd") {
+        return std::nullopt;
+    }
+    if (storage::is_url(path)) {
+        // The bytes beside the offsets, if the server has them (one request when it has not).
+        AnyArray bytes;
+        try {
+            bytes = AnyArray::open(UTF8Array::bytes_path_for(path), o);
+        } catch (const HttpError& e) {
+            if (e.status() == 404 || e.status() == 403 || e.status() == 410) {
+                return std::nullopt;
+            }
+            throw;
+        }
+        return UTF8Array::from_arrays(AnyArray::open(path, o), std::move(bytes));
+    }
+    std::error_code ec;
+    if (fs::is_regular_file(path, ec) && fs::is_regular_file(UTF8Array::bytes_path_for(path), ec)) {
+        return UTF8Array::open(path, o);
+    }
+    return std::nullopt;
+}
+
+bool show_items(const std::string& path, const Args& a, const OpenOptions& o) {
+    std::optional<UTF8Array> strings = utf8_input(path, o);
+    FramePtr raw;
+    if (!strings) {
+        if (const auto ref = store_reference(path)) {
+            const Store s = Store::open(ref->first);
+            const StoreEntry* e = s.find(ref->second);
+            if (e == nullptr || e->storage == LeafStorage::none) {
+                return false;  // open_input says what is wrong
+            }
             raw = s.open_frame(ref->second);
-        }
-    } else {
-        std::error_code ec;
-        if (!fs::is_regular_file(path, ec) && !fs::is_directory(path, ec)) {
-            return false;
-        }
-        if (fs::path(path).extension() == ".b2nd" &&
-            fs::is_regular_file(UTF8Array::bytes_path_for(path), ec)) {
-            strings = UTF8Array::open(path, o);
         } else {
+            std::error_code ec;
+            if (!fs::is_regular_file(path, ec) && !fs::is_directory(path, ec)) {
+                return false;
+            }
             try {
                 raw = std::make_shared<const storage::Frame>(storage::Frame::open(path));
             } catch (const Error&) {
                 return false;  // not a frame: the array path says what it is
             }
         }
-    }
-    if (!strings) {
         if (!is_item_container(*raw)) {
             return false;
         }
@@ -163,6 +188,52 @@ bool show_items(const std::string& path, const Args& a, const OpenOptions& o) {
     print_items(idx,
                 [&](std::int64_t lo, std::int64_t hi) { return container_items(raw, lo, hi); });
     return true;
+}
+
+void export_strings(const UTF8Array& u, const std::string& slice, NpySink& out) {
+    const std::vector<std::int64_t> idx = item_indices(slice, u.size());
+    constexpr std::size_t kBatch = 1 << 16;  // strings read at a time
+    // Each batch of selected strings, read as one run of the array's strings.
+    const auto batches = [&](const auto& each) {
+        for (std::size_t at = 0; at < idx.size(); at += kBatch) {
+            const std::size_t end = std::min(idx.size(), at + kBatch);
+            const auto [lo, hi] =
+                std::minmax_element(idx.begin() + static_cast<std::ptrdiff_t>(at),
+                                    idx.begin() + static_cast<std::ptrdiff_t>(end));
+            const Strings s = u.read(*lo, *hi + 1);
+            for (std::size_t k = at; k < end; ++k) {
+                each(idx[k], std::string(s[static_cast<std::size_t>(idx[k] - *lo)]));
+            }
+        }
+    };
+    // NumPy's np.array(strings): '<U' as wide as the longest string, in code points.
+    std::int64_t width = 1;
+    batches([&](std::int64_t i, const std::string& text) {
+        std::size_t bad = 0;
+        const std::int64_t n = detail::utf8_decode(text, nullptr, &bad);
+        if (n < 0) {
+            throw FormatError(detail::quoted_path(u.bytes().path()) + ": string " + detail::num(i) +
+                              " is not valid UTF-8 (byte " +
+                              detail::num(static_cast<std::int64_t>(bad)) + " of it)");
+        }
+        width = std::max(width, n);
+    });
+    out.begin(DType::parse("<U" + std::to_string(width)), {static_cast<std::int64_t>(idx.size())});
+    std::vector<std::uint8_t> item(static_cast<std::size_t>(4 * width));
+    std::u32string cps;
+    batches([&](std::int64_t, const std::string& text) {
+        cps.clear();
+        (void)detail::utf8_decode(text, &cps);
+        std::fill(item.begin(), item.end(), 0);
+        for (std::size_t k = 0; k < cps.size(); ++k) {
+            const auto c = static_cast<std::uint32_t>(cps[k]);
+            for (int b = 0; b < 4; ++b) {
+                item[4 * k + static_cast<std::size_t>(b)] = static_cast<std::uint8_t>(c >> (8 * b));
+            }
+        }
+        out.write({item.data(), item.size()});
+    });
+    out.finish();
 }
 
 }  // namespace b2nd::cli

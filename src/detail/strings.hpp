@@ -92,4 +92,52 @@ inline std::size_t ucs4_to_utf8(const std::uint8_t* p, std::size_t n, bool swap,
     return bad;
 }
 
+/// Decodes UTF-8 text (strictly: no overlong forms, surrogates or code points above 0x10ffff,
+/// as Python's str.decode('utf-8')), appending each code point to `out` when given. Returns the
+/// number of code points, or -1 at the first invalid byte, whose position goes to `bad_at`.
+inline std::int64_t utf8_decode(const std::string& text,
+                                std::u32string* out = nullptr,
+                                std::size_t* bad_at = nullptr) {
+    std::int64_t n = 0;
+    const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+    const std::size_t size = text.size();
+    for (std::size_t i = 0; i < size;) {
+        const unsigned char c = p[i];
+        std::uint32_t cp = 0;
+        std::size_t len = 0;
+        if (c < 0x80) {
+            cp = c;
+            len = 1;
+        } else if (c >= 0xc2 && c < 0xe0) {
+            cp = c & 0x1fU;
+            len = 2;
+        } else if (c >= 0xe0 && c < 0xf0) {
+            cp = c & 0x0fU;
+            len = 3;
+        } else if (c >= 0xf0 && c < 0xf5) {
+            cp = c & 0x07U;
+            len = 4;
+        }
+        bool ok = len != 0 && i + len <= size;
+        for (std::size_t k = 1; ok && k < len; ++k) {
+            ok = (p[i + k] & 0xc0) == 0x80;
+            cp = (cp << 6) | (p[i + k] & 0x3fU);
+        }
+        ok = ok && !(len == 3 && cp < 0x800) && !(len == 4 && (cp < 0x10000 || cp > 0x10ffff)) &&
+             !(cp >= 0xd800 && cp < 0xe000);
+        if (!ok) {
+            if (bad_at != nullptr) {
+                *bad_at = i;
+            }
+            return -1;
+        }
+        if (out != nullptr) {
+            out->push_back(static_cast<char32_t>(cp));
+        }
+        ++n;
+        i += len;
+    }
+    return n;
+}
+
 }  // namespace b2nd::detail

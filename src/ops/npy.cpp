@@ -231,12 +231,7 @@ public:
     }
     AtomicFile(const AtomicFile&) = delete;
     AtomicFile& operator=(const AtomicFile&) = delete;
-    void write(const void* p, std::size_t n) {
-        if (n != 0 && std::fwrite(p, 1, n, f_) != n) {
-            throw IoError(detail::quoted_path(pub_.target()) + ": write failed",
-                          std::error_code(errno, std::generic_category()));
-        }
-    }
+    std::FILE* stream() const noexcept { return f_; }
     void commit() {
         const int rc = std::fclose(f_);
         f_ = nullptr;
@@ -254,18 +249,87 @@ private:
 
 }  // namespace
 
-void write_npy(const std::string& path, const DType& dtype, const Shape& shape, ByteSpan data) {
-    AtomicFile f(path);
+struct NpySink::Impl {
+    std::string name;
+    std::unique_ptr<AtomicFile> file;  // a path's
+    std::FILE* stream = nullptr;       // where bytes go
+    std::int64_t expected = -1;        // data bytes the header promises (-1: no header yet)
+    std::int64_t written = 0;
+    bool finished = false;
+
+    void put(const void* p, std::size_t n) {
+        if (n != 0 && std::fwrite(p, 1, n, stream) != n) {
+            throw IoError(detail::quoted_path(name) + ": write failed",
+                          std::error_code(errno, std::generic_category()));
+        }
+    }
+};
+
+NpySink::NpySink(const std::string& path) : impl_(std::make_unique<Impl>()) {
+    impl_->name = path;
+    impl_->file = std::make_unique<AtomicFile>(path);
+    impl_->stream = impl_->file->stream();
+}
+
+NpySink::NpySink(std::FILE* stream, const std::string& name) : impl_(std::make_unique<Impl>()) {
+    impl_->name = name;
+    impl_->stream = stream;
+}
+
+NpySink::~NpySink() = default;
+
+void NpySink::begin(const DType& dtype, const Shape& shape) {
+    if (impl_->expected >= 0) {
+        throw UsageError(detail::quoted_path(impl_->name) + ": the .npy header is written once");
+    }
+    std::int64_t items = 1;
+    for (const std::int64_t n : shape) {
+        items = format::checked_mul<std::int64_t>(items, n, "npy shape");
+    }
+    impl_->expected = format::checked_mul<std::int64_t>(items, dtype.itemsize(), "npy size");
     const auto h = npy_header(dtype, shape);
-    f.write(h.data(), h.size());
-    f.write(data.data(), data.size());
-    f.commit();
+    impl_->put(h.data(), h.size());
+}
+
+void NpySink::write(ByteSpan bytes) {
+    Impl& s = *impl_;
+    if (s.expected < 0 || s.written + static_cast<std::int64_t>(bytes.size()) > s.expected) {
+        throw UsageError(detail::quoted_path(s.name) + ": " +
+                         (s.expected < 0
+                              ? std::string("data before the .npy header")
+                              : "more data than the shape holds (" + num(s.expected) + " bytes)"));
+    }
+    s.put(bytes.data(), bytes.size());
+    s.written += static_cast<std::int64_t>(bytes.size());
+}
+
+void NpySink::finish() {
+    Impl& s = *impl_;
+    if (s.expected < 0 || s.written != s.expected) {
+        throw Error(detail::quoted_path(s.name) + ": " + num(s.written) +
+                    " bytes of data written, " + num(std::max<std::int64_t>(s.expected, 0)) +
+                    " expected");
+    }
+    if (s.file) {
+        s.file->commit();
+    } else if (std::fflush(s.stream) != 0) {
+        throw IoError(detail::quoted_path(s.name) + ": write failed",
+                      std::error_code(errno, std::generic_category()));
+    }
+    s.finished = true;
+}
+
+void write_npy(const std::string& path, const DType& dtype, const Shape& shape, ByteSpan data) {
+    NpySink f(path);
+    f.begin(dtype, shape);
+    f.write(data);
+    f.finish();
 }
 
 void export_npy(const AnyArray& a,
                 const Box& box,
                 const Shape& out_shape,
-                const std::string& path,
+                NpySink& f,
                 const NpyProgress& progress) {
     std::int64_t items = 1;
     for (std::int64_t v : out_shape) {
@@ -275,9 +339,7 @@ void export_npy(const AnyArray& a,
         throw UsageError("export_npy: result shape " + to_string(out_shape) +
                          " does not hold the " + num(box.size()) + " elements of " + box.str());
     }
-    AtomicFile f(path);
-    const auto h = npy_header(a.dtype(), out_shape);
-    f.write(h.data(), h.size());
+    f.begin(a.dtype(), out_shape);
     if (box.size() > 0) {
         // Slabs along the first dimension, each about 64 MiB (at least one row).
         std::int64_t row = a.itemsize();
@@ -296,27 +358,31 @@ void export_npy(const AnyArray& a,
             }
             buf.resize(static_cast<std::size_t>(slab.size() * a.itemsize()));
             a.read(slab, buf.data(), buf.size());
-            f.write(buf.data(), buf.size());
+            f.write({buf.data(), buf.size()});
             if (progress) {
                 progress((r + std::min(per, rows - r)) * row, rows * row);
             }
         }
     }
-    f.commit();
+    f.finish();
 }
 
 void export_npy(const AnyArray& a,
-                const Resolved& sel,
+                const Box& box,
+                const Shape& out_shape,
                 const std::string& path,
                 const NpyProgress& progress) {
+    NpySink f(path);
+    export_npy(a, box, out_shape, f, progress);
+}
+
+void export_npy(const AnyArray& a, const Resolved& sel, NpySink& f, const NpyProgress& progress) {
     if (!sel.orthogonal()) {
-        export_npy(a, sel.box, sel.shape, path, progress);
+        export_npy(a, sel.box, sel.shape, f, progress);
         return;
     }
     // C order over the lists is the result's order: slabs of the first dimension's list.
-    AtomicFile f(path);
-    const auto h = npy_header(a.dtype(), sel.shape);
-    f.write(h.data(), h.size());
+    f.begin(a.dtype(), sel.shape);
     if (sel.size() > 0) {
         std::int64_t row = a.itemsize();
         for (std::size_t d = 1; d < sel.lists.size(); ++d) {
@@ -333,34 +399,39 @@ void export_npy(const AnyArray& a,
             Resolved slab;
             slab.lists = part;
             a.read(slab, buf.data(), buf.size());
-            f.write(buf.data(), buf.size());
+            f.write({buf.data(), buf.size()});
             if (progress) {
                 progress((r + static_cast<std::int64_t>(part[0].size())) * row, rows * row);
             }
         }
     }
-    f.commit();
+    f.finish();
 }
 
-void export_npy(const AnyArray& a, const Mask& mask, const std::string& path) {
+void export_npy(const AnyArray& a,
+                const Resolved& sel,
+                const std::string& path,
+                const NpyProgress& progress) {
+    NpySink f(path);
+    export_npy(a, sel, f, progress);
+}
+
+void export_npy(const AnyArray& a, const Mask& mask, NpySink& f) {
     const auto n = static_cast<std::int64_t>(mask.count(a.nthreads()));
     if (mask.shape != a.shape()) {
         throw UsageError(detail::quoted_path(a.path()) + ": a mask of shape " +
                          to_string(mask.shape) + " for an array of shape " + to_string(a.shape()));
     }
-    AtomicFile f(path);
-    const auto h = npy_header(a.dtype(), {n});
-    f.write(h.data(), h.size());
-    std::int64_t written = 0;
+    f.begin(a.dtype(), {n});
     a.read_masked(mask, [&](const std::uint8_t* p, std::int64_t k) {
-        f.write(p, static_cast<std::size_t>(k * a.itemsize()));
-        written += k;
+        f.write({p, static_cast<std::size_t>(k * a.itemsize())});
     });
-    if (written != n) {
-        throw Error(detail::quoted_path(path) + ": the mask gave " + num(written) +
-                    " true elements on the second pass, " + num(n) + " on the first");
-    }
-    f.commit();
+    f.finish();  // a mask that gave other counts on its two passes: an Error naming the file
+}
+
+void export_npy(const AnyArray& a, const Mask& mask, const std::string& path) {
+    NpySink f(path);
+    export_npy(a, mask, f);
 }
 
 AnyArray import_npy(const std::string& npy_path,

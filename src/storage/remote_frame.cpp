@@ -118,7 +118,39 @@ public:
     bool changed_on_disk() const override { return false; }
     void sync() override {}
     void compact(const CompactProgress&) override { refuse(); }
-    std::int64_t dead_bytes() const override { return 0; }
+    /// As for a local contiguous frame (one size per file, local or remote): what the header
+    /// counts less what the live chunks take, from their headers (fetched in batches).
+    std::int64_t dead_bytes() const override {
+        if (sparse_ || !remote) {
+            return 0;
+        }
+        constexpr std::size_t kBatch = 4096;
+        std::vector<RemoteChunks::Want> heads;
+        const auto flush = [&] {
+            remote->fetch(heads);
+            heads.clear();
+        };
+        for (const std::int64_t e : index) {
+            if (e >= 0 && !remote->head_known(e)) {
+                heads.push_back({e, {}, true});
+                if (heads.size() == kBatch) {
+                    flush();
+                }
+            }
+        }
+        if (!heads.empty()) {
+            flush();
+        }
+        static const std::vector<std::int32_t> kHeadOnly;
+        std::int64_t live = 0;
+        for (std::size_t i = 0; i < index.size(); ++i) {
+            if (index[i] >= 0) {
+                live += static_cast<std::int64_t>(
+                    chunk_unlocked(static_cast<std::int64_t>(i), &kHeadOnly).bytes.size());
+            }
+        }
+        return header.cbytes - live;
+    }
 
 private:
     [[noreturn]] void refuse() const {

@@ -278,3 +278,16 @@ TEST_CASE("cli: readers beside a loop of import --overwrite see one whole array 
         CHECK(twos > 0);
     }
 }
+
+TEST_CASE("cli: export to '-' writes the .npy to stdout", "[cli]") {
+    b2nd::test::TempDir tmp;
+    const std::string a = small_array(tmp, "a.b2nd");
+    REQUIRE(run("export " + q(a) + " " + q(tmp / "file.npy") + " --slice '2:5'").status == 0);
+    REQUIRE(run("export " + q(a) + " - --slice '2:5' > " + q(tmp / "piped.npy")).status == 0);
+    CHECK(b2nd::test::read_file(tmp / "piped.npy") == b2nd::test::read_file(tmp / "file.npy"));
+    CHECK_FALSE(fs::exists(tmp / "-"));
+    // Through a pipe, read by another program.
+    REQUIRE(run("export " + q(a) + " " + q(tmp / "whole.npy")).status == 0);
+    const Run r = run("export " + q(a) + " - | wc -c");
+    CHECK(std::stoul(r.output) == b2nd::test::read_file(tmp / "whole.npy").size());
+}

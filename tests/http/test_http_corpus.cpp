@@ -2,6 +2,8 @@
 // the corpus): every corpus array read by URL equals its local read, whole and by random boxes,
 // for contiguous frames, sparse frames and the leaves of .b2z stores; what a read fetches stays
 // within what the issue allows (2 requests to open, 2 batches per read, touched blocks only).
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <random>
 
@@ -253,6 +255,20 @@ int tool(const std::string& args) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/// Runs the b2nd tool; what it prints (stderr too).
+std::string tool_text(const std::string& args) {
+    const std::string cmd = std::string(B2ND_CLI_PATH) + " " + args + " 2>&1";
+    FILE* p = ::popen(cmd.c_str(), "r");
+    REQUIRE(p != nullptr);
+    std::string out;
+    char buf[4096];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) {
+        out.append(buf, n);
+    }
+    ::pclose(p);
+    return out;
+}
+
 }  // namespace
 
 TEST_CASE("http: the tool's read commands take URLs", "[http]") {
@@ -284,6 +300,57 @@ TEST_CASE("http: the tool's read commands take URLs", "[http]") {
     }
     CHECK(tool("ls " + nginx->url("stores/trees/t1.b2z")) == 0);
     CHECK(tool("info " + nginx->url("nothere.b2nd")) == 1);  // a bad file: exit 1, said why
+    // A UTF8Array by URL: its strings, as from the files (not its offsets).
+    const std::string u8 = "records/utf8/u8_mixed.b2nd";
+    const std::string local = tool_text("show " + dir + "/" + u8 + " --json");
+    CHECK(local.compare(0, 2, "[\"") == 0);
+    CHECK(tool_text("show " + nginx->url(u8) + " --json") == local);
+}
+
+TEST_CASE("http: one size per file: info says the same locally and over HTTP", "[http]") {
+    b2nd::test::TempDir tmp;
+    std::string why;
+    const auto nginx = serve(why, tmp.path());
+    if (!nginx) {
+        B2ND_SKIP(why);
+    }
+    // A file with dead space: the first commit's chunks, replaced by a second write.
+    std::vector<double> v(200 * 100);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        v[i] = static_cast<double>(i % 977) * 0.25;
+    }
+    b2nd::CreateOptions co;
+    co.chunk_shape = {20, 100};
+    (void)b2nd::NDArray<double>::create_from(tmp / "a.b2nd", {200, 100}, v, co);
+    {
+        b2nd::OpenOptions w;
+        w.writable = true;
+        w.auto_compact = false;
+        auto arr = b2nd::NDArray<double>::open(tmp / "a.b2nd", w);
+        std::reverse(v.begin(), v.end());
+        arr.write(b2nd::Box::whole(arr.shape()), v);
+    }
+    const auto local = b2nd::AnyArray::open(tmp / "a.b2nd");
+    const auto remote = b2nd::AnyArray::open(nginx->url("a.b2nd"));
+    REQUIRE(local.frame().dead_bytes() > 0);
+    CHECK(remote.frame().dead_bytes() == local.frame().dead_bytes());
+    CHECK(remote.cbytes() == local.cbytes());
+    // The tool's lines on sizes, word for word.
+    const auto sizes = [](const std::string& path) {
+        const std::string out = tool_text("info '" + path + "'");
+        std::string lines;
+        std::size_t at = 0;
+        for (std::size_t nl; (nl = out.find('\n', at)) != std::string::npos; at = nl + 1) {
+            const std::string line = out.substr(at, nl - at);
+            if (line.compare(0, 4, "size") == 0 || line.compare(0, 4, "dead") == 0) {
+                lines += line + "\n";
+            }
+        }
+        return lines;
+    };
+    const std::string want = sizes(tmp / "a.b2nd");
+    CHECK_THAT(want, Catch::Matchers::Contains("dead space"));
+    CHECK(sizes(nginx->url("a.b2nd")) == want);
 }
 #endif
 

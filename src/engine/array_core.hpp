@@ -42,6 +42,14 @@ namespace b2nd::detail {
 class BoxPlan;
 class ChunkLoads;
 
+/// python-blosc2's data derived from an array's data (derived.cpp): its query indexes and its
+/// persisted query cache, both vlmeta.
+inline constexpr const char* kIndexesVlmeta = "blosc2_indexes";
+inline constexpr const char* kQueryCacheVlmeta = "_blosc2_query_cache";
+/// The `blosc2_indexes` vlmeta `raw` with every index marked stale, as python-blosc2 marks them
+/// after a write to the data; nullopt when it holds no index (or nothing this can read).
+std::optional<std::vector<std::uint8_t>> stale_indexes(ByteSpan raw, const std::string& where);
+
 /// A shared mutex that does not starve writers: a waiting writer holds the gate, so new readers
 /// queue behind it (glibc's rwlock prefers readers, and a stream of readers would block writes
 /// forever).

@@ -15,50 +15,56 @@ namespace b2nd::detail {
 
 namespace {
 
-constexpr const char* kIndexes = "blosc2_indexes";
-constexpr const char* kQueryCache = "_blosc2_query_cache";
+constexpr const char* kIndexes = kIndexesVlmeta;
+constexpr const char* kQueryCache = kQueryCacheVlmeta;
 
 }  // namespace
+
+std::optional<std::vector<std::uint8_t>> stale_indexes(ByteSpan raw, const std::string& where) {
+    Value store;
+    try {
+        store = Value::from_msgpack(raw, where + ": vlmeta '" + kIndexes + "'");
+    } catch (const FormatError&) {
+        return std::nullopt;  // not ours to repair: python rebuilds what it cannot read
+    }
+    const Value* indexes = store.find("indexes");
+    if (indexes == nullptr || indexes->type() != Value::Type::map || indexes->size() == 0) {
+        return std::nullopt;
+    }
+    Value::Map marked;
+    for (const auto& [token, d] : indexes->entries()) {
+        if (d.type() != Value::Type::map) {
+            marked.emplace_back(token, d);
+            continue;
+        }
+        Value::Map m = d.entries();
+        bool found = false;
+        for (auto& [k, v] : m) {
+            if (k.type() == Value::Type::string && k.as<std::string>() == "stale") {
+                v = true;
+                found = true;
+            }
+        }
+        if (!found) {
+            m.emplace_back("stale", true);
+        }
+        marked.emplace_back(token, Value::map(std::move(m)));
+    }
+    Value::Map top = store.entries();
+    for (auto& [k, v] : top) {
+        if (k.type() == Value::Type::string && k.as<std::string>() == "indexes") {
+            v = Value::map(std::move(marked));
+        }
+    }
+    return Value::map(std::move(top)).to_msgpack();
+}
 
 void ArrayCore::apply_data_edit(storage::FrameEdit& e) {
     storage::Frame& f = source_->frame();
     std::string payload;  // the query cache's payload file, removed after the commit
     if (const auto raw = f.vlmeta(kIndexes)) {
-        Value store;
-        try {
-            store = Value::from_msgpack({raw->data(), raw->size()},
-                                        where() + ": vlmeta '" + kIndexes + "'");
-        } catch (const FormatError&) {
-            store = Value();  // not ours to repair: python rebuilds what it cannot read
-        }
-        const Value* indexes = store.find("indexes");
-        if (indexes != nullptr && indexes->type() == Value::Type::map && indexes->size() > 0) {
-            Value::Map marked;
-            for (const auto& [token, d] : indexes->entries()) {
-                if (d.type() != Value::Type::map) {
-                    marked.emplace_back(token, d);
-                    continue;
-                }
-                Value::Map m = d.entries();
-                bool found = false;
-                for (auto& [k, v] : m) {
-                    if (k.type() == Value::Type::string && k.as<std::string>() == "stale") {
-                        v = true;
-                        found = true;
-                    }
-                }
-                if (!found) {
-                    m.emplace_back("stale", true);
-                }
-                marked.emplace_back(token, Value::map(std::move(m)));
-            }
-            Value::Map top = store.entries();
-            for (auto& [k, v] : top) {
-                if (k.type() == Value::Type::string && k.as<std::string>() == "indexes") {
-                    v = Value::map(std::move(marked));
-                }
-            }
-            e.set_vlmeta(kIndexes, Value::map(std::move(top)).to_msgpack());
+        if (const auto marked = stale_indexes({raw->data(), raw->size()}, where())) {
+            e.set_vlmeta(kIndexes, *marked);
             if (const auto cache = f.vlmeta(kQueryCache)) {
                 e.erase_vlmeta(kQueryCache);
                 try {

@@ -340,10 +340,20 @@ AnyArray build(Plan& p, const std::string& dst, const CopyOptions& o) {
         }
         if (o.metadata) {
             for (const std::string& name : first.vlmeta_names()) {
-                if (kept(name)) {
-                    const auto v = first.vlmeta(name);
-                    t.set_vlmeta(name, {v->data(), v->size()});
+                if (!kept(name) || name == detail::kQueryCacheVlmeta) {
+                    continue;  // a query cache answers for the source's files, not these
                 }
+                const auto v = first.vlmeta(name);
+                if (name == detail::kIndexesVlmeta) {
+                    // The copy has none of the source's index files: python must rebuild them,
+                    // as after a write to the data.
+                    if (const auto marked = detail::stale_indexes(
+                            {v->data(), v->size()}, detail::quoted_path(first.path()))) {
+                        t.set_vlmeta(name, {marked->data(), marked->size()});
+                        continue;
+                    }
+                }
+                t.set_vlmeta(name, {v->data(), v->size()});
             }
         }
         if (o.durable) {

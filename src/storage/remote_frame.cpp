@@ -210,17 +210,20 @@ std::unique_ptr<Frame::Impl> open_url_once(const std::shared_ptr<const detail::H
     };
     bool sparse = ends_with("/") || ends_with("/chunks.b2frame");
     std::shared_ptr<const detail::HttpSource> file;
-    std::optional<HttpError> missing;  // the file's own 404, if its directory is none either
+    // The URL's own failure, if its directory holds no chunks.b2frame either: a 404, or a 200
+    // that is no answer to a range (a directory listing, as nginx's autoindex sends: chunked,
+    // without a length).
+    std::optional<HttpError> missing;
     if (!sparse) {
         try {
             file = std::make_shared<detail::HttpSource>(client, u);
             sparse = !looks_like_frame(*file);
         } catch (const HttpError& e) {
             // A directory: 404 or 403 (no listing), or a listing that is no frame.
-            if (e.status() != 404 && e.status() != 403) {
+            if (e.status() != 404 && e.status() != 403 && e.status() != 200) {
                 throw;
             }
-            if (e.status() == 404) {
+            if (e.status() != 403) {
                 missing = e;
             }
             sparse = true;

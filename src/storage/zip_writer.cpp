@@ -36,6 +36,17 @@ struct Entry {
     std::uint32_t crc = 0;
 };
 
+/// General purpose bit 11: the name is UTF-8. Set, as Python's zipfile sets it, for a name that
+/// is not ASCII: readers take a name without it as cp437 ("donn├⌐es" for "données").
+std::uint16_t name_flags(const std::string& name) {
+    for (const char c : name) {
+        if ((static_cast<unsigned char>(c) & 0x80) != 0) {
+            return 0x800;
+        }
+    }
+    return 0;
+}
+
 }  // namespace
 
 struct ZipWriter::Impl {
@@ -83,7 +94,7 @@ void ZipWriter::add(const std::string& name, const ByteSource& data) {
     std::vector<std::uint8_t> h;
     put(h, kLocalSig);
     put(h, big ? kVersion45 : kVersion20);
-    put<std::uint16_t>(h, 0);  // flags
+    put(h, name_flags(name));
     put<std::uint16_t>(h, 0);  // stored
     put(h, kDosTime);
     put(h, kDosDate);
@@ -134,7 +145,7 @@ void ZipWriter::finish() {
         put(cd, kCentralSig);
         put(cd, kMadeByUnix);
         put(cd, extra.empty() ? kVersion20 : kVersion45);
-        put<std::uint16_t>(cd, 0);  // flags
+        put(cd, name_flags(e.name));
         put<std::uint16_t>(cd, 0);  // stored
         put(cd, kDosTime);
         put(cd, kDosDate);

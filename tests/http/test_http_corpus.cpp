@@ -137,6 +137,36 @@ TEST_CASE("http: a sparse frame opens by its directory URL, with or without the 
     }
 }
 
+TEST_CASE("http: a sparse frame opens by its directory URL where the server lists directories",
+          "[http]") {
+    if (b2nd::test::corpus_dir().empty()) {
+        B2ND_SKIP("corpus not found at " B2ND_CORPUS_DIR);
+    }
+    if (!b2nd::storage::http_available()) {
+        B2ND_SKIP("this build has no libcurl");
+    }
+    // nginx's autoindex: the directory URL answers 200 with an HTML listing, chunked.
+    const auto nginx = ServerProcess::nginx(b2nd::test::corpus_dir(), {}, {}, true);
+    if (!nginx) {
+        B2ND_SKIP("nginx is not installed (Debian package nginx)");
+    }
+    const std::string rel = "append_general_i8_sframe.b2frame";
+    const auto local = b2nd::AnyArray::open(b2nd::test::corpus_dir() + "/" + rel);
+    for (const std::string& url : {nginx->url(rel), nginx->url(rel) + "/"}) {
+        INFO(url);
+        const auto remote = b2nd::AnyArray::open(url);
+        CHECK(remote.sparse());
+        CHECK(remote.read() == local.read());
+    }
+    // A file that is not there is still its own 404.
+    try {
+        (void)b2nd::AnyArray::open(nginx->url("stores"));
+        FAIL("a directory without chunks.b2frame opened");
+    } catch (const b2nd::Error& e) {
+        CHECK_THAT(e.what(), Catch::Matchers::Contains("stores"));
+    }
+}
+
 TEST_CASE("http: leaves of .b2z stores read over HTTP equal their local reads", "[http]") {
     std::string why;
     const auto nginx = serve(why);

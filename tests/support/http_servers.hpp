@@ -74,9 +74,11 @@ class ServerProcess {
 public:
     /// nginx serving `root` (static files, Range, ETag), or nothing when nginx is not installed.
     /// With `cert` and `key` (PEM files): https, HTTP/2 offered.
+    /// `autoindex`: directories answer with nginx's HTML listing (200, chunked, no length).
     static std::unique_ptr<ServerProcess> nginx(const std::string& root,
                                                 const std::string& cert = {},
-                                                const std::string& key = {}) {
+                                                const std::string& key = {},
+                                                bool autoindex = false) {
         const std::string bin = find_program("nginx");
         if (bin.empty()) {
             return nullptr;
@@ -84,7 +86,7 @@ public:
         // The port is picked before nginx binds it: another test may take it first (then nginx
         // exits), so a few tries.
         for (int attempt = 0; attempt < 4; ++attempt) {
-            if (auto s = start_nginx(bin, root, cert, key)) {
+            if (auto s = start_nginx(bin, root, cert, key, autoindex)) {
                 return s;
             }
         }
@@ -109,7 +111,8 @@ private:
     static std::unique_ptr<ServerProcess> start_nginx(const std::string& bin,
                                                       const std::string& root,
                                                       const std::string& cert,
-                                                      const std::string& key) {
+                                                      const std::string& key,
+                                                      bool autoindex) {
         auto s = std::unique_ptr<ServerProcess>(new ServerProcess);
         s->port_ = free_port();
         s->tls_ = !cert.empty();
@@ -127,6 +130,7 @@ private:
                             << "  keepalive_requests 100000;\n"
                             << "  server { listen 127.0.0.1:" << s->port_
                             << (cert.empty() ? "" : " ssl http2") << "; root " << root << ";"
+                            << (autoindex ? " autoindex on;" : "")
                             << (cert.empty() ? ""
                                              : " ssl_certificate " + cert +
                                                    "; ssl_certificate_key " + key + ";")

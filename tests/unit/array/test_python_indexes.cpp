@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 
 #include <b2nd/b2nd.hpp>
+#include <b2nd/ops.hpp>
 
 #include "support/files.hpp"
 #include "support/temp_dir.hpp"
@@ -71,6 +72,31 @@ TEST_CASE("python indexes: a data write marks them stale and drops the query cac
         CHECK(std::filesystem::exists(payload) == !data);
         CHECK(after.attrs().get("units") == units_before);  // other entries untouched
     }
+}
+
+TEST_CASE("python indexes: a copy carries them stale, without the query cache",
+          "[objects][indexes][golden]") {
+    if (b2nd::test::corpus_dir().empty()) {
+        B2ND_SKIP("corpus not found at " B2ND_CORPUS_DIR);
+    }
+    const std::string src = b2nd::test::corpus_dir() + "/stores/indexed/temps.b2nd";
+    b2nd::test::TempDir tmp;
+    b2nd::test::copy_writable(src, tmp / "temps.b2nd");
+    const std::string payload = tmp / "temps.__query_cache__.b2frame";
+    std::ofstream(payload) << "cached rows";
+    b2nd::CopyOptions o;
+    o.compression = b2nd::CompressionParams{b2nd::Codec::lz4, 5};
+    for (const char* out : {"copy.b2nd", "copy.b2frame"}) {
+        INFO(out);
+        o.sparse = std::string(out).find(".b2frame") != std::string::npos;
+        const b2nd::AnyArray c = b2nd::copy(b2nd::AnyArray::open(tmp / "temps.b2nd"), tmp / out, o);
+        CHECK(stale_flags(c) == std::vector<bool>{true});
+        CHECK_FALSE(c.vlmeta("_blosc2_query_cache").has_value());
+        CHECK(c.attrs().get("units") == Value("degC"));
+    }
+    // The source keeps its own, and its cache's payload.
+    CHECK(stale_flags(b2nd::AnyArray::open(tmp / "temps.b2nd")) == std::vector<bool>{false});
+    CHECK(std::filesystem::exists(payload));
 }
 
 TEST_CASE("python indexes: arrays without them get no index metadata from writes",

@@ -267,3 +267,33 @@ TEST_CASE("zip: archives ZipWriter writes read back, plain and ZIP64, and pass P
         }
     }
 }
+
+TEST_CASE("zip: names that are not ASCII are marked UTF-8, as Python's zipfile marks them",
+          "[storage][zip]") {
+    b2nd::test::TempDir tmp;
+    const std::string path = tmp / "u.zip";
+    const std::string name =
+        "donn\xc3\xa9"
+        "es/temp\xc3\xa9rature.b2nd";  // données/température
+    {
+        b2nd::storage::ZipWriter w(path);
+        w.add(name, *in_memory({1, 2, 3}, "one"));
+        w.add("plain.bin", *in_memory({4}, "two"));
+        w.finish();
+    }
+    const auto zip =
+        ZipDirectory::read(b2nd::storage::mapped_source(b2nd::storage::MappedFile::open(path)));
+    REQUIRE(zip.find(name) != nullptr);
+    CHECK((zip.find(name)->flags & 0x800) != 0);
+    CHECK((zip.find("plain.bin")->flags & 0x800) == 0);
+    // The local header says the same (bytes 6-7 of the first member's header).
+    const auto bytes = b2nd::test::read_file(path);
+    CHECK((bytes[6] | (bytes[7] << 8)) == 0x800);
+    if (std::system("python3 -c 'import zipfile' >/dev/null 2>&1") == 0) {
+        const std::string cmd =
+            "python3 -c \"import zipfile,sys; z=zipfile.ZipFile(sys.argv[1]); "
+            "assert z.namelist()[0] == 'donn\\u00e9es/temp\\u00e9rature.b2nd', z.namelist()\" '" +
+            path + "'";
+        CHECK(std::system(cmd.c_str()) == 0);
+    }
+}

@@ -78,6 +78,9 @@ public:
         std::int64_t offset;  ///< element offset inside the block
     };
     Location locate(const std::int64_t* idx) const noexcept;
+    /// The element's coordinates: the inverse of locate() (a padding element of an edge chunk
+    /// gets coordinates past the shape).
+    Shape position(const Location& at) const;
 
     bool operator==(const Grid& o) const noexcept {
         return shape_ == o.shape_ && chunk_shape_ == o.chunk_shape_ &&

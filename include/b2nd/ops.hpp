@@ -54,6 +54,11 @@ struct CopyOptions {
     bool verify = false;
     int nthreads = 0;      ///< 0: all cores
     bool durable = false;  ///< fsync the result before it is renamed into place
+    /// Refuse a result of more chunks than this and than the largest source has (as
+    /// CreateOptions::max_chunks).
+    std::int64_t max_chunks = storage::kDefaultMaxChunks;
+    /// With overwrite: how long to wait for another writer of the destination to close.
+    int lock_wait_ms = 0;
     /// Called after each chunk of the result, one call at a time: (chunks done, total).
     std::function<void(std::int64_t, std::int64_t)> progress;
     /// Filled in when not null.

@@ -110,8 +110,14 @@ struct CreateOptions {
     int nthreads = 0;
     std::size_t cache_bytes = kDefaultCacheBytes;
     bool durable = false;
-    bool locking = true;       ///< as OpenOptions::locking
+    bool locking = true;  ///< as OpenOptions::locking
+    /// With overwrite: how long to wait for another writer of the array being replaced to close
+    /// (0: LockError at once), as OpenOptions::lock_wait_ms.
+    int lock_wait_ms = 0;
     bool auto_compact = true;  ///< as OpenOptions::auto_compact
+    /// Refuse shapes of more chunks than this: what an open accepts (OpenOptions::max_chunks),
+    /// so that nothing is created that a default open would refuse.
+    std::int64_t max_chunks = storage::kDefaultMaxChunks;
     /// Carry checksums (docs/CHECKSUMS.md): every commit writes a table of XXH3-64 digests of
     /// the header, the index, the vlmetalayers and each chunk, in a vlmetalayer c-blosc2 and
     /// python-blosc2 ignore; reads check them (OpenOptions::verify_checksums).

@@ -135,6 +135,8 @@ private:
                              std::vector<StoreEntry>& files);
     /// The keys and the embed map of a store whose files and embed frame are known.
     static Store finish_open(std::shared_ptr<Impl> impl, std::vector<StoreEntry> files);
+    /// A key not in the store: UsageError, or FormatError when the archive shows damage.
+    [[noreturn]] static void missing_key(const Impl& s, const std::string& key);
     std::shared_ptr<const Impl> impl_;
     const Impl& impl() const;
 };

@@ -51,6 +51,21 @@ std::string compression_help(bool defaults);
 /// `help` with its "@COMPRESSION@" line replaced by compression_help(defaults).
 std::string with_compression_help(const char* help, bool defaults);
 
+/// --max-chunks N, taken by main() from anywhere on the command line of any command: how many
+/// chunks an array may have (open and create: the library's max_chunks options).
+std::int64_t& max_chunks_setting();
+/// --wait SECONDS, taken by main() likewise: how long a command waits for another writer of an
+/// array it writes (else it exits 3, busy), in milliseconds.
+int& lock_wait_setting();
+/// `o` with the settings every command shares (--max-chunks, --wait): every open and create of
+/// the tool goes through it.
+template <class Options>
+Options with_settings(Options o) {
+    o.max_chunks = max_chunks_setting();
+    o.lock_wait_ms = lock_wait_setting();
+    return o;
+}
+
 /// How a command that reads an array once opens it: --nthreads, --dtype, no block cache.
 OpenOptions input_options(const Args& a);
 
@@ -144,6 +159,15 @@ int cmd_bench(const std::vector<std::string>& argv);
 int cmd_diff(const std::vector<std::string>& argv);
 int cmd_ls(const std::vector<std::string>& argv);
 int cmd_pack(const std::vector<std::string>& argv);
+
+/// Prints a command's error on stderr ("b2nd CMD: ...", in the tool's terms) and returns its
+/// exit code: 2 bad arguments (ArgError, UsageError), 3 busy (LockError), 1 anything else (bad
+/// data, a failed read).
+int report(const std::string& cmd, const std::exception& e);
+
+/// A library message in the tool's terms: the options it names become the flags that set them
+/// ("OpenOptions::dtype" -> "--dtype").
+std::string in_cli_terms(std::string msg);
 
 /// "512.0 MiB"
 std::string human_bytes(std::int64_t n);

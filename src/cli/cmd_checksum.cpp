@@ -113,7 +113,7 @@ int add(const std::string& path, int nthreads) {
     bool all_good = true;
     for (const std::string& f : frames) {
         check_input(f);
-        storage::OpenOptions o;
+        storage::OpenOptions o = with_settings(storage::OpenOptions{});
         o.verify_checksums = false;
         const storage::Frame frame = storage::Frame::open(f, o);
         const FrameCheck r = check_frame(f, frame, AnyArray(), nthreads);
@@ -128,7 +128,7 @@ int add(const std::string& path, int nthreads) {
         return 1;
     }
     for (const std::string& f : frames) {
-        storage::OpenOptions o;
+        storage::OpenOptions o = with_settings(storage::OpenOptions{});
         o.writable = true;
         o.verify_checksums = false;
         storage::Frame frame = storage::Frame::open(f, o);
@@ -149,6 +149,9 @@ int cmd_checksum(const std::vector<std::string>& argv) {
     const int nthreads = static_cast<int>(a.get_int("--nthreads", 0, 0, 1024));
     if (a.positional.size() == 2 && a.positional[0] == "add") {
         return add(a.positional[1], nthreads);
+    }
+    if (a.positional.size() == 1 && a.positional[0] == "add") {
+        throw ArgError("add needs the PATH to cover: b2nd checksum add PATH");
     }
     if (a.positional.size() != 1) {
         throw ArgError("expected PATH, or add PATH");

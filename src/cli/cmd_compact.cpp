@@ -57,7 +57,7 @@ int cmd_compact(const std::vector<std::string>& argv) {
         throw ArgError("expected one PATH");
     }
     const std::string& path = a.positional[0];
-    OpenOptions o;
+    OpenOptions o = with_settings(OpenOptions{});
     o.writable = true;
     o.cache_bytes = 0;
     o.auto_compact = false;

@@ -61,6 +61,8 @@ int cmd_import(const std::vector<std::string>& argv) {
     o.sparse = a.has("--sframe");
     o.overwrite = a.has("--overwrite");
     o.nthreads = static_cast<int>(a.get_int("--nthreads", 0, 0, 1024));
+    o.max_chunks = max_chunks_setting();
+    o.lock_wait_ms = lock_wait_setting();
     o.cache_bytes = 0;
     std::unique_ptr<ProgressBar> bar;
     NpyProgress progress;

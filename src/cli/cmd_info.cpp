@@ -1,4 +1,5 @@
 // b2nd info PATH [--json]
+#include <algorithm>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -194,7 +195,7 @@ std::string describe(const std::string& path, bool json) {
     AnyArray arr;
     std::string not_array;
     try {
-        OpenOptions raw;
+        OpenOptions raw = with_settings(OpenOptions{});
         raw.raw_objects = true;
         arr = leaf ? leaf : AnyArray::open(path, raw);
     } catch (const UnsupportedError& e) {
@@ -223,7 +224,7 @@ std::string describe(const std::string& path, bool json) {
             o << "  \"shape\": " << shape_json(arr.shape())
               << ",\n  \"dtype\": " << json_string(arr.dtype().str()) << ",\n";
             if (!arr.dtype_note().empty()) {
-                o << "  \"dtype_note\": " << json_string(arr.dtype_note()) << ",\n";
+                o << "  \"dtype_note\": " << json_string(in_cli_terms(arr.dtype_note())) << ",\n";
             }
             o << "  \"chunkshape\": " << shape_json(arr.chunk_shape())
               << ",\n  \"blockshape\": " << shape_json(arr.block_shape())
@@ -274,7 +275,7 @@ std::string describe(const std::string& path, bool json) {
             o << "dtype       " << arr.dtype().str()
               << (arr.legacy_caterva() ? "  (legacy caterva metalayer)" : "") << "\n";
             if (!arr.dtype_note().empty()) {
-                o << "            " << arr.dtype_note() << "\n";
+                o << "            " << in_cli_terms(arr.dtype_note()) << "\n";
             }
             o << "chunks      " << to_string(arr.chunk_shape()) << ", " << g.nchunks()
               << " in all\n";
@@ -343,9 +344,7 @@ int cmd_info(const std::vector<std::string>& argv) {
         try {
             text = describe(path, json);
         } catch (const Error& e) {
-            std::cout.flush();
-            std::cerr << "b2nd info: " << e.what() << "\n";
-            status = 1;
+            status = std::max(status, report("info", e));
             continue;
         }
         if (shown++ > 0) {

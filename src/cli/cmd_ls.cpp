@@ -92,7 +92,19 @@ int cmd_ls(const std::vector<std::string>& argv) {
     if (a.positional.size() != 1) {
         throw ArgError("expected one STORE");
     }
-    const Store store = Store::open(a.positional[0]);
+    const std::string& path = a.positional[0];
+    if (path.empty()) {
+        throw ArgError("the path is empty");
+    }
+    Store store;
+    try {
+        store = Store::open(path);
+    } catch (const FormatError& e) {
+        if (std::string(e.what()).find("an array, not a store") != std::string::npos) {
+            throw FormatError(std::string(e.what()) + "; 'b2nd info " + path + "' describes it");
+        }
+        throw;
+    }
     const bool json = a.has("--json");
     if (CTable::is_ctable(store) && !a.has("--keys")) {
         list_table(CTable::open(store), json);

@@ -121,6 +121,9 @@ int cmd_meta(const std::vector<std::string>& argv) {
         throw ArgError("expected PATH [NAME [VALUE]]");
     }
     const std::string& path = a.positional[0];
+    if (a.positional.size() >= 2 && a.positional[1].empty()) {
+        throw ArgError("an attribute needs a name (NAME is empty)");
+    }
     const bool writes = a.positional.size() == 3 || a.has("--delete");
     if (a.has("--delete") && a.positional.size() != 2) {
         throw ArgError("--delete needs PATH and NAME");
@@ -128,7 +131,7 @@ int cmd_meta(const std::vector<std::string>& argv) {
     if (a.has("--string") && a.positional.size() != 3) {
         throw ArgError("--string goes with a VALUE to set");
     }
-    OpenOptions o;
+    OpenOptions o = with_settings(OpenOptions{});
     o.writable = writes;
     o.cache_bytes = 0;
     o.raw_objects = true;  // an object kind's frame as stored: its recipe is in its metadata

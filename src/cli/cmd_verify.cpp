@@ -65,7 +65,7 @@ FrameCheck check_frame(const std::string& path,
     }
     AnyArray arr;
     try {
-        OpenOptions o;
+        OpenOptions o = with_settings(OpenOptions{});
         o.nthreads = nthreads;
         o.cache_bytes = 0;
         o.raw_objects = true;        // the chunks as stored, whatever object they make

@@ -57,6 +57,8 @@ CopyOptions copy_options(const Args& a, const AnyArray& first, const std::string
     o.verify = a.has("--verify");
     o.overwrite = a.has("--overwrite");
     o.nthreads = static_cast<int>(a.get_int("--nthreads", 0, 0, 1024));
+    o.max_chunks = max_chunks_setting();
+    o.lock_wait_ms = lock_wait_setting();
     return o;
 }
 

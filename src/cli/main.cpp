@@ -232,8 +232,18 @@ bool apply_compression_options(const Args& a, CompressionParams& c) {
     return a.has("--codec") || a.has("--clevel") || a.has("--filters");
 }
 
+std::int64_t& max_chunks_setting() {
+    static std::int64_t n = storage::kDefaultMaxChunks;
+    return n;
+}
+
+int& lock_wait_setting() {
+    static int ms = 0;
+    return ms;
+}
+
 OpenOptions input_options(const Args& a) {
-    OpenOptions o;
+    OpenOptions o = with_settings(OpenOptions{});
     o.nthreads = static_cast<int>(a.get_int("--nthreads", 0, 0, 1024));
     o.cache_bytes = 0;  // one pass over the data
     if (a.has("--dtype")) {
@@ -278,9 +288,79 @@ std::string json_string(const std::string& s) {
     return Value(s).to_json();
 }
 
+int report(const std::string& cmd, const std::exception& e) {
+    std::cout.flush();
+    if (dynamic_cast<const ArgError*>(&e) != nullptr) {
+        std::cerr << "b2nd " << cmd << ": " << e.what() << " (see 'b2nd " << cmd << " --help')\n";
+        return 2;
+    }
+    const std::string text = in_cli_terms(e.what());
+    if (dynamic_cast<const LockError*>(&e) != nullptr) {
+        std::cerr << "b2nd " << cmd << ": busy: " << text << " (--wait SECONDS waits for it)\n";
+        return 3;
+    }
+    std::cerr << "b2nd " << cmd << ": " << text << "\n";
+    return dynamic_cast<const UsageError*>(&e) != nullptr ? 2 : 1;
+}
+
+std::string in_cli_terms(std::string msg) {
+    static const std::pair<const char*, const char*> kTerms[] = {
+        {"OpenOptions::max_chunks", "--max-chunks"},
+        {"CreateOptions::max_chunks", "--max-chunks"},
+        {"OpenOptions::dtype", "--dtype"},
+        {"the overwrite option", "--overwrite"},
+        {" (open it with raw_objects to change the stored frame)", ""},
+        {"; give larger chunks, or raise both limits", "; give larger --chunks, or raise it"},
+    };
+    for (const auto& [lib, flag] : kTerms) {
+        for (std::size_t at = msg.find(lib); at != std::string::npos;
+             at = msg.find(lib, at + std::strlen(flag))) {
+            msg.replace(at, std::strlen(lib), flag);
+        }
+    }
+    return msg;
+}
+
 }  // namespace b2nd::cli
 
 namespace {
+
+/// Takes --max-chunks N and --wait SECONDS out of `args` (either spelled NAME VALUE or
+/// NAME=VALUE) into the settings. \throws ArgError
+void take_global_options(std::vector<std::string>& args) {
+    for (std::size_t i = 0; i < args.size();) {
+        const std::string& s = args[i];
+        const std::string name = s.substr(0, s.find('='));
+        if (name != "--max-chunks" && name != "--wait") {
+            ++i;
+            continue;
+        }
+        std::string value;
+        std::size_t used = 1;
+        if (name.size() < s.size()) {
+            value = s.substr(name.size() + 1);
+        } else if (i + 1 < args.size()) {
+            value = args[i + 1];
+            used = 2;
+        }
+        char* end = nullptr;
+        if (name == "--max-chunks") {
+            const long long n = std::strtoll(value.c_str(), &end, 10);
+            if (value.empty() || *end != '\0' || n < 1) {
+                throw b2nd::cli::ArgError("--max-chunks needs a positive integer");
+            }
+            b2nd::cli::max_chunks_setting() = n;
+        } else {
+            const double t = std::strtod(value.c_str(), &end);
+            if (value.empty() || *end != '\0' || !(t >= 0) || t > 86400) {
+                throw b2nd::cli::ArgError("--wait needs seconds, from 0 to 86400");
+            }
+            b2nd::cli::lock_wait_setting() = static_cast<int>(t * 1000);
+        }
+        args.erase(args.begin() + static_cast<std::ptrdiff_t>(i),
+                   args.begin() + static_cast<std::ptrdiff_t>(i + used));
+    }
+}
 
 /// The tool's usage, from the command table: a long synopsis gets a line of its own.
 std::string usage() {
@@ -300,8 +380,17 @@ std::string usage() {
         u += std::string(c.summary) + "\n";
     }
     u += "\n"
-         "Run 'b2nd COMMAND --help' for the options of a command. Exit codes: 0 success,\n"
-         "1 bad or unreadable file, 2 bad arguments.\n";
+         "Every command also takes:\n"
+         "  --max-chunks N   arrays of more chunks than N are refused (default 16777216, 2^24:\n"
+         "                   an index of 128 MiB); raise it for larger ones\n"
+         "  --wait SECONDS   wait that long for another writer of an array this command\n"
+         "                   writes to close (default 0: exit 3 at once)\n"
+         "\n"
+         "Run 'b2nd COMMAND --help' for the options of a command.\n"
+         "\n"
+         "Exit codes: 0 success; 1 bad or unreadable data (a corrupt or truncated file, a\n"
+         "failed read, arrays that differ for diff); 2 bad arguments (usage, a path that may\n"
+         "not be written); 3 busy: another process holds the array for writing (--wait).\n";
     return u;
 }
 
@@ -346,6 +435,13 @@ int main(int argc, char** argv) {
     }
     const std::string cmd = args.front();
     args.erase(args.begin());
+    // Options every command takes, wherever they stand.
+    try {
+        take_global_options(args);
+    } catch (const b2nd::cli::ArgError& e) {
+        std::cerr << "b2nd " << cmd << ": " << e.what() << " (see 'b2nd --help')\n";
+        return 2;
+    }
     if (cmd == "--help" || cmd == "-h" || cmd == "help") {
         std::cout << usage();
         return 0;
@@ -362,17 +458,7 @@ int main(int argc, char** argv) {
         }
         std::cerr << "b2nd: unknown command '" << cmd << "'\n\n" << usage();
         return 2;
-    } catch (const b2nd::cli::ArgError& e) {
-        std::cerr << "b2nd " << cmd << ": " << e.what() << " (see 'b2nd " << cmd << " --help')\n";
-        return 2;
-    } catch (const b2nd::UsageError& e) {
-        std::cerr << "b2nd " << cmd << ": " << e.what() << "\n";
-        return 2;
-    } catch (const b2nd::Error& e) {
-        std::cerr << "b2nd " << cmd << ": " << e.what() << "\n";
-        return 1;
     } catch (const std::exception& e) {
-        std::cerr << "b2nd " << cmd << ": " << e.what() << "\n";
-        return 1;
+        return b2nd::cli::report(cmd, e);
     }
 }

@@ -18,6 +18,9 @@ namespace b2nd::cli {
 namespace fs = std::filesystem;
 
 void check_input(const std::string& path) {
+    if (path.empty()) {
+        throw ArgError("the path is empty");
+    }
     std::error_code ec;
     const std::string store_hint =
         "; 'b2nd ls " + path + "' lists its keys, and a leaf reads as " + path + ":/KEY";
@@ -29,7 +32,7 @@ void check_input(const std::string& path) {
     if (!fs::is_regular_file(path, ec)) {
         return;  // a directory, or nothing: the library says what is wrong
     }
-    std::uint8_t start[8] = {};
+    std::uint8_t start[16] = {};
     std::size_t n = 0;
     if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
         n = std::fread(start, 1, sizeof start, f);
@@ -46,7 +49,11 @@ void check_input(const std::string& path) {
                           " (a python-blosc2 .b2z store? " + store_hint.substr(2) + ")");
     }
     if (!other.empty()) {
-        throw FormatError(detail::quoted_path(path) + ": this is " + other + ", not a b2nd array");
+        const char* reader = other.compare(0, 8, "an HDF5 ") == 0    ? " (h5dump or h5py read it)"
+                             : other.compare(0, 9, "a netCDF ") == 0 ? " (ncdump reads it)"
+                                                                     : "";
+        throw FormatError(detail::quoted_path(path) + ": this is " + other + ", not a b2nd array" +
+                          reader);
     }
 }
 
@@ -90,7 +97,7 @@ const storage::Frame& input_frame(const std::string& path,
                                   AnyArray& leaf,
                                   bool verify_checksums) {
     if (const auto ref = store_reference(path)) {
-        OpenOptions raw;
+        OpenOptions raw = with_settings(OpenOptions{});
         raw.raw_objects = true;
         raw.cache_bytes = 0;
         raw.verify_checksums = verify_checksums;
@@ -98,7 +105,7 @@ const storage::Frame& input_frame(const std::string& path,
         return leaf.frame();
     }
     check_input(path);
-    storage::OpenOptions o;
+    storage::OpenOptions o = with_settings(storage::OpenOptions{});
     o.verify_checksums = verify_checksums;
     own.emplace(storage::is_url(path) ? storage::Frame::open_url(path, o)
                                       : storage::Frame::open(path, o));

@@ -168,7 +168,8 @@ bool show_items(const std::string& path, const Args& a, const OpenOptions& o) {
                 return false;
             }
             try {
-                raw = std::make_shared<const storage::Frame>(storage::Frame::open(path));
+                raw = std::make_shared<const storage::Frame>(
+                    storage::Frame::open(path, with_settings(storage::OpenOptions{})));
             } catch (const Error&) {
                 return false;  // not a frame: the array path says what it is
             }

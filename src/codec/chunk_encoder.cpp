@@ -237,12 +237,16 @@ std::size_t encode_block(
         }
         all_zero_runs = false;
         const std::size_t room = cap - used;
-        std::size_t csize =
-            c.plugin != nullptr
-                ? c.plugin->encode(context_of(*c.p, c.p->codec_meta), {stream, neblock},
-                                   {out + used, std::min(neblock, room)})
-                : detail::compress_stream(c.p->codec, c.p->clevel, stream, neblock, out + used,
-                                          std::min(neblock, room));
+        std::size_t csize = 0;
+        try {
+            csize = c.plugin != nullptr
+                        ? c.plugin->encode(context_of(*c.p, c.p->codec_meta), {stream, neblock},
+                                           {out + used, std::min(neblock, room)})
+                        : detail::compress_stream(c.p->codec, c.p->clevel, stream, neblock,
+                                                  out + used, std::min(neblock, room));
+        } catch (const ItemError& e) {
+            throw ItemError(e.what(), e.item(), i);  // which block: the caller knows the chunk
+        }
         if (csize == 0 || csize >= neblock) {
             if (room < neblock) {
                 return kNoRoom;

@@ -79,7 +79,18 @@ void check_data(const std::string& where,
             codec::BlockContext ctx;
             ctx.typesize = static_cast<int>(std::min<std::int64_t>(dtype.itemsize(), 255));
             ctx.meta = options.compression.codec_meta;
-            const std::string why = p->check_data(ctx, data);
+            std::string why;
+            try {
+                why = p->check_data(ctx, data);
+            } catch (const codec::ItemError& e) {  // its position in the array
+                Shape at(shape.size());
+                std::int64_t flat = e.item();
+                for (std::size_t d = shape.size(); d-- > 0;) {
+                    at[d] = flat % shape[d];
+                    flat /= shape[d];
+                }
+                throw UsageError(where + ": the element at " + to_string(at) + ": " + e.what());
+            }
             if (!why.empty()) {
                 throw UsageError(where + ": " + why);
             }

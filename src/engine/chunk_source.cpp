@@ -514,9 +514,13 @@ storage::StagedChunk ChunkSource::stage_encoded(const std::uint8_t* buf,
     // Encoded into reused scratch: fresh chunk-sized buffers would cost page faults per chunk.
     const auto cap = codec::max_encoded_size(static_cast<std::size_t>(n));
     const MutableByteSpan dest{scratch_bytes(tl_encode, cap), cap};
-    const std::size_t used = fill != nullptr
-                                 ? codec::encode_chunk(n, *fill, p, dest)
-                                 : codec::encode_chunk({buf, static_cast<std::size_t>(n)}, p, dest);
+    std::size_t used = 0;
+    try {
+        used = fill != nullptr ? codec::encode_chunk(n, *fill, p, dest)
+                               : codec::encode_chunk({buf, static_cast<std::size_t>(n)}, p, dest);
+    } catch (const codec::ItemError& e) {
+        throw_item_error(e, grid_, ci, frame_.name());
+    }
     if (uniform != nullptr && uniform->load()) {
         if (auto s = stage_uniform(first, sink)) {
             return *s;
@@ -525,6 +529,17 @@ storage::StagedChunk ChunkSource::stage_encoded(const std::uint8_t* buf,
     const storage::StagedChunk staged = sink({tl_encode.data(), used});
     release_if_large(tl_encode);
     return staged;
+}
+
+void throw_item_error(const codec::ItemError& e,
+                      const Grid& g,
+                      std::int64_t chunk,
+                      const std::string& name) {
+    if (chunk < 0 || e.block() < 0) {
+        throw UsageError(quoted_path(name) + ": " + e.what());
+    }
+    const Shape at = g.position({chunk, e.block(), e.item()});
+    throw UsageError(quoted_path(name) + ": the element at " + to_string(at) + ": " + e.what());
 }
 
 storage::StagedChunk ChunkSource::stage_chunk(const std::uint8_t* buf,

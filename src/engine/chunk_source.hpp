@@ -34,6 +34,13 @@
 
 namespace b2nd::detail {
 
+/// Rethrows an item a codec refused (codec::ItemError, in block e.block() of chunk `chunk` of
+/// grid `g`) as a UsageError naming the array `name` and the element's position.
+[[noreturn]] void throw_item_error(const codec::ItemError& e,
+                                   const Grid& g,
+                                   std::int64_t chunk,
+                                   const std::string& name);
+
 /// Whether a request puts the blocks it decodes into the cache: when it is small against the
 /// budget (automatic), always (single elements), or never (one-pass scans whose blocks are
 /// about to be replaced or never read again).

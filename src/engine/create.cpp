@@ -22,6 +22,12 @@ Grid new_grid(const std::string& where,
               std::int64_t isz,
               const CreateOptions& o) {
     Shape chunks = o.chunk_shape, blocks = o.block_shape;
+    if (!chunks.empty() && chunks.size() != shape.size()) {
+        throw UsageError(where + ": the chunk shape " + to_string(chunks) + " has " +
+                         num(static_cast<std::int64_t>(chunks.size())) +
+                         " dimensions; the array's shape " + to_string(shape) + " has " +
+                         num(static_cast<std::int64_t>(shape.size())));
+    }
     if (chunks.empty() && !shape.empty()) {
         if (!blocks.empty()) {
             throw UsageError(where + ": a block shape needs a chunk shape");
@@ -34,7 +40,16 @@ Grid new_grid(const std::string& where,
     if (!why.empty()) {
         throw UsageError(where + ": " + why);
     }
-    return Grid(shape, chunks, blocks, isz);
+    Grid g(shape, chunks, blocks, isz);
+    if (g.nchunks() > o.max_chunks) {
+        // Refused now, not at the next open: 4e6 x 4e6 doubles in automatic chunks would take
+        // seconds and gigabytes to write an index no default open reads.
+        throw UsageError(where + ": the shape " + to_string(shape) + " in chunks of " +
+                         to_string(chunks) + " makes " + num(g.nchunks()) +
+                         " chunks, more than CreateOptions::max_chunks (" + num(o.max_chunks) +
+                         ") lets an open read; give larger chunks, or raise both limits");
+    }
+    return g;
 }
 
 /// The chunk every position of a new array starts with: a special chunk (zeros, uninitialized,
@@ -136,7 +151,7 @@ std::shared_ptr<ArrayCore> ArrayCore::create(const std::string& path,
 
     // Built under a temporary name (private: no lock file), filled by `build`, then moved into
     // place in one step: no one ever sees a frame without its chunks or its data.
-    Publication pub(path, o.overwrite, where);
+    Publication pub(path, o.overwrite, where, OutputKind::array, o.lock_wait_ms);
     try {
         storage::FrameParams fp = frame_params(o.compression, g, o.nthreads);
         fp.checksums = o.checksums;

@@ -37,6 +37,13 @@ void ArrayCore::rebuild(const Grid& ng,
                         const std::uint8_t* user,
                         int axis,
                         std::int64_t user_extent) {
+    if (ng.nchunks() > options_.max_chunks) {
+        // The file would hold more chunks than an open with these options accepts.
+        throw UsageError(where() + ": the shape " + to_string(ng.shape()) + " in chunks of " +
+                         to_string(ng.chunk_shape()) + " makes " + num(ng.nchunks()) +
+                         " chunks, more than OpenOptions::max_chunks (" + num(options_.max_chunks) +
+                         ") lets an open read");
+    }
     ChunkSource& source = *source_;
     const int nd = ng.ndim();
     const std::int64_t isz = ng.itemsize();

@@ -124,7 +124,25 @@ std::string foreign_format(ByteSpan start) {
         return "a zip archive";
     }
     if (starts_with("\x89HDF\r\n\x1a\n", 8)) {
-        return "an HDF5 file";
+        return "an HDF5 file (netCDF-4 files are HDF5 files too)";
+    }
+    if (starts_with("CDF\x01", 4) || starts_with("CDF\x02", 4) || starts_with("CDF\x05", 4)) {
+        return "a netCDF classic file";
+    }
+    if (starts_with("\x1f\x8b", 2)) {
+        return "a gzip file";
+    }
+    if (starts_with("\x28\xb5\x2f\xfd", 4)) {
+        return "a Zstandard file";
+    }
+    if (starts_with("PAR1", 4)) {
+        return "a Parquet file";
+    }
+    if (starts_with("SIMPLE  =", 9)) {
+        return "a FITS file";
+    }
+    if (starts_with("{", 1) || starts_with("[", 1)) {
+        return "a JSON or text file";
     }
     return {};
 }

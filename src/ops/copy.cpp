@@ -252,6 +252,11 @@ AnyArray build(Plan& p, const std::string& dst, const CopyOptions& o) {
     co.cache_bytes = 0;
     co.overwrite = o.overwrite;
     co.durable = o.durable;
+    co.max_chunks = o.max_chunks;
+    co.lock_wait_ms = o.lock_wait_ms;
+    for (const Piece& pc : p.pieces) {  // a copy of an array that opened has its chunk count
+        co.max_chunks = std::max(co.max_chunks, pc.arr.grid().nchunks());
+    }
     co.auto_compact = false;
     // A copy of an object kind's values (a persisted expression, a proxy) is a plain array.
     const bool object = EngineAccess::core(first).origin() != nullptr;
@@ -313,12 +318,17 @@ AnyArray build(Plan& p, const std::string& dst, const CopyOptions& o) {
                 }
                 thread_local std::vector<std::uint8_t> enc;
                 enc.resize(codec::max_encoded_size(cn));
-                const std::size_t n = codec::encode_chunk(
-                    static_cast<std::int64_t>(cn),
-                    [&](std::int32_t i, std::uint8_t* dest, std::size_t len) {
-                        std::memcpy(dest, buf.data() + static_cast<std::size_t>(i) * bn, len);
-                    },
-                    ep, {enc.data(), enc.size()});
+                std::size_t n = 0;
+                try {
+                    n = codec::encode_chunk(
+                        static_cast<std::int64_t>(cn),
+                        [&](std::int32_t i, std::uint8_t* dest, std::size_t len) {
+                            std::memcpy(dest, buf.data() + static_cast<std::size_t>(i) * bn, len);
+                        },
+                        ep, {enc.data(), enc.size()});
+                } catch (const codec::ItemError& e) {
+                    detail::throw_item_error(e, p.grid, transcoded[k - ns].first, dst);
+                }
                 staged[k] = f.stage({enc.data(), n});
                 tick();
             });

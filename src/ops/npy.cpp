@@ -7,6 +7,7 @@
 #include <b2nd/error.hpp>
 #include <b2nd/format/checked_math.hpp>
 #include <b2nd/format/endian.hpp>
+#include <b2nd/format/frame_header.hpp>
 #include <b2nd/npy.hpp>
 #include <b2nd/storage/mapped_file.hpp>
 
@@ -88,7 +89,19 @@ std::pair<std::string, std::size_t> value_of(const std::string& h,
 
 NpyHeader parse_npy_header(ByteSpan bytes) {
     if (bytes.size() < 10 || std::memcmp(bytes.data(), kMagic, 6) != 0) {
-        bad("not a .npy file (no \\x93NUMPY magic)", 0);
+        const ByteSpan start = bytes.first(std::min<std::size_t>(bytes.size(), 64));
+        std::string other = format::foreign_format(start);
+        if (other.empty()) {
+            try {
+                (void)format::read_frame_lengths(start);
+                other = "a Blosc2 frame (a b2nd array? 'b2nd convert' copies those)";
+            } catch (const FormatError&) {
+                // nothing we know
+            }
+        }
+        bad(other.empty() ? std::string("not a .npy file (no \\x93NUMPY magic)")
+                          : "not a .npy file: this is " + other,
+            0);
     }
     const int major = bytes[6];
     std::size_t len = 0, base = 0;

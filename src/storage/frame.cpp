@@ -225,8 +225,9 @@ void Frame::Impl::load(const std::shared_ptr<const ByteSource>& bytes,
             bytes->read(0, static_cast<std::uint64_t>(format::kFrameHeaderMinLen));
         const format::FrameLengths lengths = format::read_frame_lengths(start.bytes);
         if (lengths.frame_len > available) {
-            throw FormatError("frame: frame_len " + std::to_string(lengths.frame_len) +
-                                  " exceeds the " + std::to_string(available) + " bytes available",
+            throw FormatError("truncated: " + std::to_string(available) + " of the " +
+                                  std::to_string(lengths.frame_len) +
+                                  " bytes its header gives (frame_len)",
                               format::frame_offsets::kFrameLen);
         }
         // From here on, the frame alone; read piece by piece (spans of the view, if any).

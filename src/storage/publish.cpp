@@ -147,7 +147,8 @@ void remove_registered_temporaries() noexcept {
 Publication::Publication(const std::string& target,
                          bool overwrite,
                          const std::string& where,
-                         OutputKind kind)
+                         OutputKind kind,
+                         int lock_wait_ms)
     : named_(trimmed(target)), where_(where), overwrite_(overwrite) {
     target_ = checked_output(named_, kind, overwrite, where_);
     std::error_code ec;
@@ -166,6 +167,7 @@ Publication::Publication(const std::string& target,
             storage::OpenOptions o;
             o.writable = true;
             o.auto_compact = false;
+            o.lock_wait_ms = lock_wait_ms;
             replaced_.emplace(storage::Frame::open(target_, o));  // LockError: another writer
         }
     }

@@ -55,7 +55,8 @@ public:
     Publication(const std::string& target,
                 bool overwrite,
                 const std::string& where,
-                OutputKind kind = OutputKind::array);
+                OutputKind kind = OutputKind::array,
+                int lock_wait_ms = 0);
     /// Removes the temporary unless it was published.
     ~Publication();
     Publication(const Publication&) = delete;

@@ -46,6 +46,7 @@ struct Store::Impl {
     AnyArray embed;                            // embed.b2e (raw), its bytes the embedded frames
     std::vector<StoreEntry> entries;           // sorted by key, groups included
     std::vector<StoreEntry> hidden;            // __vlmeta__ holders
+    std::vector<std::string> unmapped;         // b2z members that are no leaf (damage?)
 
     const StoreEntry* find(const std::string& key) const {
         const std::string k = detail::normal_key(key);
@@ -285,8 +286,13 @@ void Store::open_archive(Impl& impl,
     impl.embed = open_embed(impl.zip->open(*em));
     for (const storage::ZipMember& m : impl.zip->members()) {
         const char* kind = detail::leaf_kind_of_file(m.name);
-        if (m.name == "embed.b2e" || kind == nullptr || m.method != 0) {
-            continue;  // python maps stored members only
+        if (m.name == "embed.b2e") {
+            continue;
+        }
+        if (kind == nullptr || m.method != 0) {
+            // python maps stored leaf files only; others are a sign of damage
+            impl.unmapped.push_back(m.name + (m.method != 0 ? " (compressed)" : ""));
+            continue;
         }
         StoreEntry e;
         e.key = detail::key_of_file(m.name);
@@ -312,7 +318,25 @@ Store Store::open(std::shared_ptr<const storage::ByteSource> source) {
 
 Store Store::open(const std::string& path) {
     if (storage::is_url(path)) {
-        return open(storage::http_source(path));  // a .b2z: its leaves are member windows
+        // A .b2z: its leaves are member windows. A .b2d is a directory: plain HTTP cannot list
+        // its files (its keys), so it is refused by name, before or after a request.
+        const std::string no_dirs =
+            "a .b2d store is a directory, whose files plain HTTP "
+            "cannot list; serve it packed as a .b2z ('b2nd pack "
+            "STORE.b2d STORE.b2z')";
+        const std::string p = path.substr(0, path.find_first_of("?#"));
+        if (p.back() == '/' || fs::path(p).extension() == ".b2d") {
+            throw UsageError("\"" + storage::redacted_url(path) + "\": " + no_dirs);
+        }
+        try {
+            return open(storage::http_source(path));
+        } catch (const HttpError& e) {
+            if (e.status() == 403 && fs::path(p).extension() != ".b2z") {
+                throw HttpError(std::string(e.what()) + " (if it is one, " + no_dirs + ")",
+                                e.status());
+            }
+            throw;
+        }
     }
     auto impl = std::make_shared<Impl>();
     impl->path = path;
@@ -323,7 +347,10 @@ Store Store::open(const std::string& path) {
         impl->form = detail::StoreForm::directory;
         const fs::path embed = fs::path(path) / "embed.b2e";
         if (!fs::is_regular_file(embed, ec)) {
-            throw FormatError(where + ": not a python-blosc2 store directory (no embed.b2e)");
+            throw FormatError(where + (fs::exists(fs::path(path) / "chunks.b2frame", ec)
+                                           ? ": an array, not a store (a sparse frame)"
+                                           : ": not a python-blosc2 store directory (no "
+                                             "embed.b2e)"));
         }
         OpenOptions o;
         o.raw_objects = true;
@@ -366,6 +393,10 @@ Store Store::finish_open(std::shared_ptr<Impl> impl, std::vector<StoreEntry> fil
     const std::string where = quoted_path(path);
     const storage::Frame& ef = impl->embed.frame();
     impl->kind = object_kind(ef);
+    if (impl->kind == ObjectKind::ndarray || impl->kind == ObjectKind::schunk) {
+        throw FormatError(where + ": an array, not a store (a store is a .b2z, .b2d or .b2e " +
+                          "of python-blosc2's TreeStore, DictStore or EmbedStore)");
+    }
     if (impl->kind != ObjectKind::treestore && impl->kind != ObjectKind::dictstore &&
         impl->kind != ObjectKind::embedstore) {
         throw FormatError(where +
@@ -456,11 +487,26 @@ const StoreEntry* Store::find(const std::string& key) const {
     return e != nullptr && impl().kind == ObjectKind::treestore && is_holder(e->key) ? nullptr : e;
 }
 
+void Store::missing_key(const Impl& s, const std::string& key) {
+    const std::string where = s.where(detail::normal_key(key));
+    if (!s.unmapped.empty()) {
+        // Not a typo alone: the archive holds members python-blosc2 would not map either.
+        std::string list;
+        for (std::size_t i = 0; i < s.unmapped.size() && i < 3; ++i) {
+            list += (i > 0 ? ", '" : "'") + s.unmapped[i] + "'";
+        }
+        throw FormatError(where + ": no such key, and the archive holds members that are no " +
+                          "leaf (" + list + (s.unmapped.size() > 3 ? ", ..." : "") +
+                          "): damaged, or not written by python-blosc2");
+    }
+    throw UsageError(where + ": no such key in the store ('b2nd ls' lists its keys)");
+}
+
 AnyArray Store::open_array(const std::string& key, const OpenOptions& options) const {
     const Impl& s = impl();
     const StoreEntry* e = find(key);
     if (e == nullptr) {
-        throw UsageError(s.where(detail::normal_key(key)) + ": no such key in the store");
+        missing_key(s, key);
     }
     return open_entry(*e, options);
 }
@@ -510,10 +556,12 @@ std::shared_ptr<const storage::ByteSource> Store::leaf_source(const StoreEntry& 
 std::shared_ptr<const storage::Frame> Store::open_frame(const std::string& key) const {
     const Impl& s = impl();
     const StoreEntry* e = find(key);
-    if (e == nullptr || e->storage == LeafStorage::none || e->storage == LeafStorage::remote) {
+    if (e == nullptr) {
+        missing_key(s, key);
+    }
+    if (e->storage == LeafStorage::none || e->storage == LeafStorage::remote) {
         throw UsageError(s.where(detail::normal_key(key)) +
-                         (e == nullptr ? ": no such key in the store"
-                                       : ": not a leaf stored here (a group or a remote array)"));
+                         ": not a leaf stored here (a group or a remote array)");
     }
     if (e->storage == LeafStorage::external) {
         return std::make_shared<const storage::Frame>(

@@ -156,4 +156,17 @@ Grid::Location Grid::locate(const std::int64_t* idx) const noexcept {
     return l;
 }
 
+Shape Grid::position(const Location& at) const {
+    Shape idx(shape_.size());
+    std::int64_t chunk = at.chunk, block = at.block, offset = at.offset;
+    for (std::size_t d = shape_.size(); d-- > 0;) {
+        const std::int64_t c = chunk_shape_[d], b = block_shape_[d];
+        idx[d] = (chunk % chunks_in_[d]) * c + (block % blocks_in_[d]) * b + offset % b;
+        chunk /= chunks_in_[d];
+        block /= blocks_in_[d];
+        offset /= b;
+    }
+    return idx;
+}
+
 }  // namespace b2nd

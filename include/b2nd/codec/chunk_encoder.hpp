@@ -25,6 +25,7 @@
 
 #include <b2nd/byte_span.hpp>
 #include <b2nd/codec/ids.hpp>
+#include <b2nd/error.hpp>
 #include <b2nd/format/chunk_header.hpp>
 
 namespace b2nd::codec {
@@ -48,6 +49,21 @@ std::vector<FilterSlot> filters_of(const FilterPipeline& pipeline);
 /// CompressionParams (params.hpp: filters as an ordered list) is turned into it by one function
 /// (src/values/params.cpp). The filters differ in form on purpose: chunk and frame headers have
 /// six filter slots, and re-encoding a chunk of an existing array keeps its slots as they stand.
+/// An item the codec cannot encode (NaN or infinity under ZFP), found while encoding a chunk:
+/// `item` counts items from the start of block `block` (-1 until encode_chunk fills it in). The
+/// array layer names the element's position and the file instead (ArrayCore's encoders).
+class ItemError : public UsageError {
+public:
+    ItemError(const std::string& msg, std::int64_t item, std::int32_t block = -1)
+        : UsageError(msg), item_(item), block_(block) {}
+    std::int64_t item() const noexcept { return item_; }
+    std::int32_t block() const noexcept { return block_; }
+
+private:
+    std::int64_t item_;
+    std::int32_t block_;
+};
+
 struct CodecChoice {
     Codec codec = Codec::zstd;
     int clevel = 1;  ///< 0 (store) .. 9

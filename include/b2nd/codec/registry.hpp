@@ -63,7 +63,8 @@ struct CodecPlugin {
     /// Why these parameters cannot be written ("" when they can). Called once before anything is
     /// written, with the whole block as the stream. Optional.
     std::function<std::string(const BlockContext&)> check;
-    /// Why these items cannot be encoded ("" when they can): ZFP refuses NaN and infinities.
+    /// Why these items cannot be encoded ("" when they can), or an ItemError naming the first
+    /// item that cannot (chunk_encoder.hpp): ZFP refuses NaN and infinities.
     /// Writers that hold all the data at once (create_from, import) call it before creating
     /// anything; encode must refuse such data too. Optional.
     std::function<std::string(const BlockContext&, ByteSpan items)> check_data;

@@ -123,7 +123,8 @@ struct FrameLengths {
 FrameLengths read_frame_lengths(ByteSpan frame_start);
 
 /// What a file that is not a Blosc2 frame is, from its first bytes: "a NumPy .npy file", "a zip
-/// archive", "an HDF5 file", or empty when it is none of these (or is a frame).
+/// archive", "an HDF5 file ...", "a netCDF classic file", gzip, Zstandard, Parquet, FITS, JSON,
+/// or empty when it is none of these (or is a frame).
 std::string foreign_format(ByteSpan start);
 
 /// Serializes a header (header_len is computed; frame_len, nbytes, cbytes are taken from `h`).

@@ -11,12 +11,18 @@
 
 namespace b2nd::storage {
 
+/// How many chunks an open accepts by default (an offsets index of 128 MiB): a bound against
+/// absurd sizes in files; OpenOptions::max_chunks and CreateOptions::max_chunks raise it.
+inline constexpr std::int64_t kDefaultMaxChunks = std::int64_t{1} << 24;
+
 /// Options for Frame::open (and, inherited, for opening an array).
 struct OpenOptions {
     bool writable = false;     ///< open for appending/updating (contiguous or sparse on disk)
     std::uint64_t offset = 0;  ///< where the frame starts in the file (contiguous frames)
-    std::size_t max_mapped_chunk_files = 256;         ///< sparse frames: chunk files kept mapped
-    std::int64_t max_chunks = std::int64_t{1} << 24;  ///< refuse larger offsets indexes
+    std::size_t max_mapped_chunk_files = 256;  ///< sparse frames: chunk files kept mapped
+    /// Refuse frames of more chunks (larger offsets indexes); a writer also refuses to grow an
+    /// array beyond it.
+    std::int64_t max_chunks = kDefaultMaxChunks;
     /// Writing: fsync data before the header names it, and the header after, at every commit
     /// (survives power loss, not only crashes of the process; slower).
     bool durable = false;

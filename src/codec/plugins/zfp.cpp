@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include <b2nd/codec/chunk_encoder.hpp>
 #include <b2nd/error.hpp>
 
 #include "../../detail/memory.hpp"
@@ -209,17 +210,25 @@ std::int64_t first_non_finite(const std::uint8_t* p, std::size_t n) {
     return -1;
 }
 
-std::string check_finite(Codec mode, const BlockContext& c, ByteSpan src) {
+/// The first item of `src` that is NaN or infinite (-1: none), and why it cannot be encoded.
+std::int64_t first_bad(const BlockContext& c, ByteSpan src) {
     const std::size_t items = src.size() / static_cast<std::size_t>(c.typesize);
-    const std::int64_t bad = c.typesize == 4   ? first_non_finite<std::uint32_t>(src.data(), items)
-                             : c.typesize == 8 ? first_non_finite<std::uint64_t>(src.data(), items)
-                                               : -1;
-    if (bad < 0) {
-        return {};
+    return c.typesize == 4   ? first_non_finite<std::uint32_t>(src.data(), items)
+           : c.typesize == 8 ? first_non_finite<std::uint64_t>(src.data(), items)
+                             : -1;
+}
+
+std::string not_finite(Codec mode) {
+    return std::string(codec_name(mode)) +
+           " cannot encode NaN or infinity (zfp does not define them); use a lossless codec "
+           "for fields that hold them, or replace them first";
+}
+
+std::string check_finite(Codec mode, const BlockContext& c, ByteSpan src) {
+    if (const std::int64_t bad = first_bad(c, src); bad >= 0) {
+        throw ItemError(not_finite(mode), bad);
     }
-    return std::string(codec_name(mode)) + " cannot encode NaN or infinity (item " + num(bad) +
-           "): zfp does not define them. Use a lossless codec for fields that hold them, or "
-           "replace them first";
+    return {};
 }
 
 std::size_t encode(Codec mode, const BlockContext& c, ByteSpan src, MutableByteSpan dst) {
@@ -228,9 +237,8 @@ std::size_t encode(Codec mode, const BlockContext& c, ByteSpan src, MutableByteS
         throw UsageError(why);
     }
     require_block(c, src.size(), std::string(codec_name(mode)).c_str());
-    why = check_finite(mode, c, src);
-    if (!why.empty()) {
-        throw UsageError(why + " of a block");
+    if (const std::int64_t bad = first_bad(c, src); bad >= 0) {
+        throw ItemError(not_finite(mode), bad);
     }
     Zfp z(mode, c, const_cast<std::uint8_t*>(src.data()), nullptr, 0);
     const std::size_t room = z.max_size() + 8;

@@ -32,6 +32,40 @@ TEST_CASE("ndarray: creating, opening and writing fail clearly", "[array]") {
     CHECK_THROWS_AS(AnyArray::open(tmp / "missing.b2nd"), b2nd::IoError);
 }
 
+TEST_CASE("ndarray: create refuses up front what an open would refuse (max_chunks)", "[array]") {
+    b2nd::test::TempDir tmp;
+    // 4e6 x 4e6 doubles in automatic chunks: tens of millions of chunks, refused at once (it
+    // took 11 s and 4.2 GB to write a file no default open reads).
+    CHECK_THROWS_WITH(b2nd::create<double>(tmp / "huge.b2nd", {4000000, 4000000}),
+                      Contains("chunks, more than CreateOptions::max_chunks (16777216)"));
+    CHECK_FALSE(std::filesystem::exists(tmp / "huge.b2nd"));
+    // Small limits show both sides: 25 chunks.
+    b2nd::CreateOptions o;
+    o.chunk_shape = {2, 2};
+    o.max_chunks = 24;
+    CHECK_THROWS_WITH(b2nd::create<float>(tmp / "a.b2nd", {10, 10}, o),
+                      Contains("makes 25 chunks"));
+    o.max_chunks = 25;
+    (void)b2nd::create<float>(tmp / "a.b2nd", {10, 10}, o);
+    b2nd::OpenOptions r;
+    r.max_chunks = 24;
+    CHECK_THROWS_WITH(AnyArray::open(tmp / "a.b2nd", r),
+                      Contains("25 chunks exceed OpenOptions::max_chunks (24)"));
+    // A writer does not grow an array past its handle's limit.
+    b2nd::OpenOptions w;
+    w.writable = true;
+    w.max_chunks = 30;
+    auto rw = b2nd::open<float>(tmp / "a.b2nd", w);
+    rw.resize({10, 12});  // 30 chunks
+    CHECK_THROWS_WITH(rw.resize({12, 12}), Contains("makes 36 chunks"));
+    CHECK(rw.shape() == Shape{10, 12});
+    // A chunk shape of the wrong rank is named as such (not as a block shape).
+    b2nd::CreateOptions c;
+    c.chunk_shape = {10, 10};
+    CHECK_THROWS_WITH(b2nd::create<float>(tmp / "c.b2nd", {10, 10, 10}, c),
+                      Contains("the chunk shape (10, 10) has 2 dimensions"));
+}
+
 TEST_CASE("ndarray: metalayers and vlmeta", "[array]") {
     b2nd::test::TempDir tmp;
     b2nd::CreateOptions o;

@@ -89,6 +89,8 @@ public:
     /// Opens a .b2z, a .b2d directory or a .b2e file for reading. \throws IoError, FormatError
     /// naming the store (not a store, no embed.b2e, a damaged archive or embed map)
     static Store open(const std::string& path);
+    /// The same, a URL's requests made as `options.http` says (timeouts, retries...).
+    static Store open(const std::string& path, const OpenOptions& options);
     /// A .b2z archive or a .b2e frame in a byte source (a buffer, a window of a mapping...);
     /// messages name the source.
     static Store open(std::shared_ptr<const storage::ByteSource> source);

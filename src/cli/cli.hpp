@@ -6,6 +6,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <b2nd/any_array.hpp>
@@ -59,10 +60,15 @@ std::int64_t& max_chunks_setting();
 int& lock_wait_setting();
 /// `o` with the settings every command shares (--max-chunks, --wait): every open and create of
 /// the tool goes through it.
+/// --timeout SECONDS, likewise: the whole of each request to a URL, retries included, in ms.
+int& http_timeout_setting();
 template <class Options>
 Options with_settings(Options o) {
     o.max_chunks = max_chunks_setting();
     o.lock_wait_ms = lock_wait_setting();
+    if constexpr (std::is_base_of_v<storage::OpenOptions, Options>) {
+        o.http.timeout_ms = http_timeout_setting();
+    }
     return o;
 }
 

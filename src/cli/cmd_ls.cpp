@@ -98,7 +98,7 @@ int cmd_ls(const std::vector<std::string>& argv) {
     }
     Store store;
     try {
-        store = Store::open(path);
+        store = Store::open(path, with_settings(OpenOptions{}));
     } catch (const FormatError& e) {
         if (std::string(e.what()).find("an array, not a store") != std::string::npos) {
             throw FormatError(std::string(e.what()) + "; 'b2nd info " + path + "' describes it");

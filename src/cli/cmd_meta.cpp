@@ -137,7 +137,7 @@ int cmd_meta(const std::vector<std::string>& argv) {
     o.raw_objects = true;  // an object kind's frame as stored: its recipe is in its metadata
     if (const auto ref = store_reference(path)) {
         // STORE:/ and STORE:/group: the tree's or a group's attributes; STORE:/leaf: the leaf's.
-        const Store store = Store::open(ref->first);
+        const Store store = Store::open(ref->first, with_settings(OpenOptions{}));
         const StoreEntry* e = store.find(ref->second);
         if (e == nullptr || e->storage == LeafStorage::none) {
             if (writes) {

@@ -242,6 +242,11 @@ int& lock_wait_setting() {
     return ms;
 }
 
+int& http_timeout_setting() {
+    static int ms = storage::HttpOptions{}.timeout_ms;
+    return ms;
+}
+
 OpenOptions input_options(const Args& a) {
     OpenOptions o = with_settings(OpenOptions{});
     o.nthreads = static_cast<int>(a.get_int("--nthreads", 0, 0, 1024));
@@ -325,13 +330,13 @@ std::string in_cli_terms(std::string msg) {
 
 namespace {
 
-/// Takes --max-chunks N and --wait SECONDS out of `args` (either spelled NAME VALUE or
-/// NAME=VALUE) into the settings. \throws ArgError
+/// Takes --max-chunks N, --wait SECONDS and --timeout SECONDS out of `args` (either spelled NAME
+/// VALUE or NAME=VALUE) into the settings. \throws ArgError
 void take_global_options(std::vector<std::string>& args) {
     for (std::size_t i = 0; i < args.size();) {
         const std::string& s = args[i];
         const std::string name = s.substr(0, s.find('='));
-        if (name != "--max-chunks" && name != "--wait") {
+        if (name != "--max-chunks" && name != "--wait" && name != "--timeout") {
             ++i;
             continue;
         }
@@ -352,10 +357,13 @@ void take_global_options(std::vector<std::string>& args) {
             b2nd::cli::max_chunks_setting() = n;
         } else {
             const double t = std::strtod(value.c_str(), &end);
-            if (value.empty() || *end != '\0' || !(t >= 0) || t > 86400) {
-                throw b2nd::cli::ArgError("--wait needs seconds, from 0 to 86400");
+            const double lo = name == "--wait" ? 0 : 0.001;
+            if (value.empty() || *end != '\0' || !(t >= lo) || t > 86400) {
+                throw b2nd::cli::ArgError(name + " needs seconds, from " +
+                                          (name == "--wait" ? "0" : "0.001") + " to 86400");
             }
-            b2nd::cli::lock_wait_setting() = static_cast<int>(t * 1000);
+            (name == "--wait" ? b2nd::cli::lock_wait_setting()
+                              : b2nd::cli::http_timeout_setting()) = static_cast<int>(t * 1000);
         }
         args.erase(args.begin() + static_cast<std::ptrdiff_t>(i),
                    args.begin() + static_cast<std::ptrdiff_t>(i + used));
@@ -385,6 +393,8 @@ std::string usage() {
          "                   an index of 128 MiB); raise it for larger ones\n"
          "  --wait SECONDS   wait that long for another writer of an array this command\n"
          "                   writes to close (default 0: exit 3 at once)\n"
+         "  --timeout SECONDS  the whole of each request to an http(s) URL, retries included\n"
+         "                   (default 60): a server that does not answer fails after it\n"
          "\n"
          "Run 'b2nd COMMAND --help' for the options of a command.\n"
          "\n"

@@ -86,7 +86,7 @@ AnyArray open_input(const std::string& path, const OpenOptions& o) {
                            ": a store's leaves are read-only here; 'b2nd export' or 'convert' "
                            "copy one out");
         }
-        return Store::open(ref->first).open_array(ref->second, o);
+        return Store::open(ref->first, with_settings(OpenOptions{})).open_array(ref->second, o);
     }
     check_input(path);
     return AnyArray::open(path, o);
@@ -101,7 +101,7 @@ const storage::Frame& input_frame(const std::string& path,
         raw.raw_objects = true;
         raw.cache_bytes = 0;
         raw.verify_checksums = verify_checksums;
-        leaf = Store::open(ref->first).open_array(ref->second, raw);
+        leaf = Store::open(ref->first, with_settings(OpenOptions{})).open_array(ref->second, raw);
         return leaf.frame();
     }
     check_input(path);

@@ -120,7 +120,7 @@ void print_strings(const UTF8Array& u, const std::string& slice) {
 
 std::optional<UTF8Array> utf8_input(const std::string& path, const OpenOptions& o) {
     if (const auto ref = store_reference(path)) {
-        const Store s = Store::open(ref->first);
+        const Store s = Store::open(ref->first, with_settings(OpenOptions{}));
         const StoreEntry* e = s.find(ref->second);
         if (e == nullptr || e->storage == LeafStorage::none ||
             s.find(ref->second + ".utf8") == nullptr) {
@@ -156,7 +156,7 @@ bool show_items(const std::string& path, const Args& a, const OpenOptions& o) {
     FramePtr raw;
     if (!strings) {
         if (const auto ref = store_reference(path)) {
-            const Store s = Store::open(ref->first);
+            const Store s = Store::open(ref->first, with_settings(OpenOptions{}));
             const StoreEntry* e = s.find(ref->second);
             if (e == nullptr || e->storage == LeafStorage::none) {
                 return false;  // open_input says what is wrong

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -128,6 +129,30 @@ std::string describe_curl(CURLcode rc, const char* errbuf) {
     return s;
 }
 
+/// How a failed request ended, for its message: the server's answer ("HTTP 404; expected 206
+/// Partial Content", or an answer of the right kind that then went wrong), the attempts made,
+/// and whether its time (timeout_ms) ran out.
+std::string outcome_text(const Transfer& t, const HttpOptions& o, bool out_of_time) {
+    std::string s = t.status != 0 ? "HTTP " + std::to_string(t.status) : "no HTTP answer";
+    if (t.status != 0 && t.status != 206) {
+        s += "; expected 206 Partial Content";
+    }
+    if (t.attempt > 0) {
+        s += ", after " + std::to_string(t.attempt + 1) + " attempts";
+    }
+    const double took =
+        std::chrono::duration<double>(Request::Clock::now() - t.first_start).count();
+    char buf[96];
+    std::snprintf(buf, sizeof buf, " in %.1f s", took);
+    s += buf;
+    if (out_of_time) {
+        std::snprintf(buf, sizeof buf, "; its time, %g s in all, ran out",
+                      static_cast<double>(o.timeout_ms) / 1000);
+        s += buf;
+    }
+    return s;
+}
+
 void configure(Transfer& t, WriteContext& ctx, const HttpOptions& o) {
     CURL* e = t.easy;
     const RemoteIdentity& id = *t.file->id;
@@ -137,8 +162,14 @@ void configure(Transfer& t, WriteContext& ctx, const HttpOptions& o) {
     curl_easy_setopt(e, CURLOPT_MAXREDIRS, 10L);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(o.connect_timeout_ms));
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(o.request_timeout_ms));
+    // An attempt may take what is left of the request's time (HttpOptions::timeout_ms).
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(t.deadline - Request::Clock::now())
+            .count();
+    const long attempt_ms = std::max<long>(1, static_cast<long>(left));
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+                     std::min(attempt_ms, static_cast<long>(o.connect_timeout_ms)));
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, attempt_ms);
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME,
                      std::max(1L, static_cast<long>((o.stall_timeout_ms + 999) / 1000)));
@@ -253,6 +284,10 @@ void HttpClient::fetch(std::vector<FileRanges>& files) const {
                 curl_slist_free_all(t->headers);
                 t->headers = nullptr;
                 t->reset_attempt();
+                if (t->attempt == 0) {
+                    t->first_start = now;
+                    t->deadline = now + std::chrono::milliseconds(std::max(1, o.timeout_ms));
+                }
                 t->errbuf[0] = '\0';
                 contexts.push_back({t, pool_.get()});
                 configure(*t, contexts.back(), o);
@@ -295,24 +330,20 @@ void HttpClient::fetch(std::vector<FileRanges>& files) const {
                         continue;  // every byte asked for (or to the file's end) arrived
                     }
                 }
-                if (!final && t->attempt < o.retries) {
+                const auto wait = std::chrono::milliseconds(std::min<std::int64_t>(
+                    static_cast<std::int64_t>(o.backoff_ms) << t->attempt, 10'000));
+                const bool in_time = Clock::now() + wait < t->deadline;
+                if (!final && t->attempt < o.retries && in_time) {
                     ++t->attempt;
                     pool_->retries.fetch_add(1, std::memory_order_relaxed);
-                    const auto wait = std::chrono::milliseconds(std::min<std::int64_t>(
-                        static_cast<std::int64_t>(o.backoff_ms) << (t->attempt - 1), 10'000));
                     t->not_before = Clock::now() + wait;
                     waiting.push_back(t);
                     continue;
                 }
-                const std::string status =
-                    t->status != 0 ? "HTTP " + std::to_string(t->status) : "no HTTP answer";
-                throw HttpError(
-                    "\"" + redacted_url(t->file->url) + "\": " + range_text(t->a, t->b) + ": " +
-                        why + " (" + status + "; expected 206 Partial Content" +
-                        (t->attempt > 0 ? ", after " + std::to_string(t->attempt + 1) + " attempts"
-                                        : "") +
-                        ")",
-                    static_cast<int>(t->status), t->changed);
+                throw HttpError("\"" + redacted_url(t->file->url) +
+                                    "\": " + range_text(t->a, t->b) + ": " + why + " (" +
+                                    outcome_text(*t, o, !final && !in_time) + ")",
+                                static_cast<int>(t->status), t->changed);
             }
             if (!running.empty()) {
                 curl_multi_poll(multi, nullptr, 0, 50, nullptr);

@@ -29,6 +29,10 @@ struct Request {
     bool may_end = false;
     int attempt = 0;
     Clock::time_point not_before{};
+    /// When the request gives up, its retries included (HttpOptions::timeout_ms from its first
+    /// start); unset until then.
+    Clock::time_point deadline{};
+    Clock::time_point first_start{};
 
     // The current attempt's answer.
     long status = 0;  // of the last response header block (redirects start new ones)

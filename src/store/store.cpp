@@ -317,6 +317,10 @@ Store Store::open(std::shared_ptr<const storage::ByteSource> source) {
 }
 
 Store Store::open(const std::string& path) {
+    return open(path, OpenOptions{});
+}
+
+Store Store::open(const std::string& path, const OpenOptions& options) {
     if (storage::is_url(path)) {
         // A .b2z: its leaves are member windows. A .b2d is a directory: plain HTTP cannot list
         // its files (its keys), so it is refused by name, before or after a request.
@@ -329,7 +333,7 @@ Store Store::open(const std::string& path) {
             throw UsageError("\"" + storage::redacted_url(path) + "\": " + no_dirs);
         }
         try {
-            return open(storage::http_source(path));
+            return open(storage::http_source(path, options.http));
         } catch (const HttpError& e) {
             if (e.status() == 403 && fs::path(p).extension() != ".b2z") {
                 throw HttpError(std::string(e.what()) + " (if it is one, " + no_dirs + ")",

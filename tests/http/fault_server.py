@@ -14,6 +14,8 @@ range per request), ETag, Last-Modified and If-Match. A URL's first segments cho
     /error/N/FILE         the first N requests get 503
     /wrongrange/N/FILE    the first N answers carry the bytes one past those asked
     /norange/FILE         Range is ignored: 200 and the whole file, always
+    /silent/FILE          the request is read and never answered
+    /stall/FILE           the headers of the answer (206) are sent, then nothing
     /change/N/FILE        after N requests, FILE.v2 is served in FILE's place (a new ETag)
     /flip/FILE            every request alternates FILE and FILE.v2
     /redirect/FILE        302 to /FILE
@@ -32,7 +34,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 COUNTED = {"delay", "drop", "short", "error", "wrongrange", "change"}
-PLAIN = {"norange", "flip", "redirect"}
+PLAIN = {"norange", "flip", "redirect", "silent", "stall"}
 
 
 class State:
@@ -99,6 +101,9 @@ class Handler(BaseHTTPRequestHandler):
         active = fault in COUNTED and seen <= n
         if fault == "redirect":
             return self.answer(302, b"", [("Location", "/" + "/".join(segs))])
+        if fault == "silent":
+            time.sleep(3600)
+            return None
         rel = "/".join(segs)
         file = os.path.join(self.root, rel)
         if fault == "change" and seen > n:
@@ -170,6 +175,10 @@ class Handler(BaseHTTPRequestHandler):
             return
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
+        if fault == "stall":
+            self.wfile.flush()
+            time.sleep(3600)
+            return
         if self.command != "HEAD":
             self.send_body(body)
 

@@ -1,6 +1,8 @@
 // A bad network never gives wrong data: every fault tests/http/fault_server.py injects ends in
 // values equal to the local read (after retries, or a restart on the new file) or in a clear
 // HttpError naming the URL (without credentials), the range and the status.
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -15,6 +17,7 @@
 #include "support/files.hpp"
 #include "support/http_servers.hpp"
 #include "support/temp_dir.hpp"
+#include <sys/wait.h>
 
 using b2nd::test::ServerProcess;
 
@@ -100,6 +103,39 @@ TEST_CASE("http faults: a server that stalls is timed out and asked again", "[ht
     CHECK_THAT(e.what(), Catch::Contains(s.url("delay/5/")) && Catch::Contains("bytes [0, "));
 }
 
+TEST_CASE("http faults: a server that never answers, or stalls after its header, costs timeout_ms",
+          "[http]") {
+    B2ND_HTTP_FIXTURE(s, serve);
+    b2nd::OpenOptions o = quick();
+    o.http.timeout_ms = 2500;  // the whole of a request, retries included
+    for (const char* fault : {"silent", "stall"}) {
+        INFO(fault);
+        const auto t0 = std::chrono::steady_clock::now();
+        const b2nd::HttpError e =
+            http_error([&] { (void)b2nd::AnyArray::open(s.url(std::string(fault) + "/"), o); });
+        const double took =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        CHECK(took >= 2.0);
+        CHECK(took < 2.5 + 5.0);  // bounded: not 5 attempts of a stall each
+        CHECK_THAT(e.what(), Catch::Contains("ran out") && Catch::Contains("2.5 s in all") &&
+                                 Catch::Contains("attempts"));
+        // A 206 header, then nothing: no claim that 206 was expected and not given.
+        CHECK_THAT(e.what(), !Catch::Contains("expected 206"));
+    }
+#ifdef B2ND_CLI_PATH
+    // The tool: --timeout, and a bounded default.
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::string cmd = std::string(B2ND_CLI_PATH) + " info " + s.url("silent/") +
+                            " --timeout 1.5 > /dev/null 2>&1";
+    const int status = std::system(cmd.c_str());
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 1);
+    CHECK(took < 1.5 + 5.0);
+#endif
+}
+
 TEST_CASE("http faults: connections dropped mid-body and short bodies are retried", "[http]") {
     B2ND_HTTP_FIXTURE(s, serve);
     for (const std::string fault : {"drop/3/", "short/3/", "wrongrange/3/"}) {
@@ -112,8 +148,9 @@ TEST_CASE("http faults: connections dropped mid-body and short bodies are retrie
     // Always short: an error after the retries, saying what came and what was expected.
     const b2nd::HttpError e =
         http_error([&] { (void)b2nd::AnyArray::open(s.url("short/99/"), quick(2)); });
-    CHECK_THAT(e.what(), Catch::Contains("short body") && Catch::Contains("after 3 attempts") &&
-                             Catch::Contains("expected 206"));
+    CHECK_THAT(e.what(), Catch::Contains("short body: 512 bytes received") &&
+                             Catch::Contains("after 3 attempts") &&
+                             !Catch::Contains("expected 206"));  // a 206 came: only too short
 }
 
 TEST_CASE("http faults: 5xx answers are retried, 404 and 416 are errors", "[http]") {

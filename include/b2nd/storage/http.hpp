@@ -26,14 +26,17 @@ namespace b2nd::storage {
 
 /// How remote files are fetched.
 struct HttpOptions {
-    int connect_timeout_ms = 10'000;  ///< to open a connection
-    /// A request that receives nothing for this long fails (and is retried); seconds are the
-    /// granularity below 1 s of stall.
-    int stall_timeout_ms = 30'000;
-    int request_timeout_ms = 600'000;  ///< a request that takes longer fails (and is retried)
-    int retries = 4;                   ///< further attempts after a transient failure
-    int backoff_ms = 100;              ///< wait before the first retry, doubled for each next one
-    int max_in_flight = 8;             ///< requests in flight at once, per batch
+    /// The whole of one request, its retries and their waits included: a request that has no
+    /// complete answer by then fails for good (HttpError). A server that never answers costs
+    /// at most this (the tool's --timeout SECONDS).
+    int timeout_ms = 60'000;
+    int connect_timeout_ms = 10'000;  ///< to open a connection (one attempt)
+    /// An attempt that receives nothing for this long fails (and is retried within timeout_ms);
+    /// seconds are the granularity below 1 s of stall.
+    int stall_timeout_ms = 15'000;
+    int retries = 4;        ///< further attempts after a transient failure, within timeout_ms
+    int backoff_ms = 100;   ///< wait before the first retry, doubled for each next one
+    int max_in_flight = 8;  ///< requests in flight at once, per batch
     /// Ranges of one file closer than this are fetched by one request (the bytes between them
     /// are fetched and dropped: cheaper than a round trip on any network).
     std::uint64_t merge_gap = 4096;

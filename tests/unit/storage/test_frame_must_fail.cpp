@@ -131,9 +131,8 @@ TEST_CASE("frame must fail: errors on disk name the file", "[storage]") {
     const auto bytes = small_frame(dir);
     const std::string cut = dir / "cut.b2nd";
     std::ofstream(cut, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), 200);
-    REQUIRE_THROWS_WITH(Frame::open(cut),
-                        Catch::Matchers::Contains("cut.b2nd") &&
-                            Catch::Matchers::Contains("truncated: 200 of the"));
+    REQUIRE_THROWS_WITH(Frame::open(cut), Catch::Matchers::Contains("cut.b2nd") &&
+                                              Catch::Matchers::Contains("truncated: 200 of the"));
     // A sparse frame missing a chunk file: the frame opens, that chunk fails with IoError.
     const std::string sp = dir / "s.b2frame";
     {

@@ -213,6 +213,12 @@ std::string describe(const std::string& path, bool json) {
     const double ratio =
         cbytes > 0 ? static_cast<double>(nbytes) / static_cast<double>(cbytes) : 0.0;
     std::ostringstream o;
+    std::string ratio_json = "null";  // nothing stored (every chunk special): no ratio, as "-"
+    if (cbytes > 0) {
+        std::ostringstream r;
+        r << ratio;
+        ratio_json = r.str();
+    }
     if (json) {
         o << "{\n  \"path\": " << json_string(path) << ",\n  \"storage\": \""
           << (frame.sparse() ? "sframe" : "cframe")
@@ -240,7 +246,7 @@ std::string describe(const std::string& path, bool json) {
                  std::string(codec::split_mode_name(static_cast<codec::SplitMode>(h.splitmode()))))
           << ",\n  \"nchunks\": " << frame.nchunks() << ",\n  \"chunksize\": " << h.chunksize
           << ",\n  \"blocksize\": " << h.blocksize << ",\n  \"nbytes\": " << nbytes
-          << ",\n  \"cbytes\": " << cbytes << ",\n  \"ratio\": " << ratio
+          << ",\n  \"cbytes\": " << cbytes << ",\n  \"ratio\": " << ratio_json
           << ",\n  \"padded_nbytes\": " << h.nbytes << ",\n  \"dead_bytes\": " << dead
           << ",\n  \"checksums\": \"" << checksum_state_name(frame.checksums().state)
           << "\",\n  \"chunks\": {\"compressed\": " << k.compressed

@@ -100,6 +100,14 @@ void pack_value(msgpack::sbuffer& buf, msgpack::packer<msgpack::sbuffer>& pk, co
             return;
         case Value::Type::string: {
             const std::string& s = v.as<std::string>();
+            std::size_t bad = 0;
+            if (detail::utf8_decode(s, nullptr, &bad) < 0) {
+                // msgpack's str is UTF-8: python-blosc2 could not read this one back.
+                throw UsageError("the string " + detail::python_repr(s, "b", true) +
+                                 " is not valid UTF-8 (byte " + std::to_string(bad) +
+                                 "), which python-blosc2 cannot read; store it as bytes "
+                                 "(Value::binary) or decode it first");
+            }
             pk.pack_str(static_cast<std::uint32_t>(s.size()));
             pk.pack_str_body(s.data(), static_cast<std::uint32_t>(s.size()));
             return;

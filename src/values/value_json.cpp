@@ -21,9 +21,27 @@ namespace {
 
 void json_string(std::string& out, const std::string& s) {
     out += '"';
-    for (const char c : s) {
+    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const char c = s[i];
         const auto u = static_cast<unsigned char>(c);
-        if (c == '"' || c == '\\') {
+        if (u >= 0x80) {
+            // A UTF-8 sequence is copied whole; a byte that starts none (a file name that is
+            // not UTF-8) becomes \udcXX, Python's surrogateescape: valid JSON, and
+            // os.fsencode(json.loads(...)) gives the bytes back.
+            std::size_t len = u >= 0xf0 ? 4 : u >= 0xe0 ? 3 : 2;
+            std::size_t bad = 0;
+            const bool ok =
+                i + len <= s.size() && detail::utf8_decode(s.substr(i, len), nullptr, &bad) == 1;
+            if (ok) {
+                out.append(s, i, len);
+                i += len - 1;
+            } else {
+                char buf[8];
+                std::snprintf(buf, sizeof buf, "\\udc%02x", p[i]);
+                out += buf;
+            }
+        } else if (c == '"' || c == '\\') {
             out += '\\';
             out += c;
         } else if (c == '\n') {

@@ -1,7 +1,9 @@
 // What the tool leaves behind: nothing of its own when interrupted (SIGINT, SIGTERM) or when it
 // fails, and nothing at all when it refuses to start.
+#include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <random>
 #include <thread>
@@ -13,6 +15,7 @@
 
 #include "../support/files.hpp"
 #include "../support/process.hpp"
+#include "../support/reference.hpp"
 #include "../support/temp_dir.hpp"
 #include "run.hpp"
 #include <sys/wait.h>
@@ -37,6 +40,24 @@ std::vector<std::string> leftovers(const std::string& dir, const std::vector<std
         }
     }
     return out;
+}
+
+/// The output of a command that completed: the values `v` (a .npy, an array, or a store whose
+/// two leaves hold them).
+void whole(const std::string& out, const std::vector<double>& v) {
+    const auto same = [&](const std::vector<std::uint8_t>& bytes) {
+        CHECK(bytes.size() == v.size() * sizeof(double));
+        CHECK(std::memcmp(bytes.data(), v.data(), std::min(bytes.size(), v.size() * 8)) == 0);
+    };
+    if (out.size() > 4 && out.compare(out.size() - 4, 4, ".npy") == 0) {
+        same(b2nd::test::read_npy_payload(out).data);
+    } else if (out.size() > 4 && out.compare(out.size() - 4, 4, ".b2z") == 0) {
+        const b2nd::Store s = b2nd::Store::open(out);
+        CHECK(s.entries().size() == 2);
+        same(s.open_array("/a").read());
+    } else {
+        same(b2nd::AnyArray::open(out).read());
+    }
 }
 
 }  // namespace
@@ -87,13 +108,19 @@ TEST_CASE("cli: SIGINT and SIGTERM remove the command's temporaries", "[cli][pro
         int status = 0;
         (void)child.finish(&status);
         INFO(c.argv[0] << " round " << round);
+        const std::vector<std::string> left = leftovers(tmp.path(), kept);
         if (WIFSIGNALED(status)) {
             CHECK(WTERMSIG(status) == sig);
             ++interrupted;
-            CHECK(leftovers(tmp.path(), kept) == std::vector<std::string>{});
+            // No temporary; the output only if it was put in place before the signal came,
+            // whole.
+            CHECK((left.empty() || left == std::vector<std::string>{c.out}));
         } else {
             REQUIRE(WEXITSTATUS(status) == 0);  // done before the signal came
-            CHECK(leftovers(tmp.path(), kept) == std::vector<std::string>{c.out});
+            CHECK(left == std::vector<std::string>{c.out});
+        }
+        if (fs::exists(tmp / c.out)) {
+            whole(tmp / c.out, v);
             fs::remove_all(tmp / c.out);
         }
     }

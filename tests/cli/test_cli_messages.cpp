@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 
 #include <b2nd/b2nd.hpp>
+#include <b2nd/storage/frame.hpp>
 #include <b2nd/store.hpp>
 
 #include "../support/files.hpp"
@@ -204,4 +205,39 @@ TEST_CASE("cli: a key missing from a damaged archive is bad data (exit 1), a typ
     r = run("info " + q(tmp / "s.b2z") + ":/data/x");
     CHECK(r.status == 1);
     CHECK_THAT(r.output, Contains("damaged") && Contains("data/x.b2nX"));
+}
+
+TEST_CASE("cli: JSON output is JSON whatever the bytes", "[cli]") {
+    if (std::system("python3 -c 'import json' > /dev/null 2>&1") != 0) {
+        B2ND_SKIP("python3 is not installed: it checks the JSON");
+    }
+    b2nd::test::TempDir tmp;
+    // A file whose name is not UTF-8, with an attribute another program wrote as a msgpack str
+    // that is not UTF-8 either.
+    const std::string name = tmp / "bad\xff\xfename.b2nd";
+    (void)grid_array(name);
+    {
+        b2nd::storage::OpenOptions w;
+        w.writable = true;
+        auto f = b2nd::storage::Frame::open(name, w);
+        const std::vector<std::uint8_t> raw = {0xa2, 0xff, 0xfe};  // fixstr of 2 bytes
+        f.set_vlmeta("odd", {raw.data(), raw.size()});
+    }
+    // Valid UTF-8 as a whole, valid JSON, and the name comes back as its bytes.
+    const std::string check =
+        "python3 -c \"import json,os,sys; d=json.loads(sys.stdin.buffer.read().decode('utf-8')); "
+        "sys.exit(0 if CHECK else 3)\"";
+    const auto run_check = [&](const std::string& cmd, const std::string& cond) {
+        std::string c = check;
+        c.replace(c.find("CHECK"), 5, cond);
+        return std::system((std::string(B2ND_CLI_PATH) + " " + cmd + " | " + c).c_str());
+    };
+    CHECK(run_check("info --json " + q(name),
+                    "os.fsencode(d['path']).endswith(b'bad\\\\xff\\\\xfename.b2nd')") == 0);
+    CHECK(run_check("meta --json " + q(name), "d['vlmeta']['odd'] is not None") == 0);
+    CHECK(run_check("info --json " + q(name), "'odd' in json.dumps(d)") == 0);
+    // An all-special array has no ratio: null, as the text's '-'.
+    (void)b2nd::NDArray<float>::create(tmp / "z.b2nd", {100});
+    CHECK(run_check("info --json " + q(tmp / "z.b2nd"), "d['ratio'] is None") == 0);
+    CHECK_THAT(run("info " + q(tmp / "z.b2nd")).output, Contains("ratio -"));
 }

@@ -227,3 +227,19 @@ TEST_CASE("attrs: malformed msgpack is a FormatError naming the attribute", "[ar
     }
     CHECK_THROWS_AS(at.items(), b2nd::FormatError);
 }
+
+TEST_CASE("attrs: a string that is not UTF-8 is refused at write time", "[array][attrs]") {
+    b2nd::test::TempDir tmp;
+    auto a = b2nd::NDArray<float>::create(tmp / "a.b2nd", {4});
+    CHECK_THROWS_WITH(a.any().attrs().set("x", b2nd::Value(std::string("\xff\xfe"))),
+                      Catch::Matchers::Contains("is not valid UTF-8") &&
+                          Catch::Matchers::Contains("python-blosc2 cannot read"));
+    CHECK_FALSE(a.any().attrs().contains("x"));
+    // Bytes are fine, and so is real UTF-8.
+    a.any().attrs().set("b", b2nd::Value::binary({0xff, 0xfe}));
+    a.any().attrs().set("u", b2nd::Value(std::string("gr\xc3\xbc\xc3\x9f"
+                                                     "e")));
+    CHECK(a.any().attrs().get("u").as<std::string>() ==
+          "gr\xc3\xbc\xc3\x9f"
+          "e");
+}

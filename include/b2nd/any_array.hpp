@@ -132,6 +132,9 @@ public:
     /// Bytes the array's chunks take as stored (headers included; what updates left behind,
     /// until compaction, not). nbytes() / cbytes() is the compression ratio.
     std::int64_t cbytes() const;
+    /// With OpenOptions::salvage: the chunks read as zeros because they could not be read,
+    /// each with why (in chunk order); empty otherwise.
+    std::vector<std::string> salvaged() const;
     bool sparse() const;
     bool writable() const;
     /// True for legacy arrays with the 'caterva' metalayer.

@@ -84,6 +84,11 @@ struct OpenOptions : storage::OpenOptions {
     std::string http_cache;
     /// Bound on the bytes the cache file stores (0: none): chunks beyond it push others out.
     std::uint64_t http_cache_bytes = 0;
+    /// Recovery: a chunk that cannot be read (its file missing, its checksum or bytes bad)
+    /// reads as zeros instead of failing the read, and AnyArray::salvaged() names it. For
+    /// getting what can be got out of a damaged array (b2nd export --salvage), never for
+    /// ordinary reads.
+    bool salvage = false;
 };
 
 /// What a new array holds before anything is written.

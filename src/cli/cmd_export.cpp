@@ -40,6 +40,9 @@ const char* const kExportHelp =
     "                   or alone; a sub-array field adds its shape, as numpy's a['NAME']\n"
     "  --overwrite      replace OUT.npy if it exists (never one of the inputs)\n"
     "  --dtype DTYPE    read items as this NumPy dtype (same size), e.g. for legacy files\n"
+    "  --salvage        a damaged array: chunks that cannot be read (a missing chunk file, a\n"
+    "                   bad checksum) are written as zeros and named on stderr; the exit\n"
+    "                   code is then 1, with OUT.npy written\n"
     "  --nthreads N     decoding threads (default: all cores)\n"
     "\n"
     "example:\n"
@@ -96,7 +99,7 @@ std::vector<std::int64_t> load_points(const std::string& path, int ndim, std::in
 int cmd_export(const std::vector<std::string>& argv) {
     const Args a =
         Args::parse(argv, {"--slice", "--points", "--mask", "--field", "--dtype", "--nthreads"},
-                    {"--overwrite", "--help"});
+                    {"--overwrite", "--salvage", "--help"});
     if (a.has("--help")) {
         std::cout << kExportHelp;
         return 0;
@@ -104,7 +107,8 @@ int cmd_export(const std::vector<std::string>& argv) {
     if (a.positional.size() != 2) {
         throw ArgError("expected PATH and OUT.npy");
     }
-    const OpenOptions o = input_options(a);
+    OpenOptions o = input_options(a);
+    o.salvage = a.has("--salvage");
     if (a.has("--slice") + a.has("--points") + a.has("--mask") > 1) {
         throw ArgError("give one of --slice, --points and --mask");
     }
@@ -138,6 +142,15 @@ int cmd_export(const std::vector<std::string>& argv) {
         return 0;
     }
     AnyArray arr = open_input(a.positional[0], o);
+    const AnyArray source = arr;
+    // What --salvage wrote as zeros: named, and the exit code 1.
+    const auto salvaged = [&] {
+        const std::vector<std::string> bad = source.salvaged();
+        for (const std::string& why : bad) {
+            std::cerr << "b2nd export: written as zeros: " << why << "\n";
+        }
+        return bad.empty() ? 0 : 1;
+    };
     const bool field = a.has("--field");
     if (field) {
         arr = field_input(arr, a);  // the selection is applied: the whole of it is exported
@@ -156,7 +169,7 @@ int cmd_export(const std::vector<std::string>& argv) {
         out->begin(arr.dtype(), {n});
         out->write({values.data(), values.size()});
         out->finish();
-        return 0;
+        return salvaged();
     }
     if (a.has("--mask")) {
         const std::string mpath = a.get("--mask");
@@ -175,7 +188,7 @@ int cmd_export(const std::vector<std::string>& argv) {
                            " is in Fortran order; write it in C order");
         }
         export_npy(arr, Mask::of(f.data().data(), h.shape), *sink());
-        return 0;
+        return salvaged();
     }
     Resolved r;
     try {
@@ -190,7 +203,7 @@ int cmd_export(const std::vector<std::string>& argv) {
         }
         bar->update(done);
     });
-    return 0;
+    return salvaged();
 }
 
 }  // namespace b2nd::cli

@@ -12,6 +12,7 @@
 #include <b2nd/storage/frame.hpp>
 #include <b2nd/value.hpp>
 
+#include "../detail/strings.hpp"
 #include "cli.hpp"
 
 namespace b2nd::cli {
@@ -27,7 +28,8 @@ const char* const kHelp =
     "as hex where they are not msgpack). Plain Blosc2 frames are described as frames.\n"
     "\n"
     "Several paths are described one after the other (a blank line between; with --json, a\n"
-    "JSON array); a file that cannot be read is named on stderr and the exit code is 1.\n"
+    "JSON array); a file that cannot be read is named on stderr and the exit code is 1, as\n"
+    "for a file whose chunks cannot all be read (a missing chunk file: each is named).\n"
     "\n"
     "  --json   one JSON object instead of text\n"
     "\n"
@@ -36,18 +38,25 @@ const char* const kHelp =
 
 struct ChunkKinds {
     std::int64_t zeros = 0, nan = 0, uninit = 0, value = 0, memcpyed = 0, compressed = 0;
+    std::vector<std::string> unreadable;  ///< why, for each chunk whose header cannot be read
 };
 
 ChunkKinds count_kinds(const storage::Frame& f) {
     ChunkKinds k;
     for (std::int64_t i = 0; i < f.nchunks(); ++i) {
-        const storage::StoredChunk c = f.chunk_unchecked(i);  // headers only: no full pass
-        codec::Special s = c.special;
+        codec::Special s = codec::Special::none;
         bool memcpyed = false;
-        if (!c.index_only()) {
-            const format::ChunkHeader h = format::read_chunk_header(c.bytes);
-            s = static_cast<codec::Special>(h.special());
-            memcpyed = h.memcpyed();
+        try {
+            const storage::StoredChunk c = f.chunk_unchecked(i);  // headers only: no full pass
+            s = c.special;
+            if (!c.index_only()) {
+                const format::ChunkHeader h = format::read_chunk_header(c.bytes);
+                s = static_cast<codec::Special>(h.special());
+                memcpyed = h.memcpyed();
+            }
+        } catch (const Error& e) {  // a missing chunk file: the rest is still described
+            k.unreadable.emplace_back(e.what());
+            continue;
         }
         switch (s) {
             case codec::Special::zeros:
@@ -186,7 +195,8 @@ std::string object_text(const storage::Frame& frame, ObjectKind kind) {
 }
 
 /// The description of one file (text, or a JSON object).
-std::string describe(const std::string& path, bool json) {
+/// `unreadable`: how many chunks could not be read (a missing chunk file).
+std::string describe(const std::string& path, bool json, std::size_t& unreadable) {
     // The frame always; the array view when the frame is one (as stored: a persisted
     // expression's carrier, a proxy's cache); the object kind it holds for python-blosc2.
     std::optional<storage::Frame> own;
@@ -252,7 +262,11 @@ std::string describe(const std::string& path, bool json) {
           << "\",\n  \"chunks\": {\"compressed\": " << k.compressed
           << ", \"memcpyed\": " << k.memcpyed << ", \"zeros\": " << k.zeros
           << ", \"nan\": " << k.nan << ", \"uninit\": " << k.uninit << ", \"value\": " << k.value
-          << "},\n  \"metalayers\": [";
+          << "},\n  \"unreadable\": [";
+        for (std::size_t i = 0; i < k.unreadable.size(); ++i) {
+            o << (i > 0 ? ", " : "") << json_string(k.unreadable[i]);
+        }
+        o << "],\n  \"metalayers\": [";
         bool first = true;
         for (const auto& m : frame.metalayers()) {
             o << (first ? "" : ", ") << "{\"name\": " << json_string(m.name)
@@ -312,6 +326,12 @@ std::string describe(const std::string& path, bool json) {
         o << "chunk kinds " << k.compressed << " compressed, " << k.memcpyed << " memcpyed, "
           << k.zeros << " zeros, " << k.nan << " NaN, " << k.uninit << " uninitialized, " << k.value
           << " repeated value\n";
+        for (std::size_t i = 0; i < k.unreadable.size() && i < 10; ++i) {
+            o << "unreadable  " << k.unreadable[i] << "\n";
+        }
+        if (k.unreadable.size() > 10) {
+            o << "unreadable  ... " << k.unreadable.size() - 10 << " more\n";
+        }
         for (const auto& m : frame.metalayers()) {
             o << "metalayer   " << m.name << " (" << m.content.size() << " bytes) "
               << content_text(m.content) << "\n";
@@ -323,6 +343,7 @@ std::string describe(const std::string& path, bool json) {
               << "\n";
         }
     }
+    unreadable = k.unreadable.size();
     return o.str();
 }
 
@@ -348,7 +369,14 @@ int cmd_info(const std::vector<std::string>& argv) {
     for (const std::string& path : a.positional) {
         std::string text;
         try {
-            text = describe(path, json);
+            std::size_t unreadable = 0;
+            text = describe(path, json, unreadable);
+            if (unreadable > 0) {  // described, but its data is not all there
+                std::cerr << "b2nd info: " << detail::quoted_path(path) << ": " << unreadable
+                          << " chunk" << (unreadable > 1 ? "s" : "")
+                          << " cannot be read (listed as unreadable)\n";
+                status = std::max(status, 1);
+            }
         } catch (const Error& e) {
             status = std::max(status, report("info", e));
             continue;

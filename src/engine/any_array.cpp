@@ -183,6 +183,10 @@ const std::string& AnyArray::dtype_note() const {
 const Grid& AnyArray::grid() const {
     return core().grid();
 }
+std::vector<std::string> AnyArray::salvaged() const {
+    return core().salvaged();
+}
+
 std::int64_t AnyArray::cbytes() const {
     const storage::Frame& f = core().frame();
     return f.header().cbytes - f.dead_bytes();  // what updates left behind is not the array's

@@ -141,6 +141,7 @@ std::shared_ptr<ArrayCore> ArrayCore::open(const std::string& path, const OpenOp
             std::make_shared<RemoteCache>(o.http_cache, *core->source_, o.http_cache_bytes));
     }
     core->options_ = o;
+    core->source_->set_salvage(o.salvage);
     return core;
 }
 

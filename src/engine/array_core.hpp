@@ -98,6 +98,8 @@ public:
     const storage::Frame& frame() const noexcept { return source_->frame(); }
     /// `"path"` for messages.
     std::string where() const { return source_->where(); }
+    /// OpenOptions::salvage: the chunks read as zeros, each with why.
+    std::vector<std::string> salvaged() const { return source_->salvaged(); }
     bool plain() const noexcept { return source_->plain(); }
     bool legacy_caterva() const noexcept { return !plain() && !meta_.has_dtype; }
     int nthreads() const noexcept { return nthreads_; }

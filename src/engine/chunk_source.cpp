@@ -131,6 +131,48 @@ LoadedChunk ChunkSource::load(std::int64_t ci,
                               bool need_block0,
                               const CachePolicy& policy,
                               const std::vector<std::int32_t>* blocks) const {
+    if (!salvage_) {
+        return load_chunk(ci, need_block0, policy, blocks);
+    }
+    try {
+        LoadedChunk c = load_chunk(ci, need_block0, policy, blocks);
+        if (c.kind_ == LoadedChunk::Kind::encoded) {
+            // Every block must decode, or the chunk is salvaged whole: reads of it never fail.
+            thread_local std::vector<std::uint8_t> all;
+            all.resize(static_cast<std::size_t>(c.decoder_->nbytes()));
+            try {
+                c.decoder_->decode({all.data(), all.size()}, 1);
+            } catch (const FormatError& e) {
+                rethrow(c, e);
+            }
+        }
+        return c;
+    } catch (const Error& e) {
+        {
+            std::lock_guard<std::mutex> lock(salvaged_mutex_);
+            salvaged_.emplace(ci, e.what());
+        }
+        LoadedChunk z;
+        z.index_ = ci;
+        z.kind_ = LoadedChunk::Kind::uniform;
+        z.element_.assign(static_cast<std::size_t>(grid_.itemsize()), 0);
+        return z;
+    }
+}
+
+std::vector<std::string> ChunkSource::salvaged() const {
+    std::lock_guard<std::mutex> lock(salvaged_mutex_);
+    std::vector<std::string> out;
+    for (const auto& [ci, why] : salvaged_) {
+        out.push_back(why);
+    }
+    return out;
+}
+
+LoadedChunk ChunkSource::load_chunk(std::int64_t ci,
+                                    bool need_block0,
+                                    const CachePolicy& policy,
+                                    const std::vector<std::int32_t>* blocks) const {
     LoadedChunk c;
     c.index_ = ci;
     if (origin_) {

@@ -16,6 +16,8 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -90,6 +92,10 @@ class ChunkSource {
 public:
     /// `plain`: a frame without a b2nd metalayer, read as a 1-D array whose chunks are one block.
     ChunkSource(storage::Frame frame, Grid grid, bool plain, std::size_t cache_bytes);
+
+    /// OpenOptions::salvage: chunks that cannot be read are read as zeros and listed.
+    void set_salvage(bool on) noexcept { salvage_ = on; }
+    std::vector<std::string> salvaged() const;
 
     const storage::Frame& frame() const noexcept { return frame_; }
     storage::Frame& frame() noexcept { return frame_; }
@@ -245,6 +251,13 @@ private:
     mutable BlockCache cache_;
     std::shared_ptr<const BlockOrigin> origin_;
     std::shared_ptr<RemoteCache> remote_cache_;
+    LoadedChunk load_chunk(std::int64_t ci,
+                           bool need_block0,
+                           const CachePolicy& policy,
+                           const std::vector<std::int32_t>* blocks) const;
+    bool salvage_ = false;
+    mutable std::mutex salvaged_mutex_;
+    mutable std::map<std::int64_t, std::string> salvaged_;  // chunk -> why
 };
 
 }  // namespace b2nd::detail

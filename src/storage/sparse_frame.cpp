@@ -54,7 +54,15 @@ public:
                                   ", beyond the 8-hex-digit range",
                               base + static_cast<std::uint64_t>(index_pos));
         }
-        auto file = chunk_file(static_cast<std::uint32_t>(entry));
+        std::shared_ptr<const MappedFile> file;
+        try {
+            file = chunk_file(static_cast<std::uint32_t>(entry));
+        } catch (const IoError& e) {
+            if (e.code() != std::errc::no_such_file_or_directory) {
+                throw;
+            }
+            throw IoError(chunk_context(i, entry) + ": the file is missing", e.code());
+        }
         c.owner = file;
         c.file = entry;
         offset_out = 0;

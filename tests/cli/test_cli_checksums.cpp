@@ -1,5 +1,6 @@
 // The tool and checksums: b2nd verify (every bad chunk, what it could check), b2nd checksum
 // [add].
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -9,6 +10,7 @@
 #include <b2nd/storage/frame.hpp>
 
 #include "../support/files.hpp"
+#include "../support/reference.hpp"
 #include "../support/temp_dir.hpp"
 #include "run.hpp"
 
@@ -144,4 +146,54 @@ TEST_CASE("cli: checksums another program made stale are reported as such", "[cl
     CHECK_THAT(r.output, Contains("its checksums are stale"));
     CHECK(run("checksum add " + q(tmp / "a.b2nd")).status == 0);
     CHECK_THAT(run("checksum " + q(tmp / "a.b2nd")).output, Contains("checksums: current"));
+}
+
+TEST_CASE(
+    "cli: a sparse frame missing a chunk file is described, and export --salvage gets the "
+    "rest",
+    "[cli]") {
+    b2nd::test::TempDir tmp;
+    const std::string s = tmp / "s.b2frame";
+    {
+        std::vector<std::int32_t> v(64 * 64);
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            v[i] = static_cast<std::int32_t>(i + 1);
+        }
+        b2nd::CreateOptions o;
+        o.chunk_shape = {16, 64};
+        o.sparse = true;
+        (void)b2nd::NDArray<std::int32_t>::create_from(s, {64, 64}, v, o);
+    }
+    REQUIRE(std::filesystem::remove(s + "/00000002.chunk"));
+    // info: the array described, the missing file named, exit 1.
+    Run r = run("info " + q(s));
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Contains("shape       (64, 64)") && Contains("00000002.chunk") &&
+                             Contains("the file is missing"));
+    // export fails naming it; --salvage writes the rest, the chunk as zeros, and says so.
+    r = run("export " + q(s) + " " + q(tmp / "a.npy"));
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Contains("00000002.chunk"));
+    CHECK_FALSE(std::filesystem::exists(tmp / "a.npy"));
+    r = run("export " + q(s) + " " + q(tmp / "a.npy") + " --salvage");
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Contains("written as zeros") && Contains("00000002.chunk"));
+    const auto npy = b2nd::test::read_npy_payload(tmp / "a.npy").data;
+    REQUIRE(npy.size() == 64 * 64 * 4);
+    int zeros = 0, right = 0;
+    for (std::size_t i = 0; i < 64 * 64; ++i) {
+        std::int32_t x = 0;
+        std::memcpy(&x, npy.data() + 4 * i, 4);
+        zeros += x == 0 ? 1 : 0;
+        right += x == static_cast<std::int32_t>(i + 1) ? 1 : 0;
+    }
+    CHECK(zeros == 16 * 64);  // the one chunk
+    CHECK(right == 64 * 64 - 16 * 64);
+    // A contiguous frame with a chunk that fails its checksum: the same.
+    make_array(tmp / "c.b2nd");
+    b2nd::test::garble_middle(tmp / "c.b2nd");
+    r = run("export " + q(tmp / "c.b2nd") + " " + q(tmp / "c.npy") + " --salvage");
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Contains("written as zeros"));
+    CHECK(b2nd::test::read_npy_payload(tmp / "c.npy").data.size() == 64 * 64 * 4);
 }

@@ -114,8 +114,9 @@ void export_npy(const AnyArray& a,
                 const NpyProgress& progress = {});
 void export_npy(const AnyArray& a, const Mask& mask, NpySink& out);
 
-/// Creates a b2nd array from a .npy file (C order only); with `progress`, in slabs of whole
-/// chunk rows, reporting after each. \throws UnsupportedError for Fortran order
+/// Creates a b2nd array from a .npy file; with `progress`, in slabs of whole
+/// chunk rows, reporting after each. Fortran-order files are read too (gathered into C order,
+/// a slab of rows at a time).
 AnyArray import_npy(const std::string& npy_path,
                     const std::string& path,
                     const CreateOptions& options = {},

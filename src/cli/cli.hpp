@@ -175,6 +175,8 @@ int report(const std::string& cmd, const std::exception& e);
 /// ("OpenOptions::dtype" -> "--dtype").
 std::string in_cli_terms(std::string msg);
 
+/// The bytes a file, or the files under a directory, take.
+std::int64_t disk_bytes(const std::string& path);
 /// "512.0 MiB"
 std::string human_bytes(std::int64_t n);
 /// The one way every command states sizes: "1.4 MiB in 697.8 KiB (ratio 2.06)", from the

@@ -29,22 +29,6 @@ const char* const kCompactHelp =
     "example:\n"
     "  b2nd compact t.b2nd\n";
 
-std::int64_t disk_bytes(const std::string& path) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    if (fs::is_directory(path, ec)) {
-        std::int64_t n = 0;
-        for (const auto& e : fs::recursive_directory_iterator(path, ec)) {
-            if (e.is_regular_file(ec)) {
-                n += static_cast<std::int64_t>(e.file_size(ec));
-            }
-        }
-        return n;
-    }
-    const auto n = fs::file_size(path, ec);
-    return ec ? 0 : static_cast<std::int64_t>(n);
-}
-
 }  // namespace
 
 int cmd_compact(const std::vector<std::string>& argv) {

@@ -49,8 +49,11 @@ const char* const kExportHelp =
     "  b2nd export t.b2nd day0.npy --slice '0, :, 100:200'\n";
 
 /// The coordinates of a points file (an integer .npy of shape (N, ndim), or (N,) for ndim 1),
-/// as int64, N * ndim of them.
-std::vector<std::int64_t> load_points(const std::string& path, int ndim, std::int64_t& n) {
+/// as int64, N * ndim of them; negative ones count from the end, as NumPy's.
+std::vector<std::int64_t> load_points(const std::string& path,
+                                      const Shape& shape,
+                                      std::int64_t& n) {
+    const int ndim = static_cast<int>(shape.size());
     const NpyFile f = NpyFile::open(path);
     const NpyHeader& h = f.header();
     const DType::Kind k = h.dtype.kind();
@@ -89,7 +92,18 @@ std::vector<std::int64_t> load_points(const std::string& path, int ndim, std::in
                            ", axis " + std::to_string(i % static_cast<std::size_t>(ndim)) + ": " +
                            std::to_string(u) + " is out of range");
         }
-        coords[i] = static_cast<std::int64_t>(u);
+        std::int64_t c = static_cast<std::int64_t>(u);
+        const std::int64_t extent = shape[i % static_cast<std::size_t>(ndim)];
+        if (c < 0) {
+            c += extent;  // -1: the last, as in --slice and NumPy
+        }
+        if (c < 0 || c >= extent) {
+            throw ArgError("--points: point " + std::to_string(i / static_cast<std::size_t>(ndim)) +
+                           ", axis " + std::to_string(i % static_cast<std::size_t>(ndim)) + ": " +
+                           std::to_string(static_cast<std::int64_t>(u)) +
+                           " is out of range for extent " + std::to_string(extent));
+        }
+        coords[i] = c;
     }
     return coords;
 }
@@ -157,7 +171,7 @@ int cmd_export(const std::vector<std::string>& argv) {
     }
     if (a.has("--points")) {
         std::int64_t n = 0;
-        const std::vector<std::int64_t> coords = load_points(a.get("--points"), arr.ndim(), n);
+        const std::vector<std::int64_t> coords = load_points(a.get("--points"), arr.shape(), n);
         detail::require_memory(arr, static_cast<std::uint64_t>(n), "export");
         std::vector<std::uint8_t> values(static_cast<std::size_t>(n * arr.itemsize()));
         try {

@@ -69,7 +69,15 @@ std::string shown(const std::vector<std::uint8_t>& raw, int indent = -1) {
 /// VALUE's text: the argument, or a file's content (@FILE), or standard input (-).
 std::string value_text(const std::string& arg) {
     if (arg == "-") {
-        return std::string(std::istreambuf_iterator<char>(std::cin), {});
+        // What a shell's `$(...)` drops too: the newline that ends the last line.
+        std::string text(std::istreambuf_iterator<char>(std::cin), {});
+        if (!text.empty() && text.back() == '\n') {
+            text.pop_back();
+            if (!text.empty() && text.back() == '\r') {
+                text.pop_back();
+            }
+        }
+        return text;
     }
     if (arg.size() > 1 && arg[0] == '@') {
         std::ifstream f(arg.substr(1), std::ios::binary);

@@ -1,4 +1,6 @@
 // b2nd pack SRC OUT: a python-blosc2 store converted between .b2d (a directory) and .b2z (a zip).
+#include <chrono>
+#include <cstdio>
 #include <iostream>
 
 #include <b2nd/store.hpp>
@@ -37,7 +39,21 @@ int cmd_pack(const std::vector<std::string>& argv) {
     }
     check_output(a.positional[1], {a.positional[0]}, a.has("--overwrite"),
                  detail::OutputKind::store);
+    const auto t0 = std::chrono::steady_clock::now();
     pack_store(a.positional[0], a.positional[1], a.has("--overwrite"));
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    // What was written, as convert says it.
+    const Store out = Store::open(a.positional[1], with_settings(OpenOptions{}));
+    std::size_t leaves = 0;
+    for (const StoreEntry& e : out.entries()) {
+        leaves += e.storage != LeafStorage::none ? 1 : 0;
+    }
+    char took[32];
+    std::snprintf(took, sizeof took, "%.2f s", secs);
+    std::cout << a.positional[1] << ": " << to_string(out.kind()) << " (" << out.form() << "), "
+              << leaves << " leaves, " << human_bytes(disk_bytes(a.positional[1])) << ", " << took
+              << "\n";
     return 0;
 }
 

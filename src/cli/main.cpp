@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <thread>
@@ -272,6 +273,22 @@ std::string human_bytes(std::int64_t n) {
     char buf[64];
     std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
     return buf;
+}
+
+std::int64_t disk_bytes(const std::string& path) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) {
+        std::int64_t n = 0;
+        for (const auto& e : fs::recursive_directory_iterator(path, ec)) {
+            if (e.is_regular_file(ec)) {
+                n += static_cast<std::int64_t>(e.file_size(ec));
+            }
+        }
+        return n;
+    }
+    const auto n = fs::file_size(path, ec);
+    return ec ? 0 : static_cast<std::int64_t>(n);
 }
 
 std::string ratio_text(std::int64_t nbytes, std::int64_t cbytes) {

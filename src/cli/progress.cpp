@@ -65,9 +65,16 @@ void ProgressBar::draw(std::int64_t done, bool final) {
         std::snprintf(buf, sizeof buf, "%ld:%02ld", left / 60, left % 60);
         eta = buf;
     }
-    std::fprintf(stderr, "\r%s [%s] %3d%% %s/s ETA %s\033[K", label_.c_str(), bar.c_str(),
-                 static_cast<int>(frac * 100), human_bytes(static_cast<std::int64_t>(rate)).c_str(),
-                 eta.c_str());
+    // A rate over the first instants says nothing (a slab done in a microsecond is not TiB/s):
+    // shown from half a second on, or at the end.
+    const bool measured = secs >= 0.5 || (final && secs > 0);
+    const std::string speed =
+        measured ? human_bytes(static_cast<std::int64_t>(rate)) + "/s" : std::string("--/s");
+    if (!measured) {
+        eta = "--:--";
+    }
+    std::fprintf(stderr, "\r%s [%s] %3d%% %s ETA %s\033[K", label_.c_str(), bar.c_str(),
+                 static_cast<int>(frac * 100), speed.c_str(), eta.c_str());
     std::fflush(stderr);
     shown_ = done;
 }

@@ -447,17 +447,53 @@ void export_npy(const AnyArray& a, const Mask& mask, const std::string& path) {
     export_npy(a, mask, f);
 }
 
+namespace {
+
+/// Rows [r, r + n) along the first axis of a Fortran-order array's `data` (shape `shape`), in C
+/// order, into `out`.
+void gather_fortran(ByteSpan data,
+                    const Shape& shape,
+                    std::int64_t itemsize,
+                    std::int64_t r,
+                    std::int64_t n,
+                    std::uint8_t* out) {
+    const std::size_t nd = shape.size();
+    std::vector<std::int64_t> fstride(nd, 1), idx(nd, 0), count(shape);
+    for (std::size_t d = 1; d < nd; ++d) {
+        fstride[d] = fstride[d - 1] * shape[d - 1];
+    }
+    count[0] = n;
+    idx[0] = r;
+    std::int64_t total = n, off = r;  // off: the element's position in Fortran order
+    for (std::size_t d = 1; d < nd; ++d) {
+        total *= shape[d];
+    }
+    const auto isz = static_cast<std::size_t>(itemsize);
+    for (std::int64_t e = 0; e < total; ++e) {
+        std::memcpy(out + static_cast<std::size_t>(e) * isz,
+                    data.data() + static_cast<std::size_t>(off) * isz, isz);
+        for (std::size_t d = nd; d-- > 0;) {  // C order: the last axis fastest
+            off += fstride[d];
+            if (++idx[d] < (d == 0 ? r + n : count[d])) {
+                break;
+            }
+            const std::int64_t first = d == 0 ? r : 0;
+            off -= (idx[d] - first) * fstride[d];
+            idx[d] = first;
+        }
+    }
+}
+
+}  // namespace
+
 AnyArray import_npy(const std::string& npy_path,
                     const std::string& path,
                     const CreateOptions& options,
                     const NpyProgress& progress) {
     const NpyFile f = NpyFile::open(npy_path);
     const NpyHeader& h = f.header();
-    if (h.fortran_order && h.shape.size() > 1) {
-        throw UnsupportedError(detail::quoted_path(npy_path) +
-                               ": Fortran-order .npy files are not supported");
-    }
-    if (!progress || h.shape.empty()) {
+    const bool fortran = h.fortran_order && h.shape.size() > 1;  // 1-d: the same bytes
+    if ((!progress && !fortran) || h.shape.empty()) {
         return AnyArray::create_from(path, h.dtype, h.shape, f.data(), options);
     }
     const std::int64_t rows = h.shape[0];
@@ -481,14 +517,24 @@ AnyArray import_npy(const std::string& npy_path,
             const std::int64_t per =
                 crow * std::max<std::int64_t>(1, (std::int64_t{64} << 20) /
                                                      std::max<std::int64_t>(1, crow * row_bytes));
+            std::vector<std::uint8_t> gathered;
             for (std::int64_t r = 0; r < rows; r += per) {
                 const std::int64_t n = std::min(per, rows - r);
                 Box slab = Box::whole(h.shape);
                 slab.start[0] = r;
                 slab.count[0] = n;
-                a.write(slab, f.data().subspan(static_cast<std::size_t>(r * row_bytes),
-                                               static_cast<std::size_t>(n * row_bytes)));
-                progress((r + n) * row_bytes, rows * row_bytes);
+                if (fortran) {
+                    // Fortran order: the slab's elements gathered into C order.
+                    gathered.resize(static_cast<std::size_t>(n * row_bytes));
+                    gather_fortran(f.data(), h.shape, h.dtype.itemsize(), r, n, gathered.data());
+                    a.write(slab, {gathered.data(), gathered.size()});
+                } else {
+                    a.write(slab, f.data().subspan(static_cast<std::size_t>(r * row_bytes),
+                                                   static_cast<std::size_t>(n * row_bytes)));
+                }
+                if (progress) {
+                    progress((r + n) * row_bytes, rows * row_bytes);
+                }
             }
             if (o.durable) {
                 a.sync();

@@ -155,8 +155,9 @@ TEST_CASE("cli: export with index lists, points and masks", "[cli]") {
     CHECK_THAT(got.header, Contains("'shape': (1, 2)"));
     B2ND_REQUIRE_SAME_BYTES(got.data, i16({flat(7, 4, 8), flat(7, 0, 8)}));
 
-    // Points: an int64 (N, 3) array, in its order, repeats allowed, negative not wrapped.
-    const std::vector<std::int64_t> pts{29, 19, 9, 0, 0, 0, 5, 6, 7, 0, 0, 0};
+    // Points: an int64 (N, 3) array, in its order, repeats allowed, negatives from the end (as
+    // --slice and NumPy).
+    const std::vector<std::int64_t> pts{29, 19, 9, 0, 0, 0, 5, 6, 7, -1, -20, 0};
     std::vector<std::uint8_t> pbytes(pts.size() * 8);
     std::memcpy(pbytes.data(), pts.data(), pbytes.size());
     write_test_npy(tmp / "p.npy", "<i8", "(4, 3)", pbytes);
@@ -165,7 +166,7 @@ TEST_CASE("cli: export with index lists, points and masks", "[cli]") {
                 .status == 0);
     got = b2nd::test::read_npy_payload(tmp / "p_out.npy");
     CHECK_THAT(got.header, Contains("'shape': (4,)"));
-    B2ND_REQUIRE_SAME_BYTES(got.data, i16({flat(29, 19, 9), 0, flat(5, 6, 7), 0}));
+    B2ND_REQUIRE_SAME_BYTES(got.data, i16({flat(29, 19, 9), 0, flat(5, 6, 7), flat(29, 0, 0)}));
     // Big-endian uint16 points are converted.
     write_test_npy(tmp / "pb.npy", ">u2", "(1, 3)", {0, 2, 0, 3, 0, 4});
     REQUIRE(run("export --overwrite " + q(tmp / "a.b2nd") + " " + q(tmp / "p_out.npy") +
@@ -202,7 +203,7 @@ TEST_CASE("cli: export with index lists, points and masks", "[cli]") {
     const std::pair<std::string, std::string> bad[] = {
         {"--slice '0, [1, 20]'", "index 20 in the list for dimension 1"},
         {"--slice '[]'", "the index list is empty"},
-        {"--points " + q(tmp / "pbad.npy"), "index 20 on axis 1 is out of range for its size 20"},
+        {"--points " + q(tmp / "pbad.npy"), "point 0, axis 1: 20 is out of range for extent 20"},
         {"--points " + q(tmp / "pf.npy"), "points must be integers"},
         {"--points " + q(tmp / "p2.npy"), "need shape (N, 3)"},
         {"--mask " + q(tmp / "mw.npy"), "has shape (30, 20); the array's is (30, 20, 10)"},

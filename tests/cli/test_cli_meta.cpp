@@ -178,6 +178,9 @@ TEST_CASE("cli: meta takes a value from a file, from standard input, or as a pla
     REQUIRE(run("meta " + q(a) + " note - --string < " + q(tmp / "note.txt")).status == 0);
     CHECK(b2nd::AnyArray::open(a).attrs().get("note").as<std::string>() ==
           "line one\nline \"two\"");
+    // What comes from stdin loses the newline that ends it, as in a shell's $(...).
+    REQUIRE(run("meta " + q(a) + " unit - --string", "printf 'kelvin\\n' |").status == 0);
+    CHECK(b2nd::AnyArray::open(a).attrs().get("unit").as<std::string>() == "kelvin");
     REQUIRE(run("meta " + q(a) + " unit K --string").status == 0);
     CHECK(b2nd::AnyArray::open(a).attrs().get("unit").as<std::string>() == "K");
     // Without --string, K is not JSON: the message says what to do.

@@ -219,7 +219,9 @@ TEST_CASE("cli: pack converts stores between .b2d and .b2z, keys and values kept
         const bool to_zip = std::string(src).find(".b2d") != std::string::npos;
         const std::string out =
             tmp / (std::string(to_zip ? "o" : "o2") + (to_zip ? ".b2z" : ".b2d"));
-        REQUIRE(run("pack " + q(in) + " " + q(out) + " --overwrite").status == 0);
+        const Run packed = run("pack " + q(in) + " " + q(out) + " --overwrite");
+        REQUIRE(packed.status == 0);
+        CHECK_THAT(packed.output, Catch::Contains(out + ": ") && Catch::Contains(" leaves, "));
         // The same listing (kinds, shapes, dtypes); only where files live differs by form.
         const Json a = Json::parse(run("ls --json " + q(in)).output);
         const Json b = Json::parse(run("ls --json " + q(out)).output);

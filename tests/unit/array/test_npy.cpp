@@ -117,3 +117,49 @@ TEST_CASE("npy: export of boxes and import round trip", "[array]") {
         b2nd::export_npy(t.any(), b2nd::Box::region({0, 0, 0}, {13, 1, 1}), {13}, tmp / "bad.npy"),
         b2nd::UsageError);
 }
+
+TEST_CASE("npy: Fortran-order files import as NumPy reads them", "[array]") {
+    b2nd::test::TempDir tmp;
+    // (3, 4, 5) int32, a[i, j, k] = 100 i + 10 j + k, stored in Fortran order (i fastest).
+    const b2nd::Shape shape{3, 4, 5};
+    std::string dict = "{'descr': '<i4', 'fortran_order': True, 'shape': (3, 4, 5), }";
+    while ((10 + dict.size() + 1) % 64 != 0) {
+        dict += ' ';
+    }
+    dict += '\n';
+    std::vector<std::uint8_t> file = {
+        0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<std::uint8_t>(dict.size()), 0};
+    file.insert(file.end(), dict.begin(), dict.end());
+    for (std::int32_t k = 0; k < 5; ++k) {
+        for (std::int32_t j = 0; j < 4; ++j) {
+            for (std::int32_t i = 0; i < 3; ++i) {
+                const std::int32_t v = 100 * i + 10 * j + k;
+                const auto* p = reinterpret_cast<const std::uint8_t*>(&v);
+                file.insert(file.end(), p, p + 4);
+            }
+        }
+    }
+    write_bytes(tmp / "f.npy", file, file.size());
+    for (const bool progress : {false, true}) {
+        INFO("progress " << progress);
+        b2nd::CreateOptions o;
+        o.chunk_shape = {2, 3, 5};
+        o.overwrite = true;
+        int ticks = 0;
+        const b2nd::AnyArray a = b2nd::import_npy(
+            tmp / "f.npy", tmp / "f.b2nd", o,
+            progress ? b2nd::NpyProgress([&](std::int64_t, std::int64_t) { ++ticks; })
+                     : b2nd::NpyProgress());
+        REQUIRE(a.shape() == shape);
+        const auto b = b2nd::NDArray<std::int32_t>(a).read();
+        std::size_t at = 0;
+        for (std::int32_t i = 0; i < 3; ++i) {
+            for (std::int32_t j = 0; j < 4; ++j) {
+                for (std::int32_t k = 0; k < 5; ++k) {
+                    CHECK(b[at++] == 100 * i + 10 * j + k);
+                }
+            }
+        }
+        CHECK((ticks > 0) == progress);
+    }
+}

@@ -37,6 +37,18 @@ install(FILES "${PROJECT_BINARY_DIR}/b2nd-config.cmake"
 # The prefix relative to the .pc file, so that an installed tree can be moved.
 file(RELATIVE_PATH B2ND_PC_TO_PREFIX "/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/")
 string(REGEX REPLACE "/$" "" B2ND_PC_TO_PREFIX "${B2ND_PC_TO_PREFIX}")
+# A static libb2nd (the default) needs its dependencies on every link line: plain
+# `pkg-config --libs b2nd` must work, not only with --static. A shared one hides them.
+get_target_property(_b2nd_type b2nd TYPE)
+if(_b2nd_type STREQUAL "STATIC_LIBRARY")
+  set(B2ND_PC_REQUIRES "Requires")
+  set(B2ND_PC_LIBS_PRIVATE "")
+  set(B2ND_PC_DEPS "${B2ND_PC_ZFP}${B2ND_PC_CURL}")
+else()
+  set(B2ND_PC_REQUIRES "Requires.private")
+  set(B2ND_PC_LIBS_PRIVATE "Libs.private:${B2ND_PC_ZFP}${B2ND_PC_CURL}")
+  set(B2ND_PC_DEPS "")
+endif()
 configure_file(cmake/b2nd.pc.in "${PROJECT_BINARY_DIR}/b2nd.pc" @ONLY)
 install(FILES "${PROJECT_BINARY_DIR}/b2nd.pc" DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 if(TARGET b2nd_cli)

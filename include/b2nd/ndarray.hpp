@@ -82,6 +82,8 @@ public:
     const std::string& path() const { return a_.path(); }
     AnyArray& any() noexcept { return a_; }
     const AnyArray& any() const noexcept { return a_; }
+    /// The untyped handle, where one is taken (b2nd::concatenate({a, b, c}, ...), b2nd::copy).
+    operator const AnyArray&() const noexcept { return a_; }  // NOLINT(google-explicit-constructor)
 
     /// See AnyArray::refresh(), follows() and pinned().
     bool refresh() { return a_.refresh(); }

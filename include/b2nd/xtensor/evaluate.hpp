@@ -31,15 +31,23 @@ struct EvaluateOptions {
 
 namespace xtensor_detail {
 
+/// What evaluate() takes as inputs: arrays and lazy views of them (valid); anything else is
+/// refused at compile time by a static_assert that says so.
 template <class A>
-struct input_traits;
+struct input_traits {
+    static constexpr bool valid = false;
+    using value_type = char;
+    static LazyView<char> whole(const A&);
+};
 template <class U>
 struct input_traits<NDArray<U>> {
+    static constexpr bool valid = true;
     using value_type = U;
     static LazyView<U> whole(const NDArray<U>& a) { return view(a); }
 };
 template <class U>
 struct input_traits<LazyView<U>> {
+    static constexpr bool valid = true;
     using value_type = U;
     static LazyView<U> whole(const LazyView<U>& v) { return v; }
 };
@@ -154,6 +162,11 @@ int evaluate_in_flight(const AnyArray& a, const EvaluateOptions& options) {
 
 template <class T, class F, class... In>
 void evaluate(NDArray<T>& out, const EvaluateOptions& options, F&& f, const In&... inputs) {
+    static_assert((xtensor_detail::input_traits<In>::valid && ...),
+                  "b2nd::evaluate: its inputs are b2nd arrays (b2nd::NDArray<T>) or lazy views "
+                  "of them (b2nd::view(a, ...)), read chunk by chunk; an in-memory container "
+                  "(xt::xarray, xt::xtensor) is not an input: capture it in f, or write it to an "
+                  "array first (NDArray<T>::create_from)");
     AnyArray& a = out.any();
     const int in_flight = xtensor_detail::evaluate_in_flight<In...>(a, options);
     a.write_chunks(a.all_chunks(), evaluator(out, f, inputs...), in_flight, options.progress);

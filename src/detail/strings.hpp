@@ -50,6 +50,23 @@ inline std::string quoted_path(const std::string& path) {
     return path.empty() ? std::string("<memory>") : "\"" + path + "\"";
 }
 
+/// Permission bits as `ls -l`'s octal: "0644".
+inline std::string octal(unsigned mode) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%04o", mode);
+    return buf;
+}
+
+/// A duration in milliseconds as messages say it: "60 s", "0.5 s".
+inline std::string seconds_text(std::int64_t ms) {
+    if (ms % 1000 == 0) {
+        return std::to_string(ms / 1000) + " s";
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g s", static_cast<double>(ms) / 1000.0);
+    return buf;
+}
+
 /// Appends code point `cp` (at most 0x10ffff) to `s` as UTF-8.
 inline void append_utf8(std::string& s, std::uint32_t cp) {
     if (cp < 0x80) {

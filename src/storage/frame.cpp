@@ -86,7 +86,7 @@ void Frame::Impl::attach_sidecar() {
     if (!options.locking || path.empty()) {
         return;
     }
-    sidecar = detail::Sidecar::open(path, sparse(), is_writable);
+    sidecar = detail::Sidecar::open(path, sparse(), is_writable, options.lock_timeout_ms);
     if (!is_writable) {
         return;
     }
@@ -108,7 +108,7 @@ void Frame::Impl::load_snapshot() {
         // No sidecar yet: parse without a lock, then look again. A locking writer creates the
         // sidecar before its first commit, so if there is still none, no commit overlapped.
         map_and_load();
-        sidecar = detail::Sidecar::open(path, sparse(), false);
+        sidecar = detail::Sidecar::open(path, sparse(), false, options.lock_timeout_ms);
         if (!sidecar) {
             return;
         }
@@ -134,7 +134,7 @@ void Frame::Impl::load_snapshot() {
         }
         lock.release();
         sidecar->release_reader();
-        sidecar = detail::Sidecar::open(path, sparse(), false);
+        sidecar = detail::Sidecar::open(path, sparse(), false, options.lock_timeout_ms);
         if (sidecar) {
             lock = sidecar->lock_shared();
         }

@@ -2,8 +2,11 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <fstream>
 #include <limits>
 #include <random>
+#include <sstream>
 #include <system_error>
 #include <thread>
 
@@ -15,6 +18,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 namespace b2nd::storage::detail {
@@ -33,12 +37,31 @@ constexpr std::size_t kMapBytes = kTableAt + kSlots * kSlotBytes;
                   std::error_code(errno, std::generic_category()));
 }
 
-void flock_retrying(int fd, int op, const std::string& path) {
-    while (::flock(fd, op) != 0) {
-        if (errno != EINTR) {
-            fail("cannot lock", path);
+/// The process that holds a flock on the file `fd` has open, from /proc/locks (-1 unknown).
+long flock_holder(int fd) noexcept {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+        return -1;
+    }
+    std::ifstream in("/proc/locks");
+    std::string line;
+    while (std::getline(in, line)) {
+        // "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF" (waiters have "->" after the number)
+        std::istringstream f(line);
+        std::string n, kind, advisory, mode, dev;
+        long pid = -1;
+        if (!(f >> n >> kind) || kind != "FLOCK" || !(f >> advisory >> mode >> pid >> dev)) {
+            continue;
+        }
+        unsigned maj = 0, min = 0;
+        unsigned long long ino = 0;
+        if (std::sscanf(dev.c_str(), "%x:%x:%llu", &maj, &min, &ino) == 3 &&
+            ino == static_cast<unsigned long long>(st.st_ino) && maj == major(st.st_dev) &&
+            min == minor(st.st_dev) && pid > 0) {
+            return pid;
         }
     }
+    return -1;
 }
 
 std::uint64_t random_token() {
@@ -63,24 +86,140 @@ bool Sidecar::is_file(const std::string& file) const noexcept {
            mine.st_ino == there.st_ino && mine.st_dev == there.st_dev;
 }
 
-std::unique_ptr<Sidecar> Sidecar::open(const std::string& frame_path, bool sparse, bool create) {
-    const std::string path = path_for(frame_path, sparse);
-    int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0666);
-    bool writable = fd >= 0;
-    if (fd < 0 && (errno == EACCES || errno == EROFS || errno == EPERM)) {
-        fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+namespace {
+
+std::string kind_of(mode_t m) {
+    if (S_ISDIR(m)) {
+        return "a directory";
     }
-    if (fd < 0) {
-        if (errno == ENOENT || errno == EACCES || errno == EROFS || errno == EPERM) {
-            return nullptr;
-        }
-        fail("cannot open the lock file", path);
+    if (S_ISFIFO(m)) {
+        return "a FIFO";
     }
-    return std::unique_ptr<Sidecar>(new Sidecar(path, fd, writable));
+    if (S_ISSOCK(m)) {
+        return "a socket";
+    }
+    if (S_ISCHR(m) || S_ISBLK(m)) {
+        return "a device";
+    }
+    return S_ISLNK(m) ? "a symbolic link" : "not a regular file";
 }
 
-Sidecar::Sidecar(std::string path, int fd, bool writable)
-    : path_(std::move(path)), fd_(fd), writable_(writable) {
+[[noreturn]] void refuse(const std::string& path, const std::string& why) {
+    throw IoError("the lock file " + b2nd::detail::quoted_path(path) + " is " + why +
+                      "; b2nd reads and writes only a regular file there (remove it: the next "
+                      "writer makes a new one)",
+                  std::make_error_code(std::errc::operation_not_permitted));
+}
+
+/// What a lock file must be before it is opened or used: a regular file of one link.
+void check_lock_file(const struct stat& st, const std::string& path) {
+    if (!S_ISREG(st.st_mode)) {
+        refuse(path, kind_of(st.st_mode));
+    }
+    if (st.st_nlink > 1) {
+        refuse(path, "a hard link (" + std::to_string(st.st_nlink) + " names for one file)");
+    }
+}
+
+bool in_my_groups(gid_t g) {
+    if (g == ::getegid()) {
+        return true;
+    }
+    const int n = ::getgroups(0, nullptr);
+    std::vector<gid_t> groups(static_cast<std::size_t>(n > 0 ? n : 0));
+    const int got = n > 0 ? ::getgroups(n, groups.data()) : 0;
+    for (int i = 0; i < got; ++i) {
+        if (groups[static_cast<std::size_t>(i)] == g) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/// Whether a reader may write its slot into the lock file: its user owns it, or it is
+/// group-writable for one of the user's groups (a directory shared by a group).
+bool reader_may_write(const struct stat& st) {
+    return st.st_uid == ::geteuid() || ((st.st_mode & S_IWGRP) != 0 && in_my_groups(st.st_gid));
+}
+
+constexpr int kOpenFlags = O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
+
+}  // namespace
+
+std::unique_ptr<Sidecar> Sidecar::open(const std::string& frame_path,
+                                       bool sparse,
+                                       bool create,
+                                       int timeout_ms) {
+    const std::string path = path_for(frame_path, sparse);
+    struct stat st {};
+    // Looked at before it is opened, so that a FIFO or a device is never opened at all.
+    if (::lstat(path.c_str(), &st) == 0) {
+        check_lock_file(st, path);
+    } else if (errno != ENOENT || !create) {
+        if (errno == ENOENT || errno == EACCES || errno == ENOTDIR) {
+            return nullptr;
+        }
+        fail("cannot look at the lock file", path);
+    }
+    int fd = -1;
+    bool writable = false;
+    if (create) {
+        fd = ::open(path.c_str(), O_RDWR | O_CREAT | kOpenFlags, 0666);
+        if (fd < 0) {
+            const int e = errno;
+            std::string owner;
+            if (::lstat(path.c_str(), &st) == 0) {
+                owner = " (it belongs to user " + std::to_string(st.st_uid) + ", mode " +
+                        b2nd::detail::octal(st.st_mode & 07777) + ")";
+            }
+            errno = e;
+            fail("a writer must write the lock file" + owner + ", and cannot open", path);
+        }
+        writable = true;
+    } else {
+        fd = ::open(path.c_str(), O_RDONLY | kOpenFlags);
+        if (fd < 0) {
+            if (errno == ENOENT || errno == EACCES || errno == EPERM) {
+                return nullptr;
+            }
+            if (errno == ELOOP) {
+                refuse(path, "a symbolic link");
+            }
+            fail("cannot open the lock file", path);
+        }
+    }
+    auto close_and_fail = [&](const char* what) {
+        const int e = errno;
+        ::close(fd);
+        errno = e;
+        fail(what, path);
+    };
+    if (::fstat(fd, &st) != 0) {
+        close_and_fail("cannot inspect the lock file");
+    }
+    try {
+        check_lock_file(st, path);  // what was opened, which may differ from what was looked at
+    } catch (...) {
+        ::close(fd);
+        throw;
+    }
+    if (!create && reader_may_write(st) && static_cast<std::size_t>(st.st_size) >= kMapBytes) {
+        const int rw = ::open(path.c_str(), O_RDWR | kOpenFlags);
+        struct stat again {};
+        if (rw >= 0 && ::fstat(rw, &again) == 0 && again.st_ino == st.st_ino &&
+            again.st_dev == st.st_dev) {
+            ::close(fd);
+            fd = rw;
+            writable = true;
+        } else if (rw >= 0) {
+            ::close(rw);
+        }
+    }
+    return std::unique_ptr<Sidecar>(new Sidecar(path, fd, writable, timeout_ms));
+}
+
+Sidecar::Sidecar(std::string path, int fd, bool writable, int timeout_ms)
+    : path_(std::move(path)), fd_(fd), writable_(writable), timeout_ms_(timeout_ms) {
     struct stat st {};
     if (::fstat(fd_, &st) != 0) {
         const int e = errno;
@@ -88,8 +227,9 @@ Sidecar::Sidecar(std::string path, int fd, bool writable)
         errno = e;
         fail("cannot inspect the lock file", path_);
     }
-    // c-blosc2 leaves a sidecar of 0 or 16 bytes: make room for the reader table (growing a file
-    // is harmless to c-blosc2, which reads and writes bytes 8-15 only).
+    // c-blosc2 leaves a sidecar of 0 or 16 bytes: a writer makes room for the reader table
+    // (growing a file is harmless to c-blosc2, which reads and writes bytes 8-15 only). Readers
+    // never change its size.
     if (static_cast<std::size_t>(st.st_size) < kMapBytes && writable_ &&
         ::ftruncate(fd_, static_cast<off_t>(kMapBytes)) == 0) {
         st.st_size = static_cast<off_t>(kMapBytes);
@@ -138,17 +278,42 @@ void Sidecar::Lock::release() noexcept {
     }
 }
 
+void Sidecar::lock(int op) const {
+    const auto start = std::chrono::steady_clock::now();
+    auto pause = std::chrono::microseconds(200);
+    for (;;) {
+        if (::flock(fd_, op | LOCK_NB) == 0) {
+            return;
+        }
+        if (errno != EWOULDBLOCK && errno != EINTR) {
+            fail("cannot lock", path_);
+        }
+        const auto waited = std::chrono::steady_clock::now() - start;
+        if (timeout_ms_ >= 0 && waited >= std::chrono::milliseconds(timeout_ms_)) {
+            const long holder = flock_holder(fd_);
+            throw LockError("the lock file " + b2nd::detail::quoted_path(path_) + " is held" +
+                            (holder > 0 ? " by process " + std::to_string(holder) : std::string()) +
+                            " and was not released within " +
+                            b2nd::detail::seconds_text(timeout_ms_) +
+                            " (a commit that does not end, or a process that keeps it locked; "
+                            "OpenOptions::lock_timeout_ms waits longer)");
+        }
+        std::this_thread::sleep_for(pause);
+        pause = std::min(pause * 2, std::chrono::microseconds(20000));
+    }
+}
+
 Sidecar::Lock Sidecar::lock_shared() const {
     std::lock_guard<std::mutex> g(shared_mutex_);
     if (shared_depth_ == 0) {
-        flock_retrying(fd_, LOCK_SH, path_);
+        lock(LOCK_SH);
     }
     ++shared_depth_;
     return Lock(this, false);
 }
 
 Sidecar::Lock Sidecar::lock_exclusive() const {
-    flock_retrying(fd_, LOCK_EX, path_);
+    lock(LOCK_EX);
     return Lock(this, true);
 }
 

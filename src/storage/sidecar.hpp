@@ -33,10 +33,18 @@ public:
     static std::string path_for(const std::string& frame_path, bool sparse);
 
     /// Opens the sidecar of a frame, creating it when `create` (writers do; readers only use an
-    /// existing one, so that reading leaves no file behind). Null when there is none and
-    /// `create` is false, or when it can be neither opened nor created (read-only media).
+    /// existing one, so that reading leaves no file behind). Never through a symbolic link, and
+    /// only a regular file of one link (a FIFO, a device, a link or a hard link to another file
+    /// is refused: IoError). A writer needs it writable (IoError naming its owner otherwise). A
+    /// reader never grows it and writes its slot only into a full-sized file that its user owns,
+    /// or that is group-writable for one of its groups, as a shared directory requires; else it
+    /// reads unregistered. Null for a reader when there is none or it cannot be opened.
+    /// `timeout_ms`: the longest lock_shared and lock_exclusive wait (negative: no limit).
     /// \throws IoError for other failures
-    static std::unique_ptr<Sidecar> open(const std::string& frame_path, bool sparse, bool create);
+    static std::unique_ptr<Sidecar> open(const std::string& frame_path,
+                                         bool sparse,
+                                         bool create,
+                                         int timeout_ms = 60000);
     ~Sidecar();
     Sidecar(const Sidecar&) = delete;
     Sidecar& operator=(const Sidecar&) = delete;
@@ -61,10 +69,12 @@ public:
         const Sidecar* owner_ = nullptr;
         bool exclusive_ = false;
     };
-    /// Blocks until no writer holds the lock (a commit in progress). Nests: shared locks taken
+    /// Waits until no writer holds the lock (a commit in progress). Nests: shared locks taken
     /// through one Sidecar (from any thread) share one flock, released with the last of them.
+    /// \throws LockError after the timeout, naming the process that holds it where known
     Lock lock_shared() const;
-    /// Blocks until no reader takes a snapshot and no other commit is in progress.
+    /// Waits until no reader takes a snapshot and no other commit is in progress.
+    /// \throws LockError after the timeout
     Lock lock_exclusive() const;
 
     /// The generation counter: a load from the shared mapping (no system call).
@@ -88,13 +98,15 @@ public:
     std::uint64_t oldest_reader();
 
 private:
-    Sidecar(std::string path, int fd, bool writable);
+    Sidecar(std::string path, int fd, bool writable, int timeout_ms);
     std::uint64_t* word(std::size_t offset) const noexcept;
+    void lock(int op) const;
     void unlock(bool exclusive) const noexcept;
 
     std::string path_;
     int fd_ = -1;
     bool writable_ = false;
+    int timeout_ms_ = 60000;
     std::uint8_t* map_ = nullptr;  // the first kMapBytes, shared
     bool writer_ = false;
     int slot_ = -1;

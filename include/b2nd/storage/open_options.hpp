@@ -32,6 +32,10 @@ struct OpenOptions {
     bool locking = true;
     /// Writing: how long to wait for another writer to close (0: fail at once with LockError).
     int lock_wait_ms = 0;
+    /// The longest a snapshot (reading) or a commit (writing) waits for the lock file's flock,
+    /// which a commit holds while it is written: a process that keeps it locked makes the open
+    /// or the commit fail with a LockError naming it, never hang. Negative: no limit.
+    int lock_timeout_ms = 60000;
     /// Writing a contiguous frame: after a commit that leaves the file larger than twice its
     /// compacted size plus kAutoCompactSlack, compact() it (readers of older snapshots keep the
     /// old file). Updates leave the replaced bytes behind; this bounds how many.

@@ -1,5 +1,7 @@
 #include <b2nd/error.hpp>
 
+#include "detail/temporary_names.hpp"
+
 namespace b2nd {
 
 namespace {
@@ -45,9 +47,11 @@ void rethrow_with_context(const FormatError& e,
 
 void rethrow_renamed(const std::string& from, const std::string& to) {
     const auto renamed = [&](std::string m) {
+        // A temporary of `from` (the storage layer's own, FROM.b2nd-tmp-PID.R) is named as
+        // `to` too.
         for (std::size_t at = 0; !from.empty() && (at = m.find(from, at)) != std::string::npos;
              at += to.size()) {
-            m.replace(at, from.size(), to);
+            m.replace(at, from.size() + detail::temporary_suffix_at(m, at + from.size()), to);
         }
         return m;
     };

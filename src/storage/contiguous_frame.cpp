@@ -167,8 +167,8 @@ public:
             format::store_be<std::uint64_t>(image.data() + format::frame_offsets::kFrameLen,
                                             image.size() + img.trailer.size());
             image.insert(image.end(), img.trailer.begin(), img.trailer.end());
-            pending_tmp_ = b2nd::detail::through_link(path) + ".tmp";
-            detail::PosixFile(pending_tmp_, detail::PosixFile::Mode::create_truncate, path)
+            pending_tmp_ = b2nd::detail::temporary_name(b2nd::detail::through_link(path));
+            detail::PosixFile(pending_tmp_, detail::PosixFile::Mode::create_new, path)
                 .write_at(image, 0);
             return;
         }

@@ -8,6 +8,7 @@
 
 #include "../detail/strings.hpp"
 #include "outputs.hpp"
+#include "publish.hpp"
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -27,10 +28,7 @@ std::atomic<std::uint64_t> g_fsyncs{0};
 
 PosixFile::PosixFile(const std::string& path, Mode mode, const std::string& mode_of) : path_(path) {
     int flags = O_RDWR | O_CLOEXEC;
-    if (mode == Mode::create_truncate && ::unlink(path.c_str()) != 0 && errno != ENOENT) {
-        fail("cannot replace", path);
-    }
-    if (mode != Mode::read_write) {
+    if (mode == Mode::create_new) {
         flags |= O_CREAT | O_EXCL | O_NOFOLLOW;
     }
     // Created with the mode it will have (the umask may only take bits away), then given the
@@ -38,7 +36,7 @@ PosixFile::PosixFile(const std::string& path, Mode mode, const std::string& mode
     mode_t initial = 0666;
     struct stat like {};
     const bool has_like =
-        mode != Mode::read_write && !mode_of.empty() && ::stat(mode_of.c_str(), &like) == 0;
+        mode == Mode::create_new && !mode_of.empty() && ::stat(mode_of.c_str(), &like) == 0;
     if (has_like) {
         initial = like.st_mode & 0777;
     }
@@ -128,15 +126,16 @@ void write_file_atomically(const std::string& path,
                            ByteSpan data,
                            bool durable,
                            const std::string& mode_of) {
-    const std::string tmp = path + ".tmp";
+    b2nd::detail::Temporary tmp(b2nd::detail::temporary_name(path));
     {
-        PosixFile f(tmp, PosixFile::Mode::create_truncate, mode_of.empty() ? path : mode_of);
+        PosixFile f(tmp.path(), PosixFile::Mode::create_new, mode_of.empty() ? path : mode_of);
         f.write_at(data, 0);
         if (durable) {
             f.sync();
         }
     }
-    rename_file(tmp, path);
+    rename_file(tmp.path(), path);
+    tmp.keep();
     if (durable) {
         fsync_directory(directory_of(path));
     }

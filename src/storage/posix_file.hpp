@@ -12,9 +12,9 @@ namespace b2nd::storage::detail {
 class PosixFile {
 public:
     /// read_write: an existing file (links followed: the user's array may be one). create_new:
-    /// a new file, never through a link. create_truncate: whatever is at the path (a stale
-    /// temporary, a link planted there) is unlinked first, then a new file is made.
-    enum class Mode { read_write, create_new, create_truncate };
+    /// a new file (O_EXCL), never through a link (O_NOFOLLOW): temporaries are made with
+    /// unguessable names (publish.hpp's temporary_name), never by replacing what is there.
+    enum class Mode { read_write, create_new };
     /// `mode_of`: for a created file, an existing file whose permission bits and owner it takes
     /// (the file it will replace, or its frame's); without one, 0666 less the umask.
     PosixFile(const std::string& path, Mode mode, const std::string& mode_of = {});
@@ -52,8 +52,8 @@ FileIdentity file_identity(const std::string& path);
 std::uint64_t fsync_calls() noexcept;
 
 /// Whole-file helpers.
-/// `path` written under PATH.tmp and renamed over it; the new file takes the mode and owner of
-/// `mode_of` (default: the file it replaces).
+/// `path` written under a temporary name beside it and renamed over it; the new file takes the mode
+/// and owner of `mode_of` (default: the file it replaces).
 void write_file_atomically(const std::string& path,
                            ByteSpan data,
                            bool durable,

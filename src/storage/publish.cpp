@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +14,7 @@
 #include <b2nd/error.hpp>
 
 #include <fcntl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,7 +24,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kTemporaryTag = ".b2nd-tmp-";
 constexpr const char* kReplacedTag = ".b2nd-old-";  // replaced directories readers still use
 
 /// Whether handles in live processes still read the sparse frame at `dir`.
@@ -63,43 +64,105 @@ bool process_gone(long pid) noexcept {
     return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
 }
 
+namespace {
+
+/// The process of a temporary's name, `prefix` (NAME and a tag) + PID + '.' + the random
+/// digits (then the end, or '.' and what was made under that name), or -1 when it is not one.
+long temporary_pid(const std::string& name, const std::string& prefix) {
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) {
+        return -1;
+    }
+    // The same shape as a temporary's suffix, whatever the tag.
+    const std::string as_suffix = kTemporaryTag + name.substr(prefix.size());
+    const std::size_t n = temporary_suffix_at(as_suffix, 0);
+    if (n == 0 || (n < as_suffix.size() && as_suffix[n] != '.')) {
+        return -1;
+    }
+    return std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+}
+
+/// Whether this user owns the directory entry at `p` (never followed).
+bool mine(const fs::path& p) noexcept {
+    struct stat st {};
+    return ::lstat(p.c_str(), &st) == 0 && st.st_uid == ::geteuid();
+}
+
+void remove_quietly(const fs::path& p) noexcept {
+    std::error_code ignored;
+    fs::remove_all(p, ignored);  // a link is removed, never followed
+}
+
+}  // namespace
+
+bool stale_temporary(const std::string& dir, const std::string& name, bool any_process) {
+    const std::size_t tag = name.rfind(kTemporaryTag);
+    if (tag == std::string::npos) {
+        return false;
+    }
+    const long pid = temporary_pid(name, name.substr(0, tag) + kTemporaryTag);
+    return pid > 0 && (any_process || process_gone(pid)) && mine(fs::path(dir) / name);
+}
+
 void sweep_stale_temporaries(const std::string& target) noexcept {
     const fs::path t(target);
     const std::string prefix = t.filename().string() + kTemporaryTag;
+    const std::string replaced = t.filename().string() + kReplacedTag;
     fs::path dir = t.parent_path();
     if (dir.empty()) {
         dir = ".";
     }
-    const std::string replaced = t.filename().string() + kReplacedTag;
     std::error_code ec;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
         const std::string name = it->path().filename().string();
-        if (name.compare(0, replaced.size(), replaced) == 0) {
+        if (temporary_pid(name, replaced) > 0 && mine(it->path())) {
             if (!still_read(it->path().string())) {
-                std::error_code ignored;
-                fs::remove_all(it->path(), ignored);
+                remove_quietly(it->path());
             }
-            continue;
-        }
-        // TARGET.b2nd-tmp-PID, and what was made under that name (TARGET.b2nd-tmp-PID.*).
-        if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) {
-            continue;
-        }
-        const std::size_t stop = name.find_first_not_of("0123456789", prefix.size());
-        if (stop == prefix.size() || (stop != std::string::npos && name[stop] != '.')) {
-            continue;
-        }
-        if (process_gone(std::strtol(name.c_str() + prefix.size(), nullptr, 10))) {
-            std::error_code ignored;
-            fs::remove_all(it->path(), ignored);
+        } else if (const long pid = temporary_pid(name, prefix);
+                   pid > 0 && process_gone(pid) && mine(it->path())) {
+            remove_quietly(it->path());
         }
     }
 }
 
+void sweep_temporaries_in(const std::string& dir, bool recursive, bool any_process) noexcept {
+    std::error_code ec;
+    std::vector<fs::path> stale;
+    const auto look = [&](const fs::path& p) {
+        if (stale_temporary(p.parent_path().string(), p.filename().string(), any_process)) {
+            stale.push_back(p);
+        }
+    };
+    if (recursive) {  // links to directories are not followed
+        for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end;
+             it.increment(ec)) {
+            look(it->path());
+        }
+    } else {
+        for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+            look(it->path());
+        }
+    }
+    for (const fs::path& p : stale) {
+        remove_quietly(p);
+    }
+}
+
 std::string temporary_name(const std::string& target) {
-    static std::atomic<unsigned> counter{0};
-    return target + kTemporaryTag + std::to_string(::getpid()) + "." +
-           std::to_string(counter.fetch_add(1));
+    std::uint64_t r = 0;
+    while (::getrandom(&r, sizeof r, 0) != static_cast<ssize_t>(sizeof r)) {
+        if (errno != EINTR) {
+            static std::atomic<std::uint64_t> fallback{0};
+            r = (static_cast<std::uint64_t>(
+                     std::chrono::steady_clock::now().time_since_epoch().count()) *
+                 0x9E3779B97F4A7C15ULL) ^
+                fallback.fetch_add(1);
+            break;
+        }
+    }
+    char hex[kTemporaryRandomDigits + 1];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(r));
+    return target + kTemporaryTag + std::to_string(::getpid()) + "." + hex;
 }
 
 namespace {
@@ -173,7 +236,6 @@ Publication::Publication(const std::string& target,
     }
     sweep_stale_temporaries(target_);
     wrapper_.emplace(temporary_name(target_));
-    fs::remove_all(wrapper_->path(), ec);
     if (::mkdir(wrapper_->path().c_str(), 0700) != 0) {
         throw IoError(where_ + ": cannot create a temporary directory beside it",
                       std::error_code(errno, std::generic_category()));
@@ -267,11 +329,7 @@ void Publication::publish(bool durable) {
 
 void Publication::rethrow() {
     wrapper_.reset();
-    try {
-        rethrow_renamed(temporary_ + ".tmp", named_);  // the storage layer's own temporary
-    } catch (...) {
-        rethrow_renamed(temporary_, named_);
-    }
+    rethrow_renamed(temporary_, named_);
 }
 
 }  // namespace b2nd::detail

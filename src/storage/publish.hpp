@@ -9,6 +9,7 @@
 
 #include <b2nd/storage/frame.hpp>
 
+#include "../detail/temporary_names.hpp"
 #include "outputs.hpp"
 
 namespace b2nd::detail {
@@ -19,9 +20,20 @@ bool process_gone(long pid) noexcept;
 /// files and directories (and what was made under those names) whose process is gone.
 void sweep_stale_temporaries(const std::string& target) noexcept;
 
-/// TARGET.b2nd-tmp-PID.N: a new name beside `target` for a temporary of this process (the
-/// sweeper removes those of processes that are gone).
+/// TARGET.b2nd-tmp-PID.R (R: 16 random hex digits): a new name beside `target` for a temporary
+/// of this process, which no one can guess to plant a link there first; create it with O_EXCL
+/// and O_NOFOLLOW. The sweepers remove those of processes that are gone, and nothing else.
 std::string temporary_name(const std::string& target);
+
+/// Whether `name` in `dir` is a temporary b2nd made (the tag, a process id, the random digits,
+/// perhaps '.' and more), owned by this user, of a process that is gone (or of any process,
+/// with `any_process`: for a writer that holds the lock of the directory it looks in).
+bool stale_temporary(const std::string& dir, const std::string& name, bool any_process = false);
+/// Removes the stale temporaries (above) in `dir`, or in its tree with `recursive` (links are
+/// removed, never followed).
+void sweep_temporaries_in(const std::string& dir,
+                          bool recursive,
+                          bool any_process = false) noexcept;
 
 /// A temporary file or directory this process is making: removed (with what it holds) when the
 /// object goes, unless kept, and by remove_registered_temporaries() meanwhile.

@@ -20,6 +20,7 @@
 #include "../detail/strings.hpp"
 #include "frame_impl.hpp"
 #include "posix_file.hpp"
+#include "publish.hpp"
 #include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -152,8 +153,8 @@ public:
         format::store_be<std::uint64_t>(image_.data() + format::frame_offsets::kFrameLen,
                                         image_.size());
         img.header.frame_len = image_.size();
-        detail::PosixFile(frame_file() + ".tmp", detail::PosixFile::Mode::create_truncate,
-                          frame_file())
+        image_tmp_ = b2nd::detail::temporary_name(frame_file());
+        detail::PosixFile(image_tmp_, detail::PosixFile::Mode::create_new, frame_file())
             .write_at(image_, 0);
     }
 
@@ -161,12 +162,12 @@ public:
         for (const std::string& file : written_) {
             detail::PosixFile(file, detail::PosixFile::Mode::read_write).sync();
         }
-        detail::PosixFile(frame_file() + ".tmp", detail::PosixFile::Mode::read_write).sync();
+        detail::PosixFile(image_tmp_, detail::PosixFile::Mode::read_write).sync();
         detail::fsync_directory(path);  // the new chunk files' names
     }
 
     void publish_image(const CommitImage& /*img*/) override {
-        detail::rename_file(frame_file() + ".tmp", frame_file());
+        detail::rename_file(image_tmp_, frame_file());
     }
 
     void flush_published() override { detail::fsync_directory(path); }
@@ -258,9 +259,11 @@ public:
                 const std::string n = e->d_name;
                 unsigned id = 0;
                 char tail[16] = {0};
-                if (n.size() >= 14 && std::sscanf(n.c_str(), "%8X%15s", &id, tail) == 2 &&
-                    (std::string(tail) == ".chunk" || std::string(tail) == ".chunk.tmp") &&
-                    (live.count(id) == 0 || std::string(tail) == ".chunk.tmp")) {
+                // Chunk files the index does not name, and the temporaries of writers (this
+                // handle holds the writer lock: none is at work).
+                if ((n.size() == 14 && std::sscanf(n.c_str(), "%8X%15s", &id, tail) == 2 &&
+                     std::string(tail) == ".chunk" && live.count(id) == 0) ||
+                    b2nd::detail::stale_temporary(path, n, true)) {
                     orphans.push_back(path + "/" + n);
                 }
             }
@@ -418,6 +421,7 @@ private:
     std::vector<std::string> written_;
     std::vector<std::int64_t> removed_;
     std::vector<std::uint8_t> image_;
+    std::string image_tmp_;                 // chunks.b2frame's next image, under a temporary name
     std::vector<std::int64_t> staged_ids_;  // files written by stage() (or reserved for others)
     std::vector<std::pair<std::int64_t, std::int64_t>> reserved_;  // reserve_staging() ranges
 };

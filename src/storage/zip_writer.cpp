@@ -58,7 +58,7 @@ struct ZipWriter::Impl {
     bool finished = false;
 
     Impl(const std::string& path, bool z64)
-        : file(path, detail::PosixFile::Mode::create_truncate), zip64(z64) {}
+        : file(path, detail::PosixFile::Mode::create_new), zip64(z64) {}
 
     void write(const std::vector<std::uint8_t>& b) {
         file.write_at({b.data(), b.size()}, at);

@@ -74,9 +74,6 @@ void change(StoreModel& m, const std::function<void(StoreModel&)>& fn);
 /// Writes the whole store as the model says (a .b2z: a new archive renamed over the path; a .b2d:
 /// new leaf files, embed.b2e rebuilt and renamed, dropped files removed).
 void write_store(StoreModel& m);
-/// Removes the temporary files killed writers (python's or ours: NAME.PID.tmp) left in a .b2d,
-/// those of processes still running excepted.
-void sweep_temporaries(const std::string& dir);
 /// A group's attributes (a TreeStore's holder vlmeta; a DictStore's "/": embed.b2e's).
 std::vector<std::pair<std::string, Value>> group_vlmeta(const StoreModel& m,
                                                         const std::string& group);

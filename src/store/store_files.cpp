@@ -30,10 +30,6 @@ namespace {
 constexpr std::int32_t kEmbedChunk = 8192;  // python's EmbedStore chunksize
 constexpr std::int32_t kHolderChunk = std::int32_t{1} << 24;
 
-std::string temp_name(const std::string& path) {
-    return path + "." + std::to_string(::getpid()) + ".tmp";
-}
-
 /// python's default compression for the frames it makes here (zstd 5, shuffle).
 storage::FrameParams plain_params(std::int32_t chunksize) {
     storage::FrameParams p;
@@ -54,7 +50,7 @@ std::vector<std::uint8_t> read_all(const std::string& path) {
 /// TreeStore group's attributes), as bytes.
 std::vector<std::uint8_t> holder_frame(const std::string& dir,
                                        const std::vector<std::pair<std::string, Value>>& items) {
-    const Temporary holder(temp_name((fs::path(dir) / "vlmeta-holder").string()));
+    const Temporary holder(temporary_name((fs::path(dir) / "vlmeta-holder").string()));
     const std::string& tmp = holder.path();
     std::error_code ec;
     fs::remove(tmp, ec);
@@ -121,9 +117,9 @@ void write_embed(const StoreModel& m, const std::string& path) {
 /// A file's bytes written under a temporary name, made durable and renamed to `path`.
 void write_file(const std::string& path, const storage::ByteSource& src) {
     fs::create_directories(fs::path(path).parent_path());
-    Temporary tmp(temp_name(path));
+    Temporary tmp(temporary_name(path));
     {
-        storage::detail::PosixFile f(tmp.path(), storage::detail::PosixFile::Mode::create_truncate,
+        storage::detail::PosixFile f(tmp.path(), storage::detail::PosixFile::Mode::create_new,
                                      path);
         constexpr std::uint64_t kPiece = std::uint64_t{16} << 20;
         for (std::uint64_t at = 0; at < src.size(); at += kPiece) {
@@ -155,8 +151,8 @@ std::string file_of(const StoreNode& n) {
 void write_zip(StoreModel& m) {
     const fs::path target(m.path);
     const std::string dir = target.parent_path().empty() ? "." : target.parent_path().string();
-    Temporary tmp(temp_name(m.path));
-    const Temporary embed_tmp(temp_name((fs::path(dir) / "embed.b2e").string()));
+    Temporary tmp(temporary_name(m.path));
+    const Temporary embed_tmp(temporary_name((fs::path(dir) / "embed.b2e").string()));
     {
         write_embed(m, embed_tmp.path());
         const auto embed = storage::mapped_source(storage::MappedFile::open(embed_tmp.path()));
@@ -196,7 +192,7 @@ void write_directory(StoreModel& m) {
         }
     }
     const std::string embed = (fs::path(m.path) / "embed.b2e").string();
-    Temporary tmp(temp_name(embed));
+    Temporary tmp(temporary_name(embed));
     write_embed(m, tmp.path());
     storage::detail::rename_file(tmp.path(), embed);
     tmp.keep();
@@ -250,40 +246,11 @@ void change(StoreModel& m, const std::function<void(StoreModel&)>& fn) {
     lo.writable = true;
     lo.lock_wait_ms = 10000;
     const storage::Frame lock = storage::Frame::open((fs::path(m.path) / "embed.b2e").string(), lo);
-    sweep_temporaries(m.path);
+    sweep_temporaries_in(m.path, true);  // of writers killed mid-write (python's leave none)
     fn(m);
     ++m.tick;
     write_store(m);
     adopt(m, Store::open(m.path));
-}
-
-void sweep_temporaries(const std::string& dir) {
-    // NAME.PID.tmp[.tmp]: what python's writers and ours leave when killed mid-write. Those of live
-    // processes (a writer at work) stay.
-    std::error_code ec;
-    std::vector<fs::path> stale;
-    for (auto it = fs::recursive_directory_iterator(dir, ec);
-         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-        const fs::path& p = it->path();
-        if (p.extension() != ".tmp") {
-            continue;
-        }
-        fs::path base = p;
-        while (base.extension() == ".tmp") {  // NAME.PID.tmp, and a frame built under it: .tmp.tmp
-            base = base.stem();
-        }
-        const std::string pid = base.extension().string();  // ".PID"
-        if (pid.size() < 2 || pid.find_first_not_of("0123456789", 1) != std::string::npos) {
-            continue;
-        }
-        const long n = std::strtol(pid.c_str() + 1, nullptr, 10);
-        if (n > 0 && ::kill(static_cast<pid_t>(n), 0) != 0 && errno == ESRCH) {
-            stale.push_back(p);
-        }
-    }
-    for (const fs::path& p : stale) {
-        fs::remove(p, ec);
-    }
 }
 
 std::vector<std::pair<std::string, Value>> group_vlmeta(const StoreModel& m,

@@ -89,6 +89,10 @@ struct OpenOptions : storage::OpenOptions {
     /// getting what can be got out of a damaged array (b2nd export --salvage), never for
     /// ordinary reads.
     bool salvage = false;
+    /// A .b2d store whose directory holds symbolic links (to leaf files or to directories of
+    /// them): refused by default (UsageError naming the link), since a link can lead anywhere,
+    /// such as a file of another user; true reads through them. Writes never go through one.
+    bool store_links = false;
 };
 
 /// What a new array holds before anything is written.

@@ -92,6 +92,11 @@ std::vector<std::string> frames_of(const std::string& path) {
     for (auto it = fs::recursive_directory_iterator(path); it != fs::recursive_directory_iterator();
          ++it) {
         const fs::path& p = it->path();
+        if (it->is_symlink()) {
+            throw ArgError(detail::quoted_path(path) + ": " + detail::quoted_path(p.string()) +
+                           " is a symbolic link inside the store; b2nd never writes through "
+                           "one (it could lead outside the store)");
+        }
         if (is_sparse_frame(p)) {
             out.push_back(p.string());
             it.disable_recursion_pending();

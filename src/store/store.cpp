@@ -362,15 +362,24 @@ Store Store::open(const std::string& path, const OpenOptions& options) {
         impl->embed = AnyArray::open(embed.string(), o);
         // Names only (no stat per file, no path canonicalization): opening costs the walk.
         const std::string root = fs::path(path).lexically_normal().generic_string();
-        for (auto it = fs::recursive_directory_iterator(path, ec);
+        const auto walk = options.store_links ? fs::directory_options::follow_directory_symlink
+                                              : fs::directory_options::none;
+        for (auto it = fs::recursive_directory_iterator(path, walk, ec);
              !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-            if (it->is_directory(ec)) {
-                continue;
-            }
             std::string rel = it->path().lexically_normal().generic_string();
             rel = rel.compare(0, root.size(), root) == 0 ? rel.substr(root.size()) : rel;
             while (!rel.empty() && rel[0] == '/') {
                 rel.erase(0, 1);
+            }
+            if (it->is_symlink(ec) && !options.store_links) {
+                throw UsageError(where + ": \"" + rel +
+                                 "\" is a symbolic link inside the store, which could lead "
+                                 "anywhere; b2nd does not follow one unless asked "
+                                 "(OpenOptions::store_links reads through links; writes never "
+                                 "go through them)");
+            }
+            if (it->is_directory(ec)) {
+                continue;
             }
             const char* kind = detail::leaf_kind_of_file(rel);
             if (rel == "embed.b2e" || kind == nullptr) {

@@ -74,6 +74,9 @@ void change(StoreModel& m, const std::function<void(StoreModel&)>& fn);
 /// Writes the whole store as the model says (a .b2z: a new archive renamed over the path; a .b2d:
 /// new leaf files, embed.b2e rebuilt and renamed, dropped files removed).
 void write_store(StoreModel& m);
+/// UsageError when a component of `rel` below the store directory `root` is a symbolic link:
+/// writes never go through one (it could lead outside the store).
+void refuse_links_below(const std::string& root, const std::string& rel);
 /// A group's attributes (a TreeStore's holder vlmeta; a DictStore's "/": embed.b2e's).
 std::vector<std::pair<std::string, Value>> group_vlmeta(const StoreModel& m,
                                                         const std::string& group);

@@ -19,6 +19,7 @@
 #include "../storage/posix_file.hpp"
 #include "../storage/publish.hpp"
 #include "store_detail.hpp"
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -186,6 +187,7 @@ void write_directory(StoreModel& m) {
         }
         if (n.storage == LeafStorage::external && n.fresh) {
             const std::string f = file_of(n);
+            refuse_links_below(m.path, f);
             write_file((fs::path(m.path) / f).string(), *n.bytes);
             n.file = f;
             n.fresh = false;
@@ -202,8 +204,9 @@ void write_directory(StoreModel& m) {
             kept = kept || (n.storage == LeafStorage::external && n.file == f);
         }
         if (!kept) {
+            refuse_links_below(m.path, fs::path(f).parent_path().string());
             std::error_code ec;
-            fs::remove(fs::path(m.path) / f, ec);
+            fs::remove(fs::path(m.path) / f, ec);  // a link itself, never what it leads to
         }
     }
     m.dropped_files.clear();
@@ -211,6 +214,19 @@ void write_directory(StoreModel& m) {
 }
 
 }  // namespace
+
+void refuse_links_below(const std::string& root, const std::string& rel) {
+    fs::path at(root);
+    for (const fs::path& part : fs::path(rel)) {
+        at /= part;
+        struct stat st {};
+        if (::lstat(at.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+            throw UsageError(quoted_path(root) + ": " + quoted_path(at.string()) +
+                             " is a symbolic link inside the store; b2nd never writes through "
+                             "one (it could lead outside the store)");
+        }
+    }
+}
 
 void upsert(StoreModel& m, StoreNode n) {
     const auto it = std::find_if(m.nodes.begin(), m.nodes.end(),
@@ -245,6 +261,7 @@ void change(StoreModel& m, const std::function<void(StoreModel&)>& fn) {
     storage::OpenOptions lo;
     lo.writable = true;
     lo.lock_wait_ms = 10000;
+    refuse_links_below(m.path, "embed.b2e");
     const storage::Frame lock = storage::Frame::open((fs::path(m.path) / "embed.b2e").string(), lo);
     sweep_temporaries_in(m.path, true);  // of writers killed mid-write (python's leave none)
     fn(m);

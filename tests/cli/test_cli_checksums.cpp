@@ -197,3 +197,18 @@ TEST_CASE(
     CHECK_THAT(r.output, Contains("written as zeros"));
     CHECK(b2nd::test::read_npy_payload(tmp / "c.npy").data.size() == 64 * 64 * 4);
 }
+
+TEST_CASE("cli: checksum add of a .b2d never writes through a link inside it", "[cli]") {
+    b2nd::test::TempDir tmp;
+    std::filesystem::create_directories(tmp / "s.b2d");
+    make_array(tmp / "s.b2d/own.b2nd", false);
+    make_array(tmp / "outside.b2nd", false);
+    const auto before = b2nd::test::read_file(tmp / "outside.b2nd");
+    std::filesystem::remove(tmp / "outside.b2nd.b2lock");  // its writer's; none must come back
+    std::filesystem::create_symlink(tmp / "outside.b2nd", tmp / "s.b2d/linked.b2nd");
+    const Run r = run("checksum add " + q(tmp / "s.b2d"));
+    CHECK(r.status == 2);
+    CHECK_THAT(r.output, Contains("linked.b2nd") && Contains("symbolic link"));
+    CHECK(b2nd::test::read_file(tmp / "outside.b2nd") == before);
+    CHECK_FALSE(std::filesystem::exists(tmp / "outside.b2nd.b2lock"));
+}

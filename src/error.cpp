@@ -12,6 +12,10 @@ std::string with_offset(const std::string& msg, std::optional<std::uint64_t> off
 
 }  // namespace
 
+Error::Error(const std::string& msg) : std::runtime_error(redact_secrets(msg)) {}
+
+Error::Error(const char* msg) : Error(std::string(msg)) {}
+
 FormatError::FormatError(const std::string& msg) : FormatError(msg, msg, std::nullopt) {}
 
 FormatError::FormatError(const std::string& msg, std::uint64_t offset)

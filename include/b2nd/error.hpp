@@ -38,9 +38,17 @@ class FormatError;
 [[noreturn]] void rethrow_renamed(const std::string& from, const std::string& to);
 
 /// Root of every exception b2nd-cpp throws.
+/// `text` with its secrets replaced, as every message and output of b2nd shows it: URLs lose
+/// their user information (user:password@) and their query strings and fragments (tokens,
+/// signatures); values of fields named as secrets ("auth_token": "...", 'password': '...') and
+/// bearer tokens become <redacted>. Every Error's message goes through it.
+std::string redact_secrets(const std::string& text);
+
 class Error : public std::runtime_error {
 public:
-    using std::runtime_error::runtime_error;
+    /// The message, with redact_secrets applied.
+    explicit Error(const std::string& msg);
+    explicit Error(const char* msg);
 };
 
 /// The input bytes violate the format. When the problem sits at one byte position, `offset()`
@@ -63,7 +71,7 @@ protected:
     FormatError(const std::string& full,
                 const std::string& detail,
                 std::optional<std::uint64_t> offset)
-        : Error(full), offset_(offset), detail_(detail) {}
+        : Error(full), offset_(offset), detail_(redact_secrets(detail)) {}
 
 private:
     std::optional<std::uint64_t> offset_;

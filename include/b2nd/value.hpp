@@ -120,6 +120,9 @@ public:
     /// key that is not a string (or that looks like one of these tags) {"$map": [[key, value],
     /// ...]}. indent < 0: one line. \throws UsageError when nested deeper than 256 levels
     std::string to_json(int indent = -1) const;
+    /// A copy for showing: the entries of maps whose key names a secret (auth_token, password,
+    /// ...) become "<redacted>", and strings lose what redact_secrets (error.hpp) removes.
+    Value redacted() const;
     /// Parses JSON (and the forms to_json writes; also bare NaN, Infinity and -Infinity, as
     /// Python's json writes them). Integers stay integers; numbers with a fraction or exponent
     /// become floats. \throws UsageError naming where the text is wrong, or nesting deeper than 256

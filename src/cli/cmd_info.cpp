@@ -132,7 +132,7 @@ std::string hex(const std::vector<std::uint8_t>& b, std::size_t max) {
 /// A metalayer's or vlmeta's content for JSON: "value": the msgpack decoded, or "hex" and why not.
 std::string content_json(const std::vector<std::uint8_t>& b) {
     try {
-        return "\"value\": " + Value::from_msgpack({b.data(), b.size()}).to_json();
+        return "\"value\": " + Value::from_msgpack({b.data(), b.size()}).redacted().to_json();
     } catch (const FormatError& e) {
         return "\"hex\": " + json_string(hex(b, b.size())) +
                ", \"not_msgpack\": " + json_string(e.what());
@@ -142,7 +142,7 @@ std::string content_json(const std::vector<std::uint8_t>& b) {
 /// ... and for text: the value as one line of JSON (cut at 100 characters), or hex.
 std::string content_text(const std::vector<std::uint8_t>& b) {
     try {
-        std::string t = Value::from_msgpack({b.data(), b.size()}).to_json();
+        std::string t = Value::from_msgpack({b.data(), b.size()}).redacted().to_json();
         return t.size() > 100 ? t.substr(0, 97) + "..." : t;
     } catch (const FormatError&) {
         return "not msgpack: " + hex(b, 48);
@@ -230,7 +230,7 @@ std::string describe(const std::string& path, bool json, std::size_t& unreadable
         ratio_json = r.str();
     }
     if (json) {
-        o << "{\n  \"path\": " << json_string(path) << ",\n  \"storage\": \""
+        o << "{\n  \"path\": " << json_string(redact_secrets(path)) << ",\n  \"storage\": \""
           << (frame.sparse() ? "sframe" : "cframe")
           << "\",\n  \"kind\": " << json_string(to_string(kind)) << ",\n";
         if (!object.empty()) {
@@ -284,7 +284,7 @@ std::string describe(const std::string& path, bool json, std::size_t& unreadable
         }
         o << "]\n}\n";
     } else {
-        o << "path        " << path << " ("
+        o << "path        " << redact_secrets(path) << " ("
           << (frame.sparse() ? "sparse frame, a directory" : "contiguous frame") << ")\n";
         if (kind != ObjectKind::ndarray) {
             o << "kind        " << to_string(kind) << (object.empty() ? "" : ": " + object) << "\n";

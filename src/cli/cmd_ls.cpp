@@ -144,7 +144,7 @@ int cmd_ls(const std::vector<std::string>& argv) {
             }
             if (e.storage == LeafStorage::remote) {
                 o << ", \"path\": " << json_string(e.remote_path)
-                  << ", \"urlbase\": " << json_string(e.urlbase);
+                  << ", \"urlbase\": " << json_string(redact_secrets(e.urlbase));
             }
             if (leaf) {
                 o << ", \"size\": " << info.cbytes;
@@ -154,7 +154,7 @@ int cmd_ls(const std::vector<std::string>& argv) {
             std::string what = e.kind + (object.empty() ? "" : " (" + object + ")");
             std::string shape = array ? to_string(info.shape) + " " + info.dtype : "";
             if (e.storage == LeafStorage::remote) {
-                shape = e.remote_path + " at " + e.urlbase;
+                shape = e.remote_path + " at " + redact_secrets(e.urlbase);
             }
             o << std::left << std::setw(24) << e.key << " " << std::setw(10) << what << " "
               << std::setw(22) << shape << " "

@@ -120,14 +120,15 @@ int cmd_verify(const std::vector<std::string>& argv) {
     const FrameCheck r = check_frame(path, frame, leaf, nthreads);
     const storage::ChecksumReport sums = frame.checksums();
     if (r.bad.empty()) {
-        std::cout << "ok: " << path << ": " << r.chunks << " chunks, "
+        std::cout << "ok: " << redact_secrets(path) << ": " << r.chunks << " chunks, "
                   << sizes_text(r.nbytes, r.cbytes) << "; " << limits(sums) << "\n";
         return 0;
     }
     for (const std::string& why : r.bad) {
         std::cout << why << "\n";
     }
-    std::cout << "bad: " << path << ": " << r.bad_chunks << " of " << r.chunks << " chunks corrupt";
+    std::cout << "bad: " << redact_secrets(path) << ": " << r.bad_chunks << " of " << r.chunks
+              << " chunks corrupt";
     if (r.bad.size() > static_cast<std::size_t>(r.bad_chunks)) {
         std::cout << (sums.problems.empty() ? ", and vlmetalayers" : ", and its metadata");
     }

@@ -313,10 +313,11 @@ std::string json_string(const std::string& s) {
 int report(const std::string& cmd, const std::exception& e) {
     std::cout.flush();
     if (dynamic_cast<const ArgError*>(&e) != nullptr) {
-        std::cerr << "b2nd " << cmd << ": " << e.what() << " (see 'b2nd " << cmd << " --help')\n";
+        std::cerr << "b2nd " << cmd << ": " << redact_secrets(e.what()) << " (see 'b2nd " << cmd
+                  << " --help')\n";
         return 2;
     }
-    const std::string text = in_cli_terms(e.what());
+    const std::string text = in_cli_terms(redact_secrets(e.what()));
     if (dynamic_cast<const LockError*>(&e) != nullptr) {
         std::cerr << "b2nd " << cmd << ": busy: " << text << " (--wait SECONDS waits for it)\n";
         return 3;

@@ -1,6 +1,5 @@
 // Secrets never shown: URL credentials and query tokens, fields named as secrets in metadata.
 // Every output of the tool, --json included, and every exception (redact_secrets, error.hpp).
-#include <cstdio>
 #include <filesystem>
 
 #include <catch2/catch.hpp>
@@ -9,6 +8,9 @@
 #include <b2nd/error.hpp>
 #include <b2nd/value.hpp>
 
+#ifdef B2ND_CLI_PATH
+#include "cli/run.hpp"
+#endif
 #include "support/files.hpp"
 #include "support/http_servers.hpp"
 #include "support/temp_dir.hpp"
@@ -22,16 +24,7 @@ namespace {
 #ifdef B2ND_CLI_PATH
 /// All the tool prints, stdout and stderr, for `b2nd ARGS`.
 std::string tool(const std::string& args) {
-    const std::string cmd = std::string(B2ND_CLI_PATH) + " " + args + " 2>&1";
-    FILE* p = ::popen(cmd.c_str(), "r");
-    REQUIRE(p != nullptr);
-    std::string out;
-    char buf[4096];
-    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) {
-        out.append(buf, n);
-    }
-    ::pclose(p);
-    return out;
+    return b2nd::test::run(args).output;
 }
 #endif
 

@@ -1,5 +1,6 @@
 // b2nd ls STORE [--json]: the keys of a python-blosc2 store, with their kind, shape, dtype,
 // where they live and their size.
+#include <cstdio>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -8,6 +9,7 @@
 #include <b2nd/error.hpp>
 #include <b2nd/store.hpp>
 
+#include "../detail/strings.hpp"
 #include "cli.hpp"
 
 namespace b2nd::cli {
@@ -76,6 +78,29 @@ void list_table(const CTable& t, bool json) {
     std::cout << o.str();
 }
 
+/// Text for a terminal: control characters (a key may hold any) as \\n, \\t, \\xNN escapes, so
+/// that nothing a store holds can move the cursor or change the terminal's state.
+std::string printable(const std::string& text) {
+    std::string out;
+    for (const char c : text) {
+        const auto u = static_cast<unsigned char>(c);
+        if (c == '\n') {
+            out += "\\n";
+        } else if (c == '\t') {
+            out += "\\t";
+        } else if (c == '\\') {
+            out += "\\\\";
+        } else if (u < 0x20 || u == 0x7f) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02x", u);
+            out += buf;
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
 /// ls's storage names: a remote reference lives in the embed map.
 const char* storage_name(LeafStorage s) {
     return s == LeafStorage::remote ? "embedded" : to_string(s);
@@ -115,11 +140,20 @@ int cmd_ls(const std::vector<std::string>& argv) {
         o << "[";
     }
     bool first = true;
+    int unreadable = 0;
     for (const StoreEntry& e : store.entries()) {
-        const bool leaf = e.storage != LeafStorage::none && e.storage != LeafStorage::remote;
+        bool leaf = e.storage != LeafStorage::none && e.storage != LeafStorage::remote;
         LeafInfo info;
+        std::string error;
         if (leaf) {
-            info = store.describe(e.key);
+            try {
+                info = store.describe(e.key);
+            } catch (const Error& x) {
+                // One damaged leaf does not hide the others: listed with what is wrong.
+                error = in_cli_terms(x.what());
+                leaf = false;
+                ++unreadable;
+            }
         }
         const bool array = leaf && e.kind == "ndarray";
         const std::string object =
@@ -149,6 +183,9 @@ int cmd_ls(const std::vector<std::string>& argv) {
             if (leaf) {
                 o << ", \"size\": " << info.cbytes;
             }
+            if (!error.empty()) {
+                o << ", \"error\": " << json_string(error);
+            }
             o << "}";
         } else {
             std::string what = e.kind + (object.empty() ? "" : " (" + object + ")");
@@ -156,8 +193,11 @@ int cmd_ls(const std::vector<std::string>& argv) {
             if (e.storage == LeafStorage::remote) {
                 shape = e.remote_path + " at " + redact_secrets(e.urlbase);
             }
-            o << std::left << std::setw(24) << e.key << " " << std::setw(10) << what << " "
-              << std::setw(22) << shape << " "
+            if (!error.empty()) {
+                shape = "unreadable: " + error;
+            }
+            o << std::left << std::setw(24) << printable(e.key) << " " << std::setw(10)
+              << printable(what) << " " << std::setw(22) << printable(shape) << " "
               << (e.storage == LeafStorage::none ? "" : storage_name(e.storage));
             if (leaf) {
                 o << " " << human_bytes(info.cbytes);
@@ -170,6 +210,12 @@ int cmd_ls(const std::vector<std::string>& argv) {
         o << (first ? "]\n" : "\n]\n");
     }
     std::cout << o.str();
+    if (unreadable > 0) {
+        std::cout.flush();
+        std::cerr << "b2nd ls: " << detail::quoted_path(path) << ": " << unreadable
+                  << (unreadable == 1 ? " leaf" : " leaves") << " could not be read\n";
+        return 1;
+    }
     return 0;
 }
 

@@ -2,6 +2,7 @@
 // central directory record (and its ZIP64 form), the central directory, and each member's local
 // header. Every offset and size is checked against the archive before it is used.
 #include <algorithm>
+#include <unordered_set>
 
 #include <b2nd/error.hpp>
 #include <b2nd/format/byte_reader.hpp>
@@ -148,6 +149,7 @@ ZipDirectory ZipDirectory::read(std::shared_ptr<const ByteSource> archive) {
         const SourceBytes cd = a.read(d.offset, d.size);
         format::ByteReader r(cd.bytes, d.offset);
         z.members_.reserve(static_cast<std::size_t>(d.entries));
+        std::unordered_set<std::string> names;
         for (std::uint64_t i = 0; i < d.entries; ++i) {
             const std::uint64_t entry_at = d.offset + r.position();
             if (r.read_le<std::uint32_t>("central header signature") != kCentralSig) {
@@ -178,6 +180,14 @@ ZipDirectory ZipDirectory::read(std::shared_ptr<const ByteSource> archive) {
                 bad("member '" + m.name + "' (" + std::to_string(m.compressed) + " bytes at " +
                         std::to_string(m.header_at) + ") does not lie before the directory",
                     entry_at + 42);
+            }
+            // Two members of one name are two different files to two readers (python's
+            // zipfile takes the last, a scan the first): such an archive is refused.
+            if (!names.insert(m.name).second) {
+                bad("two members are named '" + m.name +
+                        "'; readers disagree on which one the name means, so the archive is "
+                        "refused",
+                    entry_at);
             }
             z.members_.push_back(std::move(m));
         }

@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include <b2nd/b2nd.hpp>
+#include <b2nd/store.hpp>
 
 #include "../support/files.hpp"
 #include "../support/json.hpp"
@@ -241,4 +242,33 @@ TEST_CASE("cli: pack converts stores between .b2d and .b2z, keys and values kept
         const Run again = run("pack " + q(in) + " " + q(out));
         CHECK(again.status != 0);  // exists, no --overwrite
     }
+}
+
+TEST_CASE("cli: ls escapes control characters of keys and lists past an unreadable leaf", "[cli]") {
+    b2nd::test::TempDir tmp;
+    const std::string st = tmp / "s.b2d";
+    {
+        b2nd::CreateOptions o;
+        o.chunk_shape = {8};
+        (void)b2nd::NDArray<double>::create_from(tmp / "a.b2nd", {16}, std::vector<double>(16, 1.0),
+                                                 o);
+        const auto a = b2nd::NDArray<double>::open(tmp / "a.b2nd");
+        auto w = b2nd::StoreWriter::create(st);
+        w.put("/evil\x1b[2J\x07name", a);  // escape and bell (the writer refuses newlines)
+        w.put("/good", a);
+        w.put("/zbroken", a);
+        w.commit();
+    }
+    Run r = run("ls " + q(st));
+    CHECK(r.status == 0);
+    CHECK_THAT(r.output, Contains("/evil\\x1b[2J\\x07name") && !Contains("\x1b"));
+    // A leaf cut short: listed as unreadable, the others still, exit 1.
+    std::filesystem::resize_file(st + "/zbroken.b2nd", 40);
+    r = run("ls " + q(st));
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Contains("/good") && Contains("/zbroken") && Contains("unreadable") &&
+                             Contains("1 leaf could not be read"));
+    r = run("ls --json " + q(st));
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Contains("\"key\": \"/good\"") && Contains("\"error\": "));
 }

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include <b2nd/error.hpp>
 #include <b2nd/storage/frame.hpp>
 #include <b2nd/storage/zip.hpp>
+#include <b2nd/store.hpp>
 
 #include "support/files.hpp"
 #include "support/reference.hpp"
@@ -296,4 +298,33 @@ TEST_CASE("zip: names that are not ASCII are marked UTF-8, as Python's zipfile m
             path + "'";
         CHECK(std::system(cmd.c_str()) == 0);
     }
+}
+
+TEST_CASE("zip: an archive with two members of one name is refused, naming it", "[storage][zip]") {
+    b2nd::test::TempDir tmp;
+    const std::string path = tmp / "twice.b2z";
+    {
+        b2nd::storage::ZipWriter w(path);
+        w.add("embed.b2e", *in_memory({1, 2, 3}, "first"));
+        w.add("embed.b2X", *in_memory({4, 5, 6}, "second"));
+        w.finish();
+    }
+    // Renamed in place (local header and central directory): two members 'embed.b2e'.
+    auto bytes = b2nd::test::read_file(path);
+    const std::string from = "embed.b2X";
+    for (std::size_t i = 0; i + from.size() <= bytes.size(); ++i) {
+        if (std::memcmp(bytes.data() + i, from.data(), from.size()) == 0) {
+            bytes[i + from.size() - 1] = 'e';
+        }
+    }
+    {
+        std::ofstream f(path, std::ios::binary | std::ios::trunc);
+        f.write(reinterpret_cast<const char*>(bytes.data()),
+                static_cast<std::streamsize>(bytes.size()));
+    }
+    CHECK_THROWS_WITH(
+        ZipDirectory::read(b2nd::storage::mapped_source(b2nd::storage::MappedFile::open(path))),
+        Catch::Matchers::Contains("two members are named 'embed.b2e'") &&
+            Catch::Matchers::Contains("twice.b2z"));
+    CHECK_THROWS_AS(b2nd::Store::open(path), b2nd::FormatError);
 }

@@ -152,6 +152,9 @@ std::string file_of(const StoreNode& n) {
 void write_zip(StoreModel& m) {
     const fs::path target(m.path);
     const std::string dir = target.parent_path().empty() ? "." : target.parent_path().string();
+    // What writers killed before their rename left (theirs only: the names they make).
+    sweep_stale_temporaries(m.path);
+    sweep_stale_temporaries((fs::path(dir) / "embed.b2e").string());
     Temporary tmp(temporary_name(m.path));
     const Temporary embed_tmp(temporary_name((fs::path(dir) / "embed.b2e").string()));
     {

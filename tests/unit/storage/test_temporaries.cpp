@@ -139,3 +139,26 @@ TEST_CASE("temporaries: store writes keep the user's .tmp files and sweep only t
     CHECK_FALSE(fs::exists(dead_temporary(st + "/y.b2nd")));
     CHECK(Store::open(st).open<double>("/y").read()[0] == 1.0);
 }
+
+TEST_CASE("temporaries: a .b2z writer sweeps what killed writers of it left",
+          "[storage][temporaries][store]") {
+    test::TempDir dir;
+    const std::string z = dir / "p.b2z";
+    make(dir / "a.b2nd", false);
+    const auto a = NDArray<double>::open(dir / "a.b2nd");
+    {
+        auto w = StoreWriter::create(z);
+        w.put("/x", a);
+        w.commit();
+    }
+    write_text(dead_temporary(z), "a killed writer's archive");
+    write_text(dead_temporary(dir / "embed.b2e"), "a killed writer's embed.b2e");
+    write_text(dir / "p.b2z.packing", "the user's");
+    auto w = StoreWriter::open(z);
+    w.put("/y", a);
+    w.commit();
+    CHECK_FALSE(fs::exists(dead_temporary(z)));
+    CHECK_FALSE(fs::exists(dead_temporary(dir / "embed.b2e")));
+    CHECK(test::read_text(dir / "p.b2z.packing") == "the user's");
+    CHECK(Store::open(z).open<double>("/y").read()[0] == 1.0);
+}

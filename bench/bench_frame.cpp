@@ -1,6 +1,7 @@
 // Frame benchmark: time to open a contiguous frame (header + offsets index + trailer) with 10,
 // 10^4 and 10^6 chunks, the page faults opening takes (chunk bytes must not be touched), and the
-// cost of looking up one chunk's span afterwards (O(1)). With c-blosc2 available
+// cost of looking up one chunk's span afterwards (O(1)); then commits per second, durable (the
+// default) and not. With c-blosc2 available
 // (B2ND_HAVE_BLOSC2), blosc2_schunk_open is timed on the same files.
 //
 //   build-bench/bench/bench_frame [DIR]     (default DIR: /tmp)
@@ -66,6 +67,54 @@ void make_frame(const std::string& path, std::int64_t n) {
     }
 }
 
+/// Commits per second: one-chunk appends, each its own commit, durable (the default: fsyncs
+/// before and after the commit point) and not, both frame kinds, interleaved over 3 runs; the
+/// range over runs and the ratio of the medians.
+void commits(const std::string& dir) {
+    constexpr int kCommits = 200;
+    b2nd::storage::FrameParams fp;
+    fp.typesize = 4;
+    fp.chunksize = 1024;
+    fp.blocksize = 1024;
+    b2nd::codec::EncodeParams p;
+    p.typesize = 4;
+    std::vector<std::uint32_t> data(256);
+    for (std::size_t k = 0; k < data.size(); ++k) {
+        data[k] = static_cast<std::uint32_t>(mix(k));
+    }
+    const auto chunk = b2nd::codec::encode_chunk(b2nd::as_bytes(data.data(), data.size()), p);
+    std::vector<double> rate[2][2];  // [sparse][durable]
+    for (int run = 0; run < 3; ++run) {
+        for (const bool sparse : {false, true}) {
+            for (const bool durable : {true, false}) {
+                const std::string path = dir + "/commits" + (sparse ? ".b2frame" : ".b2nd");
+                std::filesystem::remove_all(path);
+                std::filesystem::remove(path + ".b2lock");
+                auto f = b2nd::storage::Frame::create(path, fp, sparse, {}, durable);
+                const auto t0 = Clock::now();
+                for (int i = 0; i < kCommits; ++i) {
+                    f.append_chunk(chunk);
+                }
+                rate[sparse][durable].push_back(kCommits / seconds(t0));
+            }
+        }
+    }
+    std::printf("\ncommits per second (one-chunk appends, %d per run, range over 3 runs)\n",
+                kCommits);
+    for (const bool sparse : {false, true}) {
+        auto& d = rate[sparse][true];
+        auto& n = rate[sparse][false];
+        std::sort(d.begin(), d.end());
+        std::sort(n.begin(), n.end());
+        std::printf("  %-10s durable %8.0f-%-8.0f not durable %8.0f-%-8.0f (durable/not %.3f)\n",
+                    sparse ? "sparse" : "contiguous", d.front(), d.back(), n.front(), n.back(),
+                    d[1] / n[1]);
+    }
+    std::filesystem::remove_all(dir + "/commits.b2frame");
+    std::filesystem::remove(dir + "/commits.b2nd");
+    std::filesystem::remove(dir + "/commits.b2nd.b2lock");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -127,6 +176,7 @@ int main(int argc, char** argv) {
             std::printf("(no bytes)\n");
         }
     }
+    commits(dir);
 #if defined(B2ND_HAVE_BLOSC2)
     blosc2_destroy();
 #endif

@@ -52,8 +52,8 @@ struct CopyOptions {
     /// stops the copy (FormatError naming the file and chunk) instead of being carried over.
     /// Chunks that are encoded again are always decoded.
     bool verify = false;
-    int nthreads = 0;      ///< 0: all cores
-    bool durable = false;  ///< fsync the result before it is renamed into place
+    int nthreads = 0;     ///< 0: all cores
+    bool durable = true;  ///< fsync the result before it is renamed into place, then its directory
     /// Refuse a result of more chunks than this and than the largest source has (as
     /// CreateOptions::max_chunks).
     std::int64_t max_chunks = storage::kDefaultMaxChunks;

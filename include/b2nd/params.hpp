@@ -118,7 +118,9 @@ struct CreateOptions {
     std::vector<std::pair<std::string, std::vector<std::uint8_t>>> metalayers;
     int nthreads = 0;
     std::size_t cache_bytes = kDefaultCacheBytes;
-    bool durable = false;
+    /// The new array's data, then its directory entry, are fsynced before create returns (and
+    /// its handle's commits are durable, as OpenOptions::durable); off for scratch data.
+    bool durable = true;
     bool locking = true;  ///< as OpenOptions::locking
     /// With overwrite: how long to wait for another writer of the array being replaced to close
     /// (0: LockError at once), as OpenOptions::lock_wait_ms.

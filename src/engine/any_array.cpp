@@ -112,9 +112,6 @@ AnyArray AnyArray::create_from(const std::string& path,
                                               [&](const std::string& tmp, const OpenOptions& t) {
                                                   AnyArray a = open(tmp, t);
                                                   a.write(Box::whole(shape), data);
-                                                  if (o.durable) {
-                                                      a.sync();
-                                                  }
                                               }));
 }
 

@@ -155,7 +155,9 @@ std::shared_ptr<ArrayCore> ArrayCore::create(const std::string& path,
     try {
         storage::FrameParams fp = frame_params(o.compression, g, o.nthreads);
         fp.checksums = o.checksums;
-        (void)storage::Frame::create(pub.temporary(), fp, o.sparse, metas, o.durable, false);
+        // Built without fsyncs (no one sees it before it is published); made durable once, at
+        // the end, with `durable`.
+        (void)storage::Frame::create(pub.temporary(), fp, o.sparse, metas, false, false);
         if (g.nchunks() > 0) {
             // Private until published: each commit writes over the last one's index and
             // trailer, so that what is published holds no dead space.
@@ -164,7 +166,7 @@ std::shared_ptr<ArrayCore> ArrayCore::create(const std::string& path,
             so.locking = false;
             so.exclusive = true;
             so.auto_compact = false;
-            so.durable = o.durable;
+            so.durable = false;
             storage::Frame frame = storage::Frame::open(pub.temporary(), so);
             {
                 storage::FrameEdit e;
@@ -182,9 +184,16 @@ std::shared_ptr<ArrayCore> ArrayCore::create(const std::string& path,
             t.dtype = dtype;
             t.nthreads = o.nthreads;
             t.cache_bytes = 0;
-            t.durable = o.durable;
+            t.durable = false;
             t.exclusive = true;
             build(pub.temporary(), t);
+        }
+        if (o.durable) {
+            storage::OpenOptions so;
+            so.writable = true;
+            so.locking = false;
+            so.auto_compact = false;
+            storage::Frame::open(pub.temporary(), so).sync();
         }
         pub.publish(o.durable);
     } catch (...) {

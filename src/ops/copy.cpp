@@ -366,9 +366,6 @@ AnyArray build(Plan& p, const std::string& dst, const CopyOptions& o) {
                 t.set_vlmeta(name, {v->data(), v->size()});
             }
         }
-        if (o.durable) {
-            t.sync();
-        }
     };
     (void)detail::ArrayCore::create(dst, p.dtype, p.shape, co, fill_temporary);
     if (o.stats != nullptr) {

@@ -14,6 +14,7 @@
 #include "../detail/strings.hpp"
 #include "../engine/array_core.hpp"
 #include "../storage/publish.hpp"
+#include <unistd.h>
 
 namespace b2nd {
 
@@ -246,13 +247,18 @@ public:
     AtomicFile& operator=(const AtomicFile&) = delete;
     std::FILE* stream() const noexcept { return f_; }
     void commit() {
-        const int rc = std::fclose(f_);
+        // Its bytes on disk before its name: a power loss leaves the old file or the new one.
+        int rc = std::fflush(f_);
+        if (rc == 0) {
+            rc = ::fsync(::fileno(f_));
+        }
+        rc = std::fclose(f_) != 0 ? -1 : rc;
         f_ = nullptr;
         if (rc != 0) {
             throw IoError(detail::quoted_path(pub_.target()) + ": write failed",
                           std::error_code(errno, std::generic_category()));
         }
-        pub_.publish(false);
+        pub_.publish(true);
     }
 
 private:
@@ -535,9 +541,6 @@ AnyArray import_npy(const std::string& npy_path,
                 if (progress) {
                     progress((r + n) * row_bytes, rows * row_bytes);
                 }
-            }
-            if (o.durable) {
-                a.sync();
             }
         });
     OpenOptions w;

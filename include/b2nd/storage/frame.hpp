@@ -190,7 +190,7 @@ public:
                         const FrameParams& params,
                         bool sparse = false,
                         const std::vector<format::Metalayer>& metalayers = {},
-                        bool durable = false,
+                        bool durable = true,
                         bool locking = true);
 
     Frame(Frame&&) noexcept;

@@ -24,8 +24,11 @@ struct OpenOptions {
     /// array beyond it.
     std::int64_t max_chunks = kDefaultMaxChunks;
     /// Writing: fsync data before the header names it, and the header after, at every commit
-    /// (survives power loss, not only crashes of the process; slower).
-    bool durable = false;
+    /// (a sparse frame: the new chunk files and the index before the index's rename, then the
+    /// directory), so that a commit survives power loss, not only crashes of the process. On by
+    /// default; off for scratch data, where commits are several times faster (README, "Sharing
+    /// an array between processes").
+    bool durable = true;
     /// Take part in the lock protocol shared with c-blosc2 (the NAME.b2lock sidecar): one writer
     /// at a time, snapshots parsed while no commit is in progress, the generation counter. Off:
     /// no sidecar is touched (for frames nobody else uses, or media where none can exist).

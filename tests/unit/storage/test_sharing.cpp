@@ -215,7 +215,7 @@ TEST_CASE("sharing: durable commits make the fsync calls they promise", "[storag
         test::TempDir dir;
         const std::string path = dir / (sparse ? "d.b2frame" : "d.b2nd");
         {
-            Frame f = Frame::create(path, params(), sparse);  // not durable
+            Frame f = Frame::create(path, params(), sparse, {}, false);  // scratch: not durable
             const std::uint64_t before = fsync_calls();
             f.append_chunks({chunk_of(1), chunk_of(2)});
             f.update_chunk(0, chunk_of(3));
@@ -225,7 +225,7 @@ TEST_CASE("sharing: durable commits make the fsync calls they promise", "[storag
         }
         storage::OpenOptions o;
         o.writable = true;
-        o.durable = true;
+        CHECK(o.durable);  // the default
         Frame f = Frame::open(path, o);
         std::uint64_t before = fsync_calls();
         f.update_chunk(1, chunk_of(4));
@@ -303,4 +303,20 @@ TEST_CASE("sharing: a sparse frame under many small updates keeps only live chun
     }
     a.set({0, 0}, 7);  // the reader is gone: its files go with this commit
     CHECK(chunk_files(path) == 13);
+}
+
+TEST_CASE("sharing: what create and import publish is fsynced, then its directory", "[storage]") {
+    using storage::detail::fsync_calls;
+    test::TempDir dir;
+    std::uint64_t before = fsync_calls();
+    (void)NDArray<std::int32_t>::create_from(dir / "c.b2nd", {100},
+                                             std::vector<std::int32_t>(100, 7));
+    // The file, then the directory that names it.
+    CHECK(fsync_calls() - before >= 2U);
+    CreateOptions scratch;
+    scratch.durable = false;
+    before = fsync_calls();
+    (void)NDArray<std::int32_t>::create_from(dir / "s.b2nd", {100},
+                                             std::vector<std::int32_t>(100, 7), scratch);
+    CHECK(fsync_calls() == before);
 }

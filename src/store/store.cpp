@@ -234,6 +234,33 @@ AnyArray open_store_leaf(const std::string& path, const std::string& key, const 
 
 namespace {
 
+/// Embedded values up to this size are decoded whole when opened.
+constexpr std::uint64_t kEmbeddedReadAtOnce = std::uint64_t{16} << 20;
+
+/// Bytes [offset, offset + length) of embed.b2e's uint8 array, decoded as they are read.
+class EmbeddedSource final : public storage::ByteSource {
+public:
+    EmbeddedSource(AnyArray embed, std::uint64_t offset, std::uint64_t length, std::string name)
+        : embed_(std::move(embed)), offset_(offset), length_(length), name_(std::move(name)) {}
+    std::uint64_t size() const override { return length_; }
+    const std::string& name() const override { return name_; }
+    storage::SourceBytes read(std::uint64_t offset, std::uint64_t n) const override {
+        if (offset > length_ || n > length_ - offset) {
+            throw FormatError(quoted_path(name_) + ": bytes [" + std::to_string(offset) + ", " +
+                              std::to_string(offset + n) + ") pass its end (" +
+                              std::to_string(length_) + " bytes)");
+        }
+        auto bytes = std::make_shared<std::vector<std::uint8_t>>(embed_.read(Box::region(
+            {static_cast<std::int64_t>(offset_ + offset)}, {static_cast<std::int64_t>(n)})));
+        return {ByteSpan(bytes->data(), bytes->size()), bytes};
+    }
+
+private:
+    AnyArray embed_;
+    std::uint64_t offset_, length_;
+    std::string name_;
+};
+
 bool is_holder(const std::string& key) {
     return detail::holder_key(key);
 }
@@ -558,12 +585,18 @@ std::shared_ptr<const storage::ByteSource> Store::leaf_source(const StoreEntry& 
     if (e.storage == LeafStorage::member) {
         return storage::window_source(s.zip->archive(), e.offset, e.length, s.path + ":" + e.key);
     }
-    // Embedded: the frame's bytes, decoded from the chunks of embed.b2e they span.
-    Box box =
-        Box::region({static_cast<std::int64_t>(e.offset)}, {static_cast<std::int64_t>(e.length)});
-    auto bytes = std::make_shared<std::vector<std::uint8_t>>(s.embed.read(box));
-    const ByteSpan span(bytes->data(), bytes->size());
-    return storage::memory_source(span, bytes, s.path + ":" + e.key);
+    // Embedded: the frame's bytes, decoded from the chunks of embed.b2e they span. A small one is
+    // decoded at once; a larger one as its reads ask, so that memory follows what is read, never
+    // the length the key map claims (a crafted map can claim terabytes of zero chunks).
+    const std::string name = s.path + ":" + e.key;
+    if (e.length <= kEmbeddedReadAtOnce) {
+        Box box = Box::region({static_cast<std::int64_t>(e.offset)},
+                              {static_cast<std::int64_t>(e.length)});
+        auto bytes = std::make_shared<std::vector<std::uint8_t>>(s.embed.read(box));
+        const ByteSpan span(bytes->data(), bytes->size());
+        return storage::memory_source(span, bytes, name);
+    }
+    return std::make_shared<EmbeddedSource>(s.embed, e.offset, e.length, name);
 }
 
 std::shared_ptr<const storage::Frame> Store::open_frame(const std::string& key) const {

@@ -227,3 +227,36 @@ TEST_CASE("store: a damaged embed map is refused by name, never misread", "[stor
     set_map(Value::map({{"embed_map", Value(3)}, {"current_offset", 1}}));
     CHECK_THROWS_WITH(b2nd::Store::open(path), Catch::Contains("embed map"));
 }
+
+TEST_CASE("store write: an embedded value larger than 16 MiB reads back, decoded as read",
+          "[storage][store]") {
+    b2nd::test::TempDir tmp;
+    const std::string path = tmp / "big.b2z";
+    std::vector<std::uint64_t> v(3 << 20);  // 24 MiB that do not compress
+    std::uint64_t x = 88172645463325252ULL;
+    for (auto& e : v) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        e = x;
+    }
+    b2nd::CreateOptions o;
+    o.chunk_shape = {1 << 18};
+    o.durable = false;
+    (void)b2nd::NDArray<std::uint64_t>::create_from(tmp / "v.b2nd",
+                                                    {static_cast<std::int64_t>(v.size())}, v, o);
+    {
+        b2nd::StoreOptions so;
+        so.threshold = std::nullopt;  // every value embedded in embed.b2e
+        auto w = b2nd::StoreWriter::create(path, so);
+        w.put("/v", b2nd::NDArray<std::uint64_t>::open(tmp / "v.b2nd"));
+        w.commit();
+    }
+    const b2nd::Store s = b2nd::Store::open(path);
+    REQUIRE(s.find("/v") != nullptr);
+    CHECK(s.find("/v")->storage == LeafStorage::embedded);
+    const auto a = s.open<std::uint64_t>("/v");
+    CHECK(a.read({b2nd::Slice(1000, 1010)}) ==
+          std::vector<std::uint64_t>(v.begin() + 1000, v.begin() + 1010));
+    CHECK(a.read() == v);
+}

@@ -48,7 +48,17 @@ int cmd_compact(const std::vector<std::string>& argv) {
     AnyArray arr = open_input(path, o);
     const std::int64_t before = disk_bytes(path);
     const std::int64_t dead = arr.frame().dead_bytes();
-    if (arr.sparse() || dead == 0) {
+    if (arr.sparse()) {
+        // Chunk files that no index names (replaced, or left by killed writers) and no reader
+        // still uses go; a sparse frame has no dead space inside its files.
+        arr.compact();
+        arr = AnyArray();
+        const std::int64_t after = disk_bytes(path);
+        std::cout << path << ": " << human_bytes(before) << " -> " << human_bytes(after) << " ("
+                  << human_bytes(before - after) << " of unused chunk files removed)\n";
+        return 0;
+    }
+    if (dead == 0) {
         std::cout << path << ": " << human_bytes(before) << ", nothing to compact\n";
         return 0;
     }

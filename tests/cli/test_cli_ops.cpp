@@ -464,3 +464,23 @@ TEST_CASE("cli: plugin codecs and filters through import, convert, info and expo
         CHECK_FALSE(std::filesystem::exists(dir / "h.b2nd"));
     }
 }
+
+TEST_CASE("cli: compact of a sparse frame removes the chunk files no index names", "[cli]") {
+    b2nd::test::TempDir tmp;
+    const std::string dir = tmp / "s.b2frame";
+    b2nd::CreateOptions co;
+    co.chunk_shape = {16};
+    co.sparse = true;
+    co.durable = false;
+    const std::vector<double> v(64, 2.0);
+    (void)b2nd::NDArray<double>::create_from(dir, {64}, v, co);
+    // Left over as a writer killed before its commit would leave them.
+    std::filesystem::copy_file(dir + "/00000000.chunk", dir + "/000000FF.chunk");
+    std::filesystem::copy_file(dir + "/00000000.chunk", dir + "/00000100.chunk");
+    Run r = run("compact " + q(dir));
+    REQUIRE(r.status == 0);
+    CHECK_THAT(r.output, Contains("unused chunk files removed"));
+    CHECK_FALSE(std::filesystem::exists(dir + "/000000FF.chunk"));
+    CHECK_FALSE(std::filesystem::exists(dir + "/00000100.chunk"));
+    CHECK(b2nd::NDArray<double>::open(dir).read() == v);
+}

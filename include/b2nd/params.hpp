@@ -93,6 +93,13 @@ struct OpenOptions : storage::OpenOptions {
     /// them): refused by default (UsageError naming the link), since a link can lead anywhere,
     /// such as a file of another user; true reads through them. Writes never go through one.
     bool store_links = false;
+    /// A persisted expression's operands are looked for relative to it: from the carrier's
+    /// directory, or for a carrier opened by URL on the same server (an absolute path is a file
+    /// of that server, never a local one). An absolute local path or a URL is refused by name:
+    /// a downloaded or served carrier could otherwise read any file the user can, or send
+    /// requests anywhere. true follows them, as python-blosc2 does (it writes absolute paths
+    /// when its operands were opened by one).
+    bool operands_anywhere = false;
 };
 
 /// What a new array holds before anything is written.

@@ -10,6 +10,7 @@
 
 #include <b2nd/error.hpp>
 #include <b2nd/storage/frame.hpp>
+#include <b2nd/storage/http.hpp>
 #include <b2nd/value.hpp>
 
 #include "../detail/strings.hpp"
@@ -312,18 +313,60 @@ private:
     std::vector<Operand> ops_;  ///< in the order of expr_.names()
 };
 
-/// The directory relative operand paths are resolved against.
-fs::path base_dir(const ArrayCore& core, const OpenOptions& o) {
+/// Where a persisted expression's operands are looked for: the carrier's directory, or for a
+/// carrier opened by URL the URL's directory on the same server (never a local file).
+struct OperandBase {
+    bool remote = false;
+    std::string dir;  // a directory path, or a URL ending in '/'
+};
+
+OperandBase base_of(const ArrayCore& core, const OpenOptions& o) {
     if (!o.objects_dir.empty()) {
-        return fs::path(o.objects_dir);
+        return {storage::is_url(o.objects_dir), o.objects_dir};
     }
-    const std::string& p = core.frame().path();
-    return p.empty() ? fs::path(".") : fs::path(p).parent_path();
+    const storage::Frame& f = core.frame();
+    if (f.remote()) {
+        const std::string url = f.name();  // the URL, without credentials or query
+        return {true, url.substr(0, url.rfind('/') + 1)};
+    }
+    const std::string& p = f.path();
+    return {false, p.empty() ? std::string(".") : fs::path(p).parent_path().string()};
 }
 
-std::string resolve(const fs::path& base, const std::string& urlpath) {
-    const fs::path p(urlpath);
-    return (p.is_absolute() ? p : base / p).lexically_normal().string();
+/// The operand `urlpath` names, relative to the carrier: a relative path (python-blosc2 writes
+/// '../trees/t.b2z' for a sibling directory) from its directory, locally or on its server. An
+/// absolute path is a file on the carrier's server for a URL carrier, and refused for a local
+/// one; a URL is refused for both: a downloaded or served carrier cannot name the client's
+/// files, nor send its requests elsewhere. OpenOptions::operands_anywhere lifts both refusals.
+/// `refuse` builds the error.
+template <typename Refuse>
+std::string resolve(const OperandBase& base,
+                    const std::string& urlpath,
+                    const OpenOptions& o,
+                    const Refuse& refuse) {
+    if (storage::is_url(urlpath)) {
+        if (!o.operands_anywhere) {
+            throw refuse("is the URL " + storage::redacted_url(urlpath) +
+                         ", not a path relative to the carrier; OpenOptions::operands_anywhere "
+                         "follows it");
+        }
+        return urlpath;
+    }
+    const fs::path p = fs::path(urlpath).lexically_normal();
+    if (base.remote) {
+        if (p.is_absolute()) {  // a file of the carrier's server
+            const std::size_t host = base.dir.find("://") + 3;
+            return base.dir.substr(0, base.dir.find('/', host)) + p.generic_string();
+        }
+        return base.dir + p.generic_string();
+    }
+    if (p.is_absolute() && !o.operands_anywhere) {
+        throw refuse("is the absolute path \"" + urlpath +
+                     "\"; operands are looked for relative to the carrier "
+                     "(OpenOptions::operands_anywhere follows absolute paths, as python-blosc2 "
+                     "does)");
+    }
+    return (p.is_absolute() ? p : fs::path(base.dir) / p).lexically_normal().string();
 }
 
 /// A Ref payload (ref.py) or its ext-43 wrapping, as a map.
@@ -372,8 +415,10 @@ std::shared_ptr<const BlockOrigin> lazy_origin(const ArrayCore& core, const Open
         throw fail("operands nest more than " + num(kMaxNesting) +
                    " persisted expressions deep (a cycle of files?)");
     }
-    const fs::path base = base_dir(core, o);
+    const OperandBase base = base_of(core, o);
     OpenOptions oo;
+    oo.http = o.http;
+    oo.operands_anywhere = o.operands_anywhere;
     oo.nthreads = 1;     // the carrier's reads run blocks in parallel already
     oo.cache_bytes = 0;  // each operand block is read once per result block, which the
                          // carrier's own cache keeps
@@ -392,9 +437,12 @@ std::shared_ptr<const BlockOrigin> lazy_origin(const ArrayCore& core, const Open
         }
         Operand op;
         const Value r = ref_map(*v);
+        const auto refuse = [&](const std::string& why) {
+            return fail("operand '" + name + "' " + why);
+        };
         try {
             if (r.type() == Value::Type::string) {  // legacy: a path relative to the carrier
-                op.array = AnyArray::open(resolve(base, r.as<std::string>()), oo);
+                op.array = AnyArray::open(resolve(base, r.as<std::string>(), o, refuse), oo);
             } else if (r.type() == Value::Type::map) {
                 const Value* kind = r.find("kind");
                 const std::string k = kind != nullptr && kind->type() == Value::Type::string
@@ -402,12 +450,12 @@ std::shared_ptr<const BlockOrigin> lazy_origin(const ArrayCore& core, const Open
                                           : (r.find("urlbase") != nullptr ? "c2array" : "");
                 const Value* up = r.find("urlpath");
                 if (k == "urlpath" && up != nullptr && up->type() == Value::Type::string) {
-                    op.array = AnyArray::open(resolve(base, up->as<std::string>()), oo);
+                    op.array = AnyArray::open(resolve(base, up->as<std::string>(), o, refuse), oo);
                 } else if (k == "dictstore_key" && up != nullptr &&
                            up->type() == Value::Type::string && r.find("key") != nullptr) {
                     OpenOptions so = oo;
                     so.objects_dir.clear();
-                    op.array = open_store_leaf(resolve(base, up->as<std::string>()),
+                    op.array = open_store_leaf(resolve(base, up->as<std::string>(), o, refuse),
                                                r["key"].as<std::string>(), so);
                 } else if (k == "c2array") {
                     throw fail("operand '" + name + "' is a remote Caterva2 array (" + r.to_json() +

@@ -405,3 +405,39 @@ TEST_CASE("objects: a persisted expression with a bad recipe is refused by name"
     const auto bad = b2nd::AnyArray::open(carrier("bits.b2nd", recipe("x & 1", ops)));
     CHECK_THROWS_WITH(bad.read(), Catch::Contains("floats"));
 }
+
+TEST_CASE("objects: an operand at an absolute path or a URL needs operands_anywhere", "[objects]") {
+    b2nd::test::TempDir tmp;
+    std::filesystem::create_directories(tmp / "sub");
+    std::vector<double> v{1, 2, 3, 4};
+    (void)b2nd::NDArray<double>::create_from(tmp / "x.b2nd", {4}, v.data(), v.size());
+    const auto carrier = [&](const std::string& name, const std::string& operand) {
+        const std::string path = tmp / name;
+        b2nd::CreateOptions o;
+        o.metalayers = {
+            {"b2o", b2nd::Value::map({{"kind", "lazyexpr"}, {"version", 1}}).to_msgpack()}};
+        auto a = b2nd::AnyArray::create(path, b2nd::dtype_of<double>(), {4}, o);
+        a.attrs().set("b2o",
+                      b2nd::Value::map(
+                          {{"kind", "lazyexpr"},
+                           {"version", 1},
+                           {"expression", "x * 2"},
+                           {"operands",
+                            b2nd::Value::map({{"x", b2nd::Value::map({{"kind", "urlpath"},
+                                                                      {"version", 1},
+                                                                      {"urlpath", operand}})}})}}));
+        return path;
+    };
+    const std::vector<double> twice{2, 4, 6, 8};
+    // Relative, even climbing out (python-blosc2 writes '../dir/x.b2nd'): followed.
+    CHECK(b2nd::NDArray<double>::open(carrier("sub/rel.b2nd", "../x.b2nd")).read() == twice);
+    // Absolute: refused by name unless asked.
+    const std::string abs = carrier("abs.b2nd", tmp / "x.b2nd");
+    CHECK_THROWS_WITH(b2nd::AnyArray::open(abs),
+                      Catch::Contains("absolute path") && Catch::Contains("operands_anywhere"));
+    b2nd::OpenOptions anywhere;
+    anywhere.operands_anywhere = true;
+    CHECK(b2nd::NDArray<double>::open(abs, anywhere).read() == twice);
+    CHECK_THROWS_WITH(b2nd::AnyArray::open(carrier("url.b2nd", "http://127.0.0.1:1/x.b2nd")),
+                      Catch::Contains("is the URL") && Catch::Contains("operands_anywhere"));
+}

@@ -91,22 +91,6 @@ bool is_store_zip(const std::string& path) {
     }
 }
 
-std::string special_kind(mode_t m) {
-    if (S_ISCHR(m)) {
-        return "a character device";
-    }
-    if (S_ISBLK(m)) {
-        return "a block device";
-    }
-    if (S_ISFIFO(m)) {
-        return "a FIFO";
-    }
-    if (S_ISSOCK(m)) {
-        return "a socket";
-    }
-    return {};
-}
-
 bool is_chunk_file_name(const std::string& name) {
     if (name.size() != 14 || !ends_with(name, ".chunk")) {
         return false;
@@ -190,6 +174,22 @@ void own_entry(const char* path, unsigned mode, const Ownership& o) noexcept {
 }
 
 }  // namespace
+
+std::string special_kind(mode_t m) {
+    if (S_ISCHR(m)) {
+        return "a character device";
+    }
+    if (S_ISBLK(m)) {
+        return "a block device";
+    }
+    if (S_ISFIFO(m)) {
+        return "a FIFO";
+    }
+    if (S_ISSOCK(m)) {
+        return "a socket";
+    }
+    return {};
+}
 
 const char* output_kind_name(OutputKind kind) {
     switch (kind) {

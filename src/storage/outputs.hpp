@@ -14,6 +14,8 @@
 #include <optional>
 #include <string>
 
+#include <sys/types.h>
+
 namespace b2nd::detail {
 
 /// What a writer makes at its target.
@@ -46,6 +48,10 @@ bool path_within(const std::string& inner, const std::string& outer);
 /// A path with its symbolic links resolved when it is one (the file or directory it leads to),
 /// else the path as given: where a rewrite puts its new file, so that the link stays a link.
 std::string through_link(const std::string& path);
+
+/// What a special file is, for messages ("a FIFO", "a character device"...); empty for regular
+/// files, directories and links.
+std::string special_kind(mode_t m);
 
 /// The permission bits and owner of a file or directory, to give to what replaces it.
 struct Ownership {

@@ -13,6 +13,7 @@
 #include <b2nd/error.hpp>
 
 #include "../detail/strings.hpp"
+#include "outputs.hpp"
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -92,16 +93,11 @@ std::string kind_of(mode_t m) {
     if (S_ISDIR(m)) {
         return "a directory";
     }
-    if (S_ISFIFO(m)) {
-        return "a FIFO";
+    if (S_ISLNK(m)) {
+        return "a symbolic link";
     }
-    if (S_ISSOCK(m)) {
-        return "a socket";
-    }
-    if (S_ISCHR(m) || S_ISBLK(m)) {
-        return "a device";
-    }
-    return S_ISLNK(m) ? "a symbolic link" : "not a regular file";
+    const std::string special = b2nd::detail::special_kind(m);
+    return special.empty() ? "not a regular file" : special;
 }
 
 [[noreturn]] void refuse(const std::string& path, const std::string& why) {

@@ -6,21 +6,25 @@
 // v, or a row that breaks the pattern, has seen a torn state.
 //
 //   worker create PATH [sparse]                 a fresh array, v = 1, 64 rows
-//   worker writer PATH SECONDS SEED [rewrite]   random commits for SECONDS (0: until killed);
+//   worker writer PATH SECONDS SEED [rewrite] [fast]
+//                                               random commits for SECONDS (0: until killed);
 //                                               prints "commits=N" at the end; with `rewrite`
-//                                               only whole rewrites (the shape stays)
+//                                               only whole rewrites (the shape stays); with
+//                                               `fast` commits are not fsynced (durable off)
 //   worker reader PATH SECONDS MODE             reads the whole array again and again; MODE is
 //                                               open (a fresh open per read), refresh, follow,
 //                                               lockread (OpenOptions::lock_reads);
 //                                               prints "reads=N errors=E torn=T changes=C"
-//   worker publisher PATH SECONDS [sparse]      replaces the array again and again, each time
+//   worker publisher PATH SECONDS [sparse] [fast]
+//                                               replaces the array again and again, each time
 //                                               with create_from (overwrite) of the next v and
 //                                               16-80 rows (0 SECONDS: until killed); prints
-//                                               "publishes=N"
+//                                               "publishes=N"; `fast`: not fsynced
 //   worker try-write PATH                       prints "locked" (LockError) or "opened"
 //   worker check PATH                           prints "ok rows=R v=V" or "bad: ..."
 //   worker memory SECONDS                       an in-memory array (B2ND_MEMORY_DIR), written,
 //                                               then sleeps SECONDS and exits normally
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -91,9 +95,11 @@ int create(const std::string& path, bool sparse) {
     return 0;
 }
 
-int writer(const std::string& path, double seconds, std::uint64_t seed, bool rewrite_only) {
+int writer(
+    const std::string& path, double seconds, std::uint64_t seed, bool rewrite_only, bool durable) {
     b2nd::OpenOptions o;
     o.writable = true;
+    o.durable = durable;
     o.nthreads = 1;
     o.lock_wait_ms = 5000;  // a writer killed a moment ago may still be on its way out
     auto a = b2nd::NDArray<std::int32_t>::open(path, o);
@@ -133,8 +139,9 @@ int writer(const std::string& path, double seconds, std::uint64_t seed, bool rew
     return 0;
 }
 
-int publisher(const std::string& path, double seconds, bool sparse) {
-    const b2nd::CreateOptions o = create_options(sparse);
+int publisher(const std::string& path, double seconds, bool sparse, bool durable) {
+    b2nd::CreateOptions o = create_options(sparse);
+    o.durable = durable;
     Rng rng{static_cast<std::uint64_t>(::getpid())};
     const auto until = Clock::now() + std::chrono::duration<double>(seconds);
     std::int64_t publishes = 0;
@@ -281,19 +288,21 @@ int store_check(const std::string& path) {
 
 int main(int argc, char** argv) {
     const std::vector<std::string> a(argv + 1, argv + argc);
+    const auto flag = [&](const char* word) {  // a word after the first three arguments
+        return a.size() > 3 && std::find(a.begin() + 3, a.end(), word) != a.end();
+    };
     try {
         if (a.size() >= 2 && a[0] == "create") {
             return create(a[1], a.size() > 2 && a[2] == "sparse");
         }
-        if ((a.size() == 4 || a.size() == 5) && a[0] == "writer") {
-            return writer(a[1], std::stod(a[2]), std::stoull(a[3]),
-                          a.size() == 5 && a[4] == "rewrite");
+        if (a.size() >= 4 && a.size() <= 6 && a[0] == "writer") {
+            return writer(a[1], std::stod(a[2]), std::stoull(a[3]), flag("rewrite"), !flag("fast"));
         }
         if (a.size() == 4 && a[0] == "reader") {
             return reader(a[1], std::stod(a[2]), a[3]);
         }
-        if ((a.size() == 3 || a.size() == 4) && a[0] == "publisher") {
-            return publisher(a[1], std::stod(a[2]), a.size() == 4 && a[3] == "sparse");
+        if (a.size() >= 3 && a.size() <= 5 && a[0] == "publisher") {
+            return publisher(a[1], std::stod(a[2]), flag("sparse"), !flag("fast"));
         }
         if (a.size() == 2 && a[0] == "try-write") {
             return try_write(a[1]);

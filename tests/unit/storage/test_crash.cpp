@@ -4,6 +4,7 @@
 // file.
 #include <chrono>
 #include <cstring>
+#include <set>
 #include <thread>
 
 #include <catch2/catch.hpp>
@@ -14,6 +15,8 @@
 
 #include "support/files.hpp"
 #include "support/temp_dir.hpp"
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -68,7 +71,8 @@ void apply(std::vector<std::int32_t>& state, int k) {
     }
 }
 
-[[noreturn]] void child_writer(const std::string& path) {
+/// Follows the sequence until killed, writing one byte to `progress` after each commit.
+[[noreturn]] void child_writer(const std::string& path, int progress) {
     try {
         storage::OpenOptions o;
         o.writable = true;
@@ -86,6 +90,8 @@ void apply(std::vector<std::int32_t>& state, int k) {
             } else {
                 f.update_chunk((k * 7919) % static_cast<int>(before), c);
             }
+            const char one = 1;
+            (void)!::write(progress, &one, 1);  // a full pipe only drops the count
         }
     } catch (...) {
         ::_exit(3);
@@ -99,7 +105,7 @@ TEST_CASE("crash: a writer killed with SIGKILL leaves the old or the new frame",
     for (bool sparse : {false, true}) {
         INFO((sparse ? "sparse" : "contiguous"));
         test::SplitMix rng(sparse ? 11 : 12);
-        int mid_sequence = 0;
+        std::set<int> commits_seen;  // how many commits of the sequence each surviving state had
         for (int trial = 0; trial < 25; ++trial) {
             test::TempDir dir;
             const std::string path = dir / "crash";
@@ -113,13 +119,29 @@ TEST_CASE("crash: a writer killed with SIGKILL leaves the old or the new frame",
                     f.append_chunk(chunk_for(i));
                 }
             }
+            int progress[2];
+            REQUIRE(::pipe2(progress, O_CLOEXEC | O_NONBLOCK) == 0);
             const pid_t pid = ::fork();
             REQUIRE(pid >= 0);
             if (pid == 0) {
-                child_writer(path);
+                child_writer(path, progress[1]);
             }
-            std::this_thread::sleep_for(std::chrono::microseconds(500 + rng.below(40000)));
+            ::close(progress[1]);
+            // Kill after a random number of commits, a random moment into the next ones: with
+            // commits counted rather than timed, a disk that syncs slowly moves nothing.
+            const auto target = static_cast<int>(1 + rng.below(40));
+            int committed = 0;
+            while (committed < target) {
+                pollfd p{progress[0], POLLIN, 0};
+                REQUIRE(::poll(&p, 1, 20000) == 1);
+                char buf[64];
+                const ssize_t got = ::read(progress[0], buf, sizeof buf);
+                REQUIRE(got > 0);  // 0: the child died on its own
+                committed += static_cast<int>(got);
+            }
+            std::this_thread::sleep_for(std::chrono::microseconds(rng.below(3000)));
             ::kill(pid, SIGKILL);
+            ::close(progress[0]);
             int status = 0;
             ::waitpid(pid, &status, 0);
             REQUIRE(WIFSIGNALED(status));  // the child never stops on its own
@@ -139,13 +161,16 @@ TEST_CASE("crash: a writer killed with SIGKILL leaves the old or the new frame",
                 state[static_cast<std::size_t>(i)] = i;
             }
             bool found = state == seen;
+            int commits = 0;
             for (int k = 0; !found && k < 200000; ++k) {
                 apply(state, k);
                 found = state == seen;
-                mid_sequence += found && k > 0 ? 1 : 0;
+                commits = k + 1;
             }
             REQUIRE(found);
+            CHECK(commits >= target);  // what was reported committed survived the kill
+            commits_seen.insert(commits);
         }
-        CHECK(mid_sequence > 10);  // the kills did land in the middle of the writes
+        CHECK(commits_seen.size() > 10);  // the kills landed all along the sequence
     }
 }

@@ -1,5 +1,6 @@
 #include "sidecar.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -412,10 +413,10 @@ void Sidecar::release_reader() noexcept {
     }
 }
 
-std::uint64_t Sidecar::oldest_reader() {
-    std::uint64_t oldest = std::numeric_limits<std::uint64_t>::max();
+std::vector<std::uint64_t> Sidecar::reader_generations() {
+    std::vector<std::uint64_t> held;
     if (map_ == nullptr) {
-        return oldest;
+        return held;
     }
     const auto self = static_cast<std::uint64_t>(::getpid());
     for (std::size_t i = 0; i < kSlots; ++i) {
@@ -432,10 +433,16 @@ std::uint64_t Sidecar::oldest_reader() {
             }
             continue;
         }
-        oldest = std::min(oldest,
-                          __atomic_load_n(word(kTableAt + i * kSlotBytes + 8), __ATOMIC_ACQUIRE));
+        held.push_back(__atomic_load_n(word(kTableAt + i * kSlotBytes + 8), __ATOMIC_ACQUIRE));
     }
-    return oldest;
+    std::sort(held.begin(), held.end());
+    held.erase(std::unique(held.begin(), held.end()), held.end());
+    return held;
+}
+
+std::uint64_t Sidecar::oldest_reader() {
+    const std::vector<std::uint64_t> held = reader_generations();
+    return held.empty() ? std::numeric_limits<std::uint64_t>::max() : held.front();
 }
 
 bool Sidecar::read_by_others() const {

@@ -24,6 +24,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace b2nd::storage::detail {
 
@@ -93,8 +94,10 @@ public:
     void release_reader() noexcept;
     /// Whether a live handle other than this one holds a slot of the reader table.
     bool read_by_others() const;
-    /// The oldest generation a live registered reader holds (clearing slots of dead processes),
-    /// or UINT64_MAX when there is none.
+    /// The generations live registered readers hold, ascending and each once (clearing slots of
+    /// dead processes on the way).
+    std::vector<std::uint64_t> reader_generations();
+    /// The oldest of them, or UINT64_MAX when there is none.
     std::uint64_t oldest_reader();
 
 private:

@@ -139,6 +139,13 @@ public:
             cbytes += static_cast<std::int64_t>(w.size());
         }
         removed_.clear();
+        // A file numbered above everything the current index names is not in this snapshot, nor
+        // in any earlier one that is still named: it is born with this commit (or later).
+        std::int64_t first_new = births_.empty() ? 0 : births_.back().first_file;
+        for (std::int64_t e : index) {
+            first_new = std::max(first_new, e + 1);
+        }
+        pending_birth_ = first_new;
         for (std::size_t i = 0; i < index.size(); ++i) {
             if (index[i] >= 0 && live.count(index[i]) == 0) {
                 cbytes -= static_cast<std::int64_t>(
@@ -180,7 +187,7 @@ public:
         for (std::int64_t e : removed_) {
             forget_file(static_cast<std::uint32_t>(e));
             if (sidecar) {
-                unlinked_.push_back({sidecar->generation() + 1, e});
+                unlinked_.push_back({born(e), sidecar->generation() + 1, e});
             } else {
                 detail::remove_file(chunk_file_path(static_cast<std::uint32_t>(e)));
             }
@@ -194,7 +201,13 @@ public:
         adopt_mapping(MappedFile::open(frame_file()), image_.size());
     }
 
-    void after_commit() override { collect(); }
+    void after_commit() override {
+        if (sidecar && pending_birth_ >= 0) {
+            births_.push_back({pending_birth_, snapshot_generation});
+            pending_birth_ = -1;
+        }
+        collect();
+    }
 
     void drop_staged(const std::vector<std::int64_t>& live) override {
         if (!staged_ids_.empty()) {
@@ -285,12 +298,20 @@ private:
 
     /// A number no chunk file has: past those the index names, those waiting for readers to
     /// let go, and any file in the directory (left by earlier writers; a reader of an older
-    /// snapshot may need one, so its number is never reused).
+    /// snapshot may need one, so its number is never reused). The first call reads the
+    /// directory: files there that the index does not name (kept by an earlier writer for its
+    /// readers, or left by one killed) go as soon as no reader of an older snapshot is left.
     std::int64_t next_free_number() {
         if (directory_floor_ < 0) {
             directory_floor_ = 0;
+            const std::set<std::int64_t> named(index.begin(), index.end());
             for (const std::int64_t id : chunk_files_on_disk()) {
                 directory_floor_ = std::max(directory_floor_, id + 1);
+                const bool waiting = std::any_of(unlinked_.begin(), unlinked_.end(),
+                                                 [&](const Unlinked& u) { return u.file == id; });
+                if (sidecar && named.count(id) == 0 && !waiting) {
+                    unlinked_.push_back({0, snapshot_generation, id});
+                }
             }
         }
         std::int64_t next = directory_floor_;
@@ -298,7 +319,7 @@ private:
             next = std::max(next, e + 1);
         }
         for (const auto& u : unlinked_) {
-            next = std::max(next, u.second + 1);
+            next = std::max(next, u.file + 1);
         }
         return next;
     }
@@ -395,26 +416,66 @@ private:
         std::uint32_t,
         std::pair<std::shared_ptr<const MappedFile>, std::list<std::uint32_t>::iterator>>
         files_;
-    /// Removes the replaced chunk files no registered reader can still need.
+    /// The first generation whose snapshot can name file `id`, as far as births_ tells (earlier
+    /// than the truth at worst, which only keeps a file longer).
+    std::uint64_t born(std::int64_t id) const {
+        for (auto b = births_.rbegin(); b != births_.rend(); ++b) {
+            if (b->first_file <= id) {
+                return b->generation;
+            }
+        }
+        return 0;  // in the frame before this handle's first commit
+    }
+
+    /// Removes the replaced chunk files no registered reader can still need: a file is needed
+    /// only by a reader whose snapshot is at least as new as the file and older than the commit
+    /// that replaced it. A reader that keeps an old snapshot (an idle following reader, a slot
+    /// forged in the lock file) thus keeps one version of the array, not every one since.
     void collect() {
-        if (unlinked_.empty()) {
+        if (unlinked_.empty() && births_.size() < 2) {
             return;
         }
-        const std::uint64_t oldest = sidecar->oldest_reader();
-        std::vector<std::pair<std::uint64_t, std::int64_t>> keep;
-        for (const auto& [generation, id] : unlinked_) {
-            if (generation <= oldest) {
-                detail::remove_file(chunk_file_path(static_cast<std::uint32_t>(id)));
+        const std::vector<std::uint64_t> readers = sidecar->reader_generations();
+        const auto read_within = [&](std::uint64_t from,
+                                     std::uint64_t to) {  // some r in [from, to)
+            const auto r = std::lower_bound(readers.begin(), readers.end(), from);
+            return r != readers.end() && *r < to;
+        };
+        std::vector<Unlinked> keep;
+        for (const Unlinked& u : unlinked_) {
+            if (read_within(u.born, u.replaced)) {
+                keep.push_back(u);
             } else {
-                keep.push_back({generation, id});
+                detail::remove_file(chunk_file_path(static_cast<std::uint32_t>(u.file)));
             }
         }
         unlinked_ = std::move(keep);
+        // Births no reader sits between tell nothing (readers only ever register the current
+        // generation from now on): merging them keeps births_ as short as the reader table.
+        std::vector<Birth> merged;
+        for (const Birth& b : births_) {
+            if (merged.empty() || read_within(merged.back().generation, b.generation)) {
+                merged.push_back(b);
+            }
+        }
+        births_ = std::move(merged);
     }
 
     std::int64_t directory_floor_ = -1;  // one past the highest file number on disk (-1: unread)
-    // Replaced chunk files not removed yet: {first generation that does not name them, file}.
-    std::vector<std::pair<std::uint64_t, std::int64_t>> unlinked_;
+    // Replaced chunk files not removed yet.
+    struct Unlinked {
+        std::uint64_t born;      // no snapshot older than this names the file
+        std::uint64_t replaced;  // the first generation that does not name it
+        std::int64_t file;
+    };
+    std::vector<Unlinked> unlinked_;
+    // This handle's commits: files numbered first_file or above are born at generation or later.
+    struct Birth {
+        std::int64_t first_file;
+        std::uint64_t generation;
+    };
+    std::vector<Birth> births_;
+    std::int64_t pending_birth_ = -1;  // the commit in progress's first_file
     // Staging (Frame::stage): chunk files written ahead of a commit.
     std::int64_t next_staged_id_ = -1;  // next chunk file number (-1: none staged yet)
     // The commit in progress (commit.cpp): new chunk files, files it replaces, chunks.b2frame.

@@ -253,7 +253,9 @@ TEST_CASE("processes: store writers killed at random moments leave a readable st
     std::set<std::string> seen;
     while (kills < 40) {
         auto w = start({"store-writer", path, std::to_string(kills)});
-        std::this_thread::sleep_for(std::chrono::microseconds(5000 + rng() % 40000));
+        // Some commits in (counted, whatever the disk's speed), then a random moment later.
+        REQUIRE(w->printed(1 + rng() % 3, 20000));
+        std::this_thread::sleep_for(std::chrono::microseconds(rng() % 20000));
         w->kill();
         ++kills;
         const std::string c = run({"store-check", path});
@@ -271,4 +273,31 @@ TEST_CASE("processes: store writers killed at random moments leave a readable st
             CHECK(f.path().extension() != ".tmp");
         }
     }
+}
+
+TEST_CASE("processes: an idle reader keeps one version of a sparse array, not one per commit",
+          "[process]") {
+    b2nd::test::TempDir dir;
+    const std::string path = dir / "idle.b2frame";
+    REQUIRE(run({"create", path, "sparse"}).empty());  // 64 rows: 4 chunk files
+    const auto chunk_files = [&] {
+        std::size_t n = 0;
+        for (const auto& e : std::filesystem::directory_iterator(path)) {
+            n += e.path().extension() == ".chunk" ? 1U : 0U;
+        }
+        return n;
+    };
+    REQUIRE(chunk_files() == 4);
+    auto holder = start({"hold", path, "3"});
+    REQUIRE(holder->printed(std::string("held v=1\n").size(), 20000));
+    const std::string w = run({"writer", path, "1", "3", "rewrite", "fast"});
+    INFO(w);
+    REQUIRE(field(w, "commits") > 20);  // every one replaced all four files
+    CHECK(chunk_files() <= 8);          // 4 live, 4 the holder's snapshot names
+    const std::string h = holder->finish();
+    INFO(h);
+    CHECK(h.find("same") != std::string::npos);  // and those 4 were the right ones
+    // With the holder gone, the next commit leaves only the live files.
+    REQUIRE(run({"writer", path, "0.01", "4", "rewrite", "fast"}).rfind("commits=", 0) == 0);
+    CHECK(chunk_files() == 4);
 }

@@ -20,10 +20,16 @@
 //                                               with create_from (overwrite) of the next v and
 //                                               16-80 rows (0 SECONDS: until killed); prints
 //                                               "publishes=N"; `fast`: not fsynced
+//   worker hold PATH SECONDS                    reads, prints "held v=V", sleeps SECONDS, reads
+//                                               its snapshot again: "same" when unchanged
 //   worker try-write PATH                       prints "locked" (LockError) or "opened"
 //   worker check PATH                           prints "ok rows=R v=V" or "bad: ..."
 //   worker memory SECONDS                       an in-memory array (B2ND_MEMORY_DIR), written,
 //                                               then sleeps SECONDS and exits normally
+//   worker store-writer PATH SEED               rewrites both leaves of a store and its "gen"
+//                                               until killed, printing "." after each commit
+//   worker store-check PATH                     prints "ok G" when each leaf holds one whole
+//                                               generation G, else what is wrong
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -224,6 +230,27 @@ int check(const std::string& path) {
     return 0;
 }
 
+/// A reader that keeps one snapshot, idle: reads the array, prints "held v=V", sleeps SECONDS,
+/// reads it again and prints "same" when it got the same values (its snapshot's files are all
+/// still there), else what it got.
+int hold(const std::string& path, double seconds) {
+    b2nd::OpenOptions o;
+    o.nthreads = 1;
+    const auto a = b2nd::NDArray<std::int32_t>::open(path, o);
+    const std::vector<std::int32_t> first = a.read();
+    std::printf("held v=%lld\n", static_cast<long long>(first.empty() ? 0 : first[0] / 1000));
+    std::fflush(stdout);
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    try {
+        const std::vector<std::int32_t> again = a.read();
+        std::printf(again == first ? "same\n" : "changed: %s\n",
+                    check_state(again, a.shape()[0]).c_str());
+    } catch (const b2nd::Error& e) {
+        std::printf("error: %s\n", e.what());
+    }
+    return 0;
+}
+
 int memory(double seconds) {
     auto a = b2nd::NDArray<std::int32_t>::create_in_memory_from({64, kCols}, rows_of(7, 64));
     std::printf("path=%s\n", a.path().c_str());
@@ -250,6 +277,8 @@ int store_writer(const std::string& path, std::uint64_t seed) {
         }
         w.set_vlmeta("/", "gen", b2nd::Value(g));
         w.commit();
+        std::fputc('.', stdout);  // one per commit, for a parent that kills after so many
+        std::fflush(stdout);
     }
 }
 
@@ -303,6 +332,9 @@ int main(int argc, char** argv) {
         }
         if (a.size() >= 3 && a.size() <= 5 && a[0] == "publisher") {
             return publisher(a[1], std::stod(a[2]), flag("sparse"), !flag("fast"));
+        }
+        if (a.size() == 3 && a[0] == "hold") {
+            return hold(a[1], std::stod(a[2]));
         }
         if (a.size() == 2 && a[0] == "try-write") {
             return try_write(a[1]);

@@ -2,6 +2,7 @@
 // it prints, wait for it or kill it.
 #pragma once
 
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <stdexcept>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -59,7 +61,8 @@ public:
 
     /// Waits for the process to end and returns all it printed; `status` gets waitpid's status.
     std::string finish(int* status = nullptr) {
-        std::string text;
+        std::string text = std::move(early_);
+        early_.clear();
         char buf[4096];
         for (;;) {
             const ssize_t n = ::read(out_, buf, sizeof buf);
@@ -78,6 +81,27 @@ public:
         return text;
     }
 
+    /// Waits until the process has printed at least `n` bytes (kept for finish()): false when it
+    /// closes its output first or `timeout_ms` passes.
+    bool printed(std::size_t n, int timeout_ms) {
+        const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+        char buf[4096];
+        while (early_.size() < n) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                until - std::chrono::steady_clock::now());
+            pollfd p{out_, POLLIN, 0};
+            if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) != 1) {
+                return false;
+            }
+            const ssize_t got = ::read(out_, buf, sizeof buf);
+            if (got <= 0) {
+                return false;
+            }
+            early_.append(buf, static_cast<std::size_t>(got));
+        }
+        return true;
+    }
+
     /// SIGKILL, then reap.
     void kill() {
         if (pid_ > 0) {
@@ -91,6 +115,7 @@ public:
 private:
     pid_t pid_ = -1;
     int out_ = -1;
+    std::string early_;  // what printed() read
 };
 
 /// The number after "key=" in `text`, or -1.

@@ -17,6 +17,7 @@
 #include "storage/posix_file.hpp"
 #include "support/data.hpp"
 #include "support/temp_dir.hpp"
+#include <unistd.h>
 
 using namespace b2nd;
 using storage::Frame;
@@ -147,7 +148,9 @@ TEST_CASE("sharing: a reader's snapshot survives the writer replacing its chunks
     }
     CHECK(first_of(*old_reader, 0) == 10);
     CHECK(first_of(*old_reader, 2) == 30);
-    CHECK(chunk_files(path) == 9);  // 3 live, 6 kept for the older snapshot
+    // 3 live, 3 kept for the older snapshot; the 3 files of the state in between named nothing
+    // that a reader holds, and went with the second commit.
+    CHECK(chunk_files(path) == 6);
     // Once the reader moves on, the writer's next commit removes what no snapshot names: the 6
     // files of the first two states, not the one it replaces now (the reader's state has it).
     CHECK(old_reader->refresh());
@@ -300,9 +303,32 @@ TEST_CASE("sharing: a sparse frame under many small updates keeps only live chun
         }
         CHECK(reader.read() == before);  // the files of its snapshot are still there
         CHECK(chunk_files(path) > 13);
+        CHECK(chunk_files(path) <= 26);  // and only those: one version, not one per commit
     }
     a.set({0, 0}, 7);  // the reader is gone: its files go with this commit
     CHECK(chunk_files(path) == 13);
+}
+
+TEST_CASE("sharing: a reader slot forged in the lock file keeps one version, not every one",
+          "[storage]") {
+    // Anyone who may write the lock file can claim a slot for a live process and an old
+    // generation. The writer then keeps the files of that generation's snapshot, and no others.
+    test::TempDir dir;
+    const std::string path = dir / "forged.b2frame";
+    Frame w = Frame::create(path, params(), true);
+    w.append_chunks({chunk_of(10), chunk_of(20), chunk_of(30)});
+    {
+        // Slot 200 of the reader table (sidecar.hpp): {owner: this live process, generation 1}.
+        storage::detail::PosixFile lock(path + "/.b2lock",
+                                        storage::detail::PosixFile::Mode::read_write);
+        const std::uint64_t slot[2] = {static_cast<std::uint64_t>(::getpid()) << 32 | 0x5EED, 1};
+        lock.write_at({reinterpret_cast<const std::uint8_t*>(slot), sizeof slot}, 4096 + 200 * 16);
+    }
+    for (std::int32_t k = 0; k < 300; ++k) {
+        w.update_chunk(k % 3, chunk_of(1000 + k));
+    }
+    CHECK(chunk_files(path) <= 6);  // 3 live, at most 3 named by generation 1
+    CHECK(first_of(Frame::open(path), 2) == 1299);
 }
 
 TEST_CASE("sharing: what create and import publish is fsynced, then its directory", "[storage]") {

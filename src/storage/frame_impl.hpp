@@ -87,6 +87,9 @@ struct Frame::Impl {
     std::unique_ptr<detail::Sidecar> sidecar;
     // A remote frame (remote_frame.cpp): the images of its chunks; null for files and buffers.
     std::shared_ptr<const detail::RemoteChunks> remote;
+    // A remote frame: digests of its header and of its index and trailer, as fetched (hex), which
+    // Frame::stamp() adds to the server's validators: what identifies this version's content.
+    std::string content_id;
     std::uint64_t snapshot_generation = 0;  // the sidecar's generation when this snapshot was taken
     mutable std::int64_t next_stat_ns = 0;  // without a sidecar: when stale() may stat() again
 

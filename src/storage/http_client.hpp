@@ -28,12 +28,15 @@ struct RemoteIdentity {
 
 /// A range of a file to fetch into `into`. `may_end`: the file may end inside the range (a
 /// chunk file whose length is not known yet); `got` then says how many bytes there were.
+/// `rider`: a few bytes that go within another request of the file where there is one (a
+/// probe of its version costs no request of its own).
 struct HttpPiece {
     std::uint64_t offset = 0;
     std::uint64_t n = 0;
     std::uint8_t* into = nullptr;
     bool may_end = false;
     std::uint64_t got = 0;
+    bool rider = false;
 };
 
 /// The pieces wanted of one file.

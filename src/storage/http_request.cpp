@@ -373,8 +373,15 @@ std::vector<Request> pack(std::vector<Request> planned, const HttpOptions& o) {
     constexpr std::uint64_t kSmall = 1 << 20;  // larger ranges keep a request (a stream) each
     std::vector<Request> small;
     std::vector<Request> out;
+    std::vector<Request> riders;
+    const auto all_riders = [](const Request& t) {
+        return std::all_of(t.pieces.begin(), t.pieces.end(),
+                           [&](std::size_t k) { return t.file->pieces[k].rider; });
+    };
     for (Request& t : planned) {
-        if (!t.may_end && t.b - t.a <= kSmall && o.max_ranges > 1) {
+        if (!t.may_end && all_riders(t) && planned.size() > 1) {
+            riders.push_back(std::move(t));
+        } else if (!t.may_end && t.b - t.a <= kSmall && o.max_ranges > 1) {
             small.push_back(std::move(t));
         } else {
             out.push_back(std::move(t));
@@ -392,6 +399,28 @@ std::vector<Request> pack(std::vector<Request> planned, const HttpOptions& o) {
             m.b = small[j].b;
         }
         out.push_back(std::move(m));
+    }
+    // Riders join a small request of several ranges' room, else go on their own.
+    for (Request& r : riders) {
+        Request* host = nullptr;
+        for (Request& t : out) {
+            if (!t.may_end && t.b - t.a <= kSmall &&
+                t.subs.size() < static_cast<std::size_t>(o.max_ranges)) {
+                host = &t;
+            }
+        }
+        if (host == nullptr) {
+            out.push_back(std::move(r));
+            continue;
+        }
+        host->subs.push_back(r.subs.front());
+        host->pieces.insert(host->pieces.end(), r.pieces.begin(), r.pieces.end());
+        std::sort(host->subs.begin(), host->subs.end());
+        std::sort(host->pieces.begin(), host->pieces.end(), [&](std::size_t x, std::size_t y) {
+            return host->file->pieces[x].offset < host->file->pieces[y].offset;
+        });
+        host->a = host->subs.front().first;
+        host->b = host->subs.back().second;
     }
     return out;
 }

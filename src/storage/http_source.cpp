@@ -156,13 +156,13 @@ void HttpSource::read_into(const std::vector<RangeInto>& ranges) const {
     std::vector<const RangeInto*> asked;
     for (const RangeInto& r : ranges) {
         std::uint64_t at = 0;
-        if (r.got == nullptr) {
+        if (r.got == nullptr && !r.probe) {
             if (auto k = kept(r.offset, r.n, at)) {
                 std::memcpy(r.into, k->data() + at, static_cast<std::size_t>(r.n));
                 continue;
             }
         }
-        one[0].pieces.push_back({r.offset, r.n, r.into, r.got != nullptr, 0});
+        one[0].pieces.push_back({r.offset, r.n, r.into, r.got != nullptr, 0, r.probe});
         asked.push_back(&r);
     }
     client_->fetch(one);
@@ -218,7 +218,7 @@ void read_many(std::vector<SourceRanges>& batch) {
         f.url = h->url();
         f.id = h->identity();
         for (const RangeInto& r : s.ranges) {
-            f.pieces.push_back({r.offset, r.n, r.into, r.got != nullptr, 0});
+            f.pieces.push_back({r.offset, r.n, r.into, r.got != nullptr, 0, r.probe});
         }
         files.push_back(std::move(f));
         of.push_back(&s);

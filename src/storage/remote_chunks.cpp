@@ -192,6 +192,27 @@ std::shared_ptr<RemoteChunks::Image> RemoteChunks::image(std::int64_t key) const
     return img;
 }
 
+void RemoteChunks::read_guarded(std::vector<SourceRanges>& batch) const {
+    if (!guard_.file) {
+        read_many(batch);
+        return;
+    }
+    // A probe: from the server, not from the copy the source kept when the frame was opened.
+    std::vector<std::uint8_t> now(guard_.expected.size());
+    batch.push_back({guard_.file, {{guard_.offset, now.size(), now.data(), nullptr, true}}});
+    read_many(batch);
+    if (now != guard_.expected) {
+        throw HttpError("\"" + guard_.file->name() +
+                            "\" changed on the server while it was read (the end of its "
+                            "frame, bytes " +
+                            std::to_string(guard_.offset) + " to " +
+                            std::to_string(guard_.offset + now.size()) +
+                            ", differs from when it was opened, although its size, ETag and "
+                            "Last-Modified did not change)",
+                        0, true);
+    }
+}
+
 void RemoteChunks::trim() const {
     // What images hold is what was fetched into them (the rest of a buffer is never touched, so
     // never resident). A claimed image (being fetched into) stays; a dropped one stops counting
@@ -240,7 +261,7 @@ void RemoteChunks::fetch_heads(const std::vector<std::shared_ptr<Image>>& images
     if (asked.empty()) {
         return;
     }
-    read_many(batch);
+    read_guarded(batch);
     for (std::size_t k = 0; k < asked.size(); ++k) {
         asked[k]->adopt_head(heads[k].data(), got[k], got[k] < heads[k].size());
     }
@@ -271,7 +292,7 @@ void RemoteChunks::fetch_bodies(const std::vector<std::shared_ptr<Image>>& image
     };
     const auto run = [&] {
         if (!batch.empty()) {
-            read_many(batch);
+            read_guarded(batch);
             for (const auto& [img, a, b] : adding) {
                 img->add(a, b);
             }

@@ -24,6 +24,8 @@
 
 #include <b2nd/storage/byte_source.hpp>
 
+#include "http_source.hpp"
+
 namespace b2nd::storage::detail {
 
 class RemoteChunks {
@@ -72,6 +74,19 @@ public:
 
     struct Image;
 
+    /// The bytes that tell the version of the file being read (the end of the frame: its
+    /// checksum stamp, or its index and trailer), as the frame was opened. Every batch of
+    /// requests fetches them afresh with its ranges: a batch that finds them changed throws
+    /// HttpError::remote_changed(), so that bytes of two versions never meet in one handle
+    /// even where the server's validators (size, ETag, Last-Modified) stay the same.
+    struct Guard {
+        std::shared_ptr<const ByteSource> file;
+        std::uint64_t offset = 0;
+        std::vector<std::uint8_t> expected;
+    };
+    void set_guard(Guard g) { guard_ = std::move(g); }
+    const Guard& guard() const noexcept { return guard_; }
+
 private:
     /// Images claimed for fetching into (one claim at a time per image; waiting in key order).
     /// Without a mutex per image: a batch may claim thousands.
@@ -96,8 +111,11 @@ private:
     void fetch_bodies(const std::vector<std::shared_ptr<Image>>& images,
                       const std::vector<const Want*>& wants) const;
     void trim() const;
+    /// read_many of `batch` and the guard; \throws HttpError (remote_changed) when it changed
+    void read_guarded(std::vector<SourceRanges>& batch) const;
 
     Locate locate_;
+    Guard guard_;
     std::int64_t nblocks_hint_;
     std::uint64_t budget_;
     bool blocks_;

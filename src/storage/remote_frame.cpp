@@ -15,6 +15,7 @@
 #include <b2nd/storage/http.hpp>
 
 #include "../detail/strings.hpp"
+#include "checksums.hpp"
 #include "frame_impl.hpp"
 #include "http_source.hpp"
 
@@ -79,8 +80,34 @@ public:
         }
         const std::int64_t hint =
             h.blocksize > 0 && h.chunksize > 0 ? (h.chunksize + h.blocksize - 1) / h.blocksize : 64;
-        remote = std::make_shared<RemoteChunks>(std::move(locate), hint, options.http.memory_bytes,
-                                                options.http.block_reads);
+        auto chunks = std::make_shared<RemoteChunks>(
+            std::move(locate), hint, options.http.memory_bytes, options.http.block_reads);
+        chunks->set_guard(identify());
+        remote = std::move(chunks);
+    }
+
+    /// Sets content_id from the header, index and trailer as fetched (at hand: no request), and
+    /// returns the guard of this version: the checksum stamp of a frame that has one (the last
+    /// 16 bytes, which change with any byte the table covers), else the end of its index and
+    /// trailer (4 KiB at most: all of them for a small frame).
+    RemoteChunks::Guard identify() {
+        const std::uint64_t end = header.frame_len;
+        const auto meta_at = std::min<std::uint64_t>(static_cast<std::uint64_t>(index_pos), end);
+        const SourceBytes head = source->read(0, static_cast<std::uint64_t>(header.header_len));
+        const SourceBytes meta = source->read(meta_at, end - meta_at);
+        char id[40];
+        std::snprintf(id, sizeof id, "%016llx%016llx",
+                      static_cast<unsigned long long>(detail::bytes_digest(head.bytes)),
+                      static_cast<unsigned long long>(detail::bytes_digest(meta.bytes)));
+        content_id = id;
+        constexpr std::uint64_t kStampTail = 16, kPlainTail = 4096;
+        const bool stamped = meta.bytes.size() >= kStampTail + 1 &&
+                             meta.bytes[meta.bytes.size() - kStampTail - 1] == detail::kStampType;
+        const std::uint64_t n =
+            std::min<std::uint64_t>(stamped ? kStampTail : kPlainTail, meta.bytes.size());
+        const ByteSpan tail = meta.bytes.subspan(meta.bytes.size() - static_cast<std::size_t>(n),
+                                                 static_cast<std::size_t>(n));
+        return {source, end - n, std::vector<std::uint8_t>(tail.begin(), tail.end())};
     }
 
     bool reload_remote() override {
@@ -88,17 +115,33 @@ public:
             return false;
         }
         const std::string before = http_->stamp();
+        const std::string content_before = content_id;
         std::shared_ptr<const detail::HttpSource> fresh = http_->reopen();
-        if (fresh->stamp() == before) {
+        if (fresh->stamp() == before && !content_may_differ(*fresh)) {
             return false;
         }
         http_ = fresh;
         load(fresh);
+        if (fresh->stamp() == before && content_id == content_before) {
+            return false;  // read again, the same: what is cached of it holds
+        }
         mapped_ino = ++generation_;  // a new file: nothing cached of the old one holds
         return true;
     }
 
     void set_http(std::shared_ptr<const detail::HttpSource> h) { http_ = std::move(h); }
+
+    /// Whether `fresh` (this URL opened again, with the same validators) may hold another
+    /// version: its guard bytes (one request) are not those of this one.
+    bool content_may_differ(const detail::HttpSource& fresh) const {
+        const RemoteChunks::Guard& g = remote->guard();
+        if (g.expected.empty()) {
+            return true;
+        }
+        std::vector<std::uint8_t> now(g.expected.size());
+        fresh.read_into({{base + g.offset, now.size(), now.data(), nullptr, true}});
+        return now != g.expected;
+    }
 
     // Nothing is ever written.
     ByteSpan chunk_region(std::int64_t, std::int64_t, StoredChunk&, std::uint64_t&) const override {
@@ -273,7 +316,11 @@ bool Frame::remote() const noexcept {
 
 std::string Frame::stamp() const {
     std::shared_lock<std::shared_mutex> lock(impl_->mutex);
-    return impl_->source ? impl_->source->stamp() : std::string();
+    if (!impl_->source) {
+        return {};
+    }
+    const std::string validators = impl_->source->stamp();
+    return impl_->content_id.empty() ? validators : validators + ":" + impl_->content_id;
 }
 
 TransferStats Frame::transfers() const {

@@ -15,6 +15,7 @@
 
 #include "support/files.hpp"
 #include "support/http_servers.hpp"
+#include "support/served_array.hpp"
 #include "support/temp_dir.hpp"
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,48 +24,8 @@ using b2nd::test::ServerProcess;
 
 namespace {
 
-struct Served {
-    b2nd::test::TempDir dir;  // served
-    b2nd::test::TempDir own;  // the caches
-    std::unique_ptr<ServerProcess> server;
-
-    void write(float offset) const {
-        std::vector<float> v(32 * 64 * 64);
-        for (std::size_t i = 0; i < v.size(); ++i) {
-            v[i] = static_cast<float>(i % 1013) * 0.25f + offset;
-        }
-        b2nd::CreateOptions co;
-        co.chunk_shape = {16, 32, 32};
-        co.block_shape = {8, 16, 16};
-        co.overwrite = true;
-        b2nd::AnyArray::create_from(
-            dir / "a.b2nd", b2nd::DType::parse("<f4"), {32, 64, 64},
-            {reinterpret_cast<const std::uint8_t*>(v.data()), v.size() * sizeof(float)}, co);
-    }
-    std::string url() const { return server->url("a.b2nd"); }
-    b2nd::OpenOptions cached(std::uint64_t bound = 0) const {
-        b2nd::OpenOptions o;
-        o.http_cache = own / "cache.b2nd";
-        o.http_cache_bytes = bound;
-        o.http.head_bytes = 1024;
-        return o;
-    }
-    b2nd::AnyArray local() const { return b2nd::AnyArray::open(dir / "a.b2nd"); }
-};
-
-std::unique_ptr<Served> serve(std::string& why) {
-    if (!b2nd::storage::http_available()) {
-        why = "this build has no libcurl";
-        return nullptr;
-    }
-    auto s = std::make_unique<Served>();
-    s->write(0);
-    s->server = ServerProcess::nginx(s->dir.path());
-    if (!s->server) {
-        why = "nginx is not installed (Debian package nginx)";
-        return nullptr;
-    }
-    return s;
+std::unique_ptr<b2nd::test::ServedArray> serve(std::string& why) {
+    return b2nd::test::serve_array(why);
 }
 
 /// Requests a read made, on a fresh handle.

@@ -70,15 +70,7 @@ std::unique_ptr<ServerProcess> serve(std::string& why, std::string root = {}) {
             return nullptr;
         }
     }
-    if (!b2nd::storage::http_available()) {
-        why = "this build has no libcurl";
-        return nullptr;
-    }
-    auto s = ServerProcess::nginx(root);
-    if (!s) {
-        why = "nginx is not installed (Debian package nginx)";
-    }
-    return s;
+    return b2nd::test::nginx_or_why(root, why);
 }
 
 }  // namespace

@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include <b2nd/storage/http.hpp>
+
 #include "temp_dir.hpp"
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -233,6 +235,20 @@ private:
     bool tls_ = false;
     pid_t pid_ = -1;
 };
+
+/// nginx over `root` where this build reads URLs and nginx is installed; else null, and `why`
+/// says which is missing (for B2ND_SKIP).
+inline std::unique_ptr<ServerProcess> nginx_or_why(const std::string& root, std::string& why) {
+    if (!b2nd::storage::http_available()) {
+        why = "this build has no libcurl";
+        return nullptr;
+    }
+    auto s = ServerProcess::nginx(root);
+    if (!s) {
+        why = "nginx is not installed (Debian package nginx)";
+    }
+    return s;
+}
 
 }  // namespace b2nd::test
 

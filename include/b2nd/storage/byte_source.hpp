@@ -34,12 +34,15 @@ struct SourceBytes {
 
 /// One range of a batch read (ByteSource::read_into): bytes [offset, offset + n) into `into`.
 /// With `got` set, the source may end inside the range (a remote file whose length is not known
-/// yet): *got receives how many bytes there were.
+/// yet): *got receives how many bytes there were. `probe`: bytes that tell whether the file
+/// changed; a remote source asks the server for them even when it kept them, within another
+/// request of the batch where it can.
 struct RangeInto {
     std::uint64_t offset = 0;
     std::uint64_t n = 0;
     std::uint8_t* into = nullptr;
     std::uint64_t* got = nullptr;
+    bool probe = false;
 };
 
 /// What a source fetched so far (remote sources; zeros for the others).

@@ -233,7 +233,10 @@ public:
     bool remote() const noexcept;
     /// Requests and bytes its source fetched so far (zeros for files and buffers).
     TransferStats transfers() const;
-    /// What identifies the remote file (ByteSource::stamp); empty for files and buffers.
+    /// What identifies the version of a remote frame: the server's validators (size, ETag,
+    /// Last-Modified: ByteSource::stamp) and digests of its header, index and trailer as
+    /// fetched, which change with a file rewritten in place even when the validators do not.
+    /// Empty for files and buffers.
     std::string stamp() const;
     /// A remote frame: fetches what reading these blocks needs and is not at hand yet, in two
     /// batches of requests at most (chunk heads, then block bytes), every range in flight

@@ -111,6 +111,24 @@ const storage::Frame& input_frame(const std::string& path,
                                   std::optional<storage::Frame>& own,
                                   AnyArray& leaf,
                                   bool verify_checksums = true);
+/// --max-seconds S of the commands whose work a file's claims can make long (verify, diff):
+/// when it has passed, they stop, report what they saw, and exit 4 unless they found a problem.
+class Deadline {
+public:
+    /// From `a`'s --max-seconds (none when absent). \throws ArgError for a bad value
+    explicit Deadline(const Args& a);
+    /// Whether the time is up (checked between chunks or slabs).
+    bool passed() const;
+    /// "stopped at --max-seconds S: ", for the report.
+    std::string reached() const;
+
+private:
+    double seconds_ = 0;  // 0: none
+    std::int64_t until_ns_ = 0;
+};
+/// The exit code of a command stopped by its Deadline before the end, with nothing found.
+constexpr int kExitStopped = 4;
+
 /// What b2nd verify finds in a frame: every problem (checksum table, vlmetalayers, each chunk
 /// that does not match its checksum or does not decode), the chunk count and sizes.
 struct FrameCheck {
@@ -119,13 +137,15 @@ struct FrameCheck {
     std::int64_t chunks = 0;
     std::int64_t nbytes = 0;
     std::int64_t cbytes = 0;
+    std::int64_t checked = 0;  // chunks checked: fewer than `chunks` when the deadline passed
 };
 /// Runs those checks on `frame` (opened without checksum verification), the array at `path`
 /// or `leaf`, with a progress bar (cmd_verify.cpp).
 FrameCheck check_frame(const std::string& path,
                        const storage::Frame& frame,
                        const AnyArray& leaf,
-                       int nthreads);
+                       int nthreads,
+                       const Deadline* deadline = nullptr);
 /// Checks the output of a command that writes one before anything is read or written: refused
 /// when it exists, unless `overwrite`, and then unless it is of `kind` (the library's rules,
 /// storage/outputs.hpp: a link is written through, never a device, a read-only file, or a

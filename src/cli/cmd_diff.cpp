@@ -21,7 +21,7 @@ namespace {
 
 const char* const kHelp =
     "usage: b2nd diff A B [--rtol R] [--atol T] [--equal-nan] [--slice EXPR] [--count N]\n"
-    "                     [--nthreads N]\n"
+    "                     [--nthreads N] [--max-seconds S]\n"
     "\n"
     "Compares two arrays as h5diff does: shape, dtype, then every value, chunk by chunk (any\n"
     "size takes little memory). Two numbers are equal as numpy.isclose(a, b, rtol, atol,\n"
@@ -38,8 +38,11 @@ const char* const kHelp =
     "  --equal-nan    NaN equals NaN (numpy.isclose's equal_nan)\n"
     "  --slice EXPR   compare only this selection of both, e.g. '0, :, 100:200'\n"
     "  --count N      differences listed (default 10)\n"
+    "  --max-seconds S  stop after S seconds (the work follows the arrays' shapes, which a\n"
+    "                 small file may make huge) and report on what was compared\n"
     "\n"
-    "Exit codes: 0 equal (within the tolerance), 1 different (or unreadable), 2 bad arguments.\n"
+    "Exit codes: 0 equal (within the tolerance), 1 different (or unreadable), 2 bad arguments,\n"
+    "4 stopped by --max-seconds with no difference found so far.\n"
     "\n"
     "example:\n"
     "  b2nd diff t.b2nd t_zfp.b2nd --atol 1e-3\n";
@@ -106,8 +109,9 @@ struct Tally {
 }  // namespace
 
 int cmd_diff(const std::vector<std::string>& argv) {
-    const Args a = Args::parse(argv, {"--rtol", "--atol", "--slice", "--count", "--nthreads"},
-                               {"--equal-nan", "--help"});
+    const Args a =
+        Args::parse(argv, {"--rtol", "--atol", "--slice", "--count", "--nthreads", "--max-seconds"},
+                    {"--equal-nan", "--help"});
     if (a.has("--help")) {
         std::cout << kHelp;
         return 0;
@@ -118,6 +122,7 @@ int cmd_diff(const std::vector<std::string>& argv) {
     const double rtol = tolerance(a, "--rtol");
     const double atol = tolerance(a, "--atol");
     const auto count = static_cast<std::size_t>(a.get_int("--count", 10, 0, 1000000));
+    const Deadline deadline(a);
     OpenOptions o = input_options(a);
     o.cache_bytes = kCacheBytes;
     const AnyArray A = open_input(a.positional[0], o);
@@ -182,7 +187,8 @@ int cmd_diff(const std::vector<std::string>& argv) {
         (kind == ItemFormat::Number::none || a.has("--equal-nan") ||
          A.dtype().kind() == DType::Kind::boolean || A.dtype().kind() == DType::Kind::int_ ||
          A.dtype().kind() == DType::Kind::uint);
-    while (walk.next()) {
+    bool stopped = false;
+    while (!(stopped = deadline.passed()) && walk.next()) {
         const std::int64_t n = walk.count();
         walk.read(A, bufa.data());
         walk.read(B, bufb.data());
@@ -229,8 +235,13 @@ int cmd_diff(const std::vector<std::string>& argv) {
     const std::string tol = rtol > 0 || atol > 0 ? " (within |a - b| <= " + shortest(atol) + " + " +
                                                        shortest(rtol) + " * |b|)"
                                                  : "";
+    const std::int64_t selected = ra.size();
+    if (stopped) {
+        out << deadline.reached() << t.compared << " of " << selected
+            << " elements compared; the rest not\n";
+    }
     if (t.differ == 0) {
-        out << "equal: " << t.compared << " elements" << tol << "\n";
+        out << (stopped ? "equal so far: " : "equal: ") << t.compared << " elements" << tol << "\n";
     } else {
         out << "differ: " << t.differ << " of " << t.compared << " elements (" << pct << ")" << tol
             << "\n";
@@ -249,7 +260,7 @@ int cmd_diff(const std::vector<std::string>& argv) {
         }
     }
     std::cout << out.str();
-    return t.differ == 0 ? 0 : 1;
+    return t.differ != 0 ? 1 : stopped ? kExitStopped : 0;
 }
 
 }  // namespace b2nd::cli

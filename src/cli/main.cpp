@@ -1,5 +1,6 @@
 // b2nd: look at, check and convert b2nd arrays.
 #include <cctype>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -304,6 +305,34 @@ std::string ratio_text(std::int64_t nbytes, std::int64_t cbytes) {
 std::string sizes_text(std::int64_t nbytes, std::int64_t cbytes) {
     return human_bytes(nbytes) + " in " + human_bytes(cbytes) + " (ratio " +
            ratio_text(nbytes, cbytes) + ")";
+}
+
+Deadline::Deadline(const Args& a) {
+    if (!a.has("--max-seconds")) {
+        return;
+    }
+    const std::string t = a.get("--max-seconds");
+    char* end = nullptr;
+    seconds_ = std::strtod(t.c_str(), &end);
+    if (t.empty() || *end != '\0' || !(seconds_ >= 0.001) || seconds_ > 1e7) {
+        throw ArgError("--max-seconds needs seconds, from 0.001 to 10000000");
+    }
+    until_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                    std::chrono::steady_clock::now().time_since_epoch())
+                    .count() +
+                static_cast<std::int64_t>(seconds_ * 1e9);
+}
+
+bool Deadline::passed() const {
+    return seconds_ > 0 && std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               std::chrono::steady_clock::now().time_since_epoch())
+                                   .count() >= until_ns_;
+}
+
+std::string Deadline::reached() const {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "stopped at --max-seconds %g: ", seconds_);
+    return buf;
 }
 
 std::string json_string(const std::string& s) {

@@ -28,3 +28,38 @@ TEST_CASE("cli: verify of an array claiming 8 TiB of zero chunks reads its heade
     CHECK(r.status == 0);
     CHECK_THAT(r.output, Contains("ok: ") && Contains("65536 chunks"));
 }
+
+TEST_CASE("cli: verify and diff stop at --max-seconds, say how far they got, and exit 4", "[cli]") {
+    b2nd::test::TempDir tmp;
+    const std::string path = tmp / "many.b2nd";
+    // 4,000 chunks of 16 KiB, none special: each is decoded and compared, between deadlines.
+    std::vector<std::int32_t> v(4000 * 4096);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        v[i] = static_cast<std::int32_t>(i % 977);
+    }
+    b2nd::CreateOptions o;
+    o.chunk_shape = {4096};
+    o.durable = false;
+    (void)b2nd::NDArray<std::int32_t>::create_from(path, {4000 * 4096}, v, o);
+
+    const Run verify = run("verify " + q(path) + " --max-seconds 0.001");
+    INFO(verify.output);
+    CHECK(verify.status == 4);
+    CHECK_THAT(verify.output, Contains("stopped at --max-seconds 0.001: ") &&
+                                  Contains(" of 4000 chunks checked, nothing wrong in them"));
+    CHECK_THAT(verify.output, !Contains("ok: "));
+    const Run diff = run("diff " + q(path) + " " + q(path) + " --max-seconds 0.001");
+    INFO(diff.output);
+    CHECK(diff.status == 4);
+    CHECK_THAT(diff.output, Contains("stopped at --max-seconds 0.001: ") &&
+                                Contains(" of 16384000 elements compared") &&
+                                Contains("equal so far: "));
+    // Given time, both finish as without the option.
+    CHECK(run("verify " + q(path) + " --max-seconds 600").status == 0);
+    const Run whole = run("diff " + q(path) + " " + q(path) + " --max-seconds 600");
+    CHECK(whole.status == 0);
+    CHECK_THAT(whole.output, Contains("equal: 16384000 elements"));
+    for (const char* bad : {"0", "-1", "x", "1e9"}) {
+        CHECK(run(std::string("verify ") + q(path) + " --max-seconds " + bad).status == 2);
+    }
+}

@@ -60,7 +60,8 @@ const char* to_string(LeafStorage s) noexcept;
 struct StoreEntry {
     std::string key;  ///< "/a/b": python's key
     /// "ndarray", "schunk", "group" or "c2array" (the kinds `b2nd ls` prints); a leaf's object
-    /// kind (a persisted expression...) is describe()'s.
+    /// kind (a persisted expression...) is describe()'s. "unknown": an embedded value that is
+    /// not a frame (describe() and open_array() throw the FormatError saying why).
     std::string kind;
     LeafStorage storage = LeafStorage::none;
     /// external: the file, relative to the store; member: the member's name; else empty.

@@ -360,7 +360,12 @@ Store Store::finish_open(std::shared_ptr<Impl> impl, std::vector<StoreEntry> fil
     detail::EmbedMap map = detail::read_embed_map(impl->embed, where);
     for (StoreEntry& e : map.entries) {
         if (e.storage == LeafStorage::embedded) {
-            e.kind = embedded_kind(impl->embed, e, where);
+            try {
+                e.kind = embedded_kind(impl->embed, e, where);
+            } catch (const FormatError&) {
+                // One damaged value does not hide the others: describe() and open say why.
+                e.kind = "unknown";
+            }
         }
     }
     // python lists external leaves first; a key in both places is the external one.

@@ -98,6 +98,7 @@ void write_array_seeds(const std::string& dir) {
         }
         fs::copy_file(tmp, dir + "/" + s.name + ".b2nd", fs::copy_options::overwrite_existing);
         fs::remove(tmp);
+        fs::remove(tmp + ".b2lock");
         ++count;
     }
     std::printf("wrote %d array seeds to %s\n", count, dir.c_str());
@@ -106,10 +107,12 @@ void write_array_seeds(const std::string& dir) {
 void write_frame_seeds(const std::string& dir) {
     namespace fs = std::filesystem;
     const std::string tmp = (fs::temp_directory_path() / "b2nd-seed.b2nd").string();
+    fs::create_directories(dir);
     int count = 0;
     auto emit = [&](const std::string& name) {
         fs::copy_file(tmp, dir + "/" + name, fs::copy_options::overwrite_existing);
         fs::remove(tmp);
+        fs::remove(tmp + ".b2lock");
         ++count;
     };
     std::vector<std::uint8_t> data(800);
@@ -192,6 +195,64 @@ void write_store_seeds(const std::string& dir) {
                   fs::copy_options::overwrite_existing);
     fs::copy_file(tmp / "seed.b2d" / "embed.b2e", fs::path(dir) / "embed.b2e",
                   fs::copy_options::overwrite_existing);
+    // The memory bomb of issue 37: an embed frame of a few KB whose uint8 array claims 4 GiB
+    // (zero chunks past the real values), and a map entry for 2 GiB of those zeros. A reader
+    // that believes the length allocates it; ours decodes what it reads.
+    {
+        b2nd::StoreOptions so;
+        so.threshold = std::nullopt;  // embedded
+        auto w = b2nd::StoreWriter::create((tmp / "bomb.b2d").string(), so);
+        w.put("/v", arr(10));
+        w.commit();
+    }
+    const std::string embed = (tmp / "bomb.b2d" / "embed.b2e").string();
+    const std::string bomb = (tmp / "bomb.b2e").string();
+    {
+        // The same embed frame in 8 MiB chunks: the real values (zero-padded), then zero chunks
+        // to 4 GiB; the map gains "/bomb", 2 GiB of those zeros.
+        const b2nd::storage::Frame orig = b2nd::storage::Frame::open(embed);
+        constexpr std::int32_t kChunk = 8 << 20;
+        std::vector<std::uint8_t> first(kChunk, 0);
+        std::size_t at = 0;
+        for (std::int64_t i = 0; i < orig.nchunks(); ++i) {
+            const auto part = orig.decode_chunk(i);
+            std::copy(part.begin(), part.end(), first.begin() + static_cast<std::ptrdiff_t>(at));
+            at += part.size();
+        }
+        b2nd::storage::FrameParams p;
+        p.typesize = 1;
+        p.chunksize = kChunk;
+        p.clevel = 5;
+        b2nd::storage::Frame f = b2nd::storage::Frame::create(bomb, p, false, orig.metalayers());
+        b2nd::codec::EncodeParams e;
+        e.typesize = 1;
+        e.clevel = 5;
+        const auto head = b2nd::codec::encode_chunk(first, e);
+        const auto zeros = b2nd::codec::make_zeros_chunk(kChunk, 1);
+        std::vector<b2nd::ByteSpan> chunks(511, b2nd::ByteSpan(zeros.data(), zeros.size()));
+        chunks.insert(chunks.begin(), b2nd::ByteSpan(head.data(), head.size()));
+        f.append_chunks(chunks);
+        for (const std::string& name : orig.vlmeta_names()) {
+            const auto stored = *orig.vlmeta(name);
+            if (name != "estore_metadata") {
+                f.set_vlmeta(name, {stored.data(), stored.size()});
+                continue;
+            }
+            const b2nd::Value meta =
+                b2nd::Value::from_msgpack({stored.data(), stored.size()}, "estore_metadata");
+            b2nd::Value::Map entries = meta.find("embed_map")->entries();
+            entries.emplace_back(b2nd::Value("/bomb"),
+                                 b2nd::Value::map({{"offset", std::int64_t{1} << 31},
+                                                   {"length", std::int64_t{1} << 31}}));
+            b2nd::Value::Map top;
+            for (const auto& [k, v] : meta.entries()) {
+                top.emplace_back(k, k == b2nd::Value("embed_map") ? b2nd::Value::map(entries) : v);
+            }
+            const auto bytes = b2nd::Value::map(top).to_msgpack();
+            f.set_vlmeta(name, {bytes.data(), bytes.size()});
+        }
+    }
+    fs::copy_file(bomb, fs::path(dir) / "bomb.b2e", fs::copy_options::overwrite_existing);
     fs::remove_all(tmp);
 }
 

@@ -213,11 +213,26 @@ TEST_CASE("store: a damaged embed map is refused by name, never misread", "[stor
     const auto entry = [](std::int64_t off, std::int64_t len) {
         return Value::map({{"offset", off}, {"length", len}});
     };
-    // A window that is not a frame (inside another value's bytes), one past the end, one with
-    // a negative offset, and a map that is not one.
-    set_map(
-        Value::map({{"embed_map", Value::map({{"/x", entry(3, 40)}})}, {"current_offset", 400}}));
-    CHECK_THROWS_WITH(b2nd::Store::open(path), Catch::Contains("/x"));
+    const Value b_entry = [&] {  // /b's entry as written
+        const auto stored =
+            *b2nd::storage::Frame::open(path + "/embed.b2e").vlmeta("estore_metadata");
+        return *Value::from_msgpack({stored.data(), stored.size()}, "map")
+                    .find("embed_map")
+                    ->find("/b");
+    }();
+    // A window that is not a frame (inside another value's bytes): the store opens, lists it
+    // as "unknown", and refuses it by name; the other values stay readable.
+    set_map(Value::map({{"embed_map", Value::map({{"/x", entry(3, 40)}, {"/b", b_entry}})},
+                        {"current_offset", 400}}));
+    {
+        const b2nd::Store s = b2nd::Store::open(path);
+        REQUIRE(s.find("/x") != nullptr);
+        CHECK(s.find("/x")->kind == "unknown");
+        CHECK_THROWS_WITH(s.describe("/x"), Catch::Contains("/x"));
+        CHECK_THROWS_AS(s.open_array("/x"), b2nd::FormatError);
+        CHECK(s.open_array("/b").read() == iota(7).read());
+    }
+    // One past the end, one with a negative offset, and a map that is not one.
     set_map(Value::map(
         {{"embed_map", Value::map({{"/y", entry(0, 1 << 30)}})}, {"current_offset", 400}}));
     CHECK_THROWS_WITH(b2nd::Store::open(path), Catch::Contains("/y") && Catch::Contains("beyond"));

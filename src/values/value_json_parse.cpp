@@ -257,9 +257,22 @@ private:
                     break;
                 case 'u': {
                     unsigned cp = hex4();
-                    if (cp >= 0xd800 && cp < 0xdc00 && word("\\u")) {
+                    if (cp >= 0xd800 && cp < 0xdc00) {  // a pair: high, then low
+                        if (!word("\\u")) {
+                            fail("a \\u high surrogate without its low one");
+                        }
                         const unsigned lo = hex4();
+                        if (lo < 0xdc00 || lo >= 0xe000) {
+                            fail("a \\u high surrogate without its low one");
+                        }
                         cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+                    } else if (cp >= 0xdc80 && cp < 0xdd00) {
+                        // Python's surrogateescape, as to_json writes a byte that is not UTF-8:
+                        // the byte itself.
+                        s += static_cast<char>(cp & 0xff);
+                        break;
+                    } else if (cp >= 0xdc00 && cp < 0xe000) {
+                        fail("a \\u low surrogate without its high one");
                     }
                     detail::append_utf8(s, cp);
                     break;

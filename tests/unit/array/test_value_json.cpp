@@ -133,6 +133,24 @@ TEST_CASE("value: JSON of nested maps with map keys is linear (fuzzer finding)",
     CHECK(Value::from_msgpack({packed.data(), packed.size()}).to_json() == deep.to_json());
 }
 
+TEST_CASE("value: bytes that are not UTF-8 go out as \\udcXX and come back (fuzzer finding)",
+          "[array][attrs]") {
+    // Python's surrogateescape: a string holding byte 0x88 (a file name that is not UTF-8), as
+    // a value and as a map key, writes \udc88 and reads back as that byte, not as U+DC88.
+    const Value v = Value::map({{"$by\x88tes", Value("x\xff")}});
+    const std::string json = v.to_json();
+    CHECK(json == "{\"$by\\udc88tes\": \"x\\udcff\"}");
+    CHECK(Value::from_json(json) == v);
+    CHECK(Value::from_json("\"\\udc80\"").as<std::string>() == "\x80");
+    // Pairs still make one code point; halves of one, or escapes of ASCII bytes, are refused.
+    CHECK(Value::from_json("\"\\ud83d\\ude00\"").as<std::string>() == "\xf0\x9f\x98\x80");
+    for (const char* bad :
+         {"\"\\ud83d\"", "\"\\ud83dx\"", "\"\\ud83d\\u0041\"", "\"\\ude00\"", "\"\\udc41\""}) {
+        INFO(bad);
+        CHECK_THROWS_WITH(Value::from_json(bad), Catch::Contains("surrogate"));
+    }
+}
+
 TEST_CASE("value: nesting deeper than 256 levels is refused both ways", "[array][attrs]") {
     Value deep;
     for (int i = 0; i < 300; ++i) {

@@ -19,6 +19,7 @@
 #include "../storage/posix_file.hpp"
 #include "../storage/publish.hpp"
 #include "store_detail.hpp"
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -132,6 +133,95 @@ void write_file(const std::string& path, const storage::ByteSource& src) {
     tmp.keep();
 }
 
+/// A directory of the store, `rel` below its root (made where missing), reached component by
+/// component without following links (openat, O_NOFOLLOW) and held open. What is written
+/// through path() (/proc/self/fd/N) lands in that very directory, even if a component is
+/// swapped for a link meanwhile: the checks and the writes cannot be told apart by a race.
+class PinnedDir {
+public:
+    PinnedDir(const std::string& root, const std::string& rel)
+        : shown_((fs::path(root) / rel).lexically_normal().string()) {
+        fd_ = ::open(root.c_str(), O_DIRECTORY | O_RDONLY | O_CLOEXEC);  // the store as named
+        if (fd_ < 0) {
+            fail(root, errno);
+        }
+        fs::path at(root);
+        for (const fs::path& part : fs::path(rel)) {
+            const std::string name = part.string();
+            if (name.empty() || name == ".") {
+                continue;
+            }
+            at /= part;
+            const int flags = O_DIRECTORY | O_NOFOLLOW | O_RDONLY | O_CLOEXEC;
+            int next = ::openat(fd_, name.c_str(), flags);
+            if (next < 0 && errno == ENOENT) {
+                if (::mkdirat(fd_, name.c_str(), 0777) != 0 && errno != EEXIST) {
+                    fail(at.string(), errno);
+                }
+                next = ::openat(fd_, name.c_str(), flags);
+            }
+            if (next < 0) {
+                const int err = errno;
+                struct stat st {};
+                if (::fstatat(fd_, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                    S_ISLNK(st.st_mode)) {
+                    ::close(fd_);
+                    throw UsageError(quoted_path(root) + ": " + quoted_path(at.string()) +
+                                     " is a symbolic link inside the store; b2nd never writes "
+                                     "through one (it could lead outside the store)");
+                }
+                fail(at.string(), err);
+            }
+            ::close(fd_);
+            fd_ = next;
+        }
+    }
+    ~PinnedDir() { ::close(fd_); }
+    PinnedDir(const PinnedDir&) = delete;
+    PinnedDir& operator=(const PinnedDir&) = delete;
+
+    /// The directory as a path only this process resolves, to this directory.
+    std::string path() const { return "/proc/self/fd/" + std::to_string(fd_); }
+    /// The directory as the user knows it (for messages).
+    const std::string& shown() const noexcept { return shown_; }
+    int fd() const noexcept { return fd_; }
+
+private:
+    [[noreturn]] void fail(const std::string& where, int err) {
+        if (fd_ >= 0) {
+            ::close(fd_);
+        }
+        throw IoError(quoted_path(where) + ": cannot open the store's directory",
+                      std::error_code(err, std::generic_category()));
+    }
+
+    std::string shown_;
+    int fd_ = -1;
+};
+
+/// Writes `bytes` as file `rel` of the store at `root`, through its pinned directory; errors
+/// name the file as the user knows it.
+void write_store_file(const std::string& root,
+                      const std::string& rel,
+                      const storage::ByteSource& bytes) {
+    const fs::path r(rel);
+    const PinnedDir dir(root, r.parent_path().string());
+    const std::string pinned = dir.path() + "/" + r.filename().string();
+    try {
+        write_file(pinned, bytes);
+    } catch (const Error&) {
+        rethrow_renamed(pinned, (fs::path(dir.shown()) / r.filename()).string());
+    }
+}
+
+/// Removes file `rel` of the store at `root` (the link itself if it is one, never what it leads
+/// to), through its pinned directory; a file already gone is no error.
+void remove_store_file(const std::string& root, const std::string& rel) {
+    const fs::path r(rel);
+    const PinnedDir dir(root, r.parent_path().string());
+    (void)::unlinkat(dir.fd(), r.filename().c_str(), 0);
+}
+
 /// A node's file in the store: its key without the leading '/', plus its suffix. Keys that would
 /// leave the store's directory ("..", ".", empty segments: a crafted archive) are refused.
 std::string file_of(const StoreNode& n) {
@@ -190,8 +280,7 @@ void write_directory(StoreModel& m) {
         }
         if (n.storage == LeafStorage::external && n.fresh) {
             const std::string f = file_of(n);
-            refuse_links_below(m.path, f);
-            write_file((fs::path(m.path) / f).string(), *n.bytes);
+            write_store_file(m.path, f, *n.bytes);
             n.file = f;
             n.fresh = false;
         }
@@ -207,9 +296,7 @@ void write_directory(StoreModel& m) {
             kept = kept || (n.storage == LeafStorage::external && n.file == f);
         }
         if (!kept) {
-            refuse_links_below(m.path, fs::path(f).parent_path().string());
-            std::error_code ec;
-            fs::remove(fs::path(m.path) / f, ec);  // a link itself, never what it leads to
+            remove_store_file(m.path, f);
         }
     }
     m.dropped_files.clear();

@@ -400,12 +400,13 @@ std::vector<Request> pack(std::vector<Request> planned, const HttpOptions& o) {
         }
         out.push_back(std::move(m));
     }
-    // Riders join a small request of several ranges' room, else go on their own.
+    // Riders join a request of several ranges' room (a small one first; a large one then
+    // answers in parts), else go on their own.
     for (Request& r : riders) {
         Request* host = nullptr;
         for (Request& t : out) {
-            if (!t.may_end && t.b - t.a <= kSmall &&
-                t.subs.size() < static_cast<std::size_t>(o.max_ranges)) {
+            const bool room = !t.may_end && t.subs.size() < static_cast<std::size_t>(o.max_ranges);
+            if (room && (host == nullptr || t.b - t.a <= kSmall)) {
                 host = &t;
             }
         }

@@ -1,6 +1,7 @@
 // The `b2nd` command-line tool: shared argument handling.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -124,7 +125,7 @@ public:
 
 private:
     double seconds_ = 0;  // 0: none
-    std::int64_t until_ns_ = 0;
+    std::chrono::steady_clock::time_point until_;
 };
 /// The exit code of a command stopped by its Deadline before the end, with nothing found.
 constexpr int kExitStopped = 4;

@@ -317,16 +317,13 @@ Deadline::Deadline(const Args& a) {
     if (t.empty() || *end != '\0' || !(seconds_ >= 0.001) || seconds_ > 1e7) {
         throw ArgError("--max-seconds needs seconds, from 0.001 to 10000000");
     }
-    until_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                    std::chrono::steady_clock::now().time_since_epoch())
-                    .count() +
-                static_cast<std::int64_t>(seconds_ * 1e9);
+    until_ = std::chrono::steady_clock::now() +
+             std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                 std::chrono::duration<double>(seconds_));
 }
 
 bool Deadline::passed() const {
-    return seconds_ > 0 && std::chrono::duration_cast<std::chrono::nanoseconds>(
-                               std::chrono::steady_clock::now().time_since_epoch())
-                                   .count() >= until_ns_;
+    return seconds_ > 0 && std::chrono::steady_clock::now() >= until_;
 }
 
 std::string Deadline::reached() const {

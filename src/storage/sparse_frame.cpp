@@ -304,12 +304,13 @@ private:
     std::int64_t next_free_number() {
         if (directory_floor_ < 0) {
             directory_floor_ = 0;
-            const std::set<std::int64_t> named(index.begin(), index.end());
+            std::set<std::int64_t> known(index.begin(), index.end());  // named, or waiting
+            for (const Unlinked& u : unlinked_) {
+                known.insert(u.file);
+            }
             for (const std::int64_t id : chunk_files_on_disk()) {
                 directory_floor_ = std::max(directory_floor_, id + 1);
-                const bool waiting = std::any_of(unlinked_.begin(), unlinked_.end(),
-                                                 [&](const Unlinked& u) { return u.file == id; });
-                if (sidecar && named.count(id) == 0 && !waiting) {
+                if (sidecar && known.count(id) == 0) {
                     unlinked_.push_back({0, snapshot_generation, id});
                 }
             }

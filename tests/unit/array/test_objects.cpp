@@ -84,6 +84,25 @@ b2nd::Selection selection_of(const std::string& s) {
     return b2nd::parse_selection(s);
 }
 
+/// A persisted expression's carrier at `path`: a float64 (4,) array tagged lazyexpr whose "b2o"
+/// attribute is `recipe`.
+std::string write_carrier(const std::string& path, const b2nd::Value& recipe) {
+    b2nd::CreateOptions o;
+    o.metalayers = {{"b2o", b2nd::Value::map({{"kind", "lazyexpr"}, {"version", 1}}).to_msgpack()}};
+    auto a = b2nd::AnyArray::create(path, b2nd::dtype_of<double>(), {4}, o);
+    a.attrs().set("b2o", recipe);
+    return path;
+}
+
+/// python-blosc2's recipe of a lazy expression, and its reference to an operand by path.
+b2nd::Value lazy_recipe(const std::string& expr, const b2nd::Value& operands) {
+    return b2nd::Value::map(
+        {{"kind", "lazyexpr"}, {"version", 1}, {"expression", expr}, {"operands", operands}});
+}
+b2nd::Value path_ref(const std::string& p) {
+    return b2nd::Value::map({{"kind", "urlpath"}, {"version", 1}, {"urlpath", p}});
+}
+
 }  // namespace
 
 TEST_CASE("objects: every persisted expression of the corpus evaluates to its expected values",
@@ -344,21 +363,10 @@ TEST_CASE("objects: every kind python-blosc2 tells by metalayer is named, in pyt
 TEST_CASE("objects: a persisted expression with a bad recipe is refused by name", "[objects]") {
     b2nd::test::TempDir tmp;
     const auto carrier = [&](const std::string& name, const b2nd::Value& recipe) {
-        const std::string path = tmp / name;
-        b2nd::CreateOptions o;
-        o.metalayers = {
-            {"b2o", b2nd::Value::map({{"kind", "lazyexpr"}, {"version", 1}}).to_msgpack()}};
-        auto a = b2nd::AnyArray::create(path, b2nd::dtype_of<double>(), {4}, o);
-        a.attrs().set("b2o", recipe);
-        return path;
+        return write_carrier(tmp / name, recipe);
     };
-    const auto recipe = [](const std::string& expr, const b2nd::Value& operands) {
-        return b2nd::Value::map(
-            {{"kind", "lazyexpr"}, {"version", 1}, {"expression", expr}, {"operands", operands}});
-    };
-    const auto ref = [](const std::string& p) {
-        return b2nd::Value::map({{"kind", "urlpath"}, {"version", 1}, {"urlpath", p}});
-    };
+    const auto recipe = lazy_recipe;
+    const auto ref = path_ref;
     std::vector<double> v{1, 2, 3, 4};
     (void)b2nd::NDArray<double>::create_from(tmp / "x.b2nd", {4}, v.data(), v.size());
     (void)b2nd::NDArray<double>::create_from(tmp / "y.b2nd", {2}, v.data(), 2);
@@ -412,21 +420,8 @@ TEST_CASE("objects: an operand at an absolute path or a URL needs operands_anywh
     std::vector<double> v{1, 2, 3, 4};
     (void)b2nd::NDArray<double>::create_from(tmp / "x.b2nd", {4}, v.data(), v.size());
     const auto carrier = [&](const std::string& name, const std::string& operand) {
-        const std::string path = tmp / name;
-        b2nd::CreateOptions o;
-        o.metalayers = {
-            {"b2o", b2nd::Value::map({{"kind", "lazyexpr"}, {"version", 1}}).to_msgpack()}};
-        auto a = b2nd::AnyArray::create(path, b2nd::dtype_of<double>(), {4}, o);
-        a.attrs().set("b2o",
-                      b2nd::Value::map(
-                          {{"kind", "lazyexpr"},
-                           {"version", 1},
-                           {"expression", "x * 2"},
-                           {"operands",
-                            b2nd::Value::map({{"x", b2nd::Value::map({{"kind", "urlpath"},
-                                                                      {"version", 1},
-                                                                      {"urlpath", operand}})}})}}));
-        return path;
+        return write_carrier(tmp / name,
+                             lazy_recipe("x * 2", b2nd::Value::map({{"x", path_ref(operand)}})));
     };
     const std::vector<double> twice{2, 4, 6, 8};
     // Relative, even climbing out (python-blosc2 writes '../dir/x.b2nd'): followed.

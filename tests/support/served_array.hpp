@@ -35,6 +35,10 @@ struct ServedArray {
         co.block_shape = {8, 16, 16};
         co.compression.clevel = stored ? 0 : co.compression.clevel;
         co.overwrite = true;
+        // One thread: chunks are then laid out in their order, so that two versions of stored
+        // chunks have the same offsets index, hence the same size (parallel writers append
+        // chunks as they finish, and the compressed index's size follows that order).
+        co.nthreads = 1;
         AnyArray::create_from(
             dir / "a.b2nd", DType::parse("<f4"), {32, 64, 64},
             {reinterpret_cast<const std::uint8_t*>(v.data()), v.size() * sizeof(float)}, co);

@@ -111,24 +111,35 @@ private:
     std::error_code code_;
 };
 
-/// A request for an array over HTTP failed for good (after the retries a transient failure
-/// gets). The message names the URL (never its credentials), the byte range, the HTTP status and
-/// what was expected.
-class HttpError : public IoError {
+/// A file behind a remote source (any driver of storage/sources.hpp: HTTP today) could not be
+/// had, or changed under the reader. The message names the location (never its credentials),
+/// the byte range, the server's status and what was expected. Remote drivers speak HTTP, so
+/// status() is an HTTP status whatever the driver.
+class RemoteError : public IoError {
 public:
     /// `status`: the server's answer (0: none, e.g. a timeout or a dropped connection);
-    /// `changed`: the file on the server is no longer the one the array was opened from.
-    HttpError(const std::string& msg, int status, bool changed = false)
+    /// `changed`: the remote file is no longer the one the array was opened from.
+    RemoteError(const std::string& msg, int status, bool changed = false)
         : IoError(std::make_error_code(std::errc::io_error), msg),
           status_(status),
           changed_(changed) {}
+    /// The server's HTTP status (0: none).
     int status() const noexcept { return status_; }
-    /// The remote file changed between two requests (its ETag or Last-Modified, or its size).
+    /// The remote file changed between two requests (its ETag or Last-Modified, or its size, or
+    /// its checksum stamp): the engine reads it again from its header, whatever the driver.
     bool remote_changed() const noexcept { return changed_; }
+    /// The server says there is no such file (404 or 410).
+    bool not_found() const noexcept { return status_ == 404 || status_ == 410; }
 
 private:
     int status_;
     bool changed_;
+};
+
+/// A request of the HTTP driver failed for good (after the retries a transient failure gets).
+class HttpError : public RemoteError {
+public:
+    using RemoteError::RemoteError;
 };
 
 /// An array or frame is held for writing by another handle, in this process or another: one

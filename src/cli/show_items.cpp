@@ -136,7 +136,7 @@ std::optional<UTF8Array> utf8_input(const std::string& path, const OpenOptions& 
         AnyArray bytes;
         try {
             bytes = AnyArray::open(UTF8Array::bytes_path_for(path), o);
-        } catch (const HttpError& e) {
+        } catch (const RemoteError& e) {
             if (e.status() == 404 || e.status() == 403 || e.status() == 410) {
                 return std::nullopt;
             }

@@ -9,7 +9,6 @@
 #include <b2nd/storage/frame.hpp>
 
 #include "../detail/strings.hpp"
-#include "../objects/objects_detail.hpp"
 #include "../values/params_detail.hpp"
 #include "array_core.hpp"
 #include "engine_access.hpp"
@@ -17,32 +16,6 @@
 namespace b2nd {
 
 using detail::num;
-
-AnyArray AnyArray::open(const std::string& path, const OpenOptions& options) {
-    detail::check_object_before_writing(path, options);
-    auto core = detail::ArrayCore::open(path, options);
-    detail::open_object(*core, options);
-    return AnyArray(std::move(core));
-}
-
-AnyArray AnyArray::open_buffer(ByteSpan frame, const OpenOptions& options) {
-    if (options.writable) {
-        throw UsageError("an array in a memory buffer is read-only");
-    }
-    return open(storage::memory_source(frame), options);
-}
-
-AnyArray AnyArray::open(std::shared_ptr<const storage::ByteSource> source,
-                        const OpenOptions& options) {
-    if (options.writable) {
-        throw UsageError("an array in a byte source is read-only");
-    }
-    auto core = std::make_shared<detail::ArrayCore>(
-        storage::Frame::open(std::move(source), detail::frame_options(options)), options.dtype,
-        options.nthreads, options.cache_bytes);
-    detail::open_object(*core, options);
-    return AnyArray(std::move(core));
-}
 
 AnyArray AnyArray::create(const std::string& path,
                           const DType& dtype,

@@ -129,14 +129,19 @@ ArrayCore::ArrayCore(storage::Frame frame,
 }
 
 std::shared_ptr<ArrayCore> ArrayCore::open(const std::string& path, const OpenOptions& o) {
-    if (storage::is_url(path) && o.writable) {
-        throw UsageError("\"" + storage::redacted_url(path) + "\": arrays over HTTP are read-only");
+    if (storage::is_url(path)) {
+        if (o.writable) {
+            throw UsageError("\"" + storage::redacted_url(path) + "\": arrays over " +
+                             storage::driver_name(path) + " are read-only");
+        }
+        return over(storage::Frame::open_url(path, frame_options(o)), o);
     }
-    auto core = std::make_shared<ArrayCore>(storage::is_url(path)
-                                                ? storage::Frame::open_url(path, frame_options(o))
-                                                : storage::Frame::open(path, frame_options(o)),
-                                            o.dtype, o.nthreads, o.cache_bytes);
-    if (storage::is_url(path) && !o.http_cache.empty()) {
+    return over(storage::Frame::open(path, frame_options(o)), o);
+}
+
+std::shared_ptr<ArrayCore> ArrayCore::over(storage::Frame frame, const OpenOptions& o) {
+    auto core = std::make_shared<ArrayCore>(std::move(frame), o.dtype, o.nthreads, o.cache_bytes);
+    if (core->source_->frame().remote() && !o.http_cache.empty()) {
         core->source_->set_remote_cache(
             std::make_shared<RemoteCache>(o.http_cache, *core->source_, o.http_cache_bytes));
     }

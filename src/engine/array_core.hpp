@@ -79,7 +79,12 @@ public:
               int nthreads,
               std::size_t cache_bytes);
 
+    /// The array a path or URL names.
     static std::shared_ptr<ArrayCore> open(const std::string& path, const OpenOptions& o);
+    /// The one way an array is built over a frame, whatever opened it (a path, a URL, a byte
+    /// source, a store's leaf, a new array): every option of `o` applies (the persistent cache
+    /// of a remote frame, salvage, the dtype override, threads, cache).
+    static std::shared_ptr<ArrayCore> over(storage::Frame frame, const OpenOptions& o);
     /// What fills a new array before it is published: called with the temporary path it is
     /// built under and how to open it there (writable, private).
     using Build = std::function<void(const std::string& path, const OpenOptions& o)>;
@@ -152,7 +157,7 @@ public:
     void read_selection(const Selection& sel,
                         const std::function<void*(const Resolved&)>& destination) const;
     /// Runs `read` (which takes the shared lock); when a remote file changed during it
-    /// (HttpError::remote_changed), re-reads its header and index (every cached block goes) and
+    /// (RemoteError::remote_changed), re-reads its header and index (every cached block goes) and
     /// runs it once more: a second change is the caller's HttpError.
     template <class F>
     void restarting(F&& read) const;

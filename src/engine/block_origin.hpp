@@ -10,6 +10,9 @@
 #include <cstdint>
 #include <string>
 
+#include <b2nd/grid.hpp>
+#include <b2nd/shape.hpp>
+
 namespace b2nd::detail {
 
 class BlockOrigin {
@@ -30,5 +33,9 @@ public:
     static constexpr std::int64_t kWholeChunk = -1;
     static constexpr std::int64_t kAnyBlock = -2;
 };
+
+/// The part inside the array of block `block` of chunk `ci` (count 0 where it lies in the
+/// padding).
+Box block_region(const Grid& g, std::int64_t ci, std::int64_t block);
 
 }  // namespace b2nd::detail

@@ -199,16 +199,9 @@ std::shared_ptr<ArrayCore> ArrayCore::create(const std::string& path,
     } catch (...) {
         pub.rethrow();
     }
-    auto core = std::make_shared<ArrayCore>(storage::Frame::open(pub.target(), frame_options(o)),
-                                            dtype, o.nthreads, o.cache_bytes);
-    core->options_.writable = true;
-    core->options_.dtype = dtype;
-    core->options_.nthreads = o.nthreads;
-    core->options_.cache_bytes = o.cache_bytes;
-    core->options_.durable = o.durable;
-    core->options_.locking = o.locking;
-    core->options_.auto_compact = o.auto_compact;
-    return core;
+    OpenOptions opened = opened_options(o);
+    opened.dtype = dtype;
+    return over(storage::Frame::open(pub.target(), frame_options(o)), opened);
 }
 
 }  // namespace b2nd::detail

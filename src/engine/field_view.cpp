@@ -12,7 +12,6 @@
 #include <b2nd/storage/byte_source.hpp>
 
 #include "../detail/strings.hpp"
-#include "../objects/objects_detail.hpp"
 #include "array_core.hpp"
 #include "block_origin.hpp"
 #include "engine_access.hpp"
@@ -128,6 +127,24 @@ void AnyArray::write_field(const std::string& name, const Selection& sel, ByteSp
 }  // namespace b2nd
 
 namespace b2nd::detail {
+
+Box block_region(const Grid& g, std::int64_t ci, std::int64_t block) {
+    const int nd = g.ndim();
+    std::int64_t cc[kMaxNdim] = {};
+    g.chunk_coords(ci, cc);
+    Box b = Box::region(Shape(static_cast<std::size_t>(nd)), Shape(static_cast<std::size_t>(nd)));
+    std::int64_t rest = block;
+    for (int d = nd - 1; d >= 0; --d) {
+        const auto u = static_cast<std::size_t>(d);
+        const std::int64_t bc = rest % g.blocks_in(d);
+        rest /= g.blocks_in(d);
+        b.start[u] = cc[d] * g.chunk_shape()[u] + bc * g.block_shape()[u];
+        const std::int64_t chunk_end = std::min(g.shape()[u], (cc[d] + 1) * g.chunk_shape()[u]);
+        b.count[u] =
+            std::max<std::int64_t>(0, std::min(g.block_shape()[u], chunk_end - b.start[u]));
+    }
+    return b;
+}
 
 void ArrayCore::write_to_parent(const SelectionPlan& plan,
                                 const std::uint8_t* src,

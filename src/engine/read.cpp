@@ -143,7 +143,7 @@ template <class F>
 void ArrayCore::restarting(F&& read) const {
     try {
         read();
-    } catch (const HttpError& e) {
+    } catch (const RemoteError& e) {
         if (!e.remote_changed()) {
             throw;
         }

@@ -35,10 +35,6 @@ std::shared_ptr<const BlockOrigin> proxy_origin(const ArrayCore& core);
 /// a plain array, leaves them out.
 bool object_metadata(const std::string& name);
 
-/// The part inside the array of block `block` of chunk `ci` (count 0 where it lies in the
-/// padding).
-Box block_region(const Grid& g, std::int64_t ci, std::int64_t block);
-
 /// Opens `path`'s leaf `key` (a TreeStore or DictStore): store operands of expressions.
 AnyArray open_store_leaf(const std::string& path, const std::string& key, const OpenOptions& o);
 

@@ -1,5 +1,5 @@
-// Opening python-blosc2's object kinds (objects_detail.hpp): the origin each readable kind
-// needs, and a refusal naming the others.
+// Opening arrays (AnyArray::open) and python-blosc2's object kinds (objects_detail.hpp): the
+// origin each readable kind needs, and a refusal naming the others.
 #include <b2nd/error.hpp>
 #include <b2nd/objects.hpp>
 #include <b2nd/storage/byte_source.hpp>
@@ -8,9 +8,36 @@
 
 #include "../detail/strings.hpp"
 #include "../engine/array_core.hpp"
+#include "../values/params_detail.hpp"
 #include "objects_detail.hpp"
 
 namespace b2nd {
+
+// AnyArray's opens live here, above the engine: the object kind is dispatched at open.
+AnyArray AnyArray::open(const std::string& path, const OpenOptions& options) {
+    detail::check_object_before_writing(path, options);
+    auto core = detail::ArrayCore::open(path, options);
+    detail::open_object(*core, options);
+    return AnyArray(std::move(core));
+}
+
+AnyArray AnyArray::open_buffer(ByteSpan frame, const OpenOptions& options) {
+    if (options.writable) {
+        throw UsageError("an array in a memory buffer is read-only");
+    }
+    return open(storage::memory_source(frame), options);
+}
+
+AnyArray AnyArray::open(std::shared_ptr<const storage::ByteSource> source,
+                        const OpenOptions& options) {
+    if (options.writable) {
+        throw UsageError("an array in a byte source is read-only");
+    }
+    auto core = detail::ArrayCore::over(
+        storage::Frame::open(std::move(source), detail::frame_options(options)), options);
+    detail::open_object(*core, options);
+    return AnyArray(std::move(core));
+}
 
 AnyArray open_blosc2_object(const Value& v, const OpenOptions& o) {
     if (!v.is_blosc2_object()) {
@@ -25,24 +52,6 @@ AnyArray open_blosc2_object(const Value& v, const OpenOptions& o) {
 }  // namespace b2nd
 
 namespace b2nd::detail {
-
-Box block_region(const Grid& g, std::int64_t ci, std::int64_t block) {
-    const int nd = g.ndim();
-    std::int64_t cc[kMaxNdim] = {};
-    g.chunk_coords(ci, cc);
-    Box b = Box::region(Shape(static_cast<std::size_t>(nd)), Shape(static_cast<std::size_t>(nd)));
-    std::int64_t rest = block;
-    for (int d = nd - 1; d >= 0; --d) {
-        const auto u = static_cast<std::size_t>(d);
-        const std::int64_t bc = rest % g.blocks_in(d);
-        rest /= g.blocks_in(d);
-        b.start[u] = cc[d] * g.chunk_shape()[u] + bc * g.block_shape()[u];
-        const std::int64_t chunk_end = std::min(g.shape()[u], (cc[d] + 1) * g.chunk_shape()[u]);
-        b.count[u] =
-            std::max<std::int64_t>(0, std::min(g.block_shape()[u], chunk_end - b.start[u]));
-    }
-    return b;
-}
 
 bool object_metadata(const std::string& name) {
     static const char* const names[] = {"b2o",

@@ -12,6 +12,7 @@
 #include <b2nd/storage/mapped_file.hpp>
 
 #include "../detail/strings.hpp"
+#include "../values/params_detail.hpp"
 #include "../engine/array_core.hpp"
 #include "../storage/publish.hpp"
 #include <unistd.h>
@@ -543,14 +544,7 @@ AnyArray import_npy(const std::string& npy_path,
                 }
             }
         });
-    OpenOptions w;
-    w.writable = true;
-    w.nthreads = options.nthreads;
-    w.cache_bytes = options.cache_bytes;
-    w.durable = options.durable;
-    w.locking = options.locking;
-    w.auto_compact = options.auto_compact;
-    return AnyArray::open(path, w);
+    return AnyArray::open(path, detail::opened_options(options));
 }
 
 }  // namespace b2nd

@@ -20,8 +20,8 @@
 #include "../detail/strings.hpp"
 #include "frame_impl.hpp"
 #include "outputs.hpp"
-#include "posix_file.hpp"
 #include "publish.hpp"
+#include "sources/posix_file.hpp"
 
 namespace b2nd::storage {
 

@@ -11,7 +11,7 @@
 
 #include "../detail/strings.hpp"
 #include "frame_impl.hpp"
-#include "posix_file.hpp"
+#include "sources/posix_file.hpp"
 
 namespace b2nd::storage {
 

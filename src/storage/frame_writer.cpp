@@ -11,8 +11,8 @@
 
 #include "../detail/strings.hpp"
 #include "frame_impl.hpp"
-#include "posix_file.hpp"
 #include "reserved_staging.hpp"
+#include "sources/posix_file.hpp"
 
 namespace b2nd::storage {
 

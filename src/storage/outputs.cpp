@@ -14,7 +14,7 @@
 #include <b2nd/storage/zip.hpp>
 
 #include "../detail/strings.hpp"
-#include "posix_file.hpp"
+#include "sources/posix_file.hpp"
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>

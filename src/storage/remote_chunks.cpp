@@ -13,7 +13,7 @@
 #include <b2nd/format/endian.hpp>
 
 #include "../detail/strings.hpp"
-#include "http_source.hpp"
+#include "sources/http_source.hpp"
 
 namespace b2nd::storage::detail {
 
@@ -202,14 +202,14 @@ void RemoteChunks::read_guarded(std::vector<SourceRanges>& batch) const {
     batch.push_back({guard_.file, {{guard_.offset, now.size(), now.data(), nullptr, true}}});
     read_many(batch);
     if (now != guard_.expected) {
-        throw HttpError("\"" + guard_.file->name() +
-                            "\" changed on the server while it was read (the end of its "
-                            "frame, bytes " +
-                            std::to_string(guard_.offset) + " to " +
-                            std::to_string(guard_.offset + now.size()) +
-                            ", differs from when it was opened, although its size, ETag and "
-                            "Last-Modified did not change)",
-                        0, true);
+        throw RemoteError("\"" + guard_.file->name() +
+                              "\" changed on the server while it was read (the end of its "
+                              "frame, bytes " +
+                              std::to_string(guard_.offset) + " to " +
+                              std::to_string(guard_.offset + now.size()) +
+                              ", differs from when it was opened, although its size, ETag and "
+                              "Last-Modified did not change)",
+                          0, true);
     }
 }
 

@@ -24,8 +24,6 @@
 
 #include <b2nd/storage/byte_source.hpp>
 
-#include "http_source.hpp"
-
 namespace b2nd::storage::detail {
 
 class RemoteChunks {
@@ -77,7 +75,7 @@ public:
     /// The bytes that tell the version of the file being read (the end of the frame: its
     /// checksum stamp, or its index and trailer), as the frame was opened. Every batch of
     /// requests fetches them afresh with its ranges: a batch that finds them changed throws
-    /// HttpError::remote_changed(), so that bytes of two versions never meet in one handle
+    /// RemoteError::remote_changed(), so that bytes of two versions never meet in one handle
     /// even where the server's validators (size, ETag, Last-Modified) stay the same.
     struct Guard {
         std::shared_ptr<const ByteSource> file;
@@ -111,7 +109,7 @@ private:
     void fetch_bodies(const std::vector<std::shared_ptr<Image>>& images,
                       const std::vector<const Want*>& wants) const;
     void trim() const;
-    /// read_many of `batch` and the guard; \throws HttpError (remote_changed) when it changed
+    /// read_many of `batch` and the guard; \throws RemoteError (remote_changed) when it changed
     void read_guarded(std::vector<SourceRanges>& batch) const;
 
     Locate locate_;

@@ -4,20 +4,19 @@
 //
 // A contiguous frame's chunks are ranges of its file; a sparse frame's chunks.b2frame names
 // chunk files beside it (NNNNNNNN.chunk), fetched by their own URLs on the same connections.
-// A file that changed on the server (HttpError::remote_changed) is re-read by reload_remote():
+// A file that changed on the server (RemoteError::remote_changed) is re-read by reload_remote():
 // header and index afresh, every image dropped.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <optional>
+#include <exception>
 
 #include <b2nd/error.hpp>
-#include <b2nd/storage/http.hpp>
+#include <b2nd/storage/sources.hpp>
 
 #include "../detail/strings.hpp"
 #include "checksums.hpp"
 #include "frame_impl.hpp"
-#include "http_source.hpp"
 
 namespace b2nd::storage {
 
@@ -43,7 +42,7 @@ public:
         const std::shared_ptr<const ByteSource> file = source;
         const std::string where_ = where();
         const std::uint64_t pos = base + static_cast<std::uint64_t>(index_pos);
-        std::shared_ptr<const detail::HttpSource> http = http_;
+        std::shared_ptr<const ByteSource> origin = origin_;
         RemoteChunks::Locate locate;
         if (sparse_) {
             // A chunk file holds its chunk alone, at most a memcpyed chunk's size: asking for
@@ -53,15 +52,21 @@ public:
                     ? static_cast<std::uint64_t>(h.chunksize) + 64 +
                           4 * static_cast<std::uint64_t>(h.chunksize / h.blocksize + 1)
                     : 0;
-            locate = [http, where_, pos, most](std::int64_t entry) {
-                if (entry > kMaxFileNumber || !http) {
+            locate = [origin, where_, pos, most](std::int64_t entry) {
+                if (entry > kMaxFileNumber) {
                     throw FormatError(where_ + ": an index entry names chunk file " + num(entry) +
                                           ", beyond the 8-hex-digit range",
                                       pos);
                 }
                 char name[32];
                 std::snprintf(name, sizeof name, "%08X.chunk", static_cast<unsigned>(entry));
-                return RemoteChunks::Place{http->sibling(name), 0, UINT64_MAX, most};
+                std::shared_ptr<const ByteSource> beside = origin ? origin->sibling(name) : nullptr;
+                if (!beside) {
+                    throw UsageError(where_ +
+                                     ": its chunk files cannot be reached from a source "
+                                     "that has no files beside it");
+                }
+                return RemoteChunks::Place{std::move(beside), 0, UINT64_MAX, most};
             };
         } else {
             auto ends = std::make_shared<const ChunkEnds>(index, h.cbytes);
@@ -111,16 +116,16 @@ public:
     }
 
     bool reload_remote() override {
-        if (!http_) {
-            return false;
+        std::shared_ptr<const ByteSource> fresh = origin_ ? origin_->reopen() : nullptr;
+        if (!fresh) {
+            return false;  // bytes that cannot change under the reader
         }
-        const std::string before = http_->stamp();
+        const std::string before = origin_->stamp();
         const std::string content_before = content_id;
-        std::shared_ptr<const detail::HttpSource> fresh = http_->reopen();
         if (fresh->stamp() == before && !content_may_differ(*fresh)) {
             return false;
         }
-        http_ = fresh;
+        origin_ = fresh;
         load(fresh);
         if (fresh->stamp() == before && content_id == content_before) {
             return false;  // read again, the same: what is cached of it holds
@@ -129,11 +134,11 @@ public:
         return true;
     }
 
-    void set_http(std::shared_ptr<const detail::HttpSource> h) { http_ = std::move(h); }
+    void set_origin(std::shared_ptr<const ByteSource> s) { origin_ = std::move(s); }
 
     /// Whether `fresh` (this URL opened again, with the same validators) may hold another
     /// version: its guard bytes (one request) are not those of this one.
-    bool content_may_differ(const detail::HttpSource& fresh) const {
+    bool content_may_differ(const ByteSource& fresh) const {
         const RemoteChunks::Guard& g = remote->guard();
         if (g.expected.empty()) {
             return true;
@@ -201,7 +206,7 @@ private:
     }
 
     bool sparse_;
-    std::shared_ptr<const detail::HttpSource> http_;  // the frame file, when opened by URL
+    std::shared_ptr<const ByteSource> origin_;  // the frame file, when opened by URL
     std::uint64_t generation_ = 1;
 };
 
@@ -222,52 +227,47 @@ std::unique_ptr<Frame::Impl> make_remote_frame(bool sparse) {
 
 namespace {
 
-std::unique_ptr<Frame::Impl> open_url_once(const std::shared_ptr<const detail::HttpClient>& client,
-                                           const std::string& url,
-                                           const OpenOptions& options);
+std::unique_ptr<Frame::Impl> open_url_once(const std::string& url, const OpenOptions& options);
 
 }  // namespace
 
 Frame Frame::open_url(const std::string& url, const OpenOptions& options) {
-    auto client = std::make_shared<const detail::HttpClient>(options.http);
     try {
-        return Frame(open_url_once(client, url, options));
-    } catch (const HttpError& e) {
+        return Frame(open_url_once(url, options));
+    } catch (const RemoteError& e) {
         if (!e.remote_changed()) {
             throw;
         }
         // Changed between the head and the tail: once more, from the head.
-        return Frame(open_url_once(client, url, options));
+        return Frame(open_url_once(url, options));
     }
 }
 
 namespace {
 
-std::unique_ptr<Frame::Impl> open_url_once(const std::shared_ptr<const detail::HttpClient>& client,
-                                           const std::string& url,
-                                           const OpenOptions& options) {
+std::unique_ptr<Frame::Impl> open_url_once(const std::string& url, const OpenOptions& options) {
     std::string u = url;
     const auto ends_with = [&](const char* tail) {
         const std::size_t n = std::strlen(tail);
         return u.size() >= n && u.compare(u.size() - n, n, tail) == 0;
     };
     bool sparse = ends_with("/") || ends_with("/chunks.b2frame");
-    std::shared_ptr<const detail::HttpSource> file;
+    std::shared_ptr<const ByteSource> file;
     // The URL's own failure, if its directory holds no chunks.b2frame either: a 404, or a 200
     // that is no answer to a range (a directory listing, as nginx's autoindex sends: chunked,
     // without a length).
-    std::optional<HttpError> missing;
+    std::exception_ptr missing;  // as thrown (the driver's own error type)
     if (!sparse) {
         try {
-            file = std::make_shared<detail::HttpSource>(client, u);
+            file = open_source(u, options);
             sparse = !looks_like_frame(*file);
-        } catch (const HttpError& e) {
+        } catch (const RemoteError& e) {
             // A directory: 404 or 403 (no listing), or a listing that is no frame.
             if (e.status() != 404 && e.status() != 403 && e.status() != 200) {
                 throw;
             }
             if (e.status() != 403) {
-                missing = e;
+                missing = std::current_exception();
             }
             sparse = true;
         }
@@ -280,13 +280,13 @@ std::unique_ptr<Frame::Impl> open_url_once(const std::shared_ptr<const detail::H
             u += "chunks.b2frame";
         }
         try {
-            file = std::make_shared<detail::HttpSource>(client, u);
-        } catch (const HttpError& e) {
+            file = open_source(u, options);
+        } catch (const RemoteError& e) {
             if (e.status() != 404) {
                 throw;
             }
             if (missing) {
-                throw *missing;  // nothing there: the 404 of the URL itself
+                std::rethrow_exception(missing);  // nothing there: the 404 of the URL itself
             }
             throw FormatError("\"" + redacted_url(url) +
                               "\": neither a frame nor a sparse frame's directory (no "
@@ -298,7 +298,7 @@ std::unique_ptr<Frame::Impl> open_url_once(const std::shared_ptr<const detail::H
     impl->options.writable = false;
     impl->label = sparse ? redacted_url(u.substr(0, u.size() - std::strlen("/chunks.b2frame")))
                          : file->name();
-    impl->set_http(file);
+    impl->set_origin(file);
     impl->load(file);
     return impl;
 }

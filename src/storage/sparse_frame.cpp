@@ -19,8 +19,8 @@
 
 #include "../detail/strings.hpp"
 #include "frame_impl.hpp"
-#include "posix_file.hpp"
 #include "publish.hpp"
+#include "sources/posix_file.hpp"
 #include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>

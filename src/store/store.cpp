@@ -7,8 +7,8 @@
 #include <b2nd/format/frame_header.hpp>
 #include <b2nd/storage/byte_source.hpp>
 #include <b2nd/storage/frame.hpp>
-#include <b2nd/storage/http.hpp>
 #include <b2nd/storage/mapped_file.hpp>
+#include <b2nd/storage/sources.hpp>
 #include <b2nd/storage/zip.hpp>
 #include <b2nd/store.hpp>
 
@@ -264,20 +264,20 @@ Store Store::open(const std::string& path, const OpenOptions& options) {
     if (storage::is_url(path)) {
         // A .b2z: its leaves are member windows. A .b2d is a directory: plain HTTP cannot list
         // its files (its keys), so it is refused by name, before or after a request.
-        const std::string no_dirs =
-            "a .b2d store is a directory, whose files plain HTTP "
-            "cannot list; serve it packed as a .b2z ('b2nd pack "
-            "STORE.b2d STORE.b2z')";
+        const std::string no_dirs = "a .b2d store is a directory, whose files plain " +
+                                    storage::driver_name(path) +
+                                    " cannot list; serve it packed as a .b2z ('b2nd pack "
+                                    "STORE.b2d STORE.b2z')";
         const std::string p = path.substr(0, path.find_first_of("?#"));
         if (p.back() == '/' || fs::path(p).extension() == ".b2d") {
             throw UsageError("\"" + storage::redacted_url(path) + "\": " + no_dirs);
         }
         try {
-            return open(storage::http_source(path, options.http));
-        } catch (const HttpError& e) {
+            return open(storage::open_source(path, options));
+        } catch (const RemoteError& e) {
             if (e.status() == 403 && fs::path(p).extension() != ".b2z") {
-                throw HttpError(std::string(e.what()) + " (if it is one, " + no_dirs + ")",
-                                e.status());
+                throw RemoteError(std::string(e.what()) + " (if it is one, " + no_dirs + ")",
+                                  e.status());
             }
             throw;
         }

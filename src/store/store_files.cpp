@@ -16,8 +16,8 @@
 #include <b2nd/storage/zip.hpp>
 
 #include "../detail/strings.hpp"
-#include "../storage/posix_file.hpp"
 #include "../storage/publish.hpp"
+#include "../storage/sources/posix_file.hpp"
 #include "store_detail.hpp"
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -227,13 +227,19 @@ storage::OpenOptions frame_options(const OpenOptions& o) {
     return o;  // the frame's part of the array's options
 }
 
-storage::OpenOptions frame_options(const CreateOptions& o) {
+OpenOptions opened_options(const CreateOptions& o) {
     OpenOptions oo;
     oo.writable = true;
+    oo.nthreads = o.nthreads;
+    oo.cache_bytes = o.cache_bytes;
     oo.durable = o.durable;
     oo.locking = o.locking;
     oo.auto_compact = o.auto_compact;
-    return frame_options(oo);
+    return oo;
+}
+
+storage::OpenOptions frame_options(const CreateOptions& o) {
+    return frame_options(opened_options(o));
 }
 
 int chunk_typesize(std::int64_t itemsize) noexcept {

@@ -38,6 +38,9 @@ storage::FrameParams frame_params(const CompressionParams& c, const Grid& g, int
 storage::OpenOptions frame_options(const OpenOptions& o);
 /// ... and of an array just created with `o` (writable).
 storage::OpenOptions frame_options(const CreateOptions& o);
+/// The options an array created with `o` is opened with: writable, and o's threads, cache,
+/// durability, locking and compaction.
+OpenOptions opened_options(const CreateOptions& o);
 
 /// The typesize chunk headers record for items of `itemsize` bytes (1 above 255, as c-blosc2).
 int chunk_typesize(std::int64_t itemsize) noexcept;

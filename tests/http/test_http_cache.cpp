@@ -11,6 +11,7 @@
 #include <b2nd/objects.hpp>
 #include <b2nd/storage/frame.hpp>
 #include <b2nd/storage/http.hpp>
+#include <b2nd/store.hpp>
 #include <b2nd/value.hpp>
 
 #include "support/files.hpp"
@@ -150,4 +151,25 @@ TEST_CASE("http cache: a file that is no cache is refused, never replaced", "[ht
     CHECK_THROWS_WITH(b2nd::AnyArray::open(s.url(), s.cached()),
                       Catch::Contains("not a proxy cache"));
     CHECK(b2nd::test::read_file(other) == before);
+}
+
+TEST_CASE("http cache: a leaf of a remote .b2z store uses the persistent cache", "[http]") {
+    B2ND_HTTP_FIXTURE(s, serve);
+    {
+        auto w = b2nd::StoreWriter::create(s.dir / "s.b2z");
+        w.put("/group/a", s.local());
+        w.commit();
+    }
+    const b2nd::Store store = b2nd::Store::open(s.server->url("s.b2z"));
+    b2nd::OpenOptions o = s.cached();
+    {
+        const auto a = store.open_array("/group/a", o);
+        CHECK(a.frame().remote());
+        CHECK(requests_of(a, [&] { CHECK(a.read(kA) == s.local().read(kA)); }) > 0);
+    }
+    // A new handle on the leaf: kA's blocks come from the cache file, with no request.
+    const auto b = store.open_array("/group/a", o);
+    CHECK(requests_of(b, [&] { CHECK(b.read(kA) == s.local().read(kA)); }) == 0);
+    CHECK(requests_of(b, [&] { CHECK(b.read(kB) == s.local().read(kB)); }) > 0);
+    CHECK(std::filesystem::exists(s.own / "cache.b2nd"));
 }

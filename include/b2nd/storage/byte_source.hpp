@@ -52,6 +52,16 @@ struct TransferStats {
     std::uint64_t retries = 0;   ///< requests repeated after a transient failure
 };
 
+class ByteSource;
+
+/// Ranges of one source, for read_many().
+struct SourceRanges {
+    std::shared_ptr<const ByteSource> file;
+    std::vector<RangeInto> ranges;
+};
+
+/// A source of bytes: a driver (sources.hpp opens the one a path or URL names). Every member
+/// is safe from several threads at once.
 class ByteSource {
 public:
     virtual ~ByteSource() = default;
@@ -81,7 +91,28 @@ public:
     virtual std::string stamp() const { return {}; }
     /// Requests and bytes a remote source used so far.
     virtual TransferStats transfers() const { return {}; }
+
+    // ---- drivers of files in a directory or under a prefix (sparse frames, stores) ----
+    /// The file `name` beside this one (relative to this file's directory; "a/b" goes down),
+    /// reached the same way (the same connections and credentials). No request is made yet: its
+    /// size() is unknown (UINT64_MAX) until a read says how much there was (RangeInto::got).
+    /// Null for sources that have no such place (buffers, windows).
+    virtual std::shared_ptr<const ByteSource> sibling(const std::string& name) const;
+    /// The same file opened afresh, its identity (stamp()) learned again: for a reader that
+    /// must notice a new version. Null for sources whose bytes cannot change under a reader.
+    virtual std::shared_ptr<const ByteSource> reopen() const;
+    /// Sources with one equal, non-null key fetch their ranges together: read_many() hands all
+    /// of them to one of them (read_batch). Null: this source reads alone.
+    virtual const void* batch_key() const noexcept { return nullptr; }
+    /// Reads the ranges of every entry of `batch`, all sources of this one's batch_key() (this
+    /// one among them). The default reads them one source after the other.
+    virtual void read_batch(const std::vector<SourceRanges*>& batch) const;
 };
+
+/// Reads every source's ranges: those of sources of one batch_key() together (a remote
+/// driver's in one batch of requests, all in flight at once), the others source by source.
+/// \throws as ByteSource::read()
+void read_many(std::vector<SourceRanges>& batch);
 
 /// A whole mapped file.
 std::shared_ptr<const ByteSource> mapped_source(std::shared_ptr<const MappedFile> file);

@@ -21,6 +21,7 @@
 #include <string>
 
 #include <b2nd/storage/byte_source.hpp>
+#include <b2nd/storage/sources.hpp>
 
 namespace b2nd::storage {
 
@@ -60,12 +61,6 @@ struct HttpOptions {
     /// blocks' cache (OpenOptions::cache_bytes) serves repeats above it.
     std::uint64_t memory_bytes = std::uint64_t{256} << 20;
 };
-
-/// Whether `path` is an http:// or https:// URL.
-bool is_url(const std::string& path);
-
-/// `url` without user information or query string: how messages name it.
-std::string redacted_url(const std::string& url);
 
 /// Whether this build reads URLs (it was built with libcurl).
 bool http_available() noexcept;

@@ -14,7 +14,7 @@
 #include <b2nd/error.hpp>
 #include <b2nd/storage/frame.hpp>
 
-#include "storage/posix_file.hpp"
+#include "storage/sources/posix_file.hpp"
 #include "support/data.hpp"
 #include "support/temp_dir.hpp"
 #include <unistd.h>

@@ -6,9 +6,9 @@
 
 #include <b2nd/error.hpp>
 
-#include "../detail/strings.hpp"
-#include "outputs.hpp"
-#include "publish.hpp"
+#include "../../detail/strings.hpp"
+#include "../outputs.hpp"
+#include "../publish.hpp"
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>

@@ -5,8 +5,8 @@
 #include <b2nd/format/byte_writer.hpp>
 #include <b2nd/storage/zip.hpp>
 
-#include "../codec/compressors.hpp"
-#include "../detail/strings.hpp"
+#include "../../codec/compressors.hpp"
+#include "../../detail/strings.hpp"
 #include "posix_file.hpp"
 #include "zip_layout.hpp"
 

@@ -9,41 +9,6 @@
 
 namespace b2nd::storage {
 
-namespace {
-
-bool starts_with_ci(const std::string& s, const char* prefix) {
-    const std::size_t n = std::strlen(prefix);
-    if (s.size() < n) {
-        return false;
-    }
-    for (std::size_t k = 0; k < n; ++k) {
-        if (std::tolower(static_cast<unsigned char>(s[k])) != prefix[k]) {
-            return false;
-        }
-    }
-    return true;
-}
-
-}  // namespace
-
-bool is_url(const std::string& path) {
-    return starts_with_ci(path, "http://") || starts_with_ci(path, "https://");
-}
-
-std::string redacted_url(const std::string& url) {
-    std::string u = url.substr(0, url.find_first_of("?#"));
-    const std::size_t scheme = u.find("://");
-    if (scheme != std::string::npos) {
-        const std::size_t host = scheme + 3;
-        const std::size_t path = u.find('/', host);
-        const std::size_t at = u.rfind('@', path == std::string::npos ? u.size() : path);
-        if (at != std::string::npos && at >= host) {
-            u.erase(host, at + 1 - host);
-        }
-    }
-    return u;
-}
-
 bool http_available() noexcept {
 #ifdef B2ND_HAVE_HTTP
     return true;
@@ -173,64 +138,34 @@ void HttpSource::read_into(const std::vector<RangeInto>& ranges) const {
     }
 }
 
-std::shared_ptr<const HttpSource> HttpSource::sibling(const std::string& name) const {
+std::shared_ptr<const ByteSource> HttpSource::sibling(const std::string& name) const {
     const std::string base = url_.substr(0, url_.find_first_of("?#"));
     const std::size_t slash = base.rfind('/');
     return std::make_shared<HttpSource>(client_, base.substr(0, slash + 1) + name, true);
 }
 
-std::shared_ptr<const HttpSource> HttpSource::reopen() const {
+std::shared_ptr<const ByteSource> HttpSource::reopen() const {
     return std::make_shared<HttpSource>(client_, url_);
 }
 
-void read_many(std::vector<SourceRanges>& batch) {
-    // One entry per source (the chunks of a contiguous frame share theirs): its ranges go out
-    // together.
-    for (std::size_t k = 1; k < batch.size();) {
-        std::size_t same = 0;
-        while (same < k && batch[same].file != batch[k].file) {
-            ++same;
-        }
-        if (same < k) {
-            batch[same].ranges.insert(batch[same].ranges.end(), batch[k].ranges.begin(),
-                                      batch[k].ranges.end());
-            batch.erase(batch.begin() + static_cast<std::ptrdiff_t>(k));
-        } else {
-            ++k;
-        }
-    }
-    if (batch.size() == 1) {
-        batch[0].file->read_into(batch[0].ranges);
-        return;
-    }
-    // Remote files of one client: one fetch for all of them.
+void HttpSource::read_batch(const std::vector<SourceRanges*>& batch) const {
+    // Remote files of one client (batch_key): one fetch for all of them.
     std::vector<FileRanges> files;
-    std::vector<SourceRanges*> of;
-    const HttpClient* client = nullptr;
-    for (SourceRanges& s : batch) {
-        const auto* h = dynamic_cast<const HttpSource*>(s.file.get());
-        if (h == nullptr || (client != nullptr && h->client().get() != client)) {
-            s.file->read_into(s.ranges);
-            continue;
-        }
-        client = h->client().get();
+    for (const SourceRanges* s : batch) {
+        const auto& h = static_cast<const HttpSource&>(*s->file);  // same key: same driver
         FileRanges f;
-        f.url = h->url();
-        f.id = h->identity();
-        for (const RangeInto& r : s.ranges) {
+        f.url = h.url();
+        f.id = h.identity();
+        for (const RangeInto& r : s->ranges) {
             f.pieces.push_back({r.offset, r.n, r.into, r.got != nullptr, 0, r.probe});
         }
         files.push_back(std::move(f));
-        of.push_back(&s);
     }
-    if (client == nullptr) {
-        return;
-    }
-    client->fetch(files);
+    client_->fetch(files);
     for (std::size_t k = 0; k < files.size(); ++k) {
         for (std::size_t j = 0; j < files[k].pieces.size(); ++j) {
-            if (of[k]->ranges[j].got != nullptr) {
-                *of[k]->ranges[j].got = files[k].pieces[j].got;
+            if (batch[k]->ranges[j].got != nullptr) {
+                *batch[k]->ranges[j].got = files[k].pieces[j].got;
             }
         }
     }

@@ -7,7 +7,7 @@
 #include <b2nd/format/checked_math.hpp>
 #include <b2nd/storage/byte_source.hpp>
 
-#include "../detail/strings.hpp"
+#include "../../detail/strings.hpp"
 
 namespace b2nd::storage {
 
@@ -96,6 +96,59 @@ private:
 };
 
 }  // namespace
+
+std::shared_ptr<const ByteSource> ByteSource::sibling(const std::string&) const {
+    return nullptr;
+}
+
+std::shared_ptr<const ByteSource> ByteSource::reopen() const {
+    return nullptr;
+}
+
+void ByteSource::read_batch(const std::vector<SourceRanges*>& batch) const {
+    for (SourceRanges* s : batch) {
+        s->file->read_into(s->ranges);
+    }
+}
+
+void read_many(std::vector<SourceRanges>& batch) {
+    // One entry per source (the chunks of a contiguous frame share theirs): its ranges go out
+    // together.
+    for (std::size_t k = 1; k < batch.size();) {
+        std::size_t same = 0;
+        while (same < k && batch[same].file != batch[k].file) {
+            ++same;
+        }
+        if (same < k) {
+            batch[same].ranges.insert(batch[same].ranges.end(), batch[k].ranges.begin(),
+                                      batch[k].ranges.end());
+            batch.erase(batch.begin() + static_cast<std::ptrdiff_t>(k));
+        } else {
+            ++k;
+        }
+    }
+    // Then one group per batch key (in the order of first appearance), each read by one of its
+    // sources; sources without a key read alone.
+    std::vector<bool> done(batch.size(), false);
+    for (std::size_t k = 0; k < batch.size(); ++k) {
+        if (done[k]) {
+            continue;
+        }
+        const void* key = batch[k].file->batch_key();
+        std::vector<SourceRanges*> group{&batch[k]};
+        for (std::size_t j = k + 1; key != nullptr && j < batch.size(); ++j) {
+            if (!done[j] && batch[j].file->batch_key() == key) {
+                group.push_back(&batch[j]);
+                done[j] = true;
+            }
+        }
+        if (group.size() == 1) {
+            batch[k].file->read_into(batch[k].ranges);
+        } else {
+            batch[k].file->read_batch(group);
+        }
+    }
+}
 
 void ByteSource::read_into(const std::vector<RangeInto>& ranges) const {
     for (const RangeInto& r : ranges) {

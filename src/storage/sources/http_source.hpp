@@ -14,16 +14,6 @@
 
 namespace b2nd::storage::detail {
 
-/// Ranges of one source, for read_many.
-struct SourceRanges {
-    std::shared_ptr<const ByteSource> file;
-    std::vector<RangeInto> ranges;
-};
-
-/// Reads every source's ranges: those of remote files of one client in one batch (all in flight
-/// together), the others one source after the other.
-void read_many(std::vector<SourceRanges>& batch);
-
 class HttpSource final : public ByteSource {
 public:
     /// Opens `url`: one request fetches the head of the file and learns its size and identity.
@@ -41,9 +31,12 @@ public:
     TransferStats transfers() const override { return client_->stats(); }
 
     /// The file `name` in the same directory (URL path), sharing the connections.
-    std::shared_ptr<const HttpSource> sibling(const std::string& name) const;
+    std::shared_ptr<const ByteSource> sibling(const std::string& name) const override;
     /// The same URL opened afresh (its identity learned again).
-    std::shared_ptr<const HttpSource> reopen() const;
+    std::shared_ptr<const ByteSource> reopen() const override;
+    /// One client: its files' ranges go out in one batch.
+    const void* batch_key() const noexcept override { return client_.get(); }
+    void read_batch(const std::vector<SourceRanges*>& batch) const override;
     const std::string& url() const noexcept { return url_; }
     const std::shared_ptr<const HttpClient>& client() const noexcept { return client_; }
     /// The identity answers must have (read_many batches with it).

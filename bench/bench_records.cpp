@@ -1,4 +1,4 @@
-// Records (README, "Records and text"): one f8 field read out of a 5-field record array
+// Records (docs/records.md): one f8 field read out of a 5-field record array
 // (id <i8, x <f8, y <f8, z <f8, w <f4: 36 bytes, 8 Mi records) through a field view, against a
 // plain f8 array read whole, 1 and 2 threads, runs interleaved:
 //   field GB/s  the field's bytes per second (8 per record);

@@ -1,4 +1,4 @@
-// The cost of sharing an array between processes (README, "Sharing an array between processes"):
+// The cost of sharing an array between processes (docs/sharing.md):
 // reads with and without OpenOptions::follow and lock_reads, the latency of a commit with and
 // without the lock protocol, and refresh() after another handle's commit. The array is the
 // f32cube field of BENCHMARKS.md at 256^3 (64 MiB; chunks 64^3, blocks 16^3, zstd 1 + shuffle).

@@ -1,4 +1,4 @@
-// python-blosc2 stores and persisted expressions (README, "python-blosc2 stores and objects"):
+// python-blosc2 stores and persisted expressions (docs/stores.md):
 //   open     Store::open of a .b2z and a .b2d of 1,000 leaves (ms; range over 30 runs);
 //   leaf     full read of the f32cube (BENCHMARKS.md) as a .b2z member vs the same array in its
 //            own file, runs interleaved, 1 and 2 threads: GB/s and the ratio of times, per run;

@@ -1,5 +1,5 @@
 // Arrays without xtensor: create, read slices, attributes, copy with other compression,
-// concatenate, in-memory arrays and their frames. (README, "Arrays" and "Whole arrays".)
+// concatenate, in-memory arrays and their frames. (docs/arrays.md.)
 #include <cstdio>
 #include <string>
 #include <vector>

@@ -1,5 +1,5 @@
 // Sharing an array between processes, the writer: a simulation appending one time step at a
-// time to an array that other processes read while it runs (see 06_reader.cpp, and README,
+// time to an array that other processes read while it runs (see 06_reader.cpp, and docs/sharing.md,
 // "Sharing an array between processes"). Every append is one commit; readers see whole steps.
 //
 //   example_05_writer PATH [STEPS]

@@ -1,4 +1,4 @@
-// Lossy compression and plugins (README, "Lossy compression and plugins"):
+// Lossy compression and plugins (docs/plugins.md):
 //  1. one float32 field written with every codec that suits it, a table of ratio and max error;
 //  2. a codec of your own, registered at run time, used like any other.
 // Works in a temporary directory that it removes.

@@ -1,4 +1,4 @@
-// python-blosc2 stores and objects (README, "python-blosc2 stores and objects"):
+// python-blosc2 stores and objects (docs/stores.md):
 //  1. a TreeStore written from C++: two runs of a simulation, a group attribute;
 //  2. read back as python-blosc2 would (keys, a leaf, a slice, the attributes);
 //  3. packed to a directory store and listed.

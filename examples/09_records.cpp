@@ -1,4 +1,4 @@
-// Records and text (README, "Records and text"):
+// Records and text (docs/records.md):
 //  1. particles as a described C++ struct: written, read back checked field by field;
 //  2. one field as a lazy view: read, reduced, and written (the other fields kept);
 //  3. station names as fixed-width U strings and as a UTF8Array, observation times as dates;

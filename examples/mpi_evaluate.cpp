@@ -1,4 +1,4 @@
-// Many ranks, one array (README, "Many processes: MPI"):
+// Many ranks, one array (docs/mpi.md):
 //
 //   mpiexec -n 4 build/examples/mpi_evaluate [DIR]
 //

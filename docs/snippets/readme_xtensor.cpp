@@ -145,11 +145,40 @@ bool http() {
     return true;
 }
 
+// clang-format off
+void tour() {
+    // README: "A tour"
+    std::vector<float> field(64 * 128 * 128, 1.5f);                 // C order, as in NumPy
+    auto t = b2nd::NDArray<float>::create_from("t.b2nd", {64, 128, 128}, field);
+
+    auto a = b2nd::open<float>("t.b2nd");                     // maps it; reads header and index
+    float x = a(12, 40, 7);                                   // decodes one block
+    std::vector<float> plane = a.read({7, b2nd::Slice::all(), b2nd::Slice::all()});
+    std::vector<float> odd = a.read(b2nd::parse_selection("::2, 5, -10:"));  // NumPy's text
+
+    auto lazy = b2nd::view(a, xt::range(0, 32), xt::all(), 7);  // an xtensor expression
+    xt::xarray<double> m = xt::mean(lazy, {0});                 // decodes the touched blocks
+
+    auto out = b2nd::create<float>("anomaly.b2nd", a.shape());  // all zeros, nothing stored
+    b2nd::evaluate(out, [](const auto& v) { return v - 1.5f; }, a);  // out of core, in parallel
+
+    auto w = b2nd::StoreWriter::create("run.b2z");            // a python-blosc2 store
+    w.put("/fields/t", a.any());
+    w.commit();
+    auto back = b2nd::Store::open("run.b2z").open<float>("/fields/t");
+    // end
+    check(x == 1.5f && plane.size() == 128 * 128 && odd.size() == 32 * 10, "reads");
+    check(m.size() == 128 && m(5) == 1.5, "the mean of a view");
+    check(out(3, 4, 5) == 0.0f && back.shape() == t.shape(), "evaluated, stored");
+}
+// clang-format on
+
 }  // namespace
 
 int main() {
     const SnippetDir dir;
     try {
+        dir.section("tour", tour);
         dir.section("xtensor", xtensor_views);
         dir.section("records", records);
         dir.section("http", [] {

@@ -146,7 +146,7 @@ public:
     int nthreads() const;
     void set_nthreads(int n);
 
-    // ---- sharing with other handles and processes (README: "Sharing an array between
+    // ---- sharing with other handles and processes (docs/sharing.md, "Sharing an array between
     // processes") ----
     /// Adopts what other handles (in any process) committed since this handle's snapshot:
     /// shape, chunks, mappings; cached blocks of replaced chunks are dropped. Applies to every

@@ -143,7 +143,7 @@ public:
 };
 
 /// An array or frame is held for writing by another handle, in this process or another: one
-/// writer at a time (see README, "Sharing an array between processes").
+/// writer at a time (see docs/sharing.md).
 class LockError : public Error {
 public:
     using Error::Error;

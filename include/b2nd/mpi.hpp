@@ -1,5 +1,5 @@
 // b2nd::mpi: many MPI ranks creating, writing, evaluating and reading one array (target
-// b2nd::mpi, built when MPI is found; README "Many processes: MPI", docs/scaling.md).
+// b2nd::mpi, built when MPI is found; docs/mpi.md, docs/scaling.md).
 //
 //   MPI_Init(&argc, &argv);
 //   auto t = b2nd::mpi::create<float>(MPI_COMM_WORLD, "t.b2nd", {n, ny, nx});      // collective

@@ -20,7 +20,7 @@ using codec::FilterSlot;
 using codec::SplitMode;
 
 /// How chunks are compressed. The defaults are python-blosc2's: Zstd level 1 with SHUFFLE.
-/// Plugin codecs take their parameter in codec_meta (README, "Lossy compression and plugins"):
+/// Plugin codecs take their parameter in codec_meta (docs/plugins.md):
 ///  - Codec::ndlz: the cell side, 4 or 8 (2-d arrays);
 ///  - Codec::zfp_accuracy: e, the absolute error stays below 10^e (int8: -3 is 1e-3);
 ///  - Codec::zfp_precision: bit planes kept (plus 5 + 2 (ndim - 1));

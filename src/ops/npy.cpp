@@ -12,9 +12,9 @@
 #include <b2nd/storage/mapped_file.hpp>
 
 #include "../detail/strings.hpp"
-#include "../values/params_detail.hpp"
 #include "../engine/array_core.hpp"
 #include "../storage/publish.hpp"
+#include "../values/params_detail.hpp"
 #include <unistd.h>
 
 namespace b2nd {

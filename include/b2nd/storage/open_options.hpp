@@ -26,8 +26,8 @@ struct OpenOptions {
     /// Writing: fsync data before the header names it, and the header after, at every commit
     /// (a sparse frame: the new chunk files and the index before the index's rename, then the
     /// directory), so that a commit survives power loss, not only crashes of the process. On by
-    /// default; off for scratch data, where commits are several times faster (README, "Sharing
-    /// an array between processes").
+    /// default; off for scratch data, where commits are several times faster (docs/sharing.md,
+    /// "Sharing an array between processes").
     bool durable = true;
     /// Take part in the lock protocol shared with c-blosc2 (the NAME.b2lock sidecar): one writer
     /// at a time, snapshots parsed while no commit is in progress, the generation counter. Off:

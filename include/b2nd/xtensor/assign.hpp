@@ -21,7 +21,7 @@
 // (`=`, `noalias(c) =`, `+=`, xt::eval). Anything else (views, broadcasts, transposes, generators
 // of lazy expressions; reducers evaluated in place with `xt::sum(e)()` or
 // evaluation_strategy::immediate) is evaluated by xtensor as before, stepping element by element
-// through the views' slabs. README, "xtensor", lists both.
+// through the views' slabs. docs/xtensor.md lists both.
 #pragma once
 
 #include <algorithm>

@@ -74,7 +74,10 @@ public:
     bool in_memory() const { return a_.in_memory(); }
 
     const Shape& shape() const { return a_.shape(); }
-    std::size_t dimension() const { return static_cast<std::size_t>(a_.ndim()); }
+    /// The number of dimensions (AnyArray::ndim()).
+    int ndim() const { return a_.ndim(); }
+    /// ndim() in xtensor's dialect (its containers' name and type), for generic xtensor code.
+    std::size_t dimension() const { return static_cast<std::size_t>(ndim()); }
     std::size_t size() const { return static_cast<std::size_t>(a_.size()); }
     const Shape& chunk_shape() const { return a_.chunk_shape(); }
     const Shape& block_shape() const { return a_.block_shape(); }

@@ -8,7 +8,7 @@
 #include <b2nd/error.hpp>
 #include <b2nd/storage/frame.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "cli.hpp"
 
 namespace b2nd::cli {

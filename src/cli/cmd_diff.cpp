@@ -9,7 +9,7 @@
 #include <b2nd/error.hpp>
 #include <b2nd/selection.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "cli.hpp"
 #include "isclose.hpp"
 #include "item_format.hpp"

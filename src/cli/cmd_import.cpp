@@ -10,7 +10,7 @@
 #include <b2nd/mask.hpp>
 #include <b2nd/npy.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "cli.hpp"
 #include "progress.hpp"
 

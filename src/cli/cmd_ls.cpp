@@ -9,7 +9,7 @@
 #include <b2nd/error.hpp>
 #include <b2nd/store.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "cli.hpp"
 
 namespace b2nd::cli {

@@ -12,7 +12,7 @@
 #include <b2nd/store.hpp>
 #include <b2nd/value.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "cli.hpp"
 
 namespace b2nd::cli {

@@ -8,7 +8,7 @@
 
 #include <b2nd/datetime.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "cli.hpp"
 
 namespace b2nd::cli {

@@ -8,7 +8,7 @@
 #include <b2nd/storage/http.hpp>
 #include <b2nd/store.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "../storage/outputs.hpp"
 #include "cli.hpp"
 #include <unistd.h>

@@ -13,7 +13,7 @@
 #include <b2nd/storage/http.hpp>
 #include <b2nd/store.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "cli.hpp"
 
 namespace b2nd::cli {

@@ -17,7 +17,7 @@
 #include <b2nd/format/endian.hpp>
 
 #include "../detail/memory.hpp"
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "../detail/thread_pool.hpp"
 #include "compressors.hpp"
 #include "decoder_detail.hpp"

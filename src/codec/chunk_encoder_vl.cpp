@@ -10,7 +10,7 @@
 #include <b2nd/format/endian.hpp>
 
 #include "../detail/memory.hpp"
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "compressors.hpp"
 #include "encoder_detail.hpp"
 

@@ -9,7 +9,7 @@
 #include <b2nd/objects.hpp>
 #include <b2nd/storage/frame.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "../storage/publish.hpp"
 #include "../values/params_detail.hpp"
 #include "containers_detail.hpp"

@@ -6,7 +6,7 @@
 #include <b2nd/error.hpp>
 #include <b2nd/storage/frame.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "containers_detail.hpp"
 
 namespace b2nd {

@@ -7,7 +7,7 @@
 #include <b2nd/storage/frame.hpp>
 #include <b2nd/store.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "containers_detail.hpp"
 
 namespace b2nd {

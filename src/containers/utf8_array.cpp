@@ -8,7 +8,7 @@
 #include <b2nd/error.hpp>
 #include <b2nd/store.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "containers_detail.hpp"
 
 namespace b2nd {

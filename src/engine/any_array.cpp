@@ -8,7 +8,7 @@
 #include <b2nd/storage/byte_source.hpp>
 #include <b2nd/storage/frame.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "../values/params_detail.hpp"
 #include "array_core.hpp"
 #include "engine_access.hpp"

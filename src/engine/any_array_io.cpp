@@ -5,7 +5,7 @@
 #include <b2nd/error.hpp>
 #include <b2nd/format/checked_math.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "../select/box_plan.hpp"
 #include "../select/strided_copy.hpp"
 #include "array_core.hpp"

@@ -4,7 +4,7 @@
 
 #include <b2nd/error.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "../values/params_detail.hpp"
 
 namespace b2nd::detail {

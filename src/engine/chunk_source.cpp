@@ -9,7 +9,7 @@
 #include <b2nd/storage/mapped_file.hpp>
 
 #include "../detail/memory.hpp"
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "../detail/thread_pool.hpp"
 #include "../values/params_detail.hpp"
 

@@ -7,7 +7,7 @@
 
 #include <b2nd/error.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "../storage/publish.hpp"
 #include "../values/params_detail.hpp"
 #include "array_core.hpp"

@@ -11,7 +11,7 @@
 #include <b2nd/error.hpp>
 #include <b2nd/storage/byte_source.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "array_core.hpp"
 #include "block_origin.hpp"
 #include "engine_access.hpp"

@@ -14,7 +14,7 @@
 #include <b2nd/storage/http.hpp>
 #include <b2nd/value.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "../values/params_detail.hpp"
 #include "chunk_source.hpp"
 

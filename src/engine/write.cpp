@@ -11,7 +11,7 @@
 #include <b2nd/error.hpp>
 
 #include "../detail/memory.hpp"
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "../detail/thread_pool.hpp"
 #include "../select/box_plan.hpp"
 #include "array_core.hpp"

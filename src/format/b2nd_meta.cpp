@@ -6,7 +6,7 @@
 #include <b2nd/format/byte_writer.hpp>
 #include <b2nd/format/msgpack.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 
 namespace b2nd::format {
 

@@ -8,7 +8,7 @@
 #include <b2nd/format/frame_header.hpp>
 #include <b2nd/format/msgpack.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 
 namespace b2nd::format {
 

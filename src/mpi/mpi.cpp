@@ -4,9 +4,9 @@
 #include <climits>
 #include <cstring>
 
-#include <b2nd/mpi.hpp>
+#include <b2nd/mpi/collective.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "mpi_internal.hpp"
 
 namespace b2nd::mpi {

@@ -4,11 +4,12 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <mutex>
 
-#include <b2nd/mpi.hpp>
+#include <b2nd/mpi/collective.hpp>
 
 #include "../detail/memory.hpp"
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "../engine/collective.hpp"
 #include "mpi_internal.hpp"
 

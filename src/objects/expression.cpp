@@ -8,7 +8,7 @@
 
 #include <b2nd/error.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "expression_functions.hpp"
 
 namespace b2nd::detail {

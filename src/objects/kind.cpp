@@ -4,7 +4,7 @@
 #include <b2nd/storage/frame.hpp>
 #include <b2nd/value.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 
 namespace b2nd {
 

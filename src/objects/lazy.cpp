@@ -13,7 +13,7 @@
 #include <b2nd/storage/http.hpp>
 #include <b2nd/value.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "../engine/array_core.hpp"
 #include "expression.hpp"
 #include "objects_detail.hpp"

@@ -6,7 +6,7 @@
 #include <b2nd/storage/frame.hpp>
 #include <b2nd/value.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "../engine/array_core.hpp"
 #include "../values/params_detail.hpp"
 #include "objects_detail.hpp"

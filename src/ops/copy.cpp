@@ -14,7 +14,7 @@
 #include <b2nd/parallel.hpp>
 #include <b2nd/storage/frame.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "../engine/engine_access.hpp"
 #include "../objects/objects_detail.hpp"
 #include "../storage/outputs.hpp"

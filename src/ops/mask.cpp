@@ -12,7 +12,7 @@
 #include <b2nd/mask.hpp>
 #include <b2nd/parallel.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "../select/mask_plan.hpp"
 #include "../select/strided_copy.hpp"
 

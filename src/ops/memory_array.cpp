@@ -9,7 +9,7 @@
 #include <b2nd/error.hpp>
 #include <b2nd/ops.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "../engine/array_core.hpp"
 #include "../storage/publish.hpp"
 #include <unistd.h>

@@ -11,7 +11,7 @@
 #include <b2nd/npy.hpp>
 #include <b2nd/storage/mapped_file.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "../engine/array_core.hpp"
 #include "../storage/publish.hpp"
 #include "../values/params_detail.hpp"

@@ -6,7 +6,7 @@
 #include <b2nd/error.hpp>
 #include <b2nd/format/checked_math.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 
 namespace b2nd::detail {
 

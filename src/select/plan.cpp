@@ -3,7 +3,7 @@
 
 #include <b2nd/error.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 
 namespace b2nd::detail {
 

@@ -5,7 +5,7 @@
 #include <b2nd/format/checked_math.hpp>
 #include <b2nd/selection.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 
 namespace b2nd {
 

@@ -13,7 +13,7 @@
 #include <b2nd/format/msgpack.hpp>
 
 #include "../codec/digest.hpp"
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 
 namespace b2nd::storage::detail {
 

@@ -17,7 +17,7 @@
 #include <b2nd/format/chunk_header.hpp>
 #include <b2nd/format/endian.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "frame_impl.hpp"
 #include "outputs.hpp"
 #include "publish.hpp"

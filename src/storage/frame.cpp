@@ -9,7 +9,7 @@
 #include <b2nd/format/chunk_header.hpp>
 #include <b2nd/format/endian.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "frame_impl.hpp"
 #include "sources/posix_file.hpp"
 

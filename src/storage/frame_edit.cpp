@@ -2,7 +2,7 @@
 #include <b2nd/error.hpp>
 #include <b2nd/storage/frame.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 
 namespace b2nd::storage {
 

@@ -13,7 +13,7 @@
 #include <b2nd/storage/mapped_file.hpp>
 #include <b2nd/storage/zip.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "sources/posix_file.hpp"
 #include <fcntl.h>
 #include <sys/stat.h>

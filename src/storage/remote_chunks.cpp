@@ -12,7 +12,7 @@
 #include <b2nd/format/chunk_header.hpp>
 #include <b2nd/format/endian.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "sources/http_source.hpp"
 
 namespace b2nd::storage::detail {

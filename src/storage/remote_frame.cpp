@@ -14,7 +14,7 @@
 #include <b2nd/error.hpp>
 #include <b2nd/storage/sources.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "checksums.hpp"
 #include "frame_impl.hpp"
 

@@ -13,7 +13,7 @@
 
 #include <b2nd/error.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "outputs.hpp"
 #include <fcntl.h>
 #include <signal.h>

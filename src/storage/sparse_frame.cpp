@@ -17,7 +17,7 @@
 #include <b2nd/error.hpp>
 #include <b2nd/format/endian.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "frame_impl.hpp"
 #include "publish.hpp"
 #include "sources/posix_file.hpp"

@@ -12,7 +12,7 @@
 #include <b2nd/storage/zip.hpp>
 #include <b2nd/store.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "../objects/objects_detail.hpp"
 #include "store_detail.hpp"
 

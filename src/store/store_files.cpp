@@ -15,7 +15,7 @@
 #include <b2nd/storage/mapped_file.hpp>
 #include <b2nd/storage/zip.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "../storage/publish.hpp"
 #include "../storage/sources/posix_file.hpp"
 #include "store_detail.hpp"

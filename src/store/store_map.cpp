@@ -5,7 +5,7 @@
 #include <b2nd/error.hpp>
 #include <b2nd/store.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "store_detail.hpp"
 
 namespace fs = std::filesystem;

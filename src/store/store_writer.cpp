@@ -12,7 +12,7 @@
 #include <b2nd/storage/frame.hpp>
 #include <b2nd/storage/mapped_file.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "../storage/publish.hpp"
 #include "store_detail.hpp"
 

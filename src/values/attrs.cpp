@@ -1,6 +1,6 @@
 #include <b2nd/attrs.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 
 namespace b2nd {
 

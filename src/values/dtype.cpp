@@ -8,7 +8,7 @@
 #include <b2nd/error.hpp>
 #include <b2nd/format/checked_math.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "dtype_detail.hpp"
 
 namespace b2nd {

@@ -2,7 +2,7 @@
 #include <b2nd/format/checked_math.hpp>
 #include <b2nd/grid.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 
 namespace b2nd {
 

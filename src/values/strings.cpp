@@ -1,11 +1,11 @@
 // Fixed-width string arrays as C++ strings (strings.hpp).
-#include "../detail/strings.hpp"
-
 #include <cstring>
 
 #include <b2nd/error.hpp>
 #include <b2nd/format/endian.hpp>
 #include <b2nd/strings.hpp>
+
+#include "../detail/text.hpp"
 
 namespace b2nd {
 

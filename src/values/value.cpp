@@ -9,7 +9,7 @@
 #include <b2nd/error.hpp>
 #include <b2nd/value.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "value_detail.hpp"
 
 #define MSGPACK_NO_BOOST 1

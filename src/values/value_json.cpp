@@ -12,7 +12,7 @@
 #include <b2nd/storage/frame.hpp>
 #include <b2nd/value.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "value_detail.hpp"
 
 namespace b2nd {

@@ -10,7 +10,7 @@
 #include <b2nd/error.hpp>
 #include <b2nd/value.hpp>
 
-#include "../detail/strings.hpp"
+#include "../detail/text.hpp"
 #include "value_detail.hpp"
 
 namespace b2nd {

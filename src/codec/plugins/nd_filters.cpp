@@ -11,7 +11,7 @@
 #include <b2nd/format/checked_math.hpp>
 #include <b2nd/format/endian.hpp>
 
-#include "../../detail/strings.hpp"
+#include "../../detail/text.hpp"
 #include "plugins.hpp"
 
 namespace b2nd::codec::plugins {

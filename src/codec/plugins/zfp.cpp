@@ -20,7 +20,7 @@
 #include <b2nd/error.hpp>
 
 #include "../../detail/memory.hpp"
-#include "../../detail/strings.hpp"
+#include "../../detail/text.hpp"
 #include "plugins.hpp"
 
 #ifdef B2ND_HAVE_ZFP

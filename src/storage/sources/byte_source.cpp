@@ -7,7 +7,7 @@
 #include <b2nd/format/checked_math.hpp>
 #include <b2nd/storage/byte_source.hpp>
 
-#include "../../detail/strings.hpp"
+#include "../../detail/text.hpp"
 
 namespace b2nd::storage {
 

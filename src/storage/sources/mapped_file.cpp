@@ -15,7 +15,7 @@
 #include <b2nd/error.hpp>
 #include <b2nd/storage/mapped_file.hpp>
 
-#include "../../detail/strings.hpp"
+#include "../../detail/text.hpp"
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>

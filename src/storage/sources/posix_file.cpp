@@ -6,7 +6,7 @@
 
 #include <b2nd/error.hpp>
 
-#include "../../detail/strings.hpp"
+#include "../../detail/text.hpp"
 #include "../outputs.hpp"
 #include "../publish.hpp"
 #include <fcntl.h>

@@ -9,7 +9,7 @@
 #include <b2nd/format/checked_math.hpp>
 #include <b2nd/storage/zip.hpp>
 
-#include "../../detail/strings.hpp"
+#include "../../detail/text.hpp"
 #include "zip_layout.hpp"
 
 namespace b2nd::storage {

@@ -6,7 +6,7 @@
 #include <b2nd/storage/zip.hpp>
 
 #include "../../codec/compressors.hpp"
-#include "../../detail/strings.hpp"
+#include "../../detail/text.hpp"
 #include "posix_file.hpp"
 #include "zip_layout.hpp"
 

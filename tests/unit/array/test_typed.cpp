@@ -12,6 +12,9 @@ TEST_CASE("ndarray: typed access, byte order, fills", "[array]") {
             return o;
         }());
         CHECK(t(29, 19) == 0.0);
+        CHECK(t.ndim() == 2);  // one name with AnyArray's; dimension() is xtensor's spelling
+        CHECK(t.dimension() == 2);
+        CHECK(t.any().ndim() == 2);
         std::vector<double> v(600);
         for (std::size_t i = 0; i < v.size(); ++i) {
             v[i] = static_cast<double>(i) * 0.5;

@@ -1,6 +1,6 @@
 // Element by element reads: they follow writes, resizes and the cache, and on several threads
 // beside a writer they see the old value or the new one.
-#include "array_tests.hpp"
+#include "support/array_tests.hpp"
 
 TEST_CASE("ndarray: element by element reads follow writes, resizes and the cache", "[array]") {
     // Elements read one after another come from the block the thread read last while the cache

@@ -2,7 +2,7 @@
 // element) follows random writes with steps, fills, resizes, appends, inserts and removes, for
 // many dtypes, ndim 0 to 8, ragged chunks and blocks, contiguous and sparse frames; the array
 // must equal the model after every operation and after reopening.
-#include "array_tests.hpp"
+#include "support/array_tests.hpp"
 
 namespace {
 

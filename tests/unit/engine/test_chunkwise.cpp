@@ -1,6 +1,6 @@
 // Chunk by chunk: write_chunks produces whole chunks in parallel, for_each_chunk visits them
 // (uniform chunks without decoding).
-#include "array_tests.hpp"
+#include "support/array_tests.hpp"
 
 TEST_CASE("ndarray: chunk-wise production and visits", "[array]") {
     b2nd::test::TempDir tmp;

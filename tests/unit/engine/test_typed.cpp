@@ -1,6 +1,6 @@
 // Typed access: NDArray<T> over every element type, stored byte orders converted, fills, and
 // typed round trips in both byte orders.
-#include "array_tests.hpp"
+#include "support/array_tests.hpp"
 
 TEST_CASE("ndarray: typed access, byte order, fills", "[array]") {
     b2nd::test::TempDir tmp;

@@ -1,6 +1,6 @@
 // Creating and opening arrays: clear failures for bad geometry, paths and options; metalayers
 // and vlmeta.
-#include "array_tests.hpp"
+#include "support/array_tests.hpp"
 
 TEST_CASE("ndarray: creating, opening and writing fail clearly", "[array]") {
     b2nd::test::TempDir tmp;

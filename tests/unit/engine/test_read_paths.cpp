@@ -1,7 +1,7 @@
 // The read and write paths that are chosen by size: memory accounting, large reads streamed to
 // the destination, reads of block prefixes without the cache, and covering writes that store
 // uniform chunks as special ones.
-#include "array_tests.hpp"
+#include "support/array_tests.hpp"
 
 TEST_CASE("memory accounting follows the library's buffers", "[array]") {
     const b2nd::MemoryStats before = b2nd::memory_stats();

@@ -37,17 +37,19 @@ class FormatError;
 /// as they are. Used where work under a temporary name must report the name the caller gave.
 [[noreturn]] void rethrow_renamed(const std::string& from, const std::string& to);
 
-/// Root of every exception b2nd-cpp throws.
 /// `text` with its secrets replaced, as every message and output of b2nd shows it: URLs lose
 /// their user information (user:password@) and their query strings and fragments (tokens,
 /// signatures); values of fields named as secrets ("auth_token": "...", 'password': '...') and
 /// bearer tokens become <redacted>. Every Error's message goes through it.
 std::string redact_secrets(const std::string& text);
 
+/// Root of every exception b2nd-cpp throws: what() names the file (or URL, or value) and what is
+/// wrong, with its secrets redacted.
 class Error : public std::runtime_error {
 public:
     /// The message, with redact_secrets applied.
     explicit Error(const std::string& msg);
+    /// The message, with redact_secrets applied.
     explicit Error(const char* msg);
 };
 
@@ -68,6 +70,7 @@ public:
     const std::string& detail() const noexcept { return detail_; }
 
 protected:
+    /// For subclasses and rethrow_with_context: the whole message, its detail and its offset.
     FormatError(const std::string& full,
                 const std::string& detail,
                 std::optional<std::uint64_t> offset)
@@ -81,7 +84,9 @@ private:
 /// Valid input that uses a feature b2nd-cpp does not implement (a plugin codec, a future version).
 class UnsupportedError : public FormatError {
 public:
+    /// A feature with no single byte position.
     explicit UnsupportedError(const std::string& msg);
+    /// A feature met at byte `offset`.
     UnsupportedError(const std::string& msg, std::uint64_t offset);
 
 private:
@@ -100,10 +105,13 @@ public:
 /// An operating-system level failure; `code()` holds errno (or the Boost equivalent).
 class IoError : public Error {
 public:
+    /// `msg`, followed by the system's text for `ec`.
     IoError(const std::string& msg, std::error_code ec);
+    /// The system's error (errno as a std::error_code).
     std::error_code code() const noexcept { return code_; }
 
 protected:
+    /// For subclasses: `full` is the whole message already.
     IoError(std::error_code ec, const std::string& full) : Error(full), code_(ec) {}
 
 private:

@@ -28,13 +28,14 @@ using codec::SplitMode;
 /// Plugin filters take theirs in their meta byte: NDCELL and NDMEAN the cell side, INT_TRUNC
 /// the bits to keep (positive) or to clear (negative).
 struct CompressionParams {
-    Codec codec = Codec::zstd;
-    int clevel = 1;
+    Codec codec = Codec::zstd;  ///< the compressor (or a plugin codec's id)
+    int clevel = 1;             ///< 0 (stored) to 9
     /// Applied in order (at most 6, format::kChunkMaxFilters); each with its meta byte
     /// (SHUFFLE: bytes per unit, 0 for the item size; TRUNC_PREC: the precision bits to keep).
     std::vector<FilterSlot> filters = {{Filter::shuffle, 0}};
-    SplitMode splitmode = SplitMode::forward_compat;
-    std::uint8_t codec_meta = 0;  ///< the codec's parameter (plugin codecs; 0 for Blosc's own)
+    SplitMode splitmode =
+        SplitMode::forward_compat;  ///< streams split per byte, or not (c-blosc2's)
+    std::uint8_t codec_meta = 0;    ///< the codec's parameter (plugin codecs; 0 for Blosc's own)
 
     /// ZFP fixed accuracy, no filter: every value within 10^exponent (-128..127).
     static CompressionParams zfp_accuracy(int exponent);
@@ -115,16 +116,16 @@ struct CreateOptions {
     /// Chunk and block shapes; empty = chosen automatically (blocks near a quarter of the L2
     /// cache, chunks near 4 MiB, shaped as close to cubes as the array allows).
     Shape chunk_shape;
-    Shape block_shape;
-    CompressionParams compression;
-    bool sparse = false;     ///< a directory (sframe) instead of one file (cframe)
-    bool overwrite = false;  ///< replace an existing file or directory
-    Fill fill = Fill::zeros;
+    Shape block_shape;                     ///< see chunk_shape
+    CompressionParams compression;         ///< codec, level, filters (zstd 1 + SHUFFLE by default)
+    bool sparse = false;                   ///< a directory (sframe) instead of one file (cframe)
+    bool overwrite = false;                ///< replace an existing file or directory
+    Fill fill = Fill::zeros;               ///< what the chunks hold before anything is written
     std::vector<std::uint8_t> fill_value;  ///< one element, in the stored byte order (Fill::value)
     /// User metalayers (fixed size once written; vlmeta can be changed later).
     std::vector<std::pair<std::string, std::vector<std::uint8_t>>> metalayers;
-    int nthreads = 0;
-    std::size_t cache_bytes = kDefaultCacheBytes;
+    int nthreads = 0;  ///< threads that encode and decode (0: all cores)
+    std::size_t cache_bytes = kDefaultCacheBytes;  ///< the decoded blocks' cache of its handle
     /// The new array's data, then its directory entry, are fsynced before create returns (and
     /// its handle's commits are durable, as OpenOptions::durable); off for scratch data.
     bool durable = true;

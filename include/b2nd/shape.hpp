@@ -25,12 +25,15 @@ bool broadcasts_to(const Shape& from, const Shape& to) noexcept;
 /// A strided box of an array: along dimension d, the count[d] elements start[d],
 /// start[d] + step[d], ... (step may be negative, never 0).
 struct Box {
-    Shape start, count, step;
+    Shape start;  ///< the first element's coordinates
+    Shape count;  ///< elements along each dimension
+    Shape step;   ///< the stride along each dimension (negative: backwards; never 0)
 
     /// The whole of an array of this shape.
     static Box whole(const Shape& shape);
     /// A box with step 1.
     static Box region(Shape start, Shape count);
+    /// The number of dimensions.
     int ndim() const noexcept { return static_cast<int>(start.size()); }
     /// Number of elements.
     std::int64_t size() const noexcept;

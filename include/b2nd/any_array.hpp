@@ -59,15 +59,18 @@ class NDArray;
 
 /// Counters of an array's decoded-block cache.
 struct CacheStats {
-    std::size_t budget_bytes = 0;
-    std::size_t used_bytes = 0;
+    std::size_t budget_bytes = 0;  ///< the cache's bound (OpenOptions::cache_bytes)
+    std::size_t used_bytes = 0;    ///< decoded blocks it holds now
     /// Lookups that found their block, and that did not. Single elements read from the block
     /// the same thread read its previous element from are served without a lookup and counted
     /// in neither.
     std::uint64_t hits = 0;
-    std::uint64_t misses = 0;
+    std::uint64_t misses = 0;  ///< see hits
 };
 
+/// An array of any dtype, read and written as bytes in the stored byte order: the untyped face
+/// of NDArray<T> (NDArray<T>::any()), for code that learns the dtype at run time. Copies share
+/// one open array; everything const is safe from many threads at once.
 class AnyArray {
 public:
     AnyArray() = default;
@@ -109,7 +112,9 @@ public:
                                           ByteSpan data,
                                           const CreateOptions& options = {});
 
+    /// Whether it holds an array (a default-constructed one does not).
     bool valid() const noexcept { return core_ != nullptr; }
+    /// valid().
     explicit operator bool() const noexcept { return valid(); }
 
     /// The file or directory.
@@ -119,12 +124,19 @@ public:
     const DType& dtype() const;
     /// Why dtype() differs from what the file states ("" when it does not).
     const std::string& dtype_note() const;
+    /// The array's geometry: shape, chunks, blocks, item size.
     const Grid& grid() const;
+    /// The array's shape.
     const Shape& shape() const { return grid().shape(); }
+    /// The shape of its chunks.
     const Shape& chunk_shape() const { return grid().chunk_shape(); }
+    /// The shape of the blocks inside a chunk.
     const Shape& block_shape() const { return grid().block_shape(); }
+    /// The number of dimensions.
     int ndim() const { return grid().ndim(); }
+    /// Elements in the array.
     std::int64_t size() const { return grid().size(); }
+    /// Bytes per element.
     std::int64_t itemsize() const { return grid().itemsize(); }
     /// Uncompressed bytes of the array's elements: the product of the shape times the item size
     /// (edge chunks are stored padded to whole chunks; that padding is not counted).
@@ -135,15 +147,20 @@ public:
     /// With OpenOptions::salvage: the chunks read as zeros because they could not be read,
     /// each with why (in chunk order); empty otherwise.
     std::vector<std::string> salvaged() const;
+    /// Whether its frame is sparse (a directory, one file per chunk).
     bool sparse() const;
+    /// Whether this handle may write.
     bool writable() const;
     /// True for legacy arrays with the 'caterva' metalayer.
     bool legacy_caterva() const;
+    /// How its chunks are compressed (from the frame's header and first chunk).
     CompressionParams compression() const;
     /// The underlying frame (chunks, header, metalayers) for tooling.
     const storage::Frame& frame() const;
 
+    /// Threads that decode and encode for this handle (its share of the shared pool).
     int nthreads() const;
+    /// Sets nthreads() (0: all cores).
     void set_nthreads(int n);
 
     // ---- sharing with other handles and processes (docs/sharing.md, "Sharing an array between
@@ -165,11 +182,13 @@ public:
     /// \throws UsageError for a box out of range or a buffer of the wrong size; FormatError for
     ///         corrupt chunks (naming file and chunk)
     void read(const Box& box, void* out, std::size_t out_bytes) const;
+    /// The elements of `box`, C order, stored byte order.
     std::vector<std::uint8_t> read(const Box& box) const;
     /// Reads a selection (NumPy-style slices, indices and index lists, combined orthogonally;
     /// its result's shape is resolve(shape(), sel).shape). \throws UsageError for a selection
     /// out of range, or one larger than the machine's memory
     std::vector<std::uint8_t> read(const Selection& sel) const;
+    /// The elements of a selection given in place, as read(Selection).
     std::vector<std::uint8_t> read(std::initializer_list<DimIndex> sel) const {
         return read(Selection(sel));
     }
@@ -222,6 +241,7 @@ public:
                     void* out,
                     std::size_t out_bytes) const;
     [[deprecated("index lists are a Selection: read(Selection)")]] std::vector<std::uint8_t>
+    /// Deprecated: index lists per dimension; use read(Selection).
     read_orthogonal(const std::vector<std::vector<std::int64_t>>& indices) const;
 
     /// Boolean mask selection a[mask] (mask.hpp): the elements where the mask is true, in C
@@ -293,13 +313,19 @@ public:
     std::vector<std::int64_t> all_chunks() const;
 
     // ---- metadata ----
+    /// Names of the fixed-size metalayers ("b2nd" among them).
     std::vector<std::string> metalayer_names() const;
+    /// The content of metalayer `name`, if there is one.
     std::optional<std::vector<std::uint8_t>> metalayer(const std::string& name) const;
     /// Overwrites a user metalayer (its size cannot change).
     void update_metalayer(const std::string& name, ByteSpan content);
+    /// Names of the variable-length metalayers (vlmeta).
     std::vector<std::string> vlmeta_names() const;
+    /// The content of vlmeta entry `name` as stored (decompressed), if there is one.
     std::optional<std::vector<std::uint8_t>> vlmeta(const std::string& name) const;
+    /// Sets vlmeta entry `name` (one commit).
     void set_vlmeta(const std::string& name, ByteSpan content);
+    /// Deletes vlmeta entry `name`; false when there was none.
     bool delete_vlmeta(const std::string& name);
     /// The vlmeta as msgpack values, python-blosc2's attributes (<b2nd/attrs.hpp>).
     Attrs attrs() const;
@@ -315,8 +341,11 @@ public:
     AnyArray save(const std::string& path, bool overwrite = false) const;
 
     // ---- cache and storage ----
+    /// Hits, misses and bytes of the decoded-block cache.
     CacheStats cache_stats() const;
+    /// Bounds the decoded-block cache (dropping what passes the bound).
     void set_cache_bytes(std::size_t bytes);
+    /// Drops every cached block.
     void clear_cache();
     /// Makes every write so far durable.
     void sync();

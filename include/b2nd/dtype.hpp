@@ -16,6 +16,9 @@ namespace b2nd {
 
 struct DTypeAccess;
 
+/// A NumPy dtype: kind, item size, byte order, and for structured dtypes their fields (each
+/// with its dtype, offset and sub-array shape). parse() reads what NumPy's dtype.str and
+/// dtype.descr give; str() writes what python-blosc2 stores.
 class DType {
 public:
     /// NumPy kind characters.
@@ -35,10 +38,10 @@ public:
 
     /// One field of a structured dtype.
     struct Field {
-        std::string name;
-        std::shared_ptr<const DType> type;
-        std::vector<std::int64_t> shape;  ///< sub-array shape (empty for a scalar field)
-        std::int64_t offset = 0;
+        std::string name;                   ///< the field's name
+        std::shared_ptr<const DType> type;  ///< its dtype
+        std::vector<std::int64_t> shape;    ///< sub-array shape (empty for a scalar field)
+        std::int64_t offset = 0;            ///< its byte offset in the item
     };
 
     /// Parses a NumPy dtype string (dtype.str, or str(dtype) for structured dtypes, list or
@@ -52,19 +55,23 @@ public:
 
     DType() = default;
 
+    /// The kind of item (NumPy's kind character).
     Kind kind() const noexcept { return kind_; }
+    /// Bytes per item.
     std::int64_t itemsize() const noexcept { return itemsize_; }
     /// '<', '>' or '|' (not applicable).
     char byteorder() const noexcept { return byteorder_; }
     /// Datetime/timedelta unit ("ms", "s", ...).
     const std::string& unit() const noexcept { return unit_; }
+    /// The fields of a structured dtype (empty otherwise).
     const std::vector<Field>& fields() const noexcept;
+    /// Whether it has fields.
     bool is_structured() const noexcept { return kind_ == Kind::structured; }
     /// One field of a structured dtype, found by name (field()).
     struct FieldPath {
-        std::shared_ptr<const DType> type;
-        std::vector<std::int64_t> shape;  ///< sub-array shape (empty for a scalar field)
-        std::int64_t offset = 0;          ///< bytes from the element's start
+        std::shared_ptr<const DType> type;  ///< its dtype
+        std::vector<std::int64_t> shape;    ///< sub-array shape (empty for a scalar field)
+        std::int64_t offset = 0;            ///< bytes from the element's start
     };
     /// The field `name` of a structured dtype; nested fields by names joined with '.'
     /// ("pos.x"; a name that holds a '.' itself is matched whole first). nullopt when absent.
@@ -75,7 +82,7 @@ public:
     /// The NumPy dtype string (round-trips what parse() accepted, in NumPy's spelling).
     std::string str() const;
     /// What a .npy header's 'descr' holds for it (numpy.lib.format): a quoted dtype string, or
-    /// for a structured dtype the list form with ('', '|V<n>') entries for padding, which
+    /// for a structured dtype the list form with ('', '|V&lt;n&gt;') entries for padding, which
     /// numpy.load reads (it refuses the dict form str() gives padded structs).
     std::string npy_descr() const;
     /// True when reading requires swapping bytes to this machine's order.
@@ -92,7 +99,9 @@ public:
     /// at offset 12, the struct '<f8' at offset 16"); else the dtypes byte order aside.
     std::string layout_difference(const DType& want) const;
 
+    /// Same dtype: kind, size, byte order, fields.
     bool operator==(const DType& o) const noexcept { return str() == o.str(); }
+    /// Not the same dtype.
     bool operator!=(const DType& o) const noexcept { return !(*this == o); }
 
 private:
@@ -118,6 +127,7 @@ DType native_dtype(DType::Kind kind, std::int64_t itemsize);
 template <class T>
 struct dtype_traits<T, std::enable_if_t<std::is_arithmetic_v<T>>> {
     static_assert(!std::is_same_v<T, long double>, "long double has no portable dtype");
+    /// T's dtype, in this machine's byte order.
     static DType get() {
         if constexpr (std::is_same_v<T, bool>) {
             return detail::native_dtype(DType::Kind::boolean, 1);
@@ -135,6 +145,7 @@ struct dtype_traits<T, std::enable_if_t<std::is_arithmetic_v<T>>> {
 template <class T>
 struct dtype_traits<std::complex<T>, std::enable_if_t<std::is_floating_point_v<T>>> {
     static_assert(!std::is_same_v<T, long double>, "long double has no portable dtype");
+    /// T's dtype, in this machine's byte order.
     static DType get() {
         return detail::native_dtype(DType::Kind::complex_, sizeof(std::complex<T>));
     }

@@ -16,22 +16,28 @@
 
 namespace b2nd {
 
+/// An array of elements of type T (bool, the integers, float, double, std::complex, records
+/// declared with b2nd::record, dates and durations of datetime.hpp): a typed handle over an
+/// AnyArray, whose dtype must be T's (byte order aside: a foreign one is converted on read and
+/// write). S and U string arrays are read through AnyArray (strings.hpp).
 template <class T>
 class NDArray {
     static_assert(std::is_trivially_copyable_v<T>, "b2nd elements must be trivially copyable");
 
 public:
-    using value_type = T;
-    using shape_type = Shape;
-    using size_type = std::size_t;
+    using value_type = T;           ///< the element type (xtensor's name)
+    using shape_type = Shape;       ///< the shape type (xtensor's name)
+    using size_type = std::size_t;  ///< sizes (xtensor's name)
 
     NDArray() = default;
     /// Views `a` as T. \throws UsageError when T's dtype is not a's dtype (byte order aside)
     explicit NDArray(AnyArray a);
 
+    /// Opens the array at `path` (or URL). \throws UsageError when T is not its dtype
     static NDArray open(const std::string& path, const OpenOptions& o = {}) {
         return NDArray(AnyArray::open(path, o));
     }
+    /// A new array of zeros (or CreateOptions::fill), published at `path` in one step.
     static NDArray create(const std::string& path,
                           const Shape& shape,
                           const CreateOptions& o = {}) {
@@ -48,6 +54,7 @@ public:
                                const T* data,
                                std::size_t n,
                                const CreateOptions& o = {});
+    /// A new array holding `data` (C order).
     static NDArray create_from(const std::string& path,
                                const Shape& shape,
                                const std::vector<T>& data,
@@ -68,29 +75,41 @@ public:
     }
     /// See AnyArray::to_cframe() and save().
     std::vector<std::uint8_t> to_cframe() const { return a_.to_cframe(); }
+    /// As AnyArray::save(), typed.
     NDArray save(const std::string& path, bool overwrite = false) const {
         return NDArray(a_.save(path, overwrite));
     }
+    /// Whether it was made in memory.
     bool in_memory() const { return a_.in_memory(); }
 
+    /// The array's shape.
     const Shape& shape() const { return a_.shape(); }
     /// The number of dimensions (AnyArray::ndim()).
     int ndim() const { return a_.ndim(); }
     /// ndim() in xtensor's dialect (its containers' name and type), for generic xtensor code.
     std::size_t dimension() const { return static_cast<std::size_t>(ndim()); }
+    /// Elements in the array.
     std::size_t size() const { return static_cast<std::size_t>(a_.size()); }
+    /// The shape of its chunks.
     const Shape& chunk_shape() const { return a_.chunk_shape(); }
+    /// The shape of the blocks inside a chunk.
     const Shape& block_shape() const { return a_.block_shape(); }
+    /// The stored dtype.
     const DType& dtype() const { return a_.dtype(); }
+    /// The file or directory (or URL).
     const std::string& path() const { return a_.path(); }
+    /// The untyped handle (same open array).
     AnyArray& any() noexcept { return a_; }
+    /// The untyped handle (same open array).
     const AnyArray& any() const noexcept { return a_; }
     /// The untyped handle, where one is taken (b2nd::concatenate({a, b, c}, ...), b2nd::copy).
     operator const AnyArray&() const noexcept { return a_; }  // NOLINT(google-explicit-constructor)
 
     /// See AnyArray::refresh(), follows() and pinned().
     bool refresh() { return a_.refresh(); }
+    /// See AnyArray::follows().
     bool follows() const { return a_.follows(); }
+    /// See AnyArray::pinned().
     NDArray pinned() const { return NDArray(a_.pinned()); }
 
     /// One element; negative indices are not wrapped. \throws UsageError when out of range
@@ -112,12 +131,14 @@ public:
 
     /// Reads a box into out (box.size() elements, C order).
     void read(const Box& box, T* out) const;
+    /// The elements of `box`, C order.
     std::vector<T> read(const Box& box) const;
     /// Reads a resolved selection (a box or index lists) into out (sel.size() elements).
     void read(const Resolved& sel, T* out) const;
     /// Reads a selection (its result shape is resolve(shape(), sel).shape), resolved against the
     /// shape of the state it reads (which matters for an array that follows other writers).
     std::vector<T> read(const Selection& sel) const;
+    /// The elements of a selection given in place, as read(Selection).
     std::vector<T> read(std::initializer_list<DimIndex> sel) const { return read(Selection(sel)); }
     /// The whole array (as it is in the state read).
     std::vector<T> read() const { return read(Selection{}); }
@@ -131,28 +152,33 @@ public:
 
     /// Writes n = box.size() elements (C order) into box.
     void write(const Box& box, const T* data, std::size_t n) { write_native(box, data, n); }
+    /// Writes `data` (box.size() elements, C order) into box.
     void write(const Box& box, const std::vector<T>& data);
     /// Writes n = sel.size() elements (C order of sel.shape) into a resolved selection.
     void write(const Resolved& sel, const T* data, std::size_t n) { write_native(sel, data, n); }
     /// Writes a selection (slices, integers, index lists): `data` in C order of its shape, or
     /// one value for all of it.
     void write(const Selection& sel, const std::vector<T>& data);
+    /// Writes one value at every element of the selection.
     void write(const Selection& sel, const T& value);
     /// Writes `data` of shape `data_shape`, broadcast (NumPy's rules) to the selection's shape.
     void write(const Selection& sel, const std::vector<T>& data, const Shape& data_shape);
     /// Writes `data[i]` at `points[i]` (each of ndim coordinates), or one value at every point.
     /// The last of repeated points wins.
     void write_points(const std::vector<Shape>& points, const std::vector<T>& data);
+    /// Writes one value at every point.
     void write_points(const std::vector<Shape>& points, const T& value) {
         write_points(points, std::vector<T>{value});
     }
     /// Deprecated: write(Selection, data) with DimIndex::list entries says the same.
     [[deprecated("index lists are a Selection: write(Selection, data)")]] void write_orthogonal(
         const std::vector<std::vector<std::int64_t>>& indices, const std::vector<T>& data);
+    /// Deprecated: write(Selection, value) with DimIndex::list entries says the same.
     [[deprecated("index lists are a Selection: write(Selection, value)")]] void write_orthogonal(
         const std::vector<std::vector<std::int64_t>>& indices, const T& value);
     /// a[mask] = data (one value per true element, C order) or a[mask] = value.
     void write_masked(const Mask& mask, const std::vector<T>& data);
+    /// a[mask] = value.
     void write_masked(const Mask& mask, const T& value) {
         write_masked(mask, std::vector<T>{value});
     }
@@ -161,9 +187,13 @@ public:
         write(Box::region(idx, Shape(idx.size(), 1)), &value, 1);
     }
 
+    /// New shape: grows with the fill, or shrinks (AnyArray::resize).
     void resize(const Shape& s) { a_.resize(s); }
+    /// Appends `data` along `axis` (its shape: the array's, with any length along axis).
     void append(int axis, const std::vector<T>& data);
+    /// Inserts `data` along `axis` before position `pos`.
     void insert(int axis, std::int64_t pos, const std::vector<T>& data);
+    /// Removes `count` positions along `axis` from `pos`.
     void remove(int axis, std::int64_t pos, std::int64_t count) { a_.remove(axis, pos, count); }
 
 private:

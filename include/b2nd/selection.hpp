@@ -22,15 +22,18 @@ namespace b2nd {
 /// start:stop:step with Python's meaning: negative positions count from the end, a missing start
 /// or stop means "from the first" / "to the last" element in the direction of the step.
 struct Slice {
-    std::optional<std::int64_t> start;
-    std::optional<std::int64_t> stop;
-    std::int64_t step = 1;
+    std::optional<std::int64_t>
+        start;  ///< first position (none: from the first in the step's direction)
+    std::optional<std::int64_t> stop;  ///< end position, excluded (none: to the last)
+    std::int64_t step = 1;             ///< stride (negative: backwards; never 0)
 
     Slice() = default;
+    /// start:stop:step.
     Slice(std::optional<std::int64_t> start_,
           std::optional<std::int64_t> stop_,
           std::int64_t step_ = 1)
         : start(start_), stop(stop_), step(step_) {}
+    /// ":" (every element).
     static Slice all() { return {}; }
 };
 
@@ -45,15 +48,23 @@ struct Slice {
 /// (2,1), (2,3).
 class DimIndex {
 public:
+    /// What the entry is.
     enum class Kind { index, slice, strided, newaxis, ellipsis, list };
+    /// An integer: the dimension is dropped.
     DimIndex(std::int64_t i) : kind_(Kind::index), index_(i) {}  // NOLINT: implicit by design
-    DimIndex(int i) : kind_(Kind::index), index_(i) {}           // NOLINT
-    DimIndex(Slice s) : kind_(Kind::slice), slice_(s) {}         // NOLINT
-    DimIndex(std::vector<std::int64_t> indices)                  // NOLINT
+    /// An integer: the dimension is dropped.
+    DimIndex(int i) : kind_(Kind::index), index_(i) {}  // NOLINT
+    /// A slice.
+    DimIndex(Slice s) : kind_(Kind::slice), slice_(s) {}  // NOLINT
+    /// An index list (implicit from a vector of indices).
+    DimIndex(std::vector<std::int64_t> indices)  // NOLINT
         : kind_(Kind::list),
           list_(std::make_shared<const std::vector<std::int64_t>>(std::move(indices))) {}
+    /// An index list.
     static DimIndex list(std::vector<std::int64_t> indices) { return DimIndex(std::move(indices)); }
+    /// "...": as many whole dimensions as needed.
     static DimIndex ellipsis() { return DimIndex(Kind::ellipsis); }
+    /// A new axis of length 1.
     static DimIndex newaxis() { return DimIndex(Kind::newaxis); }
     /// The count elements start, start + step, ... (checked against the dimension).
     static DimIndex strided(std::int64_t start, std::int64_t count, std::int64_t step) {
@@ -63,10 +74,13 @@ public:
         d.slice_.step = step;
         return d;
     }
+    /// What the entry is.
     Kind kind() const noexcept { return kind_; }
     /// The integer (Kind::index) or the start (Kind::strided).
     std::int64_t index() const noexcept { return index_; }
+    /// The number of elements (Kind::strided).
     std::int64_t count() const noexcept { return count_; }
+    /// The slice (Kind::slice; the step of Kind::strided).
     const Slice& slice() const noexcept { return slice_; }
     /// The indices (Kind::list; empty otherwise).
     const std::vector<std::int64_t>& indices() const noexcept {
@@ -96,6 +110,7 @@ struct Resolved {
     /// elements). Empty lists everywhere when the result is empty. `box` then bounds them.
     std::vector<std::vector<std::int64_t>> lists;
 
+    /// Whether it holds index lists (else a box).
     bool orthogonal() const noexcept { return !lists.empty(); }
     /// Elements selected (the product of shape).
     std::int64_t size() const noexcept {

@@ -25,16 +25,22 @@
 
 namespace b2nd {
 
+/// An array's attributes: its vlmeta entries as msgpack values, as python-blosc2's
+/// `array.vlmeta` holds them (AnyArray::attrs()).
 class Attrs {
 public:
-    using value_type = std::pair<std::string, Value>;
+    using value_type = std::pair<std::string, Value>;  ///< a name and its value
 
+    /// The attributes of `array` (its handle: changes go to the file at once).
     explicit Attrs(AnyArray array) : a_(std::move(array)) {}
 
     /// Names, in the order the vlmeta stores them.
     std::vector<std::string> names() const { return a_.vlmeta_names(); }
+    /// Whether `name` is set.
     bool contains(const std::string& name) const { return a_.vlmeta(name).has_value(); }
+    /// How many attributes there are.
     std::size_t size() const { return a_.vlmeta_names().size(); }
+    /// Whether there are none.
     bool empty() const { return size() == 0; }
 
     /// The value of `name`. \throws UsageError when absent; FormatError (naming the file and the
@@ -52,6 +58,7 @@ public:
         const std::optional<Value> v = find(name);
         return v ? convert<T>(name, *v) : fallback;
     }
+    /// The value of `name`, or nothing when absent. \throws FormatError when it is not msgpack
     std::optional<Value> find(const std::string& name) const;
     /// Stores `value` as msgpack under `name` (the array must be writable).
     void set(const std::string& name, const Value& value);
@@ -61,15 +68,19 @@ public:
     /// attrs["units"] = "K"; std::string u = attrs["units"].as<std::string>();
     class Entry {
     public:
+        /// Stores `v` under the entry's name.
         Entry& operator=(const Value& v) {
             attrs_->set(name_, v);
             return *this;
         }
+        /// The entry's value. \throws UsageError when absent
         Value value() const { return attrs_->get(name_); }
         template <class T>
+        /// The entry's value as T (Value::as). \throws UsageError when absent or of another type
         T as() const {
             return attrs_->get<T>(name_);
         }
+        /// Whether the entry is set.
         bool exists() const { return attrs_->contains(name_); }
 
     private:
@@ -78,6 +89,7 @@ public:
         Attrs* attrs_;
         std::string name_;
     };
+    /// An entry to read or assign: attrs["units"] = "K".
     Entry operator[](const std::string& name) { return Entry(this, name); }
 
     /// Every attribute with its value, in stored order.
@@ -86,18 +98,23 @@ public:
     /// Iterates over a snapshot of items() taken at begin().
     class const_iterator {
     public:
-        using value_type = Attrs::value_type;
-        using reference = const value_type&;
-        using pointer = const value_type*;
-        using difference_type = std::ptrdiff_t;
-        using iterator_category = std::forward_iterator_tag;
+        using value_type = Attrs::value_type;                 ///< a name and its value
+        using reference = const value_type&;                  ///< see value_type
+        using pointer = const value_type*;                    ///< see value_type
+        using difference_type = std::ptrdiff_t;               ///< see value_type
+        using iterator_category = std::forward_iterator_tag;  ///< see value_type
+        /// The current item.
         reference operator*() const { return (*items_)[i_]; }
+        /// The current item.
         pointer operator->() const { return &(*items_)[i_]; }
+        /// The next item.
         const_iterator& operator++() {
             ++i_;
             return *this;
         }
+        /// Same position.
         bool operator==(const const_iterator& o) const { return i_ == o.i_; }
+        /// Not the same position.
         bool operator!=(const const_iterator& o) const { return i_ != o.i_; }
 
     private:
@@ -107,11 +124,13 @@ public:
         std::shared_ptr<const std::vector<value_type>> items_;
         std::size_t i_;
     };
+    /// The first item (a snapshot of items() is taken here).
     const_iterator begin() const {
         auto all = std::make_shared<const std::vector<value_type>>(items());
         end_ = all->size();
         return const_iterator(std::move(all), 0);
     }
+    /// Past the last item.
     const_iterator end() const { return const_iterator(nullptr, end_); }
 
 private:

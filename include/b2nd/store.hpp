@@ -63,26 +63,29 @@ struct StoreEntry {
     /// kind (a persisted expression...) is describe()'s. "unknown": an embedded value that is
     /// not a frame (describe() and open_array() throw the FormatError saying why).
     std::string kind;
-    LeafStorage storage = LeafStorage::none;
+    LeafStorage storage = LeafStorage::none;  ///< where the leaf's frame lives (none for a group)
     /// external: the file, relative to the store; member: the member's name; else empty.
     std::string file;
     /// member: the frame's window in the archive; embedded: its window in embed.b2e's bytes
     /// (external files: 0, describe() gives sizes).
     std::uint64_t offset = 0;
-    std::uint64_t length = 0;
+    std::uint64_t length = 0;  ///< see offset
     /// remote: the array's path and server.
-    std::string remote_path, urlbase;
+    std::string remote_path, urlbase;  ///< see remote_path
 };
 
 /// What a leaf holds (Store::describe): opens its frame header, nothing more.
 struct LeafInfo {
-    ObjectKind object = ObjectKind::ndarray;
-    Shape shape;
-    std::string dtype;        ///< the b2nd dtype string ("" for a super-chunk)
-    std::int64_t nbytes = 0;  ///< uncompressed
-    std::int64_t cbytes = 0;  ///< as stored
+    ObjectKind object = ObjectKind::ndarray;  ///< the object kind its frame holds
+    Shape shape;                              ///< its shape (a super-chunk: its length in items)
+    std::string dtype;                        ///< the b2nd dtype string ("" for a super-chunk)
+    std::int64_t nbytes = 0;                  ///< uncompressed
+    std::int64_t cbytes = 0;                  ///< as stored
 };
 
+/// A python-blosc2 store, read-only: a TreeStore or DictStore (.b2z archive or .b2d directory)
+/// or an EmbedStore (.b2e), locally or by URL. Its leaves open in place, as arrays, with no
+/// extraction. StoreWriter changes one.
 class Store {
 public:
     Store() = default;
@@ -96,6 +99,7 @@ public:
     /// messages name the source.
     static Store open(std::shared_ptr<const storage::ByteSource> source);
 
+    /// The path or URL it was opened from.
     const std::string& path() const;
     /// ObjectKind::treestore, dictstore or embedstore.
     ObjectKind kind() const;
@@ -116,6 +120,7 @@ public:
     /// unknown key, a group or a remote leaf
     AnyArray open_array(const std::string& key, const OpenOptions& options = {}) const;
     template <class T>
+    /// A leaf as NDArray<T> (open_array, then T checked against its dtype).
     NDArray<T> open(const std::string& key, const OpenOptions& options = {}) const;
     /// A leaf's frame as stored, whatever it holds (a super-chunk, a BatchArray...), read-only.
     /// \throws UsageError for an unknown key, a group or a remote leaf
@@ -176,7 +181,9 @@ public:
     static StoreWriter create(const std::string& path, const StoreOptions& options = {});
     /// An existing .b2z or .b2d store, to change (`threshold` for the values put into it).
     static StoreWriter open(const std::string& path, std::optional<std::int64_t> threshold = 0);
+    /// Moves the writer (a moved-from writer holds nothing).
     StoreWriter(StoreWriter&&) noexcept;
+    /// Moves the writer.
     StoreWriter& operator=(StoreWriter&&) noexcept;
     ~StoreWriter();
 
@@ -188,6 +195,7 @@ public:
     bool remove(const std::string& key);
     /// A TreeStore's tree ("/") or group attribute; for a DictStore "/" only.
     void set_vlmeta(const std::string& group, const std::string& name, const Value& value);
+    /// Removes a tree or group attribute; false when there was none.
     bool erase_vlmeta(const std::string& group, const std::string& name);
     /// Makes every change so far part of the store (a .b2z: rebuilt and renamed; a .b2d: its
     /// changes are made as they come, commit() has nothing left to do).

@@ -24,18 +24,25 @@
 
 namespace b2nd {
 
+/// A msgpack value, as python-blosc2 stores attributes (vlmeta), store metadata and object
+/// recipes: nil, bool, integer, float, string, bytes, array, map or ext. Built from C++ values
+/// implicitly (Value v = 3.5; Value::map(...)), read back with as<T>(), printed as JSON.
 class Value {
 public:
+    /// What the value holds.
     enum class Type { nil, boolean, integer, real, string, binary, array, map, ext };
-    using Array = std::vector<Value>;
+    using Array = std::vector<Value>;  ///< elements of an array
     /// Keys in their stored order (python dicts keep insertion order); keys are usually strings.
     using Map = std::vector<std::pair<Value, Value>>;
-    using Bytes = std::vector<std::uint8_t>;
+    using Bytes = std::vector<std::uint8_t>;  ///< payload of binary and ext values
 
     Value() = default;
+    /// nil (Python's None).
     Value(std::nullptr_t) {}  // NOLINT: implicit by design, as the JSON-like literals below
+    /// A boolean.
     Value(bool b) : type_(Type::boolean), int_(b ? 1 : 0) {}  // NOLINT
     template <class I, std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, bool>, int> = 0>
+    /// An integer (any integral type but bool).
     Value(I i) : type_(Type::integer) {  // NOLINT
         if constexpr (std::is_signed_v<I>) {
             int_ = static_cast<std::int64_t>(i);
@@ -44,10 +51,14 @@ public:
             int_ = static_cast<std::int64_t>(static_cast<std::uint64_t>(i));
         }
     }
-    Value(double d) : type_(Type::real), real_(d) {}                      // NOLINT
+    /// A float (stored as float64).
+    Value(double d) : type_(Type::real), real_(d) {}  // NOLINT
+    /// A float (stored as float64).
     Value(float f) : type_(Type::real), real_(static_cast<double>(f)) {}  // NOLINT
-    Value(const char* s) : type_(Type::string), str_(s) {}                // NOLINT
-    Value(std::string s) : type_(Type::string), str_(std::move(s)) {}     // NOLINT
+    /// A string (UTF-8).
+    Value(const char* s) : type_(Type::string), str_(s) {}  // NOLINT
+    /// A string (UTF-8).
+    Value(std::string s) : type_(Type::string), str_(std::move(s)) {}  // NOLINT
     /// An array (Value(Value::Array{1, "a", 2.5})).
     Value(Array a) : type_(Type::array), array_(std::make_shared<Array>(std::move(a))) {}  // NOLINT
     /// Raw bytes (msgpack bin).
@@ -65,13 +76,15 @@ public:
     static Value reference(const Value& map);
     /// ext 42: a whole Blosc2 object (a contiguous frame: an array, a super-chunk...).
     static Value blosc2_object(Bytes cframe);
-    static constexpr std::int8_t kBlosc2ObjectExt = 42;
-    static constexpr std::int8_t kReferenceExt = 43;
+    static constexpr std::int8_t kBlosc2ObjectExt = 42;  ///< ext type of a whole Blosc2 object
+    static constexpr std::int8_t kReferenceExt = 43;     ///< ext type of a reference or recipe
     /// A list headed by "__tuple__".
     bool is_tuple() const noexcept;
     /// A tuple's items (without the head). \throws UsageError when not a tuple
     Array tuple_items() const;
+    /// An ext 43 value (a reference or recipe).
     bool is_reference() const noexcept { return type_ == Type::ext && ext_type() == kReferenceExt; }
+    /// An ext 42 value (a whole Blosc2 object).
     bool is_blosc2_object() const noexcept {
         return type_ == Type::ext && ext_type() == kBlosc2ObjectExt;
     }
@@ -79,9 +92,11 @@ public:
     /// not msgpack
     Value reference() const;
 
+    /// What the value holds.
     Type type() const noexcept { return type_; }
     /// "nil", "bool", "integer", "float", "string", "bytes", "array", "map", "ext"
     const char* type_name() const noexcept;
+    /// Whether it is nil.
     bool is_nil() const noexcept { return type_ == Type::nil; }
     /// An integer below zero (msgpack's negative integers).
     bool is_negative() const noexcept { return type_ == Type::integer && negative_; }
@@ -94,17 +109,23 @@ public:
 
     /// Array element i / map entry `key` (a string key). \throws UsageError when absent
     const Value& operator[](std::size_t i) const;
+    /// Map entry `key` (a string key). \throws UsageError when absent
     const Value& operator[](const std::string& key) const;
     /// The map's value for `key`, or null when absent (or not a map).
     const Value* find(const std::string& key) const noexcept;
     /// Elements of an array, entries of a map; 0 for the rest.
     std::size_t size() const noexcept;
+    /// The elements of an array. \throws UsageError when not an array
     const Array& array() const;
+    /// The entries of a map, in stored order. \throws UsageError when not a map
     const Map& entries() const;
     const Bytes& bytes() const;  ///< binary and ext payloads
+    /// The ext type of an ext value.
     std::int8_t ext_type() const noexcept { return static_cast<std::int8_t>(int_); }
 
+    /// Same type and content (maps: same entries in the same order).
     bool operator==(const Value& o) const;
+    /// Not the same value.
     bool operator!=(const Value& o) const { return !(*this == o); }
 
     /// msgpack, as python-blosc2 writes it (the smallest integer encodings, float64, str8+,

@@ -60,14 +60,18 @@ struct ContainerStats {
 class Strings {
 public:
     Strings() = default;
+    /// `bytes` holding every string, one after another; `ends[i]`: where string i ends.
     Strings(std::string bytes, std::vector<std::int64_t> ends);
+    /// The number of strings.
     std::size_t size() const noexcept { return ends_.size(); }
+    /// Whether there are none.
     bool empty() const noexcept { return ends_.empty(); }
     /// String i (UTF-8 as stored), valid while this object lives.
     std::string_view operator[](std::size_t i) const noexcept {
         const auto b = i == 0 ? 0 : static_cast<std::size_t>(ends_[i - 1]);
         return std::string_view(bytes_).substr(b, static_cast<std::size_t>(ends_[i]) - b);
     }
+    /// Copies of every string.
     std::vector<std::string> to_vector() const;
     /// All strings' bytes, one after another.
     const std::string& bytes() const noexcept { return bytes_; }
@@ -84,6 +88,7 @@ public:
     /// The pair at `offsets_path` (NAME.b2nd) and NAME.utf8.b2nd beside it.
     /// \throws IoError, FormatError (naming the file: not int64 offsets, not uint8 bytes)
     static UTF8Array open(const std::string& offsets_path, const OpenOptions& o = {});
+    /// The pair of arrays at `offsets_path` and `bytes_path`, wherever the bytes lie.
     static UTF8Array open(const std::string& offsets_path,
                           const std::string& bytes_path,
                           const OpenOptions& o = {});
@@ -98,11 +103,14 @@ public:
     /// of those strings only. \throws FormatError for offsets that go back, do not start at 0
     /// or point past the bytes
     Strings read(std::int64_t start, std::int64_t stop) const;
+    /// Every string.
     Strings read() const { return read(0, size()); }
     /// String i (negative counts from the end). \throws UsageError out of range
     std::string at(std::int64_t i) const;
 
+    /// The offsets array (int64, size() + 1).
     const AnyArray& offsets() const { return offsets_; }
+    /// The bytes array (uint8).
     const AnyArray& bytes() const { return bytes_; }
 
     /// Writes `strings` as python lays out a UTF8Array: offsets at `offsets_path` (int64, n + 1,
@@ -126,20 +134,25 @@ private:
 class ObjectArray {
 public:
     ObjectArray() = default;
+    /// The ObjectArray at `path`. \throws FormatError when it is no ObjectArray
     static ObjectArray open(const std::string& path, const OpenOptions& o = {});
+    /// The ObjectArray at a store's `key`.
     static ObjectArray open(const Store& store, const std::string& key);
     /// Over an open frame. \throws FormatError when it is no ObjectArray (no vlarray metalayer,
     /// a serializer other than msgpack)
     static ObjectArray from_frame(FramePtr frame);
 
+    /// The number of items.
     std::int64_t size() const;
     /// Item i (negative counts from the end): decodes chunk i only.
     Value item(std::int64_t i) const;
     /// Items [start, stop), clamped.
     std::vector<Value> items(std::int64_t start, std::int64_t stop) const;
+    /// Every item.
     std::vector<Value> items() const { return items(0, size()); }
     /// The frame as opened (metalayers, vlmeta).
     const storage::Frame& frame() const { return *frame_; }
+    /// What reads decoded so far: chunks (items).
     ContainerStats stats() const;
 
     /// Writes `items` as python's ObjectArray does: a contiguous frame of variable-size chunks,
@@ -161,13 +174,18 @@ private:
 class BatchArray {
 public:
     BatchArray() = default;
+    /// The BatchArray at `path`. \throws FormatError when it is no BatchArray
     static BatchArray open(const std::string& path, const OpenOptions& o = {});
+    /// The BatchArray at a store's `key`.
     static BatchArray open(const Store& store, const std::string& key);
+    /// Over an open frame. \throws FormatError when it is no BatchArray
     static BatchArray from_frame(FramePtr frame);
 
     /// Items over all batches.
     std::int64_t size() const;
+    /// The number of batches.
     std::int64_t nbatches() const;
+    /// Items per batch.
     const std::vector<std::int64_t>& batch_lengths() const;
     /// Items per VL block (the last block of a batch may hold fewer).
     std::int64_t items_per_block() const;
@@ -181,13 +199,16 @@ public:
     Value item(std::int64_t i) const;
     /// Flat items [start, stop), clamped; each VL block involved is decoded once.
     std::vector<Value> items(std::int64_t start, std::int64_t stop) const;
+    /// Every item.
     std::vector<Value> items() const { return items(0, size()); }
     /// The items of batch b.
     std::vector<Value> batch(std::int64_t b) const;
     /// VL block k of batch b as stored after decompression (a msgpack array, or an Arrow IPC
     /// stream of one record batch).
     std::vector<std::uint8_t> block_bytes(std::int64_t b, std::int64_t k) const;
+    /// The frame as opened (metalayers, vlmeta).
     const storage::Frame& frame() const { return *frame_; }
+    /// What reads decoded so far: VL blocks.
     ContainerStats stats() const;
 
     /// Writes `batches` as python's BatchArray does (msgpack serializer): one chunk per batch,
@@ -219,11 +240,17 @@ private:
 class ListArray {
 public:
     ListArray() = default;
+    /// The ListArray at `path`. \throws FormatError when it is no ListArray
     static ListArray open(const std::string& path, const OpenOptions& o = {});
+    /// The ListArray at a store's `key`.
     static ListArray open(const Store& store, const std::string& key);
+    /// Over an open frame. \throws FormatError when it is no ListArray
     static ListArray from_frame(FramePtr frame);
+    /// The number of rows.
     std::int64_t size() const;
+    /// Row i (a list, as python gives it; negative counts from the end).
     Value row(std::int64_t i) const;
+    /// Rows [start, stop), clamped.
     std::vector<Value> rows(std::int64_t start, std::int64_t stop) const;
     /// The listarray metalayer (python's ListSpec: item kind, backend...).
     const Value& spec() const { return spec_; }

@@ -37,15 +37,17 @@ struct CTableColumn {
     /// The schema kind: "int64", "float32", "string", "utf8", "dictionary", "vlstring"...;
     /// "computed" for a computed column.
     std::string kind;
-    std::string key;    ///< where it is stored ("/_cols/NAME"); empty for computed columns
-    std::string dtype;  ///< the stored dtype string of a fixed-width column, else ""
-    bool nullable = false;
+    std::string key;        ///< where it is stored ("/_cols/NAME"); empty for computed columns
+    std::string dtype;      ///< the stored dtype string of a fixed-width column, else ""
+    bool nullable = false;  ///< whether the column may hold nulls
     /// "mask" (NAME.notnull), "sentinel", "code -1" (a dictionary's null code), or "" when not
     /// nullable.
     std::string null_storage;
     Value schema;  ///< the column's schema entry, as stored
 };
 
+/// python-blosc2's CTable (read): a table whose columns are arrays of a store, one per
+/// column, described by the table's schema.
 class CTable {
 public:
     CTable() = default;
@@ -57,11 +59,15 @@ public:
     /// Whether the store holds a CTable at `prefix`.
     static bool is_ctable(const Store& store, const std::string& prefix = "/");
 
+    /// The store holding the table.
     const Store& store() const { return store_; }
     /// The schema as stored (JSON text) and parsed.
     const std::string& schema_json() const { return schema_json_; }
+    /// The table's schema, as stored.
     const Value& schema() const { return schema_; }
+    /// The columns, in stored order.
     const std::vector<CTableColumn>& columns() const { return columns_; }
+    /// One column's description. \throws UsageError for an unknown name
     const CTableColumn& column_info(const std::string& name) const;
 
     /// Physical rows (the columns' length; deleted rows included).

@@ -109,9 +109,12 @@ DType ticks_dtype() {
 template <class Duration>
 class Datetime : public detail::Ticks<Datetime<Duration>, Duration, 'M'> {
 public:
-    using time_point = std::chrono::time_point<std::chrono::system_clock, Duration>;
+    using time_point =
+        std::chrono::time_point<std::chrono::system_clock,
+                                Duration>;  ///< std::chrono's time point of this Duration
     /// NaT.
     constexpr Datetime() noexcept = default;
+    /// The time point `t`.
     constexpr explicit Datetime(time_point t) noexcept
         : detail::Ticks<Datetime, Duration, 'M'>(t.time_since_epoch().count()) {}
     /// \throws UsageError for NaT
@@ -124,6 +127,7 @@ class Timedelta : public detail::Ticks<Timedelta<Duration>, Duration, 'm'> {
 public:
     /// NaT.
     constexpr Timedelta() noexcept = default;
+    /// The duration `d`.
     constexpr explicit Timedelta(Duration d) noexcept
         : detail::Ticks<Timedelta, Duration, 'm'>(d.count()) {}
     /// \throws UsageError for NaT
@@ -131,11 +135,15 @@ public:
 };
 
 template <class D>
+/// Datetime<D> as datetime64[unit].
 struct dtype_traits<Datetime<D>> {
+    /// datetime64[unit] in this machine's byte order.
     static DType get() { return detail::ticks_dtype<Datetime<D>>(); }
 };
 template <class D>
+/// Timedelta<D> as timedelta64[unit].
 struct dtype_traits<Timedelta<D>> {
+    /// timedelta64[unit] in this machine's byte order.
     static DType get() { return detail::ticks_dtype<Timedelta<D>>(); }
 };
 

@@ -28,6 +28,8 @@
 
 namespace b2nd {
 
+/// A boolean selection of an array's elements (a[mask]): bytes in memory, a bool array read in
+/// slabs, or an xtensor expression; reads and writes stream it slab by slab.
 struct Mask {
     /// The mask's shape (must be the array's).
     Shape shape;
@@ -58,6 +60,7 @@ struct Mask {
     /// A mask stored in an array of dtype bool ('|b1').
     /// \throws UsageError naming the file when its dtype is not bool
     static Mask of(const AnyArray& bools);
+    /// A mask stored in an array of dtype bool.
     static Mask of(AnyArray& bools) { return of(static_cast<const AnyArray&>(bools)); }
 
     /// The number of true elements (one pass over the mask, in parallel).

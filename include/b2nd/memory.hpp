@@ -11,6 +11,7 @@
 
 namespace b2nd {
 
+/// Bytes the library holds in memory (memory_stats()).
 struct MemoryStats {
     std::int64_t current = 0;  ///< bytes held now
     std::int64_t peak = 0;     ///< most bytes held at once since the last reset_memory_peak()
@@ -28,10 +29,12 @@ void track_free(std::size_t bytes) noexcept;
 /// An allocator that counts what it holds in memory_stats().
 template <class T>
 struct tracked_allocator {
-    using value_type = T;
+    using value_type = T;  ///< the element type
     tracked_allocator() noexcept = default;
     template <class U>
+    /// A copy for another element type (allocators are stateless).
     tracked_allocator(const tracked_allocator<U>&) noexcept {}  // NOLINT: allocator rebinding
+    /// Allocates n elements, counted.
     T* allocate(std::size_t n) {
         if (n > static_cast<std::size_t>(-1) / sizeof(T)) {
             throw std::bad_array_new_length();
@@ -40,15 +43,18 @@ struct tracked_allocator {
         detail::track_alloc(n * sizeof(T));
         return p;
     }
+    /// Frees n elements, counted.
     void deallocate(T* p, std::size_t n) noexcept {
         detail::track_free(n * sizeof(T));
         ::operator delete(p);
     }
     template <class U>
+    /// Always equal (stateless).
     bool operator==(const tracked_allocator<U>&) const noexcept {
         return true;
     }
     template <class U>
+    /// Always equal (stateless).
     bool operator!=(const tracked_allocator<U>&) const noexcept {
         return false;
     }

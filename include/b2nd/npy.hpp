@@ -20,10 +20,11 @@ namespace storage {
 class MappedFile;
 }
 
+/// What a .npy file's header says.
 struct NpyHeader {
-    DType dtype;
-    Shape shape;
-    bool fortran_order = false;
+    DType dtype;                  ///< the items' dtype
+    Shape shape;                  ///< the array's shape
+    bool fortran_order = false;   ///< whether the data is in Fortran order
     std::size_t data_offset = 0;  ///< where the data starts in the file
     /// Bytes of data (checked against overflow when parsed).
     std::int64_t nbytes = 0;
@@ -43,6 +44,7 @@ public:
     /// \throws IoError, FormatError naming the file (also when the data is shorter than the
     ///         header says)
     static NpyFile open(const std::string& path);
+    /// The file's header.
     const NpyHeader& header() const noexcept { return header_; }
     /// The array's bytes (header().nbytes of them).
     ByteSpan data() const noexcept { return data_; }
@@ -58,6 +60,7 @@ private:
 /// (`b2nd export A.b2nd -`). Without finish(), nothing appears at the path.
 class NpySink {
 public:
+    /// A .npy file to be written at `path` (built under a temporary name; finish() publishes it).
     explicit NpySink(const std::string& path);
     /// `name` is how messages call the stream.
     explicit NpySink(std::FILE* stream, const std::string& name = "<stdout>");

@@ -42,10 +42,10 @@ struct CopyOptions {
     /// Chunk and block shapes of the result. A new chunk shape without a block shape gets
     /// automatic blocks.
     std::optional<Shape> chunk_shape;
-    std::optional<Shape> block_shape;
-    std::optional<CompressionParams> compression;
-    std::optional<bool> sparse;  ///< a directory (sframe) or one file (cframe)
-    bool overwrite = false;      ///< replace an existing destination (once the copy is complete)
+    std::optional<Shape> block_shape;              ///< see chunk_shape (empty: the source's)
+    std::optional<CompressionParams> compression;  ///< empty: the source's compression
+    std::optional<bool> sparse;                    ///< a directory (sframe) or one file (cframe)
+    bool overwrite = false;  ///< replace an existing destination (once the copy is complete)
     /// Copy the (first) source's user metalayers and vlmeta (attributes).
     bool metadata = true;
     /// Decode every chunk copied as stored before copying it: a structurally corrupt chunk then

@@ -50,8 +50,8 @@ struct record;
 /// One described member: its name and member pointer.
 template <class S, class M>
 struct RecordField {
-    const char* name;
-    M S::*member;
+    const char* name;  ///< the field's name
+    M S::*member;      ///< the member it maps to
 };
 template <class S, class M>
 constexpr RecordField<S, M> field(const char* name, M S::*member) noexcept {

@@ -59,8 +59,8 @@ enum class Filter : std::uint8_t {
 
 /// One filter of a pipeline with its meta byte.
 struct FilterSlot {
-    Filter id = Filter::none;
-    std::uint8_t meta = 0;  ///< shuffle: bytes per unit (0 = typesize); trunc_prec: signed bits
+    Filter id = Filter::none;  ///< the filter
+    std::uint8_t meta = 0;     ///< shuffle: bytes per unit (0 = typesize); trunc_prec: signed bits
 };
 
 /// How a block's bytes are split into streams before compression.

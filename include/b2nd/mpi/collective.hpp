@@ -18,14 +18,17 @@ namespace b2nd::mpi {
 
 /// Which rank owns which chunks.
 struct Partition {
+    /// How chunks are dealt out.
     enum class Kind {
         region,        ///< rank r: the r-th of `size` runs of consecutive chunk indices (C order)
         block_cyclic,  ///< runs of `block` chunk indices dealt out to the ranks in turn
     };
-    Kind kind = Kind::region;
-    std::int64_t block = 1;
+    Kind kind = Kind::region;  ///< how chunks are dealt out
+    std::int64_t block = 1;    ///< run length for block_cyclic
 
+    /// Consecutive runs of chunks, one per rank.
     static Partition region() { return {}; }
+    /// Runs of `block` chunks dealt out to the ranks in turn.
     static Partition block_cyclic(std::int64_t block = 1) { return {Kind::block_cyclic, block}; }
 };
 

@@ -28,8 +28,8 @@ namespace b2nd::storage {
 
 /// Bytes read from a source, kept valid by `owner` (the mapping, the buffer's owner, or a copy).
 struct SourceBytes {
-    ByteSpan bytes;
-    std::shared_ptr<const void> owner;
+    ByteSpan bytes;                     ///< the bytes
+    std::shared_ptr<const void> owner;  ///< keeps them valid
 };
 
 /// One range of a batch read (ByteSource::read_into): bytes [offset, offset + n) into `into`.
@@ -38,11 +38,12 @@ struct SourceBytes {
 /// changed; a remote source asks the server for them even when it kept them, within another
 /// request of the batch where it can.
 struct RangeInto {
-    std::uint64_t offset = 0;
-    std::uint64_t n = 0;
-    std::uint8_t* into = nullptr;
-    std::uint64_t* got = nullptr;
-    bool probe = false;
+    std::uint64_t offset = 0;      ///< the first byte
+    std::uint64_t n = 0;           ///< how many
+    std::uint8_t* into = nullptr;  ///< where they go
+    std::uint64_t* got =
+        nullptr;         ///< with got: how many there were (the source may end inside the range)
+    bool probe = false;  ///< ask the server even when the bytes are at hand (a change probe)
 };
 
 /// What a source fetched so far (remote sources; zeros for the others).
@@ -56,8 +57,8 @@ class ByteSource;
 
 /// Ranges of one source, for read_many().
 struct SourceRanges {
-    std::shared_ptr<const ByteSource> file;
-    std::vector<RangeInto> ranges;
+    std::shared_ptr<const ByteSource> file;  ///< the source
+    std::vector<RangeInto> ranges;           ///< its ranges
 };
 
 /// A source of bytes: a driver (sources.hpp opens the one a path or URL names). Every member

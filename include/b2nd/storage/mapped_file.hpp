@@ -17,6 +17,8 @@
 
 namespace b2nd::storage {
 
+/// A file mapped read-only (or a part of it), kept alive by shared ownership: frames and
+/// the sources of their chunks hold it while they read.
 class MappedFile {
 public:
     /// Maps the whole of `path` read-only. An empty file maps to an empty span.
@@ -31,9 +33,12 @@ public:
     MappedFile(const MappedFile&) = delete;
     MappedFile& operator=(const MappedFile&) = delete;
 
+    /// The mapped bytes.
     ByteSpan bytes() const noexcept { return bytes_; }
 
+    /// The number of mapped bytes.
     std::uint64_t size() const noexcept { return bytes_.size(); }
+    /// The file's path.
     const std::string& path() const noexcept { return path_; }
 
 private:
@@ -58,7 +63,9 @@ public:
     /// skipped) in order.
     ReadAhead(std::shared_ptr<const void> owner, std::vector<ByteSpan> ranges, std::size_t window);
     ~ReadAhead() { stop(); }
+    /// Moves the read-ahead (a moved-from one reads nothing).
     ReadAhead(ReadAhead&& o) noexcept : state_(std::move(o.state_)) {}
+    /// Moves the read-ahead.
     ReadAhead& operator=(ReadAhead&& o) noexcept {
         if (this != &o) {
             stop();

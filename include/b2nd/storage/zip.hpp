@@ -24,15 +24,17 @@ namespace b2nd::storage {
 
 /// One member as the central directory describes it.
 struct ZipMember {
-    std::string name;
-    std::uint64_t size = 0;       ///< bytes of data (stored: compressed size = size)
-    std::uint64_t header_at = 0;  ///< where its local header starts in the archive
-    std::uint16_t method = 0;     ///< 0: stored
-    std::uint16_t flags = 0;      ///< general purpose flags (bit 0: encrypted)
-    std::uint32_t crc32 = 0;
+    std::string name;              ///< the member's name in the archive
+    std::uint64_t size = 0;        ///< bytes of data (stored: compressed size = size)
+    std::uint64_t header_at = 0;   ///< where its local header starts in the archive
+    std::uint16_t method = 0;      ///< 0: stored
+    std::uint16_t flags = 0;       ///< general purpose flags (bit 0: encrypted)
+    std::uint32_t crc32 = 0;       ///< the CRC-32 the directory records
     std::uint64_t compressed = 0;  ///< compressed size
 };
 
+/// The central directory of a zip archive (python-blosc2's .b2z), over one mapping: its stored
+/// members open in place, as windows of the archive.
 class ZipDirectory {
 public:
     /// Reads the central directory of the archive in `archive`.
@@ -50,6 +52,7 @@ public:
     std::shared_ptr<const ByteSource> open(const ZipMember& m) const;
     /// Where a member's data starts in the archive (after its local header). \throws as open()
     std::uint64_t data_offset(const ZipMember& m) const;
+    /// The archive as a byte source (members are windows of it).
     const std::shared_ptr<const ByteSource>& archive() const noexcept { return archive_; }
 
 private:

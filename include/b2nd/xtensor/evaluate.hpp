@@ -19,6 +19,7 @@
 
 namespace b2nd {
 
+/// How evaluate() runs: its memory bound, threads and progress.
 struct EvaluateOptions {
     /// Most bytes the evaluation may hold at once (windows, chunk buffers, scratch); 0: no limit
     /// (one chunk in flight per thread). Fewer chunks run at once to stay within it.

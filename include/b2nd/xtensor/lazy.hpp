@@ -110,11 +110,15 @@ struct xcontainer_inner_types<b2nd::LazyView<T>> {
 
 namespace b2nd {
 
+/// A lazy view of an NDArray<T> (b2nd::view): an xtensor expression over a selection of the
+/// array that decodes nothing until it is read, then a slab of blocks at a time. Usable wherever
+/// xtensor takes an expression: assignments, arithmetic, reducers, xt::view.
 template <class T>
 class LazyView : public xt::xsharable_expression<LazyView<T>>,
                  public xt::xconst_iterable<LazyView<T>>,
                  public xt::xconst_accessible<LazyView<T>> {
 public:
+    /// \cond XTENSOR_PROTOCOL (the types and members xtensor's expression machinery asks for)
     using self_type = LazyView<T>;
     using accessible_base = xt::xconst_accessible<self_type>;
     using iterable_base = xt::xconst_iterable<self_type>;
@@ -133,35 +137,44 @@ public:
     using bool_load_type = xt::bool_load_type<T>;
     static constexpr xt::layout_type static_layout = xt::layout_type::dynamic;
     static constexpr bool contiguous_layout = false;
+    /// \endcond
 
     /// The selection `r` of `array`; decodes up to slab_bytes at a time. A view reads one
     /// committed state: an array that follows other writers is pinned (AnyArray::pinned()).
     LazyView(const NDArray<T>& array, Resolved r, std::size_t slab_bytes = kDefaultSlabBytes)
         : state_(std::make_shared<State>(array.pinned(), std::move(r), slab_bytes)) {}
 
+    /// The view's shape.
     const inner_shape_type& shape() const noexcept { return state_->shape; }
     using accessible_base::shape;
+    /// Dynamic: elements are computed, not laid out in memory.
     xt::layout_type layout() const noexcept { return static_layout; }
+    /// False: elements are computed, not laid out in memory.
     bool is_contiguous() const noexcept { return false; }
 
     /// The array and the part of it this view shows.
     const NDArray<T>& array() const noexcept { return state_->array; }
+    /// The part of the array it shows.
     const Resolved& selection() const noexcept { return state_->sel; }
 
+    /// The element at these coordinates (decodes its block, through the array's cache).
     template <class... Args>
     T operator()(Args... args) const {
         const std::array<std::int64_t, sizeof...(Args)> a{static_cast<std::int64_t>(args)...};
         return at_index(a.begin(), a.end());
     }
+    /// operator(), as xtensor names it.
     template <class... Args>
     T unchecked(Args... args) const {
         return (*this)(args...);
     }
+    /// The element at the coordinates [first, last).
     template <class It>
     T element(It first, It last) const {
         return at_index(first, last);
     }
 
+    /// \cond XTENSOR_PROTOCOL
     template <class O>
     bool broadcast_shape(O& shape, bool = false) const {
         return xt::broadcast_shape(state_->shape, shape);
@@ -178,6 +191,7 @@ public:
     const_stepper stepper_end(const O& shape, xt::layout_type) const {
         return const_stepper(this, shape.size() - this->dimension(), true);
     }
+    /// \endcond
 
     /// Assignment to a container reads straight into it (xtensor calls this for `c = view`).
     template <class E>
@@ -296,6 +310,7 @@ private:
     std::shared_ptr<State> state_;
 };
 
+/// \cond XTENSOR_PROTOCOL
 /// Steps through a LazyView in any order xtensor asks for; keeps the slab it is in alive.
 ///
 /// Positioning is lazy: moves only update the index, and the slab is looked up (and decoded)
@@ -399,6 +414,7 @@ private:
     mutable std::ptrdiff_t pos_ = 0;  // elements from base_ (meaningful when !stale_)
     mutable bool stale_ = true;
 };
+/// \endcond
 
 // ---- making views, reading, writing -------------------------------------------------------------
 

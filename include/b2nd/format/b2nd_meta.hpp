@@ -22,14 +22,15 @@ namespace b2nd::format {
 
 inline constexpr int kMaxDim = 16;
 
+/// The b2nd metalayer (or legacy caterva one): shape, chunk and block shapes, dtype.
 struct B2ndMeta {
-    std::uint8_t version = 0;
-    std::vector<std::int64_t> shape;
-    std::vector<std::int32_t> chunk_shape;
-    std::vector<std::int32_t> block_shape;
-    bool has_dtype = true;          ///< false for the caterva layout
-    std::uint8_t dtype_format = 0;  ///< 0: NumPy
-    std::string dtype;
+    std::uint8_t version = 0;               ///< the metalayer's version
+    std::vector<std::int64_t> shape;        ///< the array's shape
+    std::vector<std::int32_t> chunk_shape;  ///< the chunks' shape
+    std::vector<std::int32_t> block_shape;  ///< the blocks' shape
+    bool has_dtype = true;                  ///< false for the caterva layout
+    std::uint8_t dtype_format = 0;          ///< 0: NumPy
+    std::string dtype;                      ///< the dtype string (NumPy's, when dtype_format is 0)
 };
 
 /// Parses a b2nd (or caterva) metalayer. \throws FormatError naming the field and offset.

@@ -23,18 +23,22 @@ inline std::string hex_byte(std::uint8_t v) {
     return s;
 }
 
+/// A bounds-checked cursor over bytes being parsed: every read names its field, and a read past
+/// the end is a FormatError naming it and its offset.
 class ByteReader {
 public:
     /// Reads `bytes`; offsets in error messages are `base_offset` + position in `bytes`.
     explicit ByteReader(ByteSpan bytes, std::uint64_t base_offset = 0) noexcept
         : bytes_(bytes), base_(base_offset) {}
 
+    /// The next byte. \throws FormatError naming `field` at the end
     std::uint8_t u8(const char* field) {
         require(1, field);
         return bytes_[pos_++];
     }
 
     template <class T>
+    /// The next little-endian T. \throws FormatError naming `field` past the end
     T read_le(const char* field) {
         require(sizeof(T), field);
         T v = load_le<T>(bytes_.data() + pos_);
@@ -43,6 +47,7 @@ public:
     }
 
     template <class T>
+    /// The next big-endian T. \throws FormatError naming `field` past the end
     T read_be(const char* field) {
         require(sizeof(T), field);
         T v = load_be<T>(bytes_.data() + pos_);
@@ -58,6 +63,7 @@ public:
         return s;
     }
 
+    /// Skips n bytes. \throws FormatError naming `field` past the end
     void skip(std::size_t n, const char* field) { (void)take(n, field); }
 
     /// Reads one byte and checks it equals `marker` (msgpack type markers).
@@ -66,6 +72,7 @@ public:
     /// Fails unless every byte has been consumed.
     void expect_end(const char* what) const;
 
+    /// Moves the cursor to `pos`. \throws FormatError naming `field` past the end
     void seek(std::size_t pos, const char* field) {
         if (pos > bytes_.size()) {
             fail(std::string(field) + ": position " + std::to_string(pos) + " is past the end (" +
@@ -75,13 +82,18 @@ public:
         pos_ = pos;
     }
 
+    /// Bytes left after the cursor.
     std::size_t remaining() const noexcept { return bytes_.size() - pos_; }
+    /// The cursor's position in the bytes.
     std::size_t position() const noexcept { return pos_; }
     /// Absolute offset of the cursor (base_offset + position).
     std::uint64_t offset() const noexcept { return base_ + pos_; }
+    /// All the bytes.
     ByteSpan bytes() const noexcept { return bytes_; }
 
+    /// Throws a FormatError at the cursor.
     [[noreturn]] void fail(const std::string& msg) const { fail(msg, pos_); }
+    /// Throws a FormatError at position `at`.
     [[noreturn]] void fail(const std::string& msg, std::size_t at) const {
         throw FormatError(msg, base_ + at);
     }

@@ -12,13 +12,17 @@
 
 namespace b2nd::format {
 
+/// Appends fields to a byte vector, in either byte order.
 class ByteWriter {
 public:
+    /// Appends to `out`.
     explicit ByteWriter(std::vector<std::uint8_t>& out) noexcept : out_(out) {}
 
+    /// Appends one byte.
     void u8(std::uint8_t v) { out_.push_back(v); }
 
     template <class T>
+    /// Appends T little-endian.
     void write_le(T v) {
         const std::size_t at = out_.size();
         out_.resize(at + sizeof(T));
@@ -26,15 +30,19 @@ public:
     }
 
     template <class T>
+    /// Appends T big-endian.
     void write_be(T v) {
         const std::size_t at = out_.size();
         out_.resize(at + sizeof(T));
         store_be(out_.data() + at, v);
     }
 
+    /// Appends bytes.
     void bytes(ByteSpan b) { out_.insert(out_.end(), b.begin(), b.end()); }
+    /// Appends n zero bytes.
     void zeros(std::size_t n) { out_.resize(out_.size() + n, 0); }
 
+    /// Bytes written so far.
     std::size_t size() const noexcept { return out_.size(); }
 
     /// Overwrites an already written little-endian value (for sizes known only at the end).

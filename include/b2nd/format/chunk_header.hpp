@@ -46,28 +46,30 @@ inline constexpr std::int32_t kMaxDictSize = 32 * 1024;
 
 /// Bits of the `flags` byte (offset 2).
 namespace chunk_flags {
-inline constexpr std::uint8_t kShuffle = 0x01;
-inline constexpr std::uint8_t kMemcpyed = 0x02;
-inline constexpr std::uint8_t kBitshuffle = 0x04;
-inline constexpr std::uint8_t kDelta = 0x08;
-inline constexpr std::uint8_t kDontSplit = 0x10;
+inline constexpr std::uint8_t kShuffle =
+    0x01;  ///< shuffled (1.x: the filter; both shuffle bits: extended header)
+inline constexpr std::uint8_t kMemcpyed = 0x02;    ///< stored uncompressed
+inline constexpr std::uint8_t kBitshuffle = 0x04;  ///< bitshuffled
+inline constexpr std::uint8_t kDelta = 0x08;       ///< delta-coded (1.x)
+inline constexpr std::uint8_t kDontSplit = 0x10;   ///< streams not split per byte
 /// Both shuffle bits set means "extended header follows".
 inline constexpr std::uint8_t kExtended = kShuffle | kBitshuffle;
 }  // namespace chunk_flags
 
 /// Bits of the `blosc2_flags` byte (offset 31).
 namespace blosc2_flags {
-inline constexpr std::uint8_t kUseDict = 0x01;
-inline constexpr std::uint8_t kBigEndian = 0x02;
-inline constexpr std::uint8_t kLazy = 0x08;
-inline constexpr std::uint8_t kSpecialShift = 4;
-inline constexpr std::uint8_t kSpecialMask = 0x07;
-inline constexpr std::uint8_t kInstrumented = 0x80;
+inline constexpr std::uint8_t kUseDict = 0x01;    ///< compressed with a dictionary
+inline constexpr std::uint8_t kBigEndian = 0x02;  ///< stored big-endian
+inline constexpr std::uint8_t kLazy = 0x08;  ///< a lazy chunk (offsets only; c-blosc2 in memory)
+inline constexpr std::uint8_t kSpecialShift = 4;  ///< shift of the special-value kind
+inline constexpr std::uint8_t kSpecialMask =
+    0x07;  ///< mask of the special-value kind (after the shift)
+inline constexpr std::uint8_t kInstrumented = 0x80;  ///< instrumented (c-blosc2's debugging output)
 }  // namespace blosc2_flags
 
 /// Bits of the `blosc2_flags2` byte (offset 30).
 namespace blosc2_flags2 {
-inline constexpr std::uint8_t kVlBlocks = 0x01;
+inline constexpr std::uint8_t kVlBlocks = 0x01;  ///< the blocks are variable-length (VL-blocks)
 }
 
 /// A parsed, validated chunk header. Filters of a 16-byte (Blosc1-style) header are expanded
@@ -81,7 +83,7 @@ struct ChunkHeader {
     /// offset 8: block size (clamped to nbytes as c-blosc2 does); number of blocks for VL-blocks.
     std::int32_t blocksize = 0;
     std::int32_t cbytes = 0;  ///< offset 12: compressed bytes including the header
-    bool extended = false;
+    bool extended = false;    ///< a 32-byte Blosc2 header (else 16 bytes, Blosc1)
     std::array<std::uint8_t, kChunkMaxFilters> filters{};       ///< offset 16
     std::uint8_t udcodec = 0;                                   ///< offset 22
     std::uint8_t compcode_meta = 0;                             ///< offset 23
@@ -89,10 +91,13 @@ struct ChunkHeader {
     std::uint8_t blosc2_flags2 = 0;                             ///< offset 30
     std::uint8_t blosc2_flags = 0;                              ///< offset 31
 
+    /// 16 or 32.
     int header_size() const noexcept {
         return extended ? kChunkExtendedHeaderSize : kChunkMinHeaderSize;
     }
+    /// Stored uncompressed.
     bool memcpyed() const noexcept { return (flags & chunk_flags::kMemcpyed) != 0; }
+    /// Streams split per byte of the type.
     bool split() const noexcept { return (flags & chunk_flags::kDontSplit) == 0; }
     /// The 3-bit compressor format (codec::CompFormat).
     std::uint8_t comp_format() const noexcept { return static_cast<std::uint8_t>(flags >> 5); }
@@ -102,9 +107,11 @@ struct ChunkHeader {
                                                     blosc2_flags::kSpecialMask)
                         : 0;
     }
+    /// Compressed with a dictionary.
     bool use_dict() const noexcept {
         return extended && (blosc2_flags & blosc2_flags::kUseDict) != 0;
     }
+    /// Variable-length blocks.
     bool vl_blocks() const noexcept {
         return extended && (blosc2_flags2 & blosc2_flags2::kVlBlocks) != 0;
     }

@@ -49,23 +49,23 @@ inline constexpr std::size_t kMaxVlMetalayers = 8 * 1024;
 
 /// Byte offsets of header fields that writers patch in place.
 namespace frame_offsets {
-inline constexpr std::size_t kHeaderLen = 11;  // int32 BE
-inline constexpr std::size_t kFrameLen = 16;   // uint64 BE
-inline constexpr std::size_t kGeneralFlags = 25;
-inline constexpr std::size_t kFrameType = 26;
-inline constexpr std::size_t kNbytes = 30;  // int64 BE
-inline constexpr std::size_t kCbytes = 39;  // int64 BE
-inline constexpr std::size_t kHasVlMeta = 68;
-inline constexpr std::size_t kFilters = 71;
-inline constexpr std::size_t kMetalayers = 87;
+inline constexpr std::size_t kHeaderLen = 11;     ///< header_len (int32 BE)
+inline constexpr std::size_t kFrameLen = 16;      ///< frame_len (uint64 BE)
+inline constexpr std::size_t kGeneralFlags = 25;  ///< general_flags
+inline constexpr std::size_t kFrameType = 26;     ///< frame_type
+inline constexpr std::size_t kNbytes = 30;        ///< nbytes (int64 BE)
+inline constexpr std::size_t kCbytes = 39;        ///< cbytes (int64 BE)
+inline constexpr std::size_t kHasVlMeta = 68;     ///< has_vlmetalayers
+inline constexpr std::size_t kFilters = 71;       ///< the filters' 6 slots
+inline constexpr std::size_t kMetalayers = 87;    ///< the metalayers' section
 }  // namespace frame_offsets
 
 /// A metalayer or vlmetalayer: a name and its content. `offset` is where the content starts in
 /// the header (or trailer) it was read from, which lets a writer update it in place.
 struct Metalayer {
-    std::string name;
-    std::vector<std::uint8_t> content;
-    std::size_t offset = 0;
+    std::string name;                   ///< its name (at most 31 bytes)
+    std::vector<std::uint8_t> content;  ///< its content (vlmetalayers: a compressed chunk)
+    std::size_t offset = 0;             ///< where the content starts in the header or trailer
 };
 
 /// Kinds of frame (frame_type, low nibble).
@@ -73,40 +73,49 @@ enum class FrameKind : std::uint8_t { contiguous = 0, sparse = 1 };
 
 /// A parsed frame header.
 struct FrameHeader {
-    std::int32_t header_len = 0;
-    std::uint64_t frame_len = 0;
-    std::uint8_t general_flags = 0;
-    std::uint8_t frame_type = 0;
-    std::uint8_t codec_flags = 0;
-    std::uint8_t other_flags = 0;
-    std::int64_t nbytes = 0;
-    std::int64_t cbytes = 0;
-    std::int32_t typesize = 0;
-    std::int32_t blocksize = 0;
-    std::int32_t chunksize = 0;
-    std::int16_t tcomp = 0;
-    std::int16_t tdecomp = 0;
-    bool has_vlmetalayers = false;
-    std::uint8_t nfilters = kChunkMaxFilters;
-    std::array<std::uint8_t, kChunkMaxFilters> filters{};
-    std::array<std::uint8_t, kChunkMaxFilters> filters_meta{};
-    std::uint8_t udcodec = 0;
-    std::uint8_t compcode_meta = 0;
-    std::uint8_t other_flags2 = 0;
-    std::vector<Metalayer> metalayers;
+    std::int32_t header_len = 0;  ///< bytes of the header, metalayers included
+    std::uint64_t frame_len = 0;  ///< bytes of the whole frame
+    std::uint8_t general_flags =
+        0;  ///< version (low nibble), variable chunks (0x40), VL-blocks (0x80)
+    std::uint8_t frame_type = 0;  ///< contiguous or sparse (low nibble)
+    std::uint8_t codec_flags =
+        0;  ///< compressor code (low nibble; 6: see udcodec) and clevel (high nibble)
+    std::uint8_t other_flags = 0;                          ///< split mode (low two bits) and more
+    std::int64_t nbytes = 0;                               ///< uncompressed bytes of all chunks
+    std::int64_t cbytes = 0;                               ///< compressed bytes of all chunks
+    std::int32_t typesize = 0;                             ///< bytes per item
+    std::int32_t blocksize = 0;                            ///< bytes per block
+    std::int32_t chunksize = 0;                            ///< bytes per chunk (0: variable)
+    std::int16_t tcomp = 0;                                ///< threads c-blosc2 compressed with
+    std::int16_t tdecomp = 0;                              ///< threads c-blosc2 decompresses with
+    bool has_vlmetalayers = false;                         ///< whether a trailer holds vlmetalayers
+    std::uint8_t nfilters = kChunkMaxFilters;              ///< filter slots used
+    std::array<std::uint8_t, kChunkMaxFilters> filters{};  ///< filter ids
+    std::array<std::uint8_t, kChunkMaxFilters> filters_meta{};  ///< filters' meta bytes
+    std::uint8_t udcodec = 0;                                   ///< a user codec's id
+    std::uint8_t compcode_meta = 0;                             ///< the codec's meta byte
+    std::uint8_t other_flags2 = 0;                              ///< dictionary use (0x01)
+    std::vector<Metalayer> metalayers;                          ///< the fixed-size metalayers
 
+    /// The frame format version.
     std::uint8_t version() const noexcept { return general_flags & 0x0f; }
+    /// Chunks of variable size.
     bool variable_chunks() const noexcept { return (general_flags & 0x40) != 0; }
+    /// Chunks of variable-length blocks.
     bool vl_blocks() const noexcept { return (general_flags & 0x80) != 0; }
+    /// Contiguous or sparse.
     FrameKind kind() const noexcept { return static_cast<FrameKind>(frame_type & 0x0f); }
     /// c-blosc2's compressor code (codec_flags low nibble is the compcode; 6 = see udcodec).
     std::uint8_t compcode() const noexcept {
         return (codec_flags & 0x0f) == 6 ? udcodec : static_cast<std::uint8_t>(codec_flags & 0x0f);
     }
+    /// The compression level.
     int clevel() const noexcept { return codec_flags >> 4; }
     /// c-blosc2 split mode (1 always .. 4 forward_compat).
     int splitmode() const noexcept { return (other_flags & 0x03) + 1; }
+    /// Compressed with dictionaries.
     bool use_dict() const noexcept { return (other_flags2 & 0x01) != 0; }
+    /// The metalayer `name`, or null.
     const Metalayer* metalayer(const std::string& name) const noexcept;
 };
 
@@ -117,8 +126,8 @@ FrameHeader read_frame_header(ByteSpan frame);
 
 /// The header_len and frame_len fields alone (from the first 25 bytes), checked for sanity.
 struct FrameLengths {
-    std::int32_t header_len;
-    std::uint64_t frame_len;
+    std::int32_t header_len;  ///< bytes of the header
+    std::uint64_t frame_len;  ///< bytes of the frame
 };
 FrameLengths read_frame_lengths(ByteSpan frame_start);
 
@@ -132,14 +141,14 @@ std::vector<std::uint8_t> write_frame_header(const FrameHeader& h);
 
 /// A parsed trailer: vlmetalayers with their (still compressed) content chunks.
 struct FrameTrailer {
-    std::uint8_t version = 1;
-    std::vector<Metalayer> vlmetalayers;
-    std::uint32_t trailer_len = 0;
+    std::uint8_t version = 1;             ///< the trailer's version
+    std::vector<Metalayer> vlmetalayers;  ///< vlmetalayers, content still compressed
+    std::uint32_t trailer_len = 0;        ///< bytes of the trailer
     /// The 16-byte fingerprint at the trailer's end, and its type byte. c-blosc2 writes type 0
     /// and zeros (its types 1 to 3 are reserved for XXH3 fingerprints it does not compute yet)
     /// and reads neither; b2nd-cpp's checksum stamp uses them (src/storage/checksums.hpp).
     std::uint8_t fingerprint_type = 0;
-    std::array<std::uint8_t, 16> fingerprint{};
+    std::array<std::uint8_t, 16> fingerprint{};  ///< see fingerprint_type
 };
 
 /// Reads trailer_len from the last bytes of a frame (the 0xce marker sits 23 bytes before the

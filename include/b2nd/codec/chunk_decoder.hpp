@@ -38,6 +38,8 @@ struct CodecPlugin;
 struct FilterPlugin;
 struct BlockContext;
 
+/// A Blosc (1.x or 2.x) chunk, validated once, decoded whole or block by block on any thread
+/// (each call is independent; the decoder is read-only after construction).
 class ChunkDecoder {
 public:
     /// Parses and validates `chunk` (which must hold at least the header's cbytes).
@@ -47,17 +49,22 @@ public:
     /// versions), FormatError when blockshape does not match the chunk's block size
     explicit ChunkDecoder(ByteSpan chunk, const std::vector<std::int64_t>& blockshape = {});
     ~ChunkDecoder();
+    /// Moves the decoder.
     ChunkDecoder(ChunkDecoder&&) noexcept;
+    /// Moves the decoder.
     ChunkDecoder& operator=(ChunkDecoder&&) noexcept;
     ChunkDecoder(const ChunkDecoder&) = delete;
     ChunkDecoder& operator=(const ChunkDecoder&) = delete;
 
+    /// The parsed header.
     const format::ChunkHeader& header() const noexcept { return header_; }
     /// The chunk's bytes (exactly cbytes of them).
     ByteSpan bytes() const noexcept { return chunk_; }
     /// Uncompressed size.
     std::int64_t nbytes() const noexcept { return header_.nbytes; }
+    /// Bytes per item.
     std::int32_t typesize() const noexcept { return header_.typesize; }
+    /// The number of blocks.
     std::int32_t nblocks() const noexcept { return nblocks_; }
     /// Uncompressed size of block i.
     std::int32_t block_nbytes(std::int32_t i) const;
@@ -66,7 +73,9 @@ public:
     /// The nominal block size (for VL-block chunks, the largest block).
     std::int32_t blocksize() const noexcept { return blocksize_; }
 
+    /// The special-value kind (Special::none for a regular chunk).
     Special special() const noexcept { return static_cast<Special>(header_.special()); }
+    /// Stored uncompressed.
     bool memcpyed() const noexcept { return header_.memcpyed(); }
     /// The value of a Special::value chunk (special_value_size bytes), empty otherwise.
     ByteSpan special_value() const noexcept;
@@ -106,9 +115,9 @@ public:
     /// Where decode_block_rows puts a block: the block is `nrows` rows of `row_bytes` (row r is
     /// its bytes [r * row_bytes, (r + 1) * row_bytes)); row r goes to dest + offsets[r].
     struct Rows {
-        std::size_t row_bytes = 0;
-        std::size_t nrows = 0;
-        const std::ptrdiff_t* offsets = nullptr;
+        std::size_t row_bytes = 0;                ///< bytes per row
+        std::size_t nrows = 0;                    ///< rows in the block
+        const std::ptrdiff_t* offsets = nullptr;  ///< where each row goes, from dest
     };
     /// Decodes block i (whole) into rows scattered from dest (a block's place in an array, say).
     /// Where a byte shuffle is the last step, it writes the rows in place: no copy of the decoded

@@ -54,9 +54,12 @@ std::vector<FilterSlot> filters_of(const FilterPipeline& pipeline);
 /// array layer names the element's position and the file instead (ArrayCore's encoders).
 class ItemError : public UsageError {
 public:
+    /// `msg` about `item` of block `block`.
     ItemError(const std::string& msg, std::int64_t item, std::int32_t block = -1)
         : UsageError(msg), item_(item), block_(block) {}
+    /// The item, counted from the start of its block.
     std::int64_t item() const noexcept { return item_; }
+    /// The block (-1 until encode_chunk fills it in).
     std::int32_t block() const noexcept { return block_; }
 
 private:
@@ -64,11 +67,13 @@ private:
     std::int32_t block_;
 };
 
+/// A compressor and filter pipeline as chosen for a new chunk.
 struct CodecChoice {
-    Codec codec = Codec::zstd;
-    int clevel = 1;  ///< 0 (store) .. 9
-    FilterPipeline filters = make_pipeline({{Filter::shuffle, 0}});
-    SplitMode splitmode = SplitMode::forward_compat;
+    Codec codec = Codec::zstd;  ///< the compressor
+    int clevel = 1;             ///< 0 (store) .. 9
+    FilterPipeline filters =
+        make_pipeline({{Filter::shuffle, 0}});        ///< the six-slot filter pipeline
+    SplitMode splitmode = SplitMode::forward_compat;  ///< split streams per byte, or not
     std::uint8_t codec_meta = 0;  ///< a plugin codec's parameter (compcode_meta)
 };
 

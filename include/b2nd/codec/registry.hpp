@@ -37,11 +37,12 @@ struct BlockContext {
     /// The array's block shape (C order, from the b2nd metalayer), or null with ndim 0 where
     /// it is not known (a bare chunk decoded without geometry).
     const std::int64_t* blockshape = nullptr;
-    int ndim = 0;
+    int ndim = 0;  ///< dimensions of blockshape (0: not known)
     /// The filters of the chunk's pipeline, in order (for codecs that must refuse some).
     const FilterSlot* filters = nullptr;
-    int nfilters = 0;
+    int nfilters = 0;  ///< entries of filters
 
+    /// Whether the block shape is known.
     bool has_geometry() const noexcept { return ndim > 0 && blockshape != nullptr; }
     /// Items in one block (the product of blockshape), or 0 without geometry.
     std::int64_t block_items() const noexcept;
@@ -49,8 +50,8 @@ struct BlockContext {
 
 /// A codec: one stream in, one stream out.
 struct CodecPlugin {
-    std::uint8_t id = 0;
-    std::string name;
+    std::uint8_t id = 0;  ///< the codec's id in chunk headers (users' codecs: 160-255)
+    std::string name;     ///< its name, for messages
     /// Needs BlockContext::blockshape to decode (and so to encode).
     bool needs_geometry = false;
     /// The decoded values may differ from the encoded ones.
@@ -79,9 +80,9 @@ struct CodecPlugin {
 
 /// A filter: a transform of one block to a block of the same size.
 struct FilterPlugin {
-    std::uint8_t id = 0;
-    std::string name;
-    bool needs_geometry = false;
+    std::uint8_t id = 0;          ///< the filter's id in chunk headers
+    std::string name;             ///< its name, for messages
+    bool needs_geometry = false;  ///< needs BlockContext::blockshape
     /// Values change (INT_TRUNC, NDMEAN): the writer applies forward then backward to blocks it
     /// stores uncompressed, so that what reads back does not depend on whether data compressed.
     bool lossy = false;

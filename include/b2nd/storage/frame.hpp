@@ -44,18 +44,19 @@ struct StoredChunk {
     /// Where `bytes` start in the file holding them: the frame file, or for a sparse frame the
     /// chunk's own file (`file` >= 0 is its number, NNNNNNNN.chunk).
     std::uint64_t offset = 0;
-    std::int64_t file = -1;
+    std::int64_t file = -1;  ///< sparse frames: the chunk file's number (-1: the frame file)
     /// A remote chunk of which only some blocks were fetched (Frame::chunk_blocks): only those
     /// blocks may be decoded, and its checksum is not checked.
     bool partial = false;
 
+    /// Whether the chunk lives in the offsets index alone (a special chunk with no bytes).
     bool index_only() const noexcept { return bytes.empty(); }
 };
 
 /// Blocks of a chunk a read will decode (Frame::fetch); no blocks: the whole chunk.
 struct ChunkBlocks {
-    std::int64_t chunk = 0;
-    std::vector<std::int32_t> blocks;
+    std::int64_t chunk = 0;            ///< the chunk
+    std::vector<std::int32_t> blocks;  ///< its blocks (empty: all of them)
 };
 
 /// (chunks done, chunks in all) while compact() copies chunks.
@@ -66,10 +67,10 @@ inline constexpr std::uint64_t kAutoCompactSlack = std::uint64_t{4} << 20;
 
 /// What a new frame holds in its header (c-blosc2's super-chunk parameters).
 struct FrameParams : codec::CodecChoice {
-    std::int32_t typesize = 1;
+    std::int32_t typesize = 1;   ///< bytes per item
     std::int32_t chunksize = 0;  ///< uncompressed bytes per chunk; 0 = chunks of any size
-    std::int32_t blocksize = 0;
-    std::int16_t nthreads = 1;  ///< recorded as tcomp/tdecomp (informational)
+    std::int32_t blocksize = 0;  ///< bytes per block (0: chosen by the encoder)
+    std::int16_t nthreads = 1;   ///< recorded as tcomp/tdecomp (informational)
     /// The chunks are VL-block chunks (c-blosc2 3.x marks such frames with bit 7 of the
     /// general flags; informational, readers look at the chunks).
     bool vl_blocks = false;
@@ -80,6 +81,7 @@ struct FrameParams : codec::CodecChoice {
 
 /// What a frame's checksums say (Frame::checksums(); docs/CHECKSUMS.md).
 struct ChecksumReport {
+    /// What the checksums cover.
     enum class State {
         none,     ///< no checksums: a frame b2nd-cpp did not write, or wrote without them
         stale,    ///< a table, but another program (c-blosc2, python-blosc2) changed the frame
@@ -88,15 +90,15 @@ struct ChecksumReport {
                   ///< open; each chunk is checked the first time its bytes are used
         broken,   ///< the table, its stamp or something it covers disagrees (`problems`)
     };
-    State state = State::none;
+    State state = State::none;          ///< what the checksums cover
     std::vector<std::string> problems;  ///< broken: what disagrees, one message each
 };
 
 /// A chunk written ahead by Frame::stage: its bytes are on disk (or it is an index-only special
 /// chunk) but it is not part of the frame until an apply() names it. Valid until the next commit.
 struct StagedChunk {
-    std::int64_t entry = 0;  ///< the offsets-index entry it will have
-    std::int32_t nbytes = 0;
+    std::int64_t entry = 0;        ///< the offsets-index entry it will have
+    std::int32_t nbytes = 0;       ///< uncompressed bytes
     std::int64_t cbytes = 0;       ///< bytes stored (0 for index-only specials)
     std::uint64_t generation = 0;  ///< the staging epoch it belongs to (ends at a commit)
     std::uint64_t digest = 0;      ///< checksum of the stored bytes (docs/CHECKSUMS.md)
@@ -117,9 +119,10 @@ public:
         fresh,   ///< new_chunks()[index], written by apply()
         staged,  ///< staged()[index], written ahead by Frame::stage
     };
+    /// One chunk of the edited frame: where it comes from.
     struct Slot {
-        Source source = Source::kept;
-        std::int64_t index = 0;
+        Source source = Source::kept;  ///< kept, fresh or staged
+        std::int64_t index = 0;        ///< its index in that source
     };
 
     /// Appends the frame's current chunk k (checked by apply()).
@@ -132,6 +135,7 @@ public:
     /// Position `pos` takes a new chunk / a staged chunk instead.
     /// \throws UsageError for a position out of range
     void replace(std::int64_t pos, ByteSpan chunk);
+    /// Position `pos` takes a staged chunk instead.
     void replace(std::int64_t pos, const StagedChunk& chunk);
     /// Inserts a new chunk before position `pos` (size() appends).
     void insert(std::int64_t pos, ByteSpan chunk);
@@ -152,9 +156,13 @@ public:
 
     /// Chunks of the frame after the edit.
     std::int64_t size() const noexcept { return static_cast<std::int64_t>(slots_.size()); }
+    /// Where each chunk of the edited frame comes from.
     const std::vector<Slot>& slots() const noexcept { return slots_; }
+    /// The new chunks (add_new, replace, insert).
     const std::vector<ByteSpan>& new_chunks() const noexcept { return new_chunks_; }
+    /// The staged chunks (add_staged, replace).
     const std::vector<StagedChunk>& staged() const noexcept { return staged_; }
+    /// The fixed metalayers as the edit leaves them.
     const std::vector<format::Metalayer>& metalayers() const noexcept { return metalayers_; }
 
 private:
@@ -169,6 +177,9 @@ private:
     std::vector<std::pair<std::string, std::optional<std::vector<std::uint8_t>>>> vlmeta_;
 };
 
+/// A Blosc2 frame (c-blosc2's super-chunk stored as a frame): a contiguous file, a sparse
+/// directory, a buffer, a byte source or a URL; its chunks, metalayers and vlmetalayers, read
+/// from many threads at once and written by one handle in crash-safe commits.
 class Frame {
 public:
     /// Opens a contiguous frame file, or a sparse frame directory.
@@ -182,7 +193,7 @@ public:
     static Frame open(std::shared_ptr<const ByteSource> source, const OpenOptions& options = {});
     /// A read-only frame over HTTP (http.hpp): a contiguous frame's URL, or a sparse frame's
     /// directory URL (ending in '/' saves the request that finds out). options.http says how.
-    /// \throws HttpError, FormatError, UnsupportedError (a build without libcurl)
+    /// \throws RemoteError (HttpError), FormatError, UnsupportedError (a build without libcurl)
     static Frame open_url(const std::string& url, const OpenOptions& options = {});
     /// Creates a new, empty frame on disk (a file, or with `sparse` a directory). Fails if the
     /// path exists. The frame is open for writing (with `locking`, as the one writer).
@@ -193,10 +204,13 @@ public:
                         bool durable = true,
                         bool locking = true);
 
+    /// Moves the frame.
     Frame(Frame&&) noexcept;
+    /// Moves the frame.
     Frame& operator=(Frame&&) noexcept;
     ~Frame();
 
+    /// The parsed header.
     const format::FrameHeader& header() const noexcept;
     /// The file or directory path; empty for a memory buffer.
     const std::string& path() const noexcept;
@@ -206,8 +220,11 @@ public:
     std::uint64_t base_offset() const noexcept;
     /// How messages name chunk i as stored: `"path": chunk i`, plus its file for a sparse frame.
     std::string chunk_context(std::int64_t i, const StoredChunk& c) const;
+    /// Whether it is a sparse frame (a directory).
     bool sparse() const noexcept;
+    /// Whether this handle may write.
     bool writable() const noexcept;
+    /// The number of chunks.
     std::int64_t nchunks() const noexcept;
     /// Uncompressed size of all chunks.
     std::int64_t nbytes() const noexcept;
@@ -254,6 +271,7 @@ public:
 
     /// Fixed metalayers (stored in the header).
     const std::vector<format::Metalayer>& metalayers() const noexcept;
+    /// The fixed metalayer `name`, or null.
     const format::Metalayer* metalayer(const std::string& name) const noexcept;
     /// Names of the variable-length metalayers (stored compressed in the trailer).
     std::vector<std::string> vlmeta_names() const;
@@ -290,6 +308,7 @@ public:
 
     /// Appends encoded chunks in one commit (one new offsets index).
     void append_chunks(const std::vector<ByteSpan>& chunks);
+    /// Appends one encoded chunk (one commit).
     void append_chunk(ByteSpan chunk) { append_chunks({chunk}); }
     /// Replaces chunk i.
     void update_chunk(std::int64_t i, ByteSpan chunk);
@@ -330,6 +349,7 @@ public:
     class ReadLock {
     public:
         ReadLock() = default;
+        /// Whether it holds the lock.
         explicit operator bool() const noexcept { return hold_ != nullptr; }
 
     private:
@@ -337,6 +357,7 @@ public:
         explicit ReadLock(std::shared_ptr<void> hold) : hold_(std::move(hold)) {}
         std::shared_ptr<void> hold_;
     };
+    /// A shared hold on the lock file (empty without one).
     ReadLock read_lock() const;
     /// The offsets-index entries of the snapshot (see index_entry()).
     std::vector<std::int64_t> index_entries() const;

@@ -254,6 +254,44 @@ void plugins() {
     check(b2nd::open<float>("mine.b2nd").read() == ramp(1000), "a codec of one's own");
 }
 
+void errors() {
+    (void)b2nd::NDArray<float>::create_from("t.b2nd", {64, 32, 32}, ramp(64 * 32 * 32));
+    // clang-format off
+    // docs/errors.md: catching
+    std::string what;
+    try {
+        auto t = b2nd::open<float>("t.b2nd");
+        std::vector<float> v = t.read(b2nd::parse_selection("70, :, :8"));  // 64 planes
+    } catch (const b2nd::FormatError& e) {  // malformed bytes, or bytes that fail their checksum
+        what = e.what();                      // names the file, the chunk and the offset
+        std::uint64_t at = e.offset().value_or(0);  // where in the file, when at one byte
+        (void)at;
+    } catch (const b2nd::Error& e) {  // IoError, UsageError, LockError, CodecError...
+        what = e.what();
+    }
+    // end
+    // clang-format on
+    check(what.find("out of range") != std::string::npos, "the slice is out of range");
+}
+
+void integrity() {
+    (void)b2nd::NDArray<float>::create_from("t.b2nd", {64, 32, 32}, ramp(64 * 32 * 32));
+    // clang-format off
+    // docs/integrity.md: what a file's checksums say
+    auto t = b2nd::AnyArray::open("t.b2nd");
+    b2nd::storage::ChecksumReport r = t.frame().checksums();  // none, stale, covered or broken
+    for (const std::string& problem : r.problems) {           // broken: what disagrees
+        std::fprintf(stderr, "%s\n", problem.c_str());
+    }
+    b2nd::OpenOptions trusting;
+    trusting.verify_checksums = false;  // reads without checking (commits keep the table current)
+    auto fast = b2nd::AnyArray::open("t.b2nd", trusting);
+    // end
+    // clang-format on
+    check(r.state == b2nd::storage::ChecksumReport::State::covered, "our file is covered");
+    check(fast.read() == t.read(), "the same values either way");
+}
+
 }  // namespace
 
 int main() {
@@ -269,6 +307,8 @@ int main() {
         });
         dir.section("stores", stores);
         dir.section("plugins", plugins);
+        dir.section("errors", errors);
+        dir.section("integrity", integrity);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "%s\n", e.what());
         return 1;

@@ -9,6 +9,7 @@
 #include <b2nd/storage/frame.hpp>
 
 #include "../detail/text.hpp"
+#include "../storage/frame_internal.hpp"
 #include "../values/params_detail.hpp"
 #include "array_core.hpp"
 #include "engine_access.hpp"
@@ -110,7 +111,8 @@ detail::ArrayCore& AnyArray::core() const {
 AnyArray::Reading AnyArray::reading() const {
     detail::ArrayCore& c = core();
     const bool locked = c.options().lock_reads && !c.options().writable;
-    Reading r{c, locked ? c.frame().read_lock() : storage::Frame::ReadLock()};
+    Reading r{c,
+              locked ? storage::FrameInternal::read_lock(c.frame()) : storage::Frame::ReadLock()};
     if ((c.follows() || locked) && c.stale()) {
         c.refresh();
     }

@@ -5,6 +5,7 @@
 #include <b2nd/error.hpp>
 
 #include "../detail/text.hpp"
+#include "../storage/frame_internal.hpp"
 #include "../values/params_detail.hpp"
 
 namespace b2nd::detail {
@@ -154,8 +155,8 @@ bool ArrayCore::refresh() {
     std::lock_guard<std::mutex> writer(writer_mutex_);
     std::unique_lock<FairSharedMutex> lock(mutex_);
     storage::Frame& f = source_->frame();
-    const std::vector<std::int64_t> before = f.index_entries();
-    const std::uint64_t file_before = f.file_id();
+    const std::vector<std::int64_t> before = storage::FrameInternal::index_entries(f);
+    const std::uint64_t file_before = storage::FrameInternal::file_id(f);
     if (!f.refresh()) {
         return false;
     }
@@ -163,11 +164,11 @@ bool ArrayCore::refresh() {
     format::B2ndMeta meta;
     bool plain = false;
     Grid g = grid_of(f, meta, plain);
-    if (g == grid() && f.file_id() == file_before && !options_.lock_reads) {
+    if (g == grid() && storage::FrameInternal::file_id(f) == file_before && !options_.lock_reads) {
         // Same grid, same file: only the chunks whose index entry changed are new (b2nd-cpp's
         // writers never rewrite bytes an entry names: offsets past the old data, fresh chunk
         // file numbers). Files read with lock_reads are rewritten in place: all blocks go.
-        const std::vector<std::int64_t> after = f.index_entries();
+        const std::vector<std::int64_t> after = storage::FrameInternal::index_entries(f);
         for (std::size_t i = 0; i < after.size() && i < before.size(); ++i) {
             if (after[i] != before[i]) {
                 source_->forget(static_cast<std::int64_t>(i));

@@ -11,6 +11,7 @@
 #include "../detail/memory.hpp"
 #include "../detail/text.hpp"
 #include "../detail/thread_pool.hpp"
+#include "../storage/frame_internal.hpp"
 #include "../values/params_detail.hpp"
 
 namespace b2nd::detail {
@@ -135,7 +136,8 @@ LoadedChunk ChunkSource::load_chunk(std::int64_t ci,
     if (remote_cache_ && remote_cache_->has(ci, blocks)) {
         c.stored_ = remote_cache_->chunk(ci);  // no request
     } else {
-        c.stored_ = blocks != nullptr ? frame_.chunk_blocks(ci, *blocks) : frame_.chunk(ci);
+        c.stored_ = blocks != nullptr ? storage::FrameInternal::chunk_blocks(frame_, ci, *blocks)
+                                      : frame_.chunk(ci);
         if (remote_cache_) {
             remote_cache_->store(ci, c.stored_, blocks);
         }
@@ -400,7 +402,7 @@ void ChunkSource::fetch(std::vector<storage::ChunkBlocks> wants) const {
     if (remote_cache_) {
         remote_cache_->drop_cached(wants);
     }
-    frame_.fetch(wants);
+    storage::FrameInternal::fetch(frame_, wants);
 }
 
 std::pair<storage::StoredChunk, bool> ChunkSource::stored_checked(std::int64_t ci) const {

@@ -13,6 +13,7 @@
 
 #include <b2nd/error.hpp>
 
+#include "frame_internal.hpp"
 #include <fcntl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -33,7 +34,7 @@ bool still_read(const std::string& dir) noexcept {
         o.writable = true;  // the writer's slot is not a reader's
         o.auto_compact = false;
         o.lock_wait_ms = 0;
-        return storage::Frame::open(dir, o).read_by_others();
+        return storage::FrameInternal::read_by_others(storage::Frame::open(dir, o));
     } catch (...) {
         return false;  // not a frame any more, or one another handle writes: nobody reads it
     }
@@ -314,8 +315,8 @@ void Publication::publish(bool durable) {
     // them gone (their snapshots read its chunk files).
     bool kept = false;
     if (replaced_) {
-        replaced_->announce_replaced();
-        kept = replaced_->sparse() && replaced_->read_by_others();
+        storage::FrameInternal::announce_replaced(*replaced_);
+        kept = replaced_->sparse() && storage::FrameInternal::read_by_others(*replaced_);
         replaced_.reset();
     }
     if (kept) {

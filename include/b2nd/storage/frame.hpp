@@ -255,13 +255,6 @@ public:
     /// fetched, which change with a file rewritten in place even when the validators do not.
     /// Empty for files and buffers.
     std::string stamp() const;
-    /// A remote frame: fetches what reading these blocks needs and is not at hand yet, in two
-    /// batches of requests at most (chunk heads, then block bytes), every range in flight
-    /// together. Other frames: nothing. \throws HttpError, FormatError
-    void fetch(const std::vector<ChunkBlocks>& wants) const;
-    /// Chunk i, of which `blocks` at least may be decoded: for a remote frame only those are
-    /// fetched (partial unless that is all of it); otherwise chunk(i).
-    StoredChunk chunk_blocks(std::int64_t i, const std::vector<std::int32_t>& blocks) const;
     /// The raw offsets-index entry of chunk i: a byte offset (contiguous), a chunk file number
     /// (sparse), or a special value with bit 63 set.
     std::int64_t index_entry(std::int64_t i) const;
@@ -323,14 +316,6 @@ public:
     /// Removes a vlmetalayer; false if it did not exist.
     bool delete_vlmeta(const std::string& name);
 
-    /// For the writer of a frame whose file (or directory) another one has just replaced under
-    /// its path, by a rename: bumps the lock file's generation, so that handles that follow it
-    /// (OpenOptions::follow, refresh()) take a snapshot of the new one.
-    void announce_replaced();
-    /// Whether other handles, in this or another process, have registered as readers of this
-    /// frame (its lock file's reader table) and are still alive.
-    bool read_by_others() const;
-
     /// Makes everything written so far durable (fsync of the files and, for a sparse frame, the
     /// directory).
     void sync();
@@ -357,12 +342,6 @@ public:
         explicit ReadLock(std::shared_ptr<void> hold) : hold_(std::move(hold)) {}
         std::shared_ptr<void> hold_;
     };
-    /// A shared hold on the lock file (empty without one).
-    ReadLock read_lock() const;
-    /// The offsets-index entries of the snapshot (see index_entry()).
-    std::vector<std::int64_t> index_entries() const;
-    /// Identifies the file the snapshot was read from (its inode): compaction replaces it.
-    std::uint64_t file_id() const noexcept;
 
     /// Bytes of the file (contiguous frames: the frame length) not used by any chunk.
     std::int64_t dead_bytes() const;
@@ -375,6 +354,29 @@ private:
     // Chunks written by other processes and made part of the frame by this handle (b2nd::mpi):
     // src/storage/reserved_staging.hpp.
     friend struct ReservedStaging;
+    // What only the engine and the storage layer use: src/storage/frame_internal.hpp.
+    friend struct FrameInternal;
+    /// A remote frame: fetches what reading these blocks needs and is not at hand yet, in two
+    /// batches of requests at most (chunk heads, then block bytes), every range in flight
+    /// together. Other frames: nothing. \throws RemoteError, FormatError
+    void fetch(const std::vector<ChunkBlocks>& wants) const;
+    /// Chunk i, of which `blocks` at least may be decoded: for a remote frame only those are
+    /// fetched (partial unless that is all of it); otherwise chunk(i).
+    StoredChunk chunk_blocks(std::int64_t i, const std::vector<std::int32_t>& blocks) const;
+    /// For the writer of a frame whose file (or directory) another one has just replaced under
+    /// its path, by a rename: bumps the lock file's generation, so that handles that follow it
+    /// (OpenOptions::follow, refresh()) take a snapshot of the new one.
+    void announce_replaced();
+    /// Whether other handles, in this or another process, have registered as readers of this
+    /// frame (its lock file's reader table) and are still alive.
+    bool read_by_others() const;
+    /// A shared hold on the lock file (empty without one).
+    ReadLock read_lock() const;
+    /// The offsets-index entries of the snapshot (see index_entry()).
+    std::vector<std::int64_t> index_entries() const;
+    /// Identifies the file the snapshot was read from (its inode): compaction replaces it.
+    std::uint64_t file_id() const noexcept;
+
     explicit Frame(std::unique_ptr<Impl> impl);
     std::unique_ptr<Impl> impl_;
 };

@@ -1,0 +1,35 @@
+// Internal: the members of a Frame that only the engine and the storage layer use (remote
+// fetches, snapshot identity, the lock file's reader hold and generation), kept out of the
+// public storage/frame.hpp.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <b2nd/storage/frame.hpp>
+
+namespace b2nd::storage {
+
+struct FrameInternal {
+    /// Frame::fetch: a remote frame fetches what reading these blocks needs (two batches of
+    /// requests at most); other frames: nothing.
+    static void fetch(const Frame& f, const std::vector<ChunkBlocks>& wants) { f.fetch(wants); }
+    /// Chunk i, of which `blocks` at least may be decoded (a remote frame fetches only those).
+    static StoredChunk chunk_blocks(const Frame& f,
+                                    std::int64_t i,
+                                    const std::vector<std::int32_t>& blocks) {
+        return f.chunk_blocks(i, blocks);
+    }
+    /// Bumps the lock file's generation after the frame's file was replaced under its path.
+    static void announce_replaced(Frame& f) { f.announce_replaced(); }
+    /// Whether live handles elsewhere are registered readers of the frame.
+    static bool read_by_others(const Frame& f) { return f.read_by_others(); }
+    /// A shared hold on the lock file (empty without one).
+    static Frame::ReadLock read_lock(const Frame& f) { return f.read_lock(); }
+    /// The offsets-index entries of the snapshot.
+    static std::vector<std::int64_t> index_entries(const Frame& f) { return f.index_entries(); }
+    /// The inode of the file the snapshot was read from.
+    static std::uint64_t file_id(const Frame& f) noexcept { return f.file_id(); }
+};
+
+}  // namespace b2nd::storage

@@ -45,9 +45,10 @@
 namespace b2nd::storage {
 
 void Frame::Impl::commit(FrameCommit c) {
+    CommitSteps& kind = require_writable("commit");
     {
         detail::Sidecar::Lock lock = commit_lock();  // 1
-        place_chunks(c);                             // 2
+        kind.place_chunks(c);                        // 2
         CommitImage img;                             // 3
         img.header = header;
         img.header.metalayers = c.metalayers;
@@ -67,26 +68,28 @@ void Frame::Impl::commit(FrameCommit c) {
         img.trailer = detail::trailer_with_checksums({head.data(), head.size()},
                                                      {img.index.data(), img.index.size()}, c.vlmeta,
                                                      c.checksums ? &c.digests : nullptr, &table);
-        write_image(img, c);
+        kind.write_image(img, c);
         if (options.durable) {
-            flush_written();  // 4
+            kind.flush_written();  // 4
         }
-        publish_image(img);  // 5
+        kind.publish_image(img);  // 5
         if (options.durable) {
-            flush_published();  // 6
+            kind.flush_published();  // 6
         }
-        adopt_image(img);  // 7
+        kind.adopt_image(img);  // 7
         index = std::move(c.index);
         vlmeta = std::move(c.vlmeta);
         checks = detail::Checks::written(c.checksums ? &table : nullptr, options.verify_checksums);
         committed();  // 8
     }
-    end_staging(index);  // 9
-    after_commit();      // 10
+    end_staging(index);   // 9
+    kind.after_commit();  // 10
 }
 
 void Frame::Impl::end_staging(const std::vector<std::int64_t>& live) {
-    drop_staged(live);
+    if (CommitSteps* k = steps()) {
+        k->drop_staged(live);
+    }
     ++staging_epoch;
 }
 

@@ -31,8 +31,10 @@ namespace {
 
 constexpr std::size_t kPatchBegin = format::frame_offsets::kFrameLen;  // 16
 
-class ContiguousFrame final : public Frame::Impl {
+class ContiguousFrame final : public Frame::Impl, private CommitSteps {
 public:
+    CommitSteps* steps() noexcept override { return this; }
+
     bool sparse() const noexcept override { return false; }
     std::string frame_file() const override { return path; }
     std::int64_t index_at(const format::FrameHeader& h) const override {
@@ -41,6 +43,7 @@ public:
 
     ByteSpan chunk_region(std::int64_t i,
                           std::int64_t entry,
+                          const std::vector<std::int32_t>* /*blocks: all at hand*/,
                           StoredChunk& c,
                           std::uint64_t& offset_out) const override {
         // The chunk must start inside the chunks section, leaving room for a Blosc2 header.

@@ -455,24 +455,7 @@ StoredChunk Frame::chunk(std::int64_t i) const {
 StoredChunk Frame::chunk_unchecked(std::int64_t i) const {
     std::shared_lock<std::shared_mutex> lock(impl_->mutex);
     const Impl& f = *impl_;
-    if (f.remote && i >= 0 && static_cast<std::size_t>(i) < f.index.size() &&
-        f.index[static_cast<std::size_t>(i)] >= 0 &&
-        !f.remote->head_known(f.index[static_cast<std::size_t>(i)])) {
-        // Headers are asked for in index order (sizes, kinds: b2nd info, dead_bytes): those of
-        // the next chunks come in the same batch, not a round trip each.
-        constexpr std::size_t kAhead = 256;
-        std::vector<detail::RemoteChunks::Want> heads;
-        for (std::size_t k = static_cast<std::size_t>(i);
-             k < f.index.size() && heads.size() < kAhead; ++k) {
-            if (f.index[k] >= 0) {
-                heads.push_back({f.index[k], {}, true});
-            }
-        }
-        try {
-            f.remote->fetch(heads);
-        } catch (const FormatError&) {  // NOLINT(bugprone-empty-catch): reported for chunk i below
-        }
-    }
+    f.fetch_heads_from(i);
     static const std::vector<std::int32_t> kHeadOnly;  // a remote chunk: its header is enough
     return f.chunk_unlocked(i, &kHeadOnly);
 }

@@ -1,5 +1,5 @@
-// A frame's chunks as stored (frame_impl.hpp): an index entry resolved to the chunk's bytes, in
-// the mapping, in a chunk file, or fetched (a remote frame), its structure checked, and its
+// A frame's chunks as stored (frame_impl.hpp): an index entry resolved to the chunk's bytes by
+// the frame kind (in the mapping, in a chunk file, or fetched), its structure checked, and its
 // checksum on first use.
 #include <b2nd/codec/chunk_decoder.hpp>
 #include <b2nd/error.hpp>
@@ -44,23 +44,7 @@ StoredChunk Frame::Impl::chunk_unlocked(std::int64_t i,
         return c;
     }
     std::uint64_t region_base = 0;  // where the chunk must lie, and where that is in its file
-    ByteSpan region;
-    if (remote) {
-        // Fetched: exactly the chunk's bytes (those of `blocks`, with its header, at least).
-        c.file = sparse() ? entry : -1;
-        detail::RemoteChunks::Chunk r;
-        try {
-            r = remote->chunk(entry, blocks);
-        } catch (const FormatError& e) {
-            rethrow_with_context(e, chunk_context(i, c.file), 0);
-        }
-        region = r.bytes.bytes;
-        c.owner = std::move(r.bytes.owner);
-        c.partial = !r.complete;
-        region_base = r.offset;
-    } else {
-        region = chunk_region(i, entry, c, region_base);
-    }
+    const ByteSpan region = chunk_region(i, entry, blocks, c, region_base);
     if (region.size() < static_cast<std::size_t>(format::kChunkMinHeaderSize)) {
         throw FormatError(chunk_context(i, c.file) + " is truncated (" +
                               num(static_cast<std::int64_t>(region.size())) + " bytes)",

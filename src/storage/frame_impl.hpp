@@ -1,13 +1,19 @@
 // Internal: the state behind storage::Frame.
 //
 // Frame::Impl holds what every frame has (header, offsets index, vlmetalayers, the lock, the
-// staging generation) and does what is the same for both kinds: parsing (frame.cpp), and turning
-// a FrameEdit into a new index (frame_writer.cpp), and the commit protocol (commit.cpp). Where the
-// bytes live differs, so it is split:
+// staging generation) and does what is the same for every kind: parsing (frame.cpp), turning a
+// FrameEdit into a new index (frame_writer.cpp), and the commit protocol (commit.cpp). A frame
+// kind has two faces:
+//  - the reading face (the virtuals below), which every kind implements: where the bytes live,
+//    the index, chunk regions, reloading;
+//  - the commit steps (commit_steps.hpp), which only the kinds that can be written implement.
+// The kinds:
 //  - ContiguousFrame (contiguous_frame.cpp): one file (or a caller's buffer); chunks are byte
 //    offsets; a commit appends chunks, index and trailer and patches the header last;
 //  - SparseFrame (sparse_frame.cpp): a directory; chunks are NNNNNNNN.chunk files; a commit
-//    writes new chunk files, replaces chunks.b2frame by a rename, then removes unused files.
+//    writes new chunk files, replaces chunks.b2frame by a rename, then removes unused files;
+//  - RemoteFrame (remote_frame.cpp): bytes fetched from a source (HTTP), read only: it has the
+//    reading face alone.
 #pragma once
 
 #include <algorithm>
@@ -22,7 +28,7 @@
 #include <b2nd/storage/mapped_file.hpp>
 
 #include "checksums.hpp"
-#include "remote_chunks.hpp"
+#include "commit_steps.hpp"
 #include "sidecar.hpp"
 
 namespace b2nd::storage {
@@ -31,27 +37,6 @@ namespace b2nd::storage {
 inline constexpr std::uint64_t kSpecialZeros = 0x8100000000000000ULL;
 inline constexpr std::uint64_t kSpecialNan = 0x8200000000000000ULL;
 inline constexpr std::uint64_t kSpecialUninit = 0x8400000000000000ULL;
-
-/// A commit's outcome, built by Frame::Impl::apply and written by the frame kind.
-struct FrameCommit {
-    std::vector<std::int64_t> index;  ///< the new offsets index (slots of `writes` still open)
-    std::int64_t nbytes = 0;          ///< uncompressed bytes of all chunks
-    std::vector<ByteSpan> writes;     ///< chunks to store now ...
-    std::vector<std::size_t> slots;   ///< ... at these index positions
-    std::int64_t staged_bytes = 0;    ///< bytes of staged chunks the index names
-    std::vector<format::Metalayer> metalayers;
-    std::vector<format::Metalayer> vlmeta;
-    bool checksums = false;              ///< write a checksum table (checksums.hpp)
-    std::vector<std::uint64_t> digests;  ///< with it: per index position (writes' filled in later)
-};
-
-/// A commit's new frame as bytes (commit.cpp): its header (lengths set by the kind), its encoded
-/// offsets index (empty when it holds no chunk) and its trailer.
-struct CommitImage {
-    format::FrameHeader header;
-    std::vector<std::uint8_t> index;
-    std::vector<std::uint8_t> trailer;
-};
 
 struct Frame::Impl {
     virtual ~Impl() = default;
@@ -85,8 +70,6 @@ struct Frame::Impl {
     // Sharing with other handles and processes (sidecar.hpp); null when locking is off, for
     // buffers, and for readers of a frame no locking writer has touched.
     std::unique_ptr<detail::Sidecar> sidecar;
-    // A remote frame (remote_frame.cpp): the images of its chunks; null for files and buffers.
-    std::shared_ptr<const detail::RemoteChunks> remote;
     // A remote frame: digests of its header and of its index and trailer, as fetched (hex), which
     // Frame::stamp() adds to the server's validators: what identifies this version's content.
     std::string content_id;
@@ -150,14 +133,17 @@ struct Frame::Impl {
     void commit(FrameCommit c);
     /// Frame::stage, with the lock held.
     StagedChunk stage(ByteSpan chunk);
-    void require_writable(const char* op) const;
-    /// Re-reads the frame if another handle changed it (caller holds the lock exclusively).
-    bool refresh_unlocked();
+    /// The commit steps of a frame open for writing. \throws UsageError naming `op` otherwise
+    CommitSteps& require_writable(const char* op);
     /// Ends a staging generation: staged chunks that `live` does not name become dead.
     void end_staging(const std::vector<std::int64_t>& live);
 
-    // ---- what differs between contiguous and sparse frames ----
+    // ---- the reading face: what differs in where a frame's bytes live ----
+    // Every kind implements it: a file (contiguous_frame.cpp), a directory (sparse_frame.cpp),
+    // fetched bytes (remote_frame.cpp).
     virtual bool sparse() const noexcept = 0;
+    /// Whether chunks are fetched (Frame::fetch asks ahead) rather than at hand.
+    virtual bool fetched() const noexcept { return false; }
     /// The file holding header, index and trailer.
     virtual std::string frame_file() const = 0;
     /// How map_and_load() reaches frame_file() (a sparse frame: through a handle on its
@@ -169,52 +155,31 @@ struct Frame::Impl {
     virtual bool snapshot_has(const detail::Sidecar& /*lock_file*/) const { return true; }
     /// Where the offsets index starts in the frame.
     virtual std::int64_t index_at(const format::FrameHeader& h) const = 0;
-    /// The bytes a regular index entry points at (to the end of its file or section), with the
-    /// owner and file fields of `c` set; offset_out: where they start in their file.
+    /// The bytes a regular index entry points at (to the end of its file or section; fetched:
+    /// those of `blocks` at least, with the chunk's header, or all of them when null), with the
+    /// owner, file and partial fields of `c` set; offset_out: where they start in their file.
     virtual ByteSpan chunk_region(std::int64_t i,
                                   std::int64_t entry,
+                                  const std::vector<std::int32_t>* blocks,
                                   StoredChunk& c,
                                   std::uint64_t& offset_out) const = 0;
-    /// Writes a chunk's bytes ahead of a commit; returns its index entry.
-    virtual std::int64_t stage_bytes(ByteSpan bytes) = 0;
-    /// Frame::reserve_staging: room after everything staged so far; its start.
-    virtual std::uint64_t reserve_bytes(std::uint64_t amount) = 0;
-    /// Frame::write_reserved (any handle).
-    virtual void write_reserved(std::uint64_t position, ByteSpan bytes) const = 0;
-    /// The index entry of a chunk written at a reserved position of `cbytes` bytes.
-    /// \throws UsageError outside the reserved room
-    virtual std::int64_t reserved_entry(std::uint64_t position, std::int64_t cbytes) const = 0;
-    // The steps of a commit that differ between the kinds, in the order commit.cpp runs them
-    // (its header comment says what each kind does in each).
-    /// Writes c.writes where the kind keeps chunks and names them in c.index (the slots).
-    virtual void place_chunks(FrameCommit& c) = 0;
-    /// Writes the new frame but for its commit point; sets the header's lengths in `img`.
-    virtual void write_image(CommitImage& img, const FrameCommit& c) = 0;
-    /// Durable commits: makes everything written so far durable, before the commit point.
-    virtual void flush_written() = 0;
-    /// The commit point: from here on, the frame on disk is the new one.
-    virtual void publish_image(const CommitImage& img) = 0;
-    /// Durable commits: makes the commit point durable.
-    virtual void flush_published() = 0;
-    /// This handle reads the new frame (header, trailer_len, index_pos, the mapping); what the
-    /// commit replaced is retired.
-    virtual void adopt_image(const CommitImage& img) = 0;
-    /// Drops staged chunks that `live` does not name, and forgets staging positions.
-    virtual void drop_staged(const std::vector<std::int64_t>& live) = 0;
-    /// Whether another handle committed since this one loaded.
-    virtual bool changed_on_disk() const = 0;
+    /// Frame::fetch: gets what reading these blocks needs at hand (fetched kinds; else nothing).
+    virtual void fetch(const std::vector<ChunkBlocks>& /*wants*/) const {}
+    /// Frame::chunk_unchecked is about to read chunk i's header: fetched kinds get it, and
+    /// those of the chunks after it, in one batch.
+    virtual void fetch_heads_from(std::int64_t /*i*/) const {}
+    /// Re-reads the frame if it changed since this snapshot (the caller holds the lock
+    /// exclusively); true when it did. Files: another handle's commit (frame_writer.cpp).
+    virtual bool refresh_unlocked();
+    /// Whether another handle committed since this one loaded (files; cheap).
+    virtual bool changed_on_disk() const { return false; }
     /// Called after map_and_load(): drop what was mapped for the frame as it was.
     virtual void reloaded() {}
-    /// A remote frame: fetches its header and index afresh; true when the file changed (then
-    /// this handle reads the new version).
-    virtual bool reload_remote() { return false; }
-    /// Called by load() once the header and index are parsed (a remote frame sets `remote`).
+    /// Called by load() once the header and index are parsed.
     virtual void loaded() {}
-    /// Called after each commit, the lock released: reclaim what no reader needs any more.
-    virtual void after_commit() {}
-    virtual void sync() = 0;
-    virtual void compact(const CompactProgress& progress) = 0;
     virtual std::int64_t dead_bytes() const = 0;
+    /// The commit steps, for the kinds that can be written (null for the others).
+    virtual CommitSteps* steps() noexcept { return nullptr; }
 };
 
 /// Where a contiguous frame's stored chunks end: each at most where the next one in file order

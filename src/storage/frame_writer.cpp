@@ -27,12 +27,19 @@ std::uint8_t general_flags_for(std::int32_t chunksize, bool vl_blocks) {
                                      (vl_blocks ? 0x80 : 0));
 }
 
-void Frame::Impl::require_writable(const char* op) const {
+CommitSteps& Frame::Impl::require_writable(const char* op) {
+    CommitSteps* const kind = steps();
+    if (kind == nullptr) {
+        throw UsageError(where() + ": " + op +
+                         ": the frame's bytes are fetched, and it is read-only (rewrite it whole "
+                         "instead)");
+    }
     if (!is_writable) {
         throw UsageError(where() + ": " + op +
                          ": the frame is open read-only (OpenOptions::writable opens it for "
                          "writing)");
     }
+    return *kind;
 }
 
 Frame::Impl::ClassifiedChunk Frame::Impl::classify(ByteSpan chunk) const {
@@ -168,21 +175,18 @@ void Frame::Impl::apply(const FrameEdit& edit) {
 }
 
 StagedChunk Frame::Impl::stage(ByteSpan chunk) {
-    require_writable("stage");
+    CommitSteps& kind = require_writable("stage");
     refresh_unlocked();  // another writer's commit ends what was staged
     const ClassifiedChunk c = classify(chunk);
     StagedChunk s{c.entry, c.nbytes, static_cast<std::int64_t>(c.bytes.size()), staging_epoch};
     if (!c.bytes.empty()) {
         s.digest = detail::bytes_digest(c.bytes);
-        s.entry = stage_bytes(c.bytes);
+        s.entry = kind.stage_bytes(c.bytes);
     }
     return s;
 }
 
 bool Frame::Impl::refresh_unlocked() {
-    if (remote) {
-        return reload_remote();
-    }
     if (path.empty()) {
         return false;
     }
@@ -282,17 +286,18 @@ ReservedStaging::Classified ReservedStaging::classify(const Frame& f, ByteSpan c
 
 std::uint64_t ReservedStaging::reserve(Frame& f, std::uint64_t amount) {
     std::unique_lock<std::shared_mutex> lock(f.impl_->mutex);
-    f.impl_->require_writable("reserve_staging");
+    CommitSteps& kind = f.impl_->require_writable("reserve_staging");
     f.impl_->refresh_unlocked();  // another writer's commit ends what was staged
-    return f.impl_->reserve_bytes(amount);
+    return kind.reserve_bytes(amount);
 }
 
 void ReservedStaging::write(const Frame& f, std::uint64_t position, ByteSpan bytes) {
     std::shared_lock<std::shared_mutex> lock(f.impl_->mutex);
-    if (f.impl_->path.empty()) {
+    const CommitSteps* const kind = f.impl_->steps();
+    if (f.impl_->path.empty() || kind == nullptr) {
         throw UsageError(f.impl_->where() + ": write_reserved needs a frame on disk");
     }
-    f.impl_->write_reserved(position, bytes);
+    kind->write_reserved(position, bytes);
 }
 
 StagedChunk ReservedStaging::adopt(Frame& f,
@@ -302,7 +307,7 @@ StagedChunk ReservedStaging::adopt(Frame& f,
                                    std::uint64_t digest) {
     Frame::Impl* const impl = f.impl_.get();
     std::unique_lock<std::shared_mutex> lock(impl->mutex);
-    impl->require_writable("adopt_staged");
+    const CommitSteps& kind = impl->require_writable("adopt_staged");
     if (nbytes < 0 || cbytes < 0 ||
         (impl->header.chunksize > 0 && nbytes > impl->header.chunksize)) {
         throw UsageError(impl->where() + ": a chunk of " + num(nbytes) + " bytes (" + num(cbytes) +
@@ -321,7 +326,7 @@ StagedChunk ReservedStaging::adopt(Frame& f,
         }
         return s;
     }
-    s.entry = impl->reserved_entry(position, cbytes);
+    s.entry = kind.reserved_entry(position, cbytes);
     return s;
 }
 
@@ -483,16 +488,15 @@ void Frame::add_checksums() {
 
 void Frame::sync() {
     std::unique_lock<std::shared_mutex> lock(impl_->mutex);
-    impl_->require_writable("sync");
-    impl_->sync();
+    impl_->require_writable("sync").sync();
 }
 
 void Frame::compact(const CompactProgress& progress) {
     std::unique_lock<std::shared_mutex> lock(impl_->mutex);
     Impl& m = *impl_;
-    m.require_writable("compact");
+    CommitSteps& kind = m.require_writable("compact");
     m.refresh_unlocked();
-    m.compact(progress);
+    kind.compact(progress);
     m.end_staging(m.index);
 }
 

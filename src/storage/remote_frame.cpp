@@ -4,8 +4,9 @@
 //
 // A contiguous frame's chunks are ranges of its file; a sparse frame's chunks.b2frame names
 // chunk files beside it (NNNNNNNN.chunk), fetched by their own URLs on the same connections.
-// A file that changed on the server (RemoteError::remote_changed) is re-read by reload_remote():
-// header and index afresh, every image dropped.
+// A file that changed on the server (RemoteError::remote_changed) is re-read by
+// refresh_unlocked(): header and index afresh, every image dropped. A remote frame has the
+// reading face of a frame alone (frame_impl.hpp): nothing in it can be written.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -17,6 +18,7 @@
 #include "../detail/text.hpp"
 #include "checksums.hpp"
 #include "frame_impl.hpp"
+#include "remote_chunks.hpp"
 
 namespace b2nd::storage {
 
@@ -32,6 +34,7 @@ public:
     explicit RemoteFrame(bool sparse) : sparse_(sparse) {}
 
     bool sparse() const noexcept override { return sparse_; }
+    bool fetched() const noexcept override { return true; }
     std::string frame_file() const override { return label; }
     std::int64_t index_at(const format::FrameHeader& h) const override {
         return sparse_ ? h.header_len : h.header_len + h.cbytes;
@@ -88,7 +91,7 @@ public:
         auto chunks = std::make_shared<RemoteChunks>(
             std::move(locate), hint, options.http.memory_bytes, options.http.block_reads);
         chunks->set_guard(identify());
-        remote = std::move(chunks);
+        chunks_ = std::move(chunks);
     }
 
     /// Sets content_id from the header, index and trailer as fetched (at hand: no request), and
@@ -115,7 +118,7 @@ public:
         return {source, end - n, std::vector<std::uint8_t>(tail.begin(), tail.end())};
     }
 
-    bool reload_remote() override {
+    bool refresh_unlocked() override {
         std::shared_ptr<const ByteSource> fresh = origin_ ? origin_->reopen() : nullptr;
         if (!fresh) {
             return false;  // bytes that cannot change under the reader
@@ -139,7 +142,7 @@ public:
     /// Whether `fresh` (this URL opened again, with the same validators) may hold another
     /// version: its guard bytes (one request) are not those of this one.
     bool content_may_differ(const ByteSource& fresh) const {
-        const RemoteChunks::Guard& g = remote->guard();
+        const RemoteChunks::Guard& g = chunks_->guard();
         if (g.expected.empty()) {
             return true;
         }
@@ -148,38 +151,79 @@ public:
         return now != g.expected;
     }
 
-    // Nothing is ever written.
-    ByteSpan chunk_region(std::int64_t, std::int64_t, StoredChunk&, std::uint64_t&) const override {
-        throw UsageError(where() + ": a remote frame's chunks are fetched, not mapped");
+    /// Fetched: exactly the chunk's bytes (those of `blocks`, with its header, at least).
+    ByteSpan chunk_region(std::int64_t i,
+                          std::int64_t entry,
+                          const std::vector<std::int32_t>* blocks,
+                          StoredChunk& c,
+                          std::uint64_t& offset_out) const override {
+        c.file = sparse_ ? entry : -1;
+        RemoteChunks::Chunk r;
+        try {
+            r = chunks_->chunk(entry, blocks);
+        } catch (const FormatError& e) {
+            rethrow_with_context(e, chunk_context(i, c.file), 0);
+        }
+        c.owner = std::move(r.bytes.owner);
+        c.partial = !r.complete;
+        offset_out = r.offset;
+        return r.bytes.bytes;
     }
-    std::int64_t stage_bytes(ByteSpan) override { refuse(); }
-    std::uint64_t reserve_bytes(std::uint64_t) override { refuse(); }
-    void write_reserved(std::uint64_t, ByteSpan) const override { refuse(); }
-    std::int64_t reserved_entry(std::uint64_t, std::int64_t) const override { refuse(); }
-    void place_chunks(FrameCommit&) override { refuse(); }
-    void write_image(CommitImage&, const FrameCommit&) override { refuse(); }
-    void flush_written() override { refuse(); }
-    void publish_image(const CommitImage&) override { refuse(); }
-    void flush_published() override { refuse(); }
-    void adopt_image(const CommitImage&) override { refuse(); }
-    void drop_staged(const std::vector<std::int64_t>&) override {}
-    bool changed_on_disk() const override { return false; }
-    void sync() override {}
-    void compact(const CompactProgress&) override { refuse(); }
+
+    void fetch(const std::vector<ChunkBlocks>& wants) const override {
+        std::vector<RemoteChunks::Want> w;
+        w.reserve(wants.size());
+        for (const ChunkBlocks& c : wants) {
+            if (c.chunk < 0 || c.chunk >= static_cast<std::int64_t>(index.size())) {
+                continue;
+            }
+            const std::int64_t entry = index[static_cast<std::size_t>(c.chunk)];
+            if (entry >= 0) {  // special chunks are in the index alone
+                w.push_back({entry, c.blocks});
+            }
+        }
+        try {
+            chunks_->fetch(w);
+        } catch (const FormatError& e) {
+            rethrow_with_context(e, where(), 0);
+        }
+    }
+
+    /// Headers are asked for in index order (sizes, kinds: b2nd info, dead_bytes): those of the
+    /// next chunks come in the same batch, not a round trip each.
+    void fetch_heads_from(std::int64_t i) const override {
+        if (i < 0 || static_cast<std::size_t>(i) >= index.size() ||
+            index[static_cast<std::size_t>(i)] < 0 ||
+            chunks_->head_known(index[static_cast<std::size_t>(i)])) {
+            return;
+        }
+        constexpr std::size_t kAhead = 256;
+        std::vector<RemoteChunks::Want> heads;
+        for (auto k = static_cast<std::size_t>(i); k < index.size() && heads.size() < kAhead; ++k) {
+            if (index[k] >= 0) {
+                heads.push_back({index[k], {}, true});
+            }
+        }
+        try {
+            chunks_->fetch(heads);
+        } catch (const FormatError&) {  // NOLINT(bugprone-empty-catch): reported for chunk i
+        }
+    }
+
     /// As for a local contiguous frame (one size per file, local or remote): what the header
     /// counts less what the live chunks take, from their headers (fetched in batches).
     std::int64_t dead_bytes() const override {
-        if (sparse_ || !remote) {
+        if (sparse_ || !chunks_) {
             return 0;
         }
         constexpr std::size_t kBatch = 4096;
         std::vector<RemoteChunks::Want> heads;
         const auto flush = [&] {
-            remote->fetch(heads);
+            chunks_->fetch(heads);
             heads.clear();
         };
         for (const std::int64_t e : index) {
-            if (e >= 0 && !remote->head_known(e)) {
+            if (e >= 0 && !chunks_->head_known(e)) {
                 heads.push_back({e, {}, true});
                 if (heads.size() == kBatch) {
                     flush();
@@ -201,12 +245,9 @@ public:
     }
 
 private:
-    [[noreturn]] void refuse() const {
-        throw UsageError(where() + ": a frame read over HTTP is read-only");
-    }
-
     bool sparse_;
-    std::shared_ptr<const ByteSource> origin_;  // the frame file, when opened by URL
+    std::shared_ptr<const RemoteChunks> chunks_;  // the images of its chunks (set by loaded())
+    std::shared_ptr<const ByteSource> origin_;    // the frame file, when opened by URL
     std::uint64_t generation_ = 1;
 };
 
@@ -307,11 +348,11 @@ std::unique_ptr<Frame::Impl> open_url_once(const std::string& url, const OpenOpt
 
 StoredChunk Frame::chunk_blocks(std::int64_t i, const std::vector<std::int32_t>& blocks) const {
     std::shared_lock<std::shared_mutex> lock(impl_->mutex);
-    return impl_->checked_chunk(i, impl_->remote ? &blocks : nullptr);
+    return impl_->checked_chunk(i, impl_->fetched() ? &blocks : nullptr);
 }
 
 bool Frame::remote() const noexcept {
-    return impl_->remote != nullptr;
+    return impl_->fetched();
 }
 
 std::string Frame::stamp() const {
@@ -330,26 +371,7 @@ TransferStats Frame::transfers() const {
 
 void Frame::fetch(const std::vector<ChunkBlocks>& wants) const {
     std::shared_lock<std::shared_mutex> lock(impl_->mutex);
-    const Impl& f = *impl_;
-    if (!f.remote) {
-        return;
-    }
-    std::vector<detail::RemoteChunks::Want> w;
-    w.reserve(wants.size());
-    for (const ChunkBlocks& c : wants) {
-        if (c.chunk < 0 || c.chunk >= static_cast<std::int64_t>(f.index.size())) {
-            continue;
-        }
-        const std::int64_t entry = f.index[static_cast<std::size_t>(c.chunk)];
-        if (entry >= 0) {  // special chunks are in the index alone
-            w.push_back({entry, c.blocks});
-        }
-    }
-    try {
-        f.remote->fetch(w);
-    } catch (const FormatError& e) {
-        rethrow_with_context(e, f.where(), 0);
-    }
+    impl_->fetch(wants);
 }
 
 }  // namespace b2nd::storage

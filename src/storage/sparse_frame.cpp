@@ -33,8 +33,10 @@ namespace {
 
 constexpr std::int64_t kMaxFileNumber = 0xFFFFFFFFLL;  // eight hex digits
 
-class SparseFrame final : public Frame::Impl {
+class SparseFrame final : public Frame::Impl, private CommitSteps {
 public:
+    CommitSteps* steps() noexcept override { return this; }
+
     ~SparseFrame() override {
         try {
             collect();   // what readers released since the last commit
@@ -48,6 +50,7 @@ public:
 
     ByteSpan chunk_region(std::int64_t i,
                           std::int64_t entry,
+                          const std::vector<std::int32_t>* /*blocks: all at hand*/,
                           StoredChunk& c,
                           std::uint64_t& offset_out) const override {
         if (entry > kMaxFileNumber) {

@@ -93,11 +93,23 @@ public:
     /// Opens a .b2z, a .b2d directory or a .b2e file for reading. \throws IoError, FormatError
     /// naming the store (not a store, no embed.b2e, a damaged archive or embed map)
     static Store open(const std::string& path);
-    /// The same, a URL's requests made as `options.http` says (timeouts, retries...).
+    /// The same, with `options` for the store and for the leaves opened without options of
+    /// their own (open_array(key)): a URL's requests (`options.http`), checksums, threads,
+    /// links (`store_links`)... Leaves are read-only whatever `writable` says. `http_cache`
+    /// names a directory (created if missing, its parent must exist) holding one cache file per
+    /// leaf of a remote store: Store::leaf_cache_name(key).
     static Store open(const std::string& path, const OpenOptions& options);
     /// A .b2z archive or a .b2e frame in a byte source (a buffer, a window of a mapping...);
-    /// messages name the source.
-    static Store open(std::shared_ptr<const storage::ByteSource> source);
+    /// messages name the source. `options` as for a path.
+    static Store open(std::shared_ptr<const storage::ByteSource> source,
+                      const OpenOptions& options = {});
+    /// The name of a leaf's persistent cache file in the `http_cache` directory of a store:
+    /// the key without its leading '/', each byte outside [A-Za-z0-9._-] as %XX, then ".b2nd"
+    /// ("/run1/t" -> "run1%2Ft.b2nd").
+    static std::string leaf_cache_name(const std::string& key);
+    /// The options a leaf opened without options of its own gets: the store's, read-only, its
+    /// `http_cache` the leaf's file in the store's cache directory.
+    OpenOptions leaf_options(const std::string& key) const;
 
     /// The path or URL it was opened from.
     const std::string& path() const;
@@ -118,10 +130,15 @@ public:
     /// kinds as AnyArray::open gives them (a persisted expression is evaluated, its relative
     /// operand paths resolved against the store's directory). \throws UsageError for an
     /// unknown key, a group or a remote leaf
-    AnyArray open_array(const std::string& key, const OpenOptions& options = {}) const;
+    AnyArray open_array(const std::string& key, const OpenOptions& options) const;
+    /// A leaf as an array with the store's options (leaf_options(key)).
+    AnyArray open_array(const std::string& key) const;
     template <class T>
     /// A leaf as NDArray<T> (open_array, then T checked against its dtype).
-    NDArray<T> open(const std::string& key, const OpenOptions& options = {}) const;
+    NDArray<T> open(const std::string& key, const OpenOptions& options) const;
+    template <class T>
+    /// A leaf as NDArray<T>, with the store's options (leaf_options(key)).
+    NDArray<T> open(const std::string& key) const;
     /// A leaf's frame as stored, whatever it holds (a super-chunk, a BatchArray...), read-only.
     /// \throws UsageError for an unknown key, a group or a remote leaf
     std::shared_ptr<const storage::Frame> open_frame(const std::string& key) const;
@@ -218,6 +235,11 @@ void pack_store(const std::string& src, const std::string& out, bool overwrite =
 template <class T>
 NDArray<T> Store::open(const std::string& key, const OpenOptions& options) const {
     return NDArray<T>(open_array(key, options));
+}
+
+template <class T>
+NDArray<T> Store::open(const std::string& key) const {
+    return NDArray<T>(open_array(key));
 }
 
 }  // namespace b2nd

@@ -144,7 +144,7 @@ std::shared_ptr<ArrayCore> ArrayCore::over(storage::Frame frame, const OpenOptio
     auto core = std::make_shared<ArrayCore>(std::move(frame), o.dtype, o.nthreads, o.cache_bytes);
     if (core->source_->frame().remote() && !o.http_cache.empty()) {
         core->source_->set_remote_cache(
-            std::make_shared<RemoteCache>(o.http_cache, *core->source_, o.http_cache_bytes));
+            RemoteCache::open(o.http_cache, *core->source_, o.http_cache_bytes));
     }
     core->options_ = o;
     core->source_->set_salvage(o.salvage);
@@ -181,8 +181,8 @@ bool ArrayCore::refresh() {
     if (f.remote() && source_->remote_cache() != nullptr) {
         // Another version of the remote file: its cache is checked (and emptied) anew.
         source_->set_remote_cache(nullptr);
-        source_->set_remote_cache(std::make_shared<RemoteCache>(options_.http_cache, *source_,
-                                                                options_.http_cache_bytes));
+        source_->set_remote_cache(
+            RemoteCache::open(options_.http_cache, *source_, options_.http_cache_bytes));
     }
     return true;
 }

@@ -42,14 +42,6 @@ namespace b2nd::detail {
 class BoxPlan;
 class ChunkLoads;
 
-/// python-blosc2's data derived from an array's data (derived.cpp): its query indexes and its
-/// persisted query cache, both vlmeta.
-inline constexpr const char* kIndexesVlmeta = "blosc2_indexes";
-inline constexpr const char* kQueryCacheVlmeta = "_blosc2_query_cache";
-/// The `blosc2_indexes` vlmeta `raw` with every index marked stale, as python-blosc2 marks them
-/// after a write to the data; nullopt when it holds no index (or nothing this can read).
-std::optional<std::vector<std::uint8_t>> stale_indexes(ByteSpan raw, const std::string& where);
-
 /// A shared mutex that does not starve writers: a waiting writer holds the gate, so new readers
 /// queue behind it (glibc's rwlock prefers readers, and a stream of readers would block writes
 /// forever).
@@ -283,8 +275,8 @@ private:
                       const std::function<void(std::size_t, std::uint8_t*)>& patch);
     /// Commits staged chunks at positions ids (under the exclusive lock) and drops their blocks
     /// from the cache.
-    /// Applies an edit that changes the array's data, with what that does to python-blosc2's
-    /// derived data in the same commit (derived.cpp: its query indexes marked stale).
+    /// Applies an edit that changes the array's data, with what that does to data derived from
+    /// it in the same commit (commit_hooks.hpp: python-blosc2's query indexes marked stale).
     void apply_data_edit(storage::FrameEdit& e);
     void commit_staged(const std::vector<std::int64_t>& ids,
                        const std::vector<storage::StagedChunk>& staged);

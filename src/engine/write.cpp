@@ -15,6 +15,7 @@
 #include "../detail/thread_pool.hpp"
 #include "../select/box_plan.hpp"
 #include "array_core.hpp"
+#include "commit_hooks.hpp"
 
 namespace b2nd::detail {
 
@@ -219,6 +220,15 @@ void ArrayCore::write_lists(const std::vector<std::vector<std::int64_t>>& lists,
                                       src + (scalar ? 0 : at * eb), static_cast<std::size_t>(eb));
                       });
     });
+}
+
+void ArrayCore::apply_data_edit(storage::FrameEdit& e) {
+    storage::Frame& f = source_->frame();
+    const std::function<void()> after = derived_data_changes(f, e, where());
+    f.apply(e);
+    if (after) {
+        after();
+    }
 }
 
 void ArrayCore::commit_staged(const std::vector<std::int64_t>& ids,

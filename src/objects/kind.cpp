@@ -5,6 +5,7 @@
 #include <b2nd/value.hpp>
 
 #include "../detail/text.hpp"
+#include "proxy_layout.hpp"
 
 namespace b2nd {
 
@@ -54,7 +55,7 @@ ObjectKind object_kind(const storage::Frame& frame) {
             {m.content.data(), m.content.size()},
             detail::quoted_path(frame.name()) + ": metalayer '" + m.name + "'");
     };
-    if (meta("proxy-source") != nullptr) {
+    if (meta(detail::proxy_layout::kSource) != nullptr) {
         return ObjectKind::proxy;
     }
     if (const format::Metalayer* m = meta("b2o")) {

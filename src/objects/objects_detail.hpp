@@ -3,6 +3,8 @@
 //   open.cpp     open_object: the origin a kind needs, or a refusal naming it
 //   lazy.cpp     persisted expressions: operands resolved as python resolves them, blocks computed
 //   proxy.cpp    proxy caches: blocks served where the fetched bitmaps say they are
+//   proxy_cache.cpp  the persistent cache of arrays read over HTTP, in the Proxy layout
+//   proxy_layout.hpp python-blosc2's Proxy layout, described once
 #pragma once
 
 #include <memory>

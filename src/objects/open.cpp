@@ -10,6 +10,7 @@
 #include "../engine/array_core.hpp"
 #include "../values/params_detail.hpp"
 #include "objects_detail.hpp"
+#include "proxy_layout.hpp"
 
 namespace b2nd {
 
@@ -54,16 +55,10 @@ AnyArray open_blosc2_object(const Value& v, const OpenOptions& o) {
 namespace b2nd::detail {
 
 bool object_metadata(const std::string& name) {
-    static const char* const names[] = {"b2o",
-                                        "LazyArray",
-                                        "_LazyArray",
-                                        "proxy-source",
-                                        "proxy-fetched",
-                                        "proxy-fetched-blocks",
-                                        "proxy-fetched-bpc",
-                                        "proxy-stamp",
-                                        "proxy-index",
-                                        "_b2o_user_vlmeta"};
+    if (proxy_layout::owns(name)) {
+        return true;
+    }
+    static const char* const names[] = {"b2o", "LazyArray", "_LazyArray", "_b2o_user_vlmeta"};
     for (const char* n : names) {
         if (name == n) {
             return true;

@@ -16,6 +16,7 @@
 
 #include "../detail/text.hpp"
 #include "../engine/engine_access.hpp"
+#include "../objects/derived.hpp"
 #include "../objects/objects_detail.hpp"
 #include "../storage/outputs.hpp"
 #include "../values/params_detail.hpp"

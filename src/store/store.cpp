@@ -40,6 +40,7 @@ const char* to_string(LeafStorage s) noexcept {
 
 struct Store::Impl {
     std::string path;
+    OpenOptions options;  // the store's, and its leaves' (leaf_options)
     detail::StoreForm form = detail::StoreForm::directory;
     ObjectKind kind = ObjectKind::dictstore;
     std::optional<storage::ZipDirectory> zip;  // b2z
@@ -245,12 +246,13 @@ void Store::open_archive(Impl& impl,
     }
 }
 
-Store Store::open(std::shared_ptr<const storage::ByteSource> source) {
+Store Store::open(std::shared_ptr<const storage::ByteSource> source, const OpenOptions& options) {
     if (!source) {
         throw UsageError("Store::open: no byte source");
     }
     auto impl = std::make_shared<Impl>();
     impl->path = source->name();
+    impl->options = options;
     std::vector<StoreEntry> files;
     open_archive(*impl, std::move(source), files);
     return finish_open(std::move(impl), std::move(files));
@@ -272,8 +274,18 @@ Store Store::open(const std::string& path, const OpenOptions& options) {
         if (p.back() == '/' || fs::path(p).extension() == ".b2d") {
             throw UsageError("\"" + storage::redacted_url(path) + "\": " + no_dirs);
         }
+        if (!options.http_cache.empty()) {
+            std::error_code ec;
+            fs::create_directory(options.http_cache, ec);  // not its parents
+            if (!fs::is_directory(options.http_cache, ec)) {
+                throw UsageError(quoted_path(options.http_cache) +
+                                 ": OpenOptions::http_cache of a store names a directory (one "
+                                 "cache file per leaf), and this is none" +
+                                 (ec ? " (" + ec.message() + ")" : std::string()));
+            }
+        }
         try {
-            return open(storage::open_source(path, options));
+            return open(storage::open_source(path, options), options);
         } catch (const RemoteError& e) {
             if (e.status() == 403 && fs::path(p).extension() != ".b2z") {
                 throw RemoteError(std::string(e.what()) + " (if it is one, " + no_dirs + ")",
@@ -284,6 +296,7 @@ Store Store::open(const std::string& path, const OpenOptions& options) {
     }
     auto impl = std::make_shared<Impl>();
     impl->path = path;
+    impl->options = options;
     const std::string where = quoted_path(path);
     std::error_code ec;
     std::vector<StoreEntry> files;  // external files or members
@@ -467,6 +480,39 @@ AnyArray Store::open_array(const std::string& key, const OpenOptions& options) c
         missing_key(s, key);
     }
     return open_entry(*e, options);
+}
+
+AnyArray Store::open_array(const std::string& key) const {
+    return open_array(key, leaf_options(key));
+}
+
+std::string Store::leaf_cache_name(const std::string& key) {
+    const std::string k = detail::normal_key(key);
+    std::string name;
+    const std::size_t first = !k.empty() && k[0] == '/' ? 1 : 0;
+    for (std::size_t i = first; i < k.size(); ++i) {
+        const auto c = static_cast<unsigned char>(k[i]);
+        const bool plain = (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') ||
+                           (c >= 'a' && c <= 'z') || c == '.' || c == '_' || c == '-';
+        if (plain) {
+            name += static_cast<char>(c);
+        } else {
+            constexpr const char* kHex = "0123456789ABCDEF";
+            name += '%';
+            name += kHex[c >> 4];
+            name += kHex[c & 15];
+        }
+    }
+    return name + ".b2nd";
+}
+
+OpenOptions Store::leaf_options(const std::string& key) const {
+    OpenOptions o = impl().options;
+    o.writable = false;
+    if (!o.http_cache.empty()) {
+        o.http_cache = (fs::path(o.http_cache) / leaf_cache_name(key)).string();
+    }
+    return o;
 }
 
 AnyArray Store::open_entry(const StoreEntry& entry, const OpenOptions& options) const {

@@ -3,6 +3,7 @@
 // request; the file is python-blosc2's Proxy layout; a changed remote file empties it; its size
 // stays within its bound; a file that is no cache is never replaced.
 #include <filesystem>
+#include <fstream>
 #include <random>
 
 #include <catch2/catch.hpp>
@@ -172,4 +173,58 @@ TEST_CASE("http cache: a leaf of a remote .b2z store uses the persistent cache",
     CHECK(requests_of(b, [&] { CHECK(b.read(kA) == s.local().read(kA)); }) == 0);
     CHECK(requests_of(b, [&] { CHECK(b.read(kB) == s.local().read(kB)); }) > 0);
     CHECK(std::filesystem::exists(s.own / "cache.b2nd"));
+}
+
+TEST_CASE("http cache: a remote store's options reach its leaves, one cache file per leaf",
+          "[http]") {
+    B2ND_HTTP_FIXTURE(s, serve);
+    {
+        auto w = b2nd::StoreWriter::create(s.dir / "s.b2z");
+        w.put("/group/a", s.local());
+        w.put("/b", s.local());
+        w.commit();
+    }
+    b2nd::OpenOptions o = s.cached();
+    o.http_cache = s.own / "leaves";  // a directory, made by Store::open
+    {
+        const b2nd::Store store = b2nd::Store::open(s.server->url("s.b2z"), o);
+        const auto a = store.open_array("/group/a");
+        CHECK(requests_of(a, [&] { CHECK(a.read(kA) == s.local().read(kA)); }) > 0);
+        const auto b = store.open_array("b");
+        CHECK(requests_of(b, [&] { CHECK(b.read(kB) == s.local().read(kB)); }) > 0);
+    }
+    CHECK(b2nd::Store::leaf_cache_name("/group/a") == "group%2Fa.b2nd");
+    CHECK(std::filesystem::is_regular_file(s.own / "leaves/group%2Fa.b2nd"));
+    CHECK(std::filesystem::is_regular_file(s.own / "leaves/b.b2nd"));
+    // Another store handle: what each leaf read comes from its own cache file, with no request;
+    // what it did not read is fetched.
+    const b2nd::Store again = b2nd::Store::open(s.server->url("s.b2z"), o);
+    const auto a = again.open_array("/group/a");
+    CHECK(requests_of(a, [&] { CHECK(a.read(kA) == s.local().read(kA)); }) == 0);
+    CHECK(requests_of(a, [&] { CHECK(a.read(kB) == s.local().read(kB)); }) > 0);
+    const auto b = again.open<float>("/b");
+    CHECK(requests_of(b.any(), [&] { CHECK(b.any().read(kB) == s.local().read(kB)); }) == 0);
+    // Options of its own: the leaf's, not the store's (no cache here).
+    const auto plain = again.open_array("/b", b2nd::OpenOptions{});
+    CHECK(requests_of(plain, [&] { CHECK(plain.read(kB) == s.local().read(kB)); }) > 0);
+}
+
+TEST_CASE("http cache: a store's http_cache that is not a directory is refused by name", "[http]") {
+    B2ND_HTTP_FIXTURE(s, serve);
+    {
+        auto w = b2nd::StoreWriter::create(s.dir / "s.b2z");
+        w.put("/a", s.local());
+        w.commit();
+    }
+    b2nd::OpenOptions o = s.cached();
+    {
+        std::ofstream f(s.own / "file");
+        f << "user data";
+    }
+    o.http_cache = s.own / "file";
+    CHECK_THROWS_WITH(b2nd::Store::open(s.server->url("s.b2z"), o),
+                      Catch::Contains("file") && Catch::Contains("names a directory"));
+    std::ifstream in(s.own / "file");
+    std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(content == "user data");
 }

@@ -1,15 +1,17 @@
 // What a commit that changes an array's data does to python-blosc2's data derived from it
-// (array_core.hpp, ArrayCore::apply_data_edit): its query indexes (vlmeta `blosc2_indexes`,
-// {version, indexes: {token: descriptor}}) are marked stale and its persisted query cache
-// (vlmeta `_blosc2_query_cache`) is removed, in the same commit, as python-blosc2's
+// (engine/commit_hooks.hpp, called by ArrayCore::apply_data_edit): its query indexes (vlmeta
+// `blosc2_indexes`, {version, indexes: {token: descriptor}}) are marked stale and its persisted
+// query cache (vlmeta `_blosc2_query_cache`) is removed, in the same commit, as python-blosc2's
 // indexing.mark_indexes_stale does after each of its writes. Python then rebuilds or ignores
 // them instead of answering queries from indexes of the old data.
+#include "derived.hpp"
+
 #include <filesystem>
 
 #include <b2nd/error.hpp>
 #include <b2nd/value.hpp>
 
-#include "array_core.hpp"
+#include "../engine/commit_hooks.hpp"
 
 namespace b2nd::detail {
 
@@ -59,11 +61,12 @@ std::optional<std::vector<std::uint8_t>> stale_indexes(ByteSpan raw, const std::
     return Value::map(std::move(top)).to_msgpack();
 }
 
-void ArrayCore::apply_data_edit(storage::FrameEdit& e) {
-    storage::Frame& f = source_->frame();
+std::function<void()> derived_data_changes(const storage::Frame& f,
+                                           storage::FrameEdit& e,
+                                           const std::string& where) {
     std::string payload;  // the query cache's payload file, removed after the commit
     if (const auto raw = f.vlmeta(kIndexes)) {
-        if (const auto marked = stale_indexes({raw->data(), raw->size()}, where())) {
+        if (const auto marked = stale_indexes({raw->data(), raw->size()}, where)) {
             e.set_vlmeta(kIndexes, *marked);
             if (const auto cache = f.vlmeta(kQueryCache)) {
                 e.erase_vlmeta(kQueryCache);
@@ -84,11 +87,13 @@ void ArrayCore::apply_data_edit(storage::FrameEdit& e) {
             }
         }
     }
-    f.apply(e);
-    if (!payload.empty()) {
+    if (payload.empty()) {
+        return {};
+    }
+    return [payload] {
         std::error_code ec;
         std::filesystem::remove(payload, ec);  // best effort: without its catalog it is unused
-    }
+    };
 }
 
 }  // namespace b2nd::detail

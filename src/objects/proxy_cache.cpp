@@ -1,10 +1,22 @@
-// The persistent cache of an array read over HTTP (remote_cache.hpp).
-#include "remote_cache.hpp"
-
+// The persistent cache of an array read over HTTP (engine/remote_cache.hpp), kept in
+// python-blosc2's Proxy layout (proxy_layout.hpp): the remote array's shape, chunks, blocks and
+// metalayers plus a `proxy-source` metalayer, one chunk per remote chunk, and in its vlmeta the
+// bitmap of the blocks it holds and the `proxy-stamp` of the remote file. A chunk fetched whole
+// is stored as it came; a chunk of which some blocks were fetched is stored spliced, as python
+// does: its blocks where fetched, streams of length zero (zeros) elsewhere, so that any reader
+// decodes it, and only the bitmap says which blocks are real.
+//
+// Fetched chunks are stored as they arrive, each in one commit with the new bitmap. A cache
+// built for another version of the remote file (stamp) or another geometry is emptied at open.
+// Beyond the size bound, other chunks are dropped (their bits cleared first, in the same
+// commit). Another process holding the cache for writing: this one reads it and stores nothing.
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
 
 #include <b2nd/codec/chunk_decoder.hpp>
 #include <b2nd/codec/ids.hpp>
@@ -15,18 +27,20 @@
 #include <b2nd/value.hpp>
 
 #include "../detail/text.hpp"
+#include "../engine/chunk_source.hpp"
+#include "../engine/remote_cache.hpp"
 #include "../values/params_detail.hpp"
-#include "chunk_source.hpp"
+#include "proxy_layout.hpp"
 
 namespace b2nd::detail {
 
 namespace {
 
-constexpr const char* kBits = "proxy-fetched-blocks";
-constexpr const char* kBpc = "proxy-fetched-bpc";
-constexpr const char* kChunkBits = "proxy-fetched";
-constexpr const char* kStamp = "proxy-stamp";
-constexpr const char* kSource = "proxy-source";
+using proxy_layout::kBlockBits;
+using proxy_layout::kBlocksPerChunk;
+using proxy_layout::kChunkBits;
+using proxy_layout::kSource;
+using proxy_layout::kStamp;
 
 std::optional<Value> vlmeta_value(const storage::Frame& f, const char* name) {
     const auto raw = f.vlmeta(name);
@@ -50,9 +64,44 @@ bool has_delta(const format::ChunkHeader& h) {
     });
 }
 
+/// The cache at one path, for one remote array.
+class ProxyCache final : public RemoteCache {
+public:
+    ProxyCache(const std::string& path, const ChunkSource& src, std::uint64_t max_bytes);
+
+    bool has(std::int64_t ci, const std::vector<std::int32_t>* blocks) const override;
+    storage::StoredChunk chunk(std::int64_t ci) const override;
+    void store(std::int64_t ci,
+               const storage::StoredChunk& c,
+               const std::vector<std::int32_t>* blocks) override;
+    void drop_cached(std::vector<storage::ChunkBlocks>& wants) const override;
+
+private:
+    bool holds(std::int64_t ci, std::int32_t b) const {
+        return fetched_[static_cast<std::size_t>(ci * bpc_ + b)];
+    }
+    void create(const std::string& path, const ChunkSource& src);
+
+    std::string path_;
+    std::uint64_t max_bytes_;
+    std::int64_t bpc_ = 1;
+    std::vector<std::uint8_t> zeros_;  // the special chunk of zeros of this geometry
+    mutable std::mutex mutex_;
+    std::optional<storage::Frame> frame_;
+    bool writable_ = false;
+    std::vector<bool> fetched_;
+    std::vector<std::uint64_t> sizes_;  // stored bytes per chunk
+};
+
 }  // namespace
 
-RemoteCache::RemoteCache(const std::string& path, const ChunkSource& src, std::uint64_t max_bytes)
+std::shared_ptr<RemoteCache> RemoteCache::open(const std::string& path,
+                                               const ChunkSource& src,
+                                               std::uint64_t max_bytes) {
+    return std::make_shared<ProxyCache>(path, src, max_bytes);
+}
+
+ProxyCache::ProxyCache(const std::string& path, const ChunkSource& src, std::uint64_t max_bytes)
     : path_(path), max_bytes_(max_bytes) {
     const storage::Frame& remote = src.frame();
     const Grid& g = src.grid();
@@ -101,9 +150,8 @@ RemoteCache::RemoteCache(const std::string& path, const ChunkSource& src, std::u
         const auto src_meta = Value::from_msgpack({frame_->metalayer(kSource)->content.data(),
                                                    frame_->metalayer(kSource)->content.size()},
                                                   kSource);
-        const Value* url = src_meta.type() == Value::Type::map ? src_meta.find("url") : nullptr;
-        if (!writable_ || url == nullptr || url->type() != Value::Type::string ||
-            url->as<std::string>() != storage::redacted_url(remote.name())) {
+        if (!writable_ ||
+            proxy_layout::source_url(src_meta) != storage::redacted_url(remote.name())) {
             throw FormatError(quoted_path(path) +
                               ": a proxy cache of another array (its shape, chunks or blocks "
                               "differ, or its source); name another cache");
@@ -124,30 +172,20 @@ RemoteCache::RemoteCache(const std::string& path, const ChunkSource& src, std::u
         for (std::size_t i = 0; i < nchunks; ++i) {
             e.add_new({zeros_.data(), zeros_.size()});
         }
-        e.set_vlmeta(kBits, packed(Value::binary(bitmap(fetched_))));
-        e.set_vlmeta(kBpc, packed(Value(bpc_)));
+        e.set_vlmeta(kBlockBits, packed(Value::binary(proxy_layout::pack(fetched_))));
+        e.set_vlmeta(kBlocksPerChunk, packed(Value(bpc_)));
         e.set_vlmeta(kStamp, packed(Value(stamp)));
         e.erase_vlmeta(kChunkBits);
         f.apply(e);
     }
-    // What it holds: the block bitmap, or a chunk bitmap a whole-chunk proxy left.
-    const auto bits = vlmeta_value(f, kBits);
-    const auto bpc = vlmeta_value(f, kBpc);
-    const auto chunk_bits = vlmeta_value(f, kChunkBits);
-    if (bits && bits->type() == Value::Type::binary &&
-        bits->bytes().size() == (fetched_.size() + 7) / 8 && bpc &&
-        bpc->type() == Value::Type::integer && bpc->as<std::int64_t>() == bpc_) {
-        for (std::size_t k = 0; k < fetched_.size(); ++k) {
-            fetched_[k] = ((bits->bytes()[k / 8] >> (k % 8)) & 1) != 0;
+    // What it holds: the block bitmap, or a chunk bitmap a whole-chunk proxy left. One that
+    // cannot be read is as if absent: the cache holds nothing yet.
+    try {
+        if (auto bits = proxy_layout::fetched(f, static_cast<std::int64_t>(nchunks), bpc_,
+                                              quoted_path(path))) {
+            fetched_ = std::move(*bits);
         }
-    } else if (chunk_bits && chunk_bits->type() == Value::Type::binary &&
-               chunk_bits->bytes().size() == (nchunks + 7) / 8) {
-        for (std::size_t c = 0; c < nchunks; ++c) {
-            const bool have = ((chunk_bits->bytes()[c / 8] >> (c % 8)) & 1) != 0;
-            for (std::int64_t b = 0; b < bpc_; ++b) {
-                fetched_[c * static_cast<std::size_t>(bpc_) + static_cast<std::size_t>(b)] = have;
-            }
-        }
+    } catch (const FormatError&) {  // NOLINT(bugprone-empty-catch): an empty cache
     }
     sizes_.resize(nchunks);
     for (std::size_t i = 0; i < nchunks; ++i) {
@@ -155,15 +193,12 @@ RemoteCache::RemoteCache(const std::string& path, const ChunkSource& src, std::u
     }
 }
 
-void RemoteCache::create(const std::string& path, const ChunkSource& src) {
+void ProxyCache::create(const std::string& path, const ChunkSource& src) {
     const storage::Frame& remote = src.frame();
     const format::FrameHeader& h = remote.header();
     std::vector<format::Metalayer> metas = remote.metalayers();
     // python's proxy-source: where the data comes from (the URL without its credentials).
-    const Value source = Value::map({{"local_abspath", nullptr},
-                                     {"urlpath", nullptr},
-                                     {"caterva2_env", nullptr},
-                                     {"url", storage::redacted_url(remote.name())}});
+    const Value source = proxy_layout::source_for(storage::redacted_url(remote.name()));
     format::Metalayer m;
     m.name = kSource;
     m.content = packed(source);
@@ -178,25 +213,15 @@ void RemoteCache::create(const std::string& path, const ChunkSource& src) {
     for (std::int64_t i = 0; i < remote.nchunks(); ++i) {
         e.add_new({zeros_.data(), zeros_.size()});
     }
-    e.set_vlmeta(kBits, packed(Value::binary(bitmap(fetched_))));
-    e.set_vlmeta(kBpc, packed(Value(bpc_)));
+    e.set_vlmeta(kBlockBits, packed(Value::binary(proxy_layout::pack(fetched_))));
+    e.set_vlmeta(kBlocksPerChunk, packed(Value(bpc_)));
     e.set_vlmeta(kStamp, packed(Value(remote.stamp())));
     f.apply(e);
     frame_.emplace(std::move(f));
     writable_ = true;
 }
 
-std::vector<std::uint8_t> RemoteCache::bitmap(const std::vector<bool>& bits) {
-    std::vector<std::uint8_t> out((bits.size() + 7) / 8, 0);
-    for (std::size_t k = 0; k < bits.size(); ++k) {
-        if (bits[k]) {
-            out[k / 8] = static_cast<std::uint8_t>(out[k / 8] | (1U << (k % 8)));
-        }
-    }
-    return out;
-}
-
-bool RemoteCache::has(std::int64_t ci, const std::vector<std::int32_t>* blocks) const {
+bool ProxyCache::has(std::int64_t ci, const std::vector<std::int32_t>* blocks) const {
     std::lock_guard<std::mutex> lock(mutex_);
     if (ci < 0 || static_cast<std::size_t>(ci) >= sizes_.size()) {
         return false;
@@ -213,20 +238,20 @@ bool RemoteCache::has(std::int64_t ci, const std::vector<std::int32_t>* blocks) 
                        [&](std::int32_t b) { return b >= 0 && b < bpc_ && holds(ci, b); });
 }
 
-void RemoteCache::drop_cached(std::vector<storage::ChunkBlocks>& wants) const {
+void ProxyCache::drop_cached(std::vector<storage::ChunkBlocks>& wants) const {
     wants.erase(
         std::remove_if(wants.begin(), wants.end(),
                        [&](const storage::ChunkBlocks& w) { return has(w.chunk, &w.blocks); }),
         wants.end());
 }
 
-storage::StoredChunk RemoteCache::chunk(std::int64_t ci) const {
+storage::StoredChunk ProxyCache::chunk(std::int64_t ci) const {
     return frame_->chunk(ci);
 }
 
-void RemoteCache::store(std::int64_t ci,
-                        const storage::StoredChunk& c,
-                        const std::vector<std::int32_t>* blocks) {
+void ProxyCache::store(std::int64_t ci,
+                       const storage::StoredChunk& c,
+                       const std::vector<std::int32_t>* blocks) {
     if (!writable_ || c.index_only() || ci < 0 || static_cast<std::size_t>(ci) >= sizes_.size()) {
         return;  // read-only; or a special chunk in the remote index (nothing to fetch)
     }
@@ -324,7 +349,7 @@ void RemoteCache::store(std::int64_t ci,
         for (std::int32_t b : got) {
             next[static_cast<std::size_t>(ci * bpc_ + b)] = true;
         }
-        e.set_vlmeta(kBits, packed(Value::binary(bitmap(next))));
+        e.set_vlmeta(kBlockBits, packed(Value::binary(proxy_layout::pack(next))));
         frame_->apply(e);  // the chunk and the bits that name it, in one commit
         fetched_ = std::move(next);
         sizes_[static_cast<std::size_t>(ci)] = chunk.size();

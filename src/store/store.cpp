@@ -15,6 +15,7 @@
 #include "../detail/text.hpp"
 #include "../objects/objects_detail.hpp"
 #include "store_detail.hpp"
+#include "store_impl.hpp"
 
 namespace fs = std::filesystem;
 
@@ -37,44 +38,6 @@ const char* to_string(LeafStorage s) noexcept {
     }
     return "?";
 }
-
-struct Store::Impl {
-    std::string path;
-    OpenOptions options;  // the store's, and its leaves' (leaf_options)
-    detail::StoreForm form = detail::StoreForm::directory;
-    ObjectKind kind = ObjectKind::dictstore;
-    std::optional<storage::ZipDirectory> zip;  // b2z
-    AnyArray embed;                            // embed.b2e (raw), its bytes the embedded frames
-    std::vector<StoreEntry> entries;           // sorted by key, groups included
-    std::vector<StoreEntry> hidden;            // __vlmeta__ holders
-    std::vector<std::string> unmapped;         // b2z members that are no leaf (damage?)
-
-    const StoreEntry* find(const std::string& key) const {
-        const std::string k = detail::normal_key(key);
-        for (const auto* list : {&entries, &hidden}) {
-            const auto it = std::lower_bound(
-                list->begin(), list->end(), k,
-                [](const StoreEntry& e, const std::string& x) { return e.key < x; });
-            if (it != list->end() && it->key == k) {
-                return &*it;
-            }
-        }
-        return nullptr;
-    }
-    std::string where(const std::string& key) const { return quoted_path(path + ":" + key); }
-    std::string base_dir() const {
-        std::error_code ec;
-        fs::path p = path.empty() ? fs::path(".") : fs::absolute(fs::path(path), ec);
-        if (ec) {
-            p = fs::path(path);
-        }
-        if (form == detail::StoreForm::directory) {
-            return p.string();
-        }
-        const fs::path parent = p.parent_path();
-        return parent.empty() ? "." : parent.string();
-    }
-};
 
 namespace detail {
 void adopt(StoreModel& m, const Store& store) {
@@ -147,33 +110,6 @@ AnyArray open_store_leaf(const std::string& path, const std::string& key, const 
 }  // namespace detail
 
 namespace {
-
-/// Embedded values up to this size are decoded whole when opened.
-constexpr std::uint64_t kEmbeddedReadAtOnce = std::uint64_t{16} << 20;
-
-/// Bytes [offset, offset + length) of embed.b2e's uint8 array, decoded as they are read.
-class EmbeddedSource final : public storage::ByteSource {
-public:
-    EmbeddedSource(AnyArray embed, std::uint64_t offset, std::uint64_t length, std::string name)
-        : embed_(std::move(embed)), offset_(offset), length_(length), name_(std::move(name)) {}
-    std::uint64_t size() const override { return length_; }
-    const std::string& name() const override { return name_; }
-    storage::SourceBytes read(std::uint64_t offset, std::uint64_t n) const override {
-        if (offset > length_ || n > length_ - offset) {
-            throw FormatError(quoted_path(name_) + ": bytes [" + std::to_string(offset) + ", " +
-                              std::to_string(offset + n) + ") pass its end (" +
-                              std::to_string(length_) + " bytes)");
-        }
-        auto bytes = std::make_shared<std::vector<std::uint8_t>>(embed_.read(Box::region(
-            {static_cast<std::int64_t>(offset_ + offset)}, {static_cast<std::int64_t>(n)})));
-        return {ByteSpan(bytes->data(), bytes->size()), bytes};
-    }
-
-private:
-    AnyArray embed_;
-    std::uint64_t offset_, length_;
-    std::string name_;
-};
 
 bool is_holder(const std::string& key) {
     return detail::holder_key(key);
@@ -471,168 +407,6 @@ void Store::missing_key(const Impl& s, const std::string& key) {
                           "): damaged, or not written by python-blosc2");
     }
     throw UsageError(where + ": no such key in the store ('b2nd ls' lists its keys)");
-}
-
-AnyArray Store::open_array(const std::string& key, const OpenOptions& options) const {
-    const Impl& s = impl();
-    const StoreEntry* e = find(key);
-    if (e == nullptr) {
-        missing_key(s, key);
-    }
-    return open_entry(*e, options);
-}
-
-AnyArray Store::open_array(const std::string& key) const {
-    return open_array(key, leaf_options(key));
-}
-
-std::string Store::leaf_cache_name(const std::string& key) {
-    const std::string k = detail::normal_key(key);
-    std::string name;
-    const std::size_t first = !k.empty() && k[0] == '/' ? 1 : 0;
-    for (std::size_t i = first; i < k.size(); ++i) {
-        const auto c = static_cast<unsigned char>(k[i]);
-        const bool plain = (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') ||
-                           (c >= 'a' && c <= 'z') || c == '.' || c == '_' || c == '-';
-        if (plain) {
-            name += static_cast<char>(c);
-        } else {
-            constexpr const char* kHex = "0123456789ABCDEF";
-            name += '%';
-            name += kHex[c >> 4];
-            name += kHex[c & 15];
-        }
-    }
-    return name + ".b2nd";
-}
-
-OpenOptions Store::leaf_options(const std::string& key) const {
-    OpenOptions o = impl().options;
-    o.writable = false;
-    if (!o.http_cache.empty()) {
-        o.http_cache = (fs::path(o.http_cache) / leaf_cache_name(key)).string();
-    }
-    return o;
-}
-
-AnyArray Store::open_entry(const StoreEntry& entry, const OpenOptions& options) const {
-    const Impl& s = impl();
-    const StoreEntry* e = &entry;
-    const std::string where = s.where(e->key);
-    if (e->storage == LeafStorage::none) {
-        throw UsageError(where + ": a group of the tree, not a leaf (its keys start with '" +
-                         e->key + "/')");
-    }
-    if (e->storage == LeafStorage::remote) {
-        throw UnsupportedError(where + ": a reference to the remote array " + e->remote_path +
-                               " at " + e->urlbase + " (c2array); this library does not fetch it");
-    }
-    if (options.writable) {
-        throw UsageError(where +
-                         ": store leaves are opened read-only (change them with the "
-                         "store's writer)");
-    }
-    OpenOptions o = options;
-    if (o.objects_dir.empty()) {
-        o.objects_dir = e->storage == LeafStorage::external
-                            ? (fs::path(s.base_dir()) / e->file).parent_path().string()
-                            : s.base_dir();
-    }
-    if (e->storage == LeafStorage::external) {
-        return AnyArray::open((fs::path(s.path) / e->file).string(), o);
-    }
-    return AnyArray::open(leaf_source(*e), o);
-}
-
-std::shared_ptr<const storage::ByteSource> Store::leaf_source(const StoreEntry& e) const {
-    const Impl& s = impl();
-    if (e.storage == LeafStorage::member) {
-        return storage::window_source(s.zip->archive(), e.offset, e.length, s.path + ":" + e.key);
-    }
-    // Embedded: the frame's bytes, decoded from the chunks of embed.b2e they span. A small one is
-    // decoded at once; a larger one as its reads ask, so that memory follows what is read, never
-    // the length the key map claims (a crafted map can claim terabytes of zero chunks).
-    const std::string name = s.path + ":" + e.key;
-    if (e.length <= kEmbeddedReadAtOnce) {
-        Box box = Box::region({static_cast<std::int64_t>(e.offset)},
-                              {static_cast<std::int64_t>(e.length)});
-        auto bytes = std::make_shared<std::vector<std::uint8_t>>(s.embed.read(box));
-        const ByteSpan span(bytes->data(), bytes->size());
-        return storage::memory_source(span, bytes, name);
-    }
-    return std::make_shared<EmbeddedSource>(s.embed, e.offset, e.length, name);
-}
-
-std::shared_ptr<const storage::Frame> Store::open_frame(const std::string& key) const {
-    const Impl& s = impl();
-    const StoreEntry* e = find(key);
-    if (e == nullptr) {
-        missing_key(s, key);
-    }
-    if (e->storage == LeafStorage::none || e->storage == LeafStorage::remote) {
-        throw UsageError(s.where(detail::normal_key(key)) +
-                         ": not a leaf stored here (a group or a remote array)");
-    }
-    if (e->storage == LeafStorage::external) {
-        return std::make_shared<const storage::Frame>(
-            storage::Frame::open((fs::path(s.path) / e->file).string()));
-    }
-    return std::make_shared<const storage::Frame>(storage::Frame::open(leaf_source(*e)));
-}
-
-LeafInfo Store::describe(const std::string& key) const {
-    OpenOptions raw;
-    raw.raw_objects = true;
-    raw.cache_bytes = 0;
-    const AnyArray a = open_array(key, raw);
-    LeafInfo info;
-    info.object = object_kind(a.frame());
-    info.shape = a.shape();
-    info.dtype = info.object == ObjectKind::schunk ? "" : a.dtype().str();
-    info.nbytes = a.nbytes();
-    info.cbytes = a.cbytes();
-    return info;
-}
-
-std::vector<std::pair<std::string, Value>> Store::vlmeta(const std::string& group) const {
-    const Impl& s = impl();
-    std::vector<std::pair<std::string, Value>> out;
-    const auto read_all = [&](const AnyArray& a, bool skip_map) {
-        for (const std::string& n : a.vlmeta_names()) {
-            if (skip_map &&
-                (n == "estore_metadata" || n == "dstore_tick" || n == "_object_registry")) {
-                continue;
-            }
-            const auto raw = a.vlmeta(n);
-            out.emplace_back(n, Value::from_msgpack({raw->data(), raw->size()},
-                                                    s.where(group) + ": vlmeta '" + n + "'"));
-        }
-    };
-    std::string g = detail::normal_key(group);
-    if (s.kind != ObjectKind::treestore) {
-        if (g != "/") {
-            throw UsageError(s.where(g) + ": only a TreeStore has groups with attributes");
-        }
-        read_all(s.embed, true);
-        return out;
-    }
-    if (g != "/" && g.back() == '/') {
-        g.pop_back();
-    }
-    if (g != "/") {
-        const StoreEntry* e = s.find(g);
-        if (e == nullptr || e->storage != LeafStorage::none) {
-            throw UsageError(s.where(g) + ": not a group of the tree");
-        }
-    }
-    const StoreEntry* holder = s.find((g == "/" ? "" : g) + "/__vlmeta__");
-    if (holder == nullptr) {
-        return out;
-    }
-    OpenOptions raw;
-    raw.raw_objects = true;
-    read_all(open_entry(*holder, raw), false);
-    return out;
 }
 
 }  // namespace b2nd

@@ -129,6 +129,41 @@ TEST_CASE("http: a sparse frame opens by its directory URL, with or without the 
     }
 }
 
+TEST_CASE("http: a remote frame is read-only as a whole: every write is refused before any step",
+          "[http]") {
+    std::string why;
+    const auto nginx = serve(why);
+    if (!nginx) {
+        B2ND_SKIP(why);
+    }
+    const std::string dir = b2nd::test::corpus_dir();
+    for (const std::string name : {"append_general_i8_sframe.b2frame", "append_general_f4.b2nd"}) {
+        INFO(name);
+        REQUIRE(fs::exists(dir + "/" + name));
+        b2nd::storage::Frame f = b2nd::storage::Frame::open_url(nginx->url(name));
+        REQUIRE(f.remote());
+        const std::int64_t n = f.nchunks();
+        const b2nd::storage::StoredChunk c0 = f.chunk(0);
+        const std::vector<std::uint8_t> chunk(c0.bytes.begin(), c0.bytes.end());
+        // (Matchers combined with && keep references: the parts must outlive the combination.)
+        const auto fetched = Catch::Contains("fetched");
+        const auto read_only = Catch::Contains("read-only");
+        CHECK_THROWS_AS(f.apply(f.keep_all()), b2nd::UsageError);
+        CHECK_THROWS_WITH(f.apply(f.keep_all()), fetched && read_only);
+        CHECK_THROWS_WITH(f.append_chunk({chunk.data(), chunk.size()}), fetched && read_only);
+        CHECK_THROWS_WITH(f.stage({chunk.data(), chunk.size()}), fetched && read_only);
+        const std::uint8_t v = 1;
+        CHECK_THROWS_WITH(f.set_vlmeta("x", {&v, 1}), fetched && read_only);
+        CHECK_THROWS_WITH(f.sync(), fetched && read_only);
+        CHECK_THROWS_WITH(f.compact(), fetched && read_only);
+        CHECK_THROWS_WITH(f.add_checksums(), fetched && read_only);
+        // Nothing changed: the frame reads as before, and refresh() finds the same file.
+        CHECK(f.nchunks() == n);
+        CHECK_FALSE(f.refresh());
+        CHECK(f.chunk(0).bytes.size() == chunk.size());
+    }
+}
+
 TEST_CASE("http: a sparse frame opens by its directory URL where the server lists directories",
           "[http]") {
     if (b2nd::test::corpus_dir().empty()) {

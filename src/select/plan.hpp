@@ -1,5 +1,5 @@
-// Internal: the one description of a selection that the engine reads and writes (DESIGN.md
-// section 4; STYLE.md: "a selection is a value").
+// Internal: the one description of a selection that the engine reads and writes (docs/DESIGN.md
+// section 4): a selection is a value.
 //
 // Every kind of selection becomes a SelectionPlan before it reaches the engine: slices, steps and
 // integers a strided box; index lists (NumPy's oindex) one list per dimension; point lists the

@@ -1,6 +1,6 @@
 // Identifiers of the Blosc2 chunk format (README_CHUNK_FORMAT.rst), with their spec values.
 //
-// Two compressor enumerations exist and must not be confused (see STYLE.md):
+// Two compressor enumerations exist and must not be confused:
 //  - Codec: c-blosc2's public compressor code (BLOSC_BLOSCLZ 0 ... BLOSC_ZSTD 5). It is what
 //    users choose, what frame headers store, and what the extended chunk header's `udcodec`
 //    byte holds.

@@ -4,7 +4,7 @@ set -euo pipefail
 pkgs=(cmake ninja-build g++ clang clang-format pkg-config
       libboost-dev libxtensor-dev catch2 liblz4-dev libzstd-dev zlib1g-dev libmsgpack-cxx-dev libbenchmark-dev libzfp-dev
       libmpich-dev mpich time libxxhash-dev
-      libcurl4-openssl-dev nginx python3 openssl doxygen)
+      libcurl4-openssl-dev nginx python3 openssl doxygen s3cmd)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -14,4 +14,12 @@ if ((${#missing[@]})); then
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+# Test-only tools from the npm registry: s3rver, the S3 server the S3 tests start on loopback.
+# (nodejs and npm are on the machine; without them the S3 tests skip, saying so.)
+if command -v npm >/dev/null 2>&1 &&
+   { ! command -v s3rver >/dev/null 2>&1 || [ "$(s3rver --version 2>/dev/null)" != "3.7.1" ]; }; then
+  echo "installing: s3rver@3.7.1 (npm)"
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo npm install -g --no-audit --no-fund s3rver@3.7.1 >/dev/null
 fi

@@ -298,6 +298,7 @@ std::unique_ptr<Frame::Impl> open_url_once(const std::string& url, const OpenOpt
     // that is no answer to a range (a directory listing, as nginx's autoindex sends: chunked,
     // without a length).
     std::exception_ptr missing;  // as thrown (the driver's own error type)
+    int missing_status = 0;
     if (!sparse) {
         try {
             file = open_source(u, options);
@@ -307,9 +308,10 @@ std::unique_ptr<Frame::Impl> open_url_once(const std::string& url, const OpenOpt
             if (e.status() != 404 && e.status() != 403 && e.status() != 200) {
                 throw;
             }
-            if (e.status() != 403) {
-                missing = std::current_exception();
-            }
+            // 403: a directory without a listing, or no access to the file itself (its own
+            // error, if the directory holds no chunks.b2frame either).
+            missing = std::current_exception();
+            missing_status = e.status();
             sparse = true;
         }
         if (sparse) {
@@ -323,11 +325,12 @@ std::unique_ptr<Frame::Impl> open_url_once(const std::string& url, const OpenOpt
         try {
             file = open_source(u, options);
         } catch (const RemoteError& e) {
+            // Nothing there: the URL's own failure (a 403 twice: no access, not a directory).
+            if (missing && (e.status() == 403 || (e.status() == 404 && missing_status != 403))) {
+                std::rethrow_exception(missing);
+            }
             if (e.status() != 404) {
                 throw;
-            }
-            if (missing) {
-                std::rethrow_exception(missing);  // nothing there: the 404 of the URL itself
             }
             throw FormatError("\"" + redacted_url(url) +
                               "\": neither a frame nor a sparse frame's directory (no "

@@ -14,52 +14,20 @@
 #include <b2nd/storage/http.hpp>
 #include <b2nd/store.hpp>
 
+#include "support/cli_tool.hpp"
 #include "support/files.hpp"
 #include "support/http_servers.hpp"
 #include "support/json.hpp"
+#include "support/remote_reads.hpp"
 #include "support/temp_dir.hpp"
 #include <sys/wait.h>
 
 namespace fs = std::filesystem;
 using b2nd::test::Json;
+using b2nd::test::same_reads;
 using b2nd::test::ServerProcess;
 
 namespace {
-
-/// Random boxes of `shape` (at most 4), the same for both sides of a comparison.
-std::vector<b2nd::Box> random_boxes(const b2nd::Shape& shape, std::mt19937& rng) {
-    std::vector<b2nd::Box> boxes;
-    for (int k = 0; k < 4; ++k) {
-        b2nd::Box b;
-        bool empty = false;
-        for (std::int64_t n : shape) {
-            if (n == 0) {
-                empty = true;
-                break;
-            }
-            const std::int64_t lo = std::uniform_int_distribution<std::int64_t>(0, n - 1)(rng);
-            const std::int64_t len = std::uniform_int_distribution<std::int64_t>(1, n - lo)(rng);
-            b.start.push_back(lo);
-            b.count.push_back(len);
-            b.step.push_back(1);
-        }
-        if (!empty) {
-            boxes.push_back(b);
-        }
-    }
-    return boxes;
-}
-
-/// Reads `local` and `remote` whole and by random boxes; they must agree.
-void same_reads(const b2nd::AnyArray& local, const b2nd::AnyArray& remote, std::mt19937& rng) {
-    REQUIRE(remote.shape() == local.shape());
-    REQUIRE(remote.dtype().str() == local.dtype().str());
-    CHECK(remote.read() == local.read());
-    for (const b2nd::Box& b : random_boxes(local.shape(), rng)) {
-        INFO("box " << b.str());
-        CHECK(remote.read(b) == local.read(b));
-    }
-}
 
 /// nginx over `root` (the corpus when empty), or null with `why` set: then the test skips.
 std::unique_ptr<ServerProcess> serve(std::string& why, std::string root = {}) {
@@ -303,30 +271,8 @@ TEST_CASE("http: a box fetches its touched blocks only, in two batches", "[http]
 }
 
 #ifdef B2ND_CLI_PATH
-namespace {
-
-/// Runs the b2nd tool; its exit code.
-int tool(const std::string& args) {
-    const int status =
-        std::system((std::string(B2ND_CLI_PATH) + " " + args + " > /dev/null 2>&1").c_str());
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-/// Runs the b2nd tool; what it prints (stderr too).
-std::string tool_text(const std::string& args) {
-    const std::string cmd = std::string(B2ND_CLI_PATH) + " " + args + " 2>&1";
-    FILE* p = ::popen(cmd.c_str(), "r");
-    REQUIRE(p != nullptr);
-    std::string out;
-    char buf[4096];
-    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) {
-        out.append(buf, n);
-    }
-    ::pclose(p);
-    return out;
-}
-
-}  // namespace
+using b2nd::test::tool;
+using b2nd::test::tool_text;
 
 TEST_CASE("http: the tool's read commands take URLs", "[http]") {
     std::string why;

@@ -23,6 +23,7 @@
 #include <netinet/in.h>
 #include <spawn.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -109,6 +110,52 @@ public:
         return s;
     }
 
+#ifdef B2ND_SIGV4_PROXY
+    /// tests/http/sigv4_proxy.py in front of `upstream` (http://127.0.0.1:PORT): it forwards
+    /// requests whose Signature Version 4 is right for `secret`, and answers 403 to the others;
+    /// nothing when python3 is not installed.
+    static std::unique_ptr<ServerProcess> sigv4_proxy(const std::string& upstream,
+                                                      const std::string& secret) {
+        const std::string bin = find_program("python3");
+        if (bin.empty()) {
+            return nullptr;
+        }
+        auto s = std::unique_ptr<ServerProcess>(new ServerProcess);
+        s->spawn({bin, B2ND_SIGV4_PROXY, "--upstream", upstream, "--secret", secret}, true);
+        if (s->port_ == 0 || !s->wait_listening()) {
+            return nullptr;
+        }
+        return s;
+    }
+#endif
+    /// s3rver (npm's s3rver@3.7.1, a real S3 protocol server) on a loopback port, with a data
+    /// directory of its own holding `buckets`, or nothing when it is not installed. Its
+    /// credentials are fixed: S3RVER / S3RVER. (It checks the access key; it does not check
+    /// Signature Version 4 signatures.)
+    static std::unique_ptr<ServerProcess> s3rver(const std::vector<std::string>& buckets) {
+        const std::string bin = find_program("s3rver");
+        if (bin.empty()) {
+            return nullptr;
+        }
+        for (int attempt = 0; attempt < 4; ++attempt) {
+            auto s = std::unique_ptr<ServerProcess>(new ServerProcess);
+            s->port_ = free_port();
+            const std::string data = s->dir_ / "data";
+            ::mkdir(data.c_str(), 0700);
+            std::vector<std::string> args = {
+                bin, "-d", data, "-a", "127.0.0.1", "-p", std::to_string(s->port_), "--silent"};
+            for (const std::string& b : buckets) {
+                args.push_back("--configure-bucket");
+                args.push_back(b);
+            }
+            s->spawn(args, false);
+            if (s->wait_listening(1000)) {  // node takes a moment to start
+                return s;
+            }
+        }
+        return nullptr;
+    }
+
 private:
     static std::unique_ptr<ServerProcess> start_nginx(const std::string& bin,
                                                       const std::string& root,
@@ -161,7 +208,9 @@ public:
     ServerProcess(const ServerProcess&) = delete;
     ServerProcess& operator=(const ServerProcess&) = delete;
 
-    int port() const noexcept { return port_; }
+    int port() const noexcept {
+        return port_;
+    }
     /// http://127.0.0.1:PORT/rel (https:// for a server started with a certificate)
     std::string url(const std::string& rel) const {
         return std::string(tls_ ? "https" : "http") + "://127.0.0.1:" + std::to_string(port_) +
@@ -211,8 +260,8 @@ private:
     }
     /// Whether the server came up: listening on its port, and still running (a server that could
     /// not bind exits, while another process may listen on that port).
-    bool wait_listening() {
-        for (int i = 0; i < 250 && pid_ > 0; ++i) {
+    bool wait_listening(int polls = 250) {
+        for (int i = 0; i < polls && pid_ > 0; ++i) {
             if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
                 pid_ = -1;
                 return false;

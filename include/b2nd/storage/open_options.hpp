@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include <b2nd/storage/http.hpp>
+#include <b2nd/storage/s3.hpp>
 
 namespace b2nd::storage {
 
@@ -55,6 +56,9 @@ struct OpenOptions {
     bool verify_checksums = true;
     /// Frames opened by URL (http.hpp): timeouts, retries, requests in flight, merge gap.
     HttpOptions http;
+    /// s3:// URLs (s3.hpp): credentials, region, endpoint; empty fields from the environment
+    /// and the AWS files.
+    S3Options s3;
 };
 
 }  // namespace b2nd::storage

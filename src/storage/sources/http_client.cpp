@@ -47,6 +47,7 @@ struct Transfer : Request {
 
 struct HttpClient::Pool {
     HttpOptions options;
+    RequestSigning signing;
     std::mutex mutex;
     std::vector<CURLM*> idle_multi;
     std::vector<CURL*> idle_easy;
@@ -153,7 +154,7 @@ std::string outcome_text(const Transfer& t, const HttpOptions& o, bool out_of_ti
     return s;
 }
 
-void configure(Transfer& t, WriteContext& ctx, const HttpOptions& o) {
+void configure(Transfer& t, WriteContext& ctx, const HttpOptions& o, const RequestSigning& sign) {
     CURL* e = t.easy;
     const RemoteIdentity& id = *t.file->id;
     curl_easy_setopt(e, CURLOPT_URL, t.file->url.c_str());
@@ -190,15 +191,35 @@ void configure(Transfer& t, WriteContext& ctx, const HttpOptions& o) {
     if (!o.ca_file.empty()) {
         curl_easy_setopt(e, CURLOPT_CAINFO, o.ca_file.c_str());
     }
-    if (o.netrc) {
-        curl_easy_setopt(e, CURLOPT_NETRC, static_cast<long>(CURL_NETRC_OPTIONAL));
-        if (const char* f = std::getenv("NETRC"); f != nullptr && *f != '\0') {
-            curl_easy_setopt(e, CURLOPT_NETRC_FILE, f);
+    if (sign.own) {
+        // Keys are literal: "a/../b" is an object of its own, not "b".
+        curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);
+        if (!sign.sigv4.empty()) {
+            curl_easy_setopt(e, CURLOPT_AWS_SIGV4, sign.sigv4.c_str());
+            curl_easy_setopt(e, CURLOPT_USERNAME, sign.key_id.c_str());
+            curl_easy_setopt(e, CURLOPT_PASSWORD, sign.secret.c_str());
+            // The payload's digest, signed with the rest: a GET has none (SHA-256 of nothing).
+            t.headers = curl_slist_append(
+                t.headers,
+                "x-amz-content-sha256: "
+                "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+            if (!sign.session_token.empty()) {
+                t.headers = curl_slist_append(
+                    t.headers, ("x-amz-security-token: " + sign.session_token).c_str());
+            }
         }
-    }
-    if (const char* token = std::getenv("B2ND_HTTP_BEARER"); token != nullptr && *token != '\0') {
-        curl_easy_setopt(e, CURLOPT_HTTPAUTH, static_cast<long>(CURLAUTH_BEARER));
-        curl_easy_setopt(e, CURLOPT_XOAUTH2_BEARER, token);
+    } else {
+        if (o.netrc) {
+            curl_easy_setopt(e, CURLOPT_NETRC, static_cast<long>(CURL_NETRC_OPTIONAL));
+            if (const char* f = std::getenv("NETRC"); f != nullptr && *f != '\0') {
+                curl_easy_setopt(e, CURLOPT_NETRC_FILE, f);
+            }
+        }
+        if (const char* token = std::getenv("B2ND_HTTP_BEARER");
+            token != nullptr && *token != '\0') {
+            curl_easy_setopt(e, CURLOPT_HTTPAUTH, static_cast<long>(CURLAUTH_BEARER));
+            curl_easy_setopt(e, CURLOPT_XOAUTH2_BEARER, token);
+        }
     }
     curl_easy_setopt(e, CURLOPT_RANGE, range_spec(t).c_str());  // copied by libcurl
     // The version we read: a server that honours preconditions answers 412 when it is gone.
@@ -214,9 +235,11 @@ void configure(Transfer& t, WriteContext& ctx, const HttpOptions& o) {
 
 }  // namespace
 
-HttpClient::HttpClient(const HttpOptions& options) : pool_(std::make_unique<Pool>()) {
+HttpClient::HttpClient(const HttpOptions& options, RequestSigning signing)
+    : pool_(std::make_unique<Pool>()) {
     global_init();
     pool_->options = options;
+    pool_->signing = std::move(signing);
     pool_->options.max_in_flight = std::max(1, options.max_in_flight);
     pool_->options.retries = std::max(0, options.retries);
 }
@@ -290,7 +313,7 @@ void HttpClient::fetch(std::vector<FileRanges>& files) const {
                 }
                 t->errbuf[0] = '\0';
                 contexts.push_back({t, pool_.get()});
-                configure(*t, contexts.back(), o);
+                configure(*t, contexts.back(), o, pool_->signing);
                 curl_easy_setopt(t->easy, CURLOPT_PRIVATE, t);
                 curl_multi_add_handle(multi, t->easy);
                 running.push_back(t);
@@ -340,10 +363,11 @@ void HttpClient::fetch(std::vector<FileRanges>& files) const {
                     waiting.push_back(t);
                     continue;
                 }
-                throw HttpError("\"" + redacted_url(t->file->url) +
-                                    "\": " + range_text(t->a, t->b) + ": " + why + " (" +
-                                    outcome_text(*t, o, !final && !in_time) + ")",
-                                static_cast<int>(t->status), t->changed);
+                throw HttpError(
+                    "\"" + (t->file->name.empty() ? redacted_url(t->file->url) : t->file->name) +
+                        "\": " + range_text(t->a, t->b) + ": " + why + " (" +
+                        outcome_text(*t, o, !final && !in_time) + ")",
+                    static_cast<int>(t->status), t->changed);
             }
             if (!running.empty()) {
                 curl_multi_poll(multi, nullptr, 0, 50, nullptr);

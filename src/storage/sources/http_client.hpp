@@ -42,13 +42,24 @@ struct HttpPiece {
 /// The pieces wanted of one file.
 struct FileRanges {
     std::string url;
+    std::string name;  // how messages name the file (empty: the URL without credentials)
     RemoteIdentity* id = nullptr;  // learned by the first answer when !id->known
     std::vector<HttpPiece> pieces;
 };
 
+/// How requests are authenticated by a driver that does not use the HTTP ones (netrc, a URL's
+/// user, $B2ND_HTTP_BEARER): S3's Signature Version 4, or none at all (public buckets).
+struct RequestSigning {
+    bool own = false;    // the driver's own scheme: netrc and bearer tokens are never sent
+    std::string sigv4;   // libcurl's CURLOPT_AWS_SIGV4 ("aws:amz:REGION:s3"); empty: unsigned
+    std::string key_id;  // with sigv4
+    std::string secret;  // with sigv4; never printed
+    std::string session_token;  // x-amz-security-token, when set
+};
+
 class HttpClient {
 public:
-    explicit HttpClient(const HttpOptions& options);
+    explicit HttpClient(const HttpOptions& options, RequestSigning signing = {});
     ~HttpClient();
     HttpClient(const HttpClient&) = delete;
     HttpClient& operator=(const HttpClient&) = delete;

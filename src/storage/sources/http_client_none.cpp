@@ -8,9 +8,9 @@ namespace b2nd::storage::detail {
 
 struct HttpClient::Pool {};
 
-HttpClient::HttpClient(const HttpOptions& /*options*/) {
+HttpClient::HttpClient(const HttpOptions& /*options*/, RequestSigning /*signing*/) {
     throw UnsupportedError(
-        "reading arrays over HTTP: this build of b2nd has no libcurl (install "
+        "reading arrays over HTTP or S3: this build of b2nd has no libcurl (install "
         "libcurl4-openssl-dev and build again)");
 }
 HttpClient::~HttpClient() = default;

@@ -31,13 +31,33 @@ std::string RemoteIdentity::stamp() const {
     return std::to_string(size) + ":" + etag + ":" + last_modified;
 }
 
-HttpSource::HttpSource(std::shared_ptr<const HttpClient> client, std::string url)
-    : client_(std::move(client)), url_(std::move(url)), name_(redacted_url(url_)) {
+namespace {
+
+std::string name_or_url(std::string name, const std::string& url) {
+    return name.empty() ? redacted_url(url) : name;
+}
+
+/// `path` with its last component replaced by `name`.
+std::string beside(const std::string& path, const std::string& name) {
+    const std::string base = path.substr(0, path.find_first_of("?#"));
+    return base.substr(0, base.rfind('/') + 1) + name;
+}
+
+}  // namespace
+
+FileRanges HttpSource::ranges() const {
+    FileRanges f;
+    f.url = url_;
+    f.name = name_;
+    f.id = &id_;
+    return f;
+}
+
+HttpSource::HttpSource(std::shared_ptr<const HttpClient> client, std::string url, std::string name)
+    : client_(std::move(client)), url_(std::move(url)), name_(name_or_url(std::move(name), url_)) {
     const std::uint64_t head = std::max<std::uint64_t>(client_->options().head_bytes, 64);
     auto bytes = std::make_shared<std::vector<std::uint8_t>>(static_cast<std::size_t>(head));
-    std::vector<FileRanges> one(1);
-    one[0].url = url_;
-    one[0].id = &id_;
+    std::vector<FileRanges> one{ranges()};
     one[0].pieces.push_back({0, head, bytes->data(), true, 0});
     client_->fetch(one);
     bytes->resize(static_cast<std::size_t>(one[0].pieces[0].got));
@@ -48,8 +68,11 @@ HttpSource::HttpSource(std::shared_ptr<const HttpClient> client, std::string url
     opened_ = true;
 }
 
-HttpSource::HttpSource(std::shared_ptr<const HttpClient> client, std::string url, bool /*unopened*/)
-    : client_(std::move(client)), url_(std::move(url)), name_(redacted_url(url_)) {}
+HttpSource::HttpSource(std::shared_ptr<const HttpClient> client,
+                       std::string url,
+                       std::string name,
+                       bool /*unopened*/)
+    : client_(std::move(client)), url_(std::move(url)), name_(name_or_url(std::move(name), url_)) {}
 
 std::uint64_t HttpSource::size() const {
     return opened_ ? id_.size : UINT64_MAX;
@@ -98,9 +121,7 @@ SourceBytes HttpSource::read(std::uint64_t offset, std::uint64_t n) const {
                           offset);
     }
     auto bytes = std::make_shared<std::vector<std::uint8_t>>(static_cast<std::size_t>(n));
-    std::vector<FileRanges> one(1);
-    one[0].url = url_;
-    one[0].id = &id_;
+    std::vector<FileRanges> one{ranges()};
     one[0].pieces.push_back({offset, n, bytes->data(), false, 0});
     client_->fetch(one);
     std::shared_ptr<const std::vector<std::uint8_t>> held = bytes;
@@ -115,9 +136,7 @@ SourceBytes HttpSource::read(std::uint64_t offset, std::uint64_t n) const {
 }
 
 void HttpSource::read_into(const std::vector<RangeInto>& ranges) const {
-    std::vector<FileRanges> one(1);
-    one[0].url = url_;
-    one[0].id = &id_;
+    std::vector<FileRanges> one{this->ranges()};
     std::vector<const RangeInto*> asked;
     for (const RangeInto& r : ranges) {
         std::uint64_t at = 0;
@@ -139,13 +158,11 @@ void HttpSource::read_into(const std::vector<RangeInto>& ranges) const {
 }
 
 std::shared_ptr<const ByteSource> HttpSource::sibling(const std::string& name) const {
-    const std::string base = url_.substr(0, url_.find_first_of("?#"));
-    const std::size_t slash = base.rfind('/');
-    return std::make_shared<HttpSource>(client_, base.substr(0, slash + 1) + name, true);
+    return std::make_shared<HttpSource>(client_, beside(url_, name), beside(name_, name), true);
 }
 
 std::shared_ptr<const ByteSource> HttpSource::reopen() const {
-    return std::make_shared<HttpSource>(client_, url_);
+    return std::make_shared<HttpSource>(client_, url_, name_);
 }
 
 void HttpSource::read_batch(const std::vector<SourceRanges*>& batch) const {
@@ -153,9 +170,7 @@ void HttpSource::read_batch(const std::vector<SourceRanges*>& batch) const {
     std::vector<FileRanges> files;
     for (const SourceRanges* s : batch) {
         const auto& h = static_cast<const HttpSource&>(*s->file);  // same key: same driver
-        FileRanges f;
-        f.url = h.url();
-        f.id = h.identity();
+        FileRanges f = h.ranges();
         for (const RangeInto& r : s->ranges) {
             f.pieces.push_back({r.offset, r.n, r.into, r.got != nullptr, 0, r.probe});
         }

@@ -17,10 +17,15 @@ namespace b2nd::storage::detail {
 class HttpSource final : public ByteSource {
 public:
     /// Opens `url`: one request fetches the head of the file and learns its size and identity.
-    HttpSource(std::shared_ptr<const HttpClient> client, std::string url);
+    /// `name`: how messages name it (empty: the URL without credentials or query; an S3 object:
+    /// its s3:// URL).
+    HttpSource(std::shared_ptr<const HttpClient> client, std::string url, std::string name = {});
     /// A file next to another (a sparse frame's chunk file): no request yet, and no size
     /// (size() is UINT64_MAX; reads say how much there was through RangeInto::got).
-    HttpSource(std::shared_ptr<const HttpClient> client, std::string url, bool unopened);
+    HttpSource(std::shared_ptr<const HttpClient> client,
+               std::string url,
+               std::string name,
+               bool unopened);
 
     std::uint64_t size() const override;
     const std::string& name() const override { return name_; }
@@ -43,6 +48,8 @@ public:
     RemoteIdentity* identity() const noexcept { return &id_; }
 
 private:
+    /// This file's ranges to fetch (url, name, identity), no pieces yet.
+    FileRanges ranges() const;
     /// The kept bytes holding [offset, offset + n), if any.
     std::shared_ptr<const std::vector<std::uint8_t>> kept(std::uint64_t offset,
                                                           std::uint64_t n,

@@ -1,5 +1,5 @@
 // The table of drivers (include/b2nd/storage/sources.hpp): the one place that spells a scheme.
-// A new remote driver (S3 next) is a row here and a ByteSource of its own.
+// A new remote driver is a row here and a ByteSource of its own.
 #include <cctype>
 #include <cstring>
 
@@ -7,6 +7,7 @@
 #include <b2nd/storage/http.hpp>
 #include <b2nd/storage/mapped_file.hpp>
 #include <b2nd/storage/open_options.hpp>
+#include <b2nd/storage/s3.hpp>
 #include <b2nd/storage/sources.hpp>
 
 namespace b2nd::storage {
@@ -23,9 +24,14 @@ std::shared_ptr<const ByteSource> open_http(const std::string& url, const OpenOp
     return http_source(url, o.http);
 }
 
+std::shared_ptr<const ByteSource> open_s3(const std::string& url, const OpenOptions& o) {
+    return s3_source(url, o.s3, o.http);
+}
+
 constexpr Driver kDrivers[] = {
     {"http://", "HTTP", open_http},
     {"https://", "HTTP", open_http},
+    {"s3://", "S3", open_s3},
 };
 
 bool starts_with_ci(const std::string& s, const char* prefix) {

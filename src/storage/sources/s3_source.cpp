@@ -1,0 +1,39 @@
+// Objects of S3-compatible stores as byte sources (s3.hpp): the HTTP driver's client and source,
+// with S3's addressing, Signature Version 4 and one byte range per request (S3 answers no
+// multipart/byteranges).
+#include <b2nd/error.hpp>
+#include <b2nd/storage/s3.hpp>
+
+#include "http_source.hpp"
+
+namespace b2nd::storage {
+
+std::shared_ptr<const ByteSource> s3_source(const std::string& url,
+                                            const S3Options& s3,
+                                            const HttpOptions& http) {
+    const std::string name = url.substr(0, url.find_first_of("?#"));
+    (void)s3_bucket_key(name);  // a malformed URL is refused before anything else
+    const S3Config c = resolve_s3(s3);
+    detail::RequestSigning sign;
+    sign.own = true;
+    if (c.sign) {
+        if (c.access_key_id.empty() || c.secret_access_key.empty()) {
+            throw UsageError(
+                "\"" + name +
+                "\": no S3 credentials (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, a "
+                "profile in ~/.aws/credentials, or S3Options; AWS_NO_SIGN_REQUEST=YES reads a "
+                "public bucket unsigned)");
+        }
+        sign.sigv4 = "aws:amz:" + c.region + ":s3";
+        sign.key_id = c.access_key_id;
+        sign.secret = c.secret_access_key;
+        sign.session_token = c.session_token;
+    }
+    HttpOptions h = http;
+    h.max_ranges = 1;
+    h.netrc = false;
+    auto client = std::make_shared<const detail::HttpClient>(h, std::move(sign));
+    return std::make_shared<detail::HttpSource>(std::move(client), s3_request_url(name, c), name);
+}
+
+}  // namespace b2nd::storage

@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""A reverse proxy that checks AWS Signature Version 4 on every request, for b2nd-cpp's S3
+tests (Python's standard library only). s3rver checks access keys but not V4 signatures; this
+checks them, with the secret of the one key it knows, and forwards what is signed right.
+
+    sigv4_proxy.py --upstream http://127.0.0.1:PORT --key S3RVER --secret S3RVER
+
+prints "PORT <n>" once it listens on 127.0.0.1. A request whose signature is missing or wrong
+gets 403 with S3's SignatureDoesNotMatch (never echoing the secret); the others are forwarded
+to the upstream as they came, and its answer returned. GET /_stats answers
+{"requests": R, "checked": C}: requests seen, and signatures verified.
+"""
+import argparse
+import hashlib
+import hmac
+import http.client
+import json
+import sys
+import threading
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+STATS = {"requests": 0, "checked": 0}
+LOCK = threading.Lock()
+
+
+def hmac256(key, text):
+    return hmac.new(key, text.encode(), hashlib.sha256).digest()
+
+
+def expected_signature(method, raw_path, headers, secret):
+    """The signature the request should carry, or None when it is not V4-signed."""
+    auth = headers.get("authorization", "")
+    if not auth.startswith("AWS4-HMAC-SHA256 "):
+        return None, None
+    fields = dict(part.strip().split("=", 1) for part in auth[len("AWS4-HMAC-SHA256 "):].split(","))
+    scope = fields["Credential"].split("/", 1)[1]  # date/region/service/aws4_request
+    date, region, service, _ = scope.split("/")
+    signed = fields["SignedHeaders"].split(";")
+    path, _, query = raw_path.partition("?")
+    pairs = sorted(urllib.parse.parse_qsl(query, keep_blank_values=True))
+    canonical_query = "&".join(urllib.parse.quote(k, safe="-_.~") + "=" +
+                               urllib.parse.quote(v, safe="-_.~") for k, v in pairs)
+    canonical_headers = "".join(
+        name + ":" + " ".join(headers.get(name, "").split()) + "\n" for name in signed)
+    payload = headers.get("x-amz-content-sha256", hashlib.sha256(b"").hexdigest())
+    canonical = "\n".join([method, path, canonical_query, canonical_headers,
+                           ";".join(signed), payload])
+    to_sign = "\n".join(["AWS4-HMAC-SHA256", headers.get("x-amz-date", ""), scope,
+                         hashlib.sha256(canonical.encode()).hexdigest()])
+    key = hmac256(("AWS4" + secret).encode(), date)
+    key = hmac256(hmac256(hmac256(key, region), service), "aws4_request")
+    return hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest(), fields["Signature"]
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        self.handle_any("GET")
+
+    def do_HEAD(self):
+        self.handle_any("HEAD")
+
+    def do_PUT(self):
+        self.handle_any("PUT")
+
+    def do_POST(self):
+        self.handle_any("POST")
+
+    def do_DELETE(self):
+        self.handle_any("DELETE")
+
+    def reply(self, status, body, headers=()):
+        self.send_response(status)
+        for k, v in headers:
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def handle_any(self, method):
+        if self.path == "/_stats":
+            with LOCK:
+                body = json.dumps(STATS).encode()
+            self.reply(200, body, [("Content-Type", "application/json")])
+            return
+        with LOCK:
+            STATS["requests"] += 1
+        length = int(self.headers.get("Content-Length", "0") or 0)
+        body = self.rfile.read(length) if length else b""
+        lower = {k.lower(): v for k, v in self.headers.items()}
+        want, got = expected_signature(method, self.path, lower, self.server.secret)
+        if want is None or not hmac.compare_digest(want, got):
+            self.reply(403, b"<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>"
+                            b"SignatureDoesNotMatch</Code><Message>The request signature we "
+                            b"calculated does not match the signature you provided.</Message>"
+                            b"</Error>", [("Content-Type", "application/xml")])
+            return
+        with LOCK:
+            STATS["checked"] += 1
+        up = http.client.HTTPConnection(self.server.upstream.hostname, self.server.upstream.port,
+                                        timeout=60)
+        try:
+            up.request(method, self.path, body=body,
+                       headers={k: v for k, v in self.headers.items()
+                                if k.lower() not in ("connection", "keep-alive")})
+            r = up.getresponse()
+            data = r.read()
+            keep = [(k, v) for k, v in r.getheaders()
+                    if k.lower() not in ("connection", "keep-alive", "transfer-encoding",
+                                         "content-length")]
+            self.reply(r.status, data, keep)
+        finally:
+            up.close()
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--upstream", required=True)
+    p.add_argument("--secret", required=True)
+    p.add_argument("--port", type=int, default=0)
+    a = p.parse_args()
+    server = ThreadingHTTPServer(("127.0.0.1", a.port), Handler)
+    server.daemon_threads = True
+    server.upstream = urllib.parse.urlparse(a.upstream)
+    server.secret = a.secret
+    print("PORT %d" % server.server_address[1], flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -200,12 +200,15 @@ Store Store::open(const std::string& path) {
 
 Store Store::open(const std::string& path, const OpenOptions& options) {
     if (storage::is_url(path)) {
-        // A .b2z: its leaves are member windows. A .b2d is a directory: plain HTTP cannot list
-        // its files (its keys), so it is refused by name, before or after a request.
-        const std::string no_dirs = "a .b2d store is a directory, whose files plain " +
-                                    storage::driver_name(path) +
-                                    " cannot list; serve it packed as a .b2z ('b2nd pack "
-                                    "STORE.b2d STORE.b2z')";
+        // A .b2z: its leaves are member windows. A .b2d is a directory, whose files (its keys)
+        // would have to be listed: not done over any driver yet (plain HTTP cannot list at
+        // all), so it is refused by name, before or after a request.
+        const std::string no_dirs =
+            "a .b2d store is a directory, whose files b2nd does not list "
+            "over " +
+            storage::driver_name(path) +
+            "; serve it packed as a .b2z ('b2nd pack STORE.b2d "
+            "STORE.b2z')";
         const std::string p = path.substr(0, path.find_first_of("?#"));
         if (p.back() == '/' || fs::path(p).extension() == ".b2d") {
             throw UsageError("\"" + storage::redacted_url(path) + "\": " + no_dirs);

@@ -193,6 +193,12 @@ TEST_CASE("http: leaves of .b2z stores read over HTTP equal their local reads", 
         }
     }
     CHECK(leaves >= 4);
+    // A .b2d (a directory: plain HTTP cannot list its files) is refused by name, with what to
+    // do instead, before any request.
+    for (const std::string& u : {nginx->url("stores/s.b2d"), nginx->url("stores/s.b2d/")}) {
+        CHECK_THROWS_WITH(b2nd::Store::open(u),
+                          Catch::Contains("s.b2d") && Catch::Contains("b2nd pack"));
+    }
 }
 
 TEST_CASE("http: a box fetches its touched blocks only, in two batches", "[http]") {

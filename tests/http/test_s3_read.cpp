@@ -192,6 +192,10 @@ TEST_CASE("s3: bad credentials and missing objects are errors naming the URL, ne
         CHECK(e.status() == 404);
         CHECK_THAT(e.what(), Catch::Contains("none.b2nd"));
     }
+    // A .b2d store (a prefix of objects) is refused by name, with what to do instead.
+    CHECK_THROWS_WITH(b2nd::Store::open(s3.url("stores/d.b2d"), options_of(s3)),
+                      Catch::Contains("s3://bkt/stores/d.b2d") && Catch::Contains(".b2d") &&
+                          Catch::Contains("b2nd pack"));
     // Writing is refused by name (objects are rewritten whole, not updated).
     b2nd::OpenOptions w = options_of(s3);
     w.writable = true;

@@ -202,6 +202,28 @@ TEST_CASE("s3: bad credentials and missing objects are errors naming the URL, ne
     CHECK_THROWS_WITH(b2nd::AnyArray::open(url, w), Catch::Contains("read-only"));
 }
 
+TEST_CASE("s3: the persistent cache works as over HTTP: a second handle reads with no request",
+          "[http][s3]") {
+    B2ND_HTTP_FIXTURE(s3, store_with_one);
+    b2nd::test::TempDir tmp;
+    const std::string url = s3.url("corpus/append_general_f4.b2nd");
+    const auto local =
+        b2nd::AnyArray::open(b2nd::test::corpus_dir() + "/append_general_f4.b2nd").read();
+    b2nd::OpenOptions o = options_of(s3);
+    o.http_cache = tmp / "cache.b2nd";
+    {
+        const auto a = b2nd::AnyArray::open(url, o);
+        const std::uint64_t before = a.frame().transfers().requests;
+        CHECK(a.read() == local);
+        CHECK(a.frame().transfers().requests > before);
+    }
+    REQUIRE(std::filesystem::exists(tmp / "cache.b2nd"));
+    const auto b = b2nd::AnyArray::open(url, o);
+    const std::uint64_t before = b.frame().transfers().requests;
+    CHECK(b.read() == local);
+    CHECK(b.frame().transfers().requests == before);  // every block from the cache file
+}
+
 #ifdef B2ND_CLI_PATH
 TEST_CASE("s3: the tool's read commands take s3:// URLs, configured as the AWS CLI is",
           "[http][s3]") {

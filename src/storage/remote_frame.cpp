@@ -90,7 +90,10 @@ public:
             h.blocksize > 0 && h.chunksize > 0 ? (h.chunksize + h.blocksize - 1) / h.blocksize : 64;
         auto chunks = std::make_shared<RemoteChunks>(
             std::move(locate), hint, options.http.memory_bytes, options.http.block_reads);
-        chunks->set_guard(identify());
+        const RemoteChunks::Guard guard = identify();
+        if (!file->strong_identity()) {
+            chunks->set_guard(guard);  // each batch also probes the file's end
+        }
         chunks_ = std::move(chunks);
     }
 
@@ -142,6 +145,9 @@ public:
     /// Whether `fresh` (this URL opened again, with the same validators) may hold another
     /// version: its guard bytes (one request) are not those of this one.
     bool content_may_differ(const ByteSource& fresh) const {
+        if (fresh.strong_identity()) {
+            return false;  // the same validators: the same content
+        }
         const RemoteChunks::Guard& g = chunks_->guard();
         if (g.expected.empty()) {
             return true;

@@ -92,6 +92,11 @@ public:
     virtual std::string stamp() const { return {}; }
     /// Requests and bytes a remote source used so far.
     virtual TransferStats transfers() const { return {}; }
+    /// True when every answer carries a validator that changes with any change of the content
+    /// (an object store's ETag) and is checked against the first one: a reader then needs no
+    /// probe of the file's bytes to notice a new version (over plain HTTP it does: a rewrite
+    /// may keep the size and the modification time, and so the ETag).
+    virtual bool strong_identity() const noexcept { return false; }
 
     // ---- drivers of files in a directory or under a prefix (sparse frames, stores) ----
     /// The file `name` beside this one (relative to this file's directory; "a/b" goes down),

@@ -20,6 +20,7 @@
 // <b2nd/b2nd.hpp>.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -42,6 +43,11 @@ struct S3Options {
     std::optional<bool> no_sign;
     /// Read AWS_* variables and the AWS files for what is not set here (false: only these).
     bool use_environment = true;
+    /// S3 answers one byte range per request: ranges of an object closer than this are fetched
+    /// by one request (the bytes between them fetched and dropped), for a round trip costs
+    /// more than this many bytes on any link to a store. HttpOptions::merge_gap, if larger,
+    /// wins.
+    std::uint64_t merge_gap = std::uint64_t{1} << 20;
 };
 
 /// An S3 configuration resolved from S3Options, the environment and the AWS files.

@@ -88,6 +88,7 @@ public:
     }
     std::string stamp() const override { return whole_->stamp(); }
     TransferStats transfers() const override { return whole_->transfers(); }
+    bool strong_identity() const noexcept override { return whole_->strong_identity(); }
 
 private:
     std::shared_ptr<const ByteSource> whole_;

@@ -250,6 +250,10 @@ const HttpOptions& HttpClient::options() const noexcept {
     return pool_->options;
 }
 
+bool HttpClient::strong_etag() const noexcept {
+    return pool_->signing.strong_etag;
+}
+
 TransferStats HttpClient::stats() const {
     return {pool_->requests.load(), pool_->bytes.load(), pool_->retries.load()};
 }

@@ -55,6 +55,7 @@ struct RequestSigning {
     std::string key_id;  // with sigv4
     std::string secret;  // with sigv4; never printed
     std::string session_token;  // x-amz-security-token, when set
+    bool strong_etag = false;   // the server's ETag changes with any change of the content
 };
 
 class HttpClient {
@@ -71,6 +72,8 @@ public:
     void fetch(std::vector<FileRanges>& files) const;
     TransferStats stats() const;
     const HttpOptions& options() const noexcept;
+    /// Whether the server's ETags change with any change of the content (RequestSigning).
+    bool strong_etag() const noexcept;
 
     struct Pool;  // the connections (http_client.cpp)
 

@@ -18,6 +18,9 @@ void HttpClient::fetch(std::vector<FileRanges>& /*files*/) const {}
 TransferStats HttpClient::stats() const {
     return {};
 }
+bool HttpClient::strong_etag() const noexcept {
+    return false;
+}
 const HttpOptions& HttpClient::options() const noexcept {
     static const HttpOptions none;
     return none;

@@ -34,6 +34,10 @@ public:
     void read_into(const std::vector<RangeInto>& ranges) const override;
     std::string stamp() const override;
     TransferStats transfers() const override { return client_->stats(); }
+    /// An object store's ETag, checked in every answer (S3): no probe needed.
+    bool strong_identity() const noexcept override {
+        return client_->strong_etag() && !id_.etag.empty();
+    }
 
     /// The file `name` in the same directory (URL path), sharing the connections.
     std::shared_ptr<const ByteSource> sibling(const std::string& name) const override;

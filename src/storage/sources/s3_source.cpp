@@ -1,6 +1,8 @@
 // Objects of S3-compatible stores as byte sources (s3.hpp): the HTTP driver's client and source,
 // with S3's addressing, Signature Version 4 and one byte range per request (S3 answers no
 // multipart/byteranges).
+#include <algorithm>
+
 #include <b2nd/error.hpp>
 #include <b2nd/storage/s3.hpp>
 
@@ -16,6 +18,7 @@ std::shared_ptr<const ByteSource> s3_source(const std::string& url,
     const S3Config c = resolve_s3(s3);
     detail::RequestSigning sign;
     sign.own = true;
+    sign.strong_etag = true;  // S3's ETag is the content's digest (of its parts, multipart)
     if (c.sign) {
         if (c.access_key_id.empty() || c.secret_access_key.empty()) {
             throw UsageError(
@@ -31,6 +34,7 @@ std::shared_ptr<const ByteSource> s3_source(const std::string& url,
     }
     HttpOptions h = http;
     h.max_ranges = 1;
+    h.merge_gap = std::max(h.merge_gap, s3.merge_gap);
     h.netrc = false;
     auto client = std::make_shared<const detail::HttpClient>(h, std::move(sign));
     return std::make_shared<detail::HttpSource>(std::move(client), s3_request_url(name, c), name);

@@ -50,6 +50,26 @@ inline std::string quoted_path(const std::string& path) {
     return path.empty() ? std::string("<memory>") : "\"" + path + "\"";
 }
 
+/// `s` with every byte but ASCII letters, digits and those in `keep` as %XX (upper-case hex):
+/// URL paths (keep "-_.~/"), file names (keep "-_.").
+inline std::string percent_encoded(const std::string& s, const char* keep) {
+    constexpr const char* kHex = "0123456789ABCDEF";
+    std::string out;
+    for (const char ch : s) {
+        const auto u = static_cast<unsigned char>(ch);
+        const bool plain = (u >= '0' && u <= '9') || (u >= 'A' && u <= 'Z') ||
+                           (u >= 'a' && u <= 'z') || (u != 0 && std::strchr(keep, ch) != nullptr);
+        if (plain) {
+            out += ch;
+        } else {
+            out += '%';
+            out += kHex[u >> 4];
+            out += kHex[u & 15];
+        }
+    }
+    return out;
+}
+
 /// Permission bits as `ls -l`'s octal: "0644".
 inline std::string octal(unsigned mode) {
     char buf[16];

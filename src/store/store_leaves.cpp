@@ -65,21 +65,8 @@ AnyArray Store::open_array(const std::string& key) const {
 
 std::string Store::leaf_cache_name(const std::string& key) {
     const std::string k = detail::normal_key(key);
-    std::string name;
     const std::size_t first = !k.empty() && k[0] == '/' ? 1 : 0;
-    for (std::size_t i = first; i < k.size(); ++i) {
-        const auto c = static_cast<unsigned char>(k[i]);
-        const bool plain = (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') ||
-                           (c >= 'a' && c <= 'z') || c == '.' || c == '_' || c == '-';
-        if (plain) {
-            name += static_cast<char>(c);
-        } else {
-            constexpr const char* kHex = "0123456789ABCDEF";
-            name += '%';
-            name += kHex[c >> 4];
-            name += kHex[c & 15];
-        }
-    }
+    const std::string name = detail::percent_encoded(k.substr(first), "-_.");
     return name + ".b2nd";
 }
 

@@ -191,21 +191,8 @@ std::pair<std::string, std::string> s3_bucket_key(const std::string& url) {
 
 std::string s3_request_url(const std::string& url, const S3Config& c) {
     const auto [bucket, key] = s3_bucket_key(url);
-    std::string path;  // the key, each byte outside S3's safe set percent-encoded ('/' kept)
-    for (const char ch : key) {
-        const auto u = static_cast<unsigned char>(ch);
-        const bool safe = (u >= '0' && u <= '9') || (u >= 'A' && u <= 'Z') ||
-                          (u >= 'a' && u <= 'z') || ch == '-' || ch == '_' || ch == '.' ||
-                          ch == '~' || ch == '/';
-        if (safe) {
-            path += ch;
-        } else {
-            constexpr const char* kHex = "0123456789ABCDEF";
-            path += '%';
-            path += kHex[u >> 4];
-            path += kHex[u & 15];
-        }
-    }
+    // The key, each byte outside S3's safe set percent-encoded ('/' kept).
+    const std::string path = detail::percent_encoded(key, "-_.~/");
     if (!c.endpoint.empty()) {
         return c.endpoint + "/" + bucket + "/" + path;
     }

@@ -268,6 +268,24 @@ TEST_CASE("s3: a box inside one block costs at most 2 requests; a new version is
     CHECK(got != local.read(other));
 }
 
+TEST_CASE("s3: keys with spaces, '#' and '?' name their own objects, not a query", "[http][s3]") {
+    B2ND_HTTP_FIXTURE(s3, store_with_one);
+    b2nd::test::TempDir tmp;
+    const std::string src = b2nd::test::corpus_dir() + "/append_general_f4.b2nd";
+    const std::string odd = "odd key #1?v=2.b2nd";
+    std::filesystem::copy_file(src, tmp / odd);
+    REQUIRE(s3.put({tmp / odd}, "odd/"));
+    const auto a = b2nd::AnyArray::open(s3.url("odd/" + odd), options_of(s3));
+    CHECK(a.read() == b2nd::AnyArray::open(src).read());
+    // The key without what follows '#' is another object, which is not there.
+    try {
+        (void)b2nd::AnyArray::open(s3.url("odd/odd key "), options_of(s3));
+        FAIL("a missing object opened");
+    } catch (const b2nd::RemoteError& e) {
+        CHECK(e.status() == 404);
+    }
+}
+
 #ifdef B2ND_CLI_PATH
 TEST_CASE("s3: the tool's read commands take s3:// URLs, configured as the AWS CLI is",
           "[http][s3]") {

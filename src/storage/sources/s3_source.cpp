@@ -13,7 +13,8 @@ namespace b2nd::storage {
 std::shared_ptr<const ByteSource> s3_source(const std::string& url,
                                             const S3Options& s3,
                                             const HttpOptions& http) {
-    const std::string name = url.substr(0, url.find_first_of("?#"));
+    // '?' and '#' are bytes of the key (as the AWS CLI reads s3:// URLs), not a query.
+    const std::string& name = url;
     (void)s3_bucket_key(name);  // a malformed URL is refused before anything else
     const S3Config c = resolve_s3(s3);
     detail::RequestSigning sign;

@@ -154,6 +154,15 @@ S3Config resolve_s3(const S3Options& o) {
     };
     c.region = first(o.region, {"AWS_REGION", "AWS_DEFAULT_REGION"},
                      from(config, "region").empty() ? "us-east-1" : from(config, "region"));
+    // A region becomes part of a host name and of the signature's scope: letters, digits and
+    // '-' only, or a region such as "x.example.org/" would send requests to another host.
+    for (const char ch : c.region) {
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '-')) {
+            throw UsageError("S3 region \"" + c.region +
+                             "\": not a region name (letters, digits and '-')");
+        }
+    }
     c.endpoint = first(o.endpoint, {"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"}, "");
     while (!c.endpoint.empty() && c.endpoint.back() == '/') {
         c.endpoint.pop_back();

@@ -162,6 +162,22 @@ TEST_CASE("s3 config: a damaged credentials file is refused by name, never quoti
     }
 }
 
+TEST_CASE("s3 config: a region that is no region name is refused, never made a host",
+          "[storage][s3]") {
+    Env env({});
+    for (const char* bad : {"x.example.org/", "eu-west-1:s3", "a b", "us-east-1@evil"}) {
+        INFO(bad);
+        S3Options o;
+        o.use_environment = false;
+        o.region = bad;
+        CHECK_THROWS_AS(resolve_s3(o), b2nd::UsageError);
+    }
+    S3Options ok;
+    ok.use_environment = false;
+    ok.region = "eu-west-1";
+    CHECK(resolve_s3(ok).region == "eu-west-1");
+}
+
 TEST_CASE("s3 config: URLs map to path-style requests for an endpoint, virtual-hosted for AWS",
           "[storage][s3]") {
     b2nd::storage::S3Config c;

@@ -73,6 +73,10 @@ void rethrow_renamed(const std::string& from, const std::string& to) {
             throw FormatError(d, *e.offset());
         }
         throw FormatError(d);
+    } catch (const HttpError& e) {
+        throw HttpError(renamed(e.what()), e.status(), e.remote_changed());
+    } catch (const RemoteError& e) {
+        throw RemoteError(renamed(e.what()), e.status(), e.remote_changed());
     } catch (const IoError& e) {
         throw IoError(e.code(), renamed(e.what()));
     } catch (const CodecError& e) {

@@ -63,6 +63,8 @@ struct CopyOptions {
     std::function<void(std::int64_t, std::int64_t)> progress;
     /// Filled in when not null.
     CopyStats* stats = nullptr;
+    /// How an s3:// destination is reached (as CreateOptions::s3).
+    storage::S3Options s3;
 };
 
 /// A copy of `src` at `dst`, opened for reading (AnyArray::open with writable to change it).

@@ -141,6 +141,9 @@ struct CreateOptions {
     /// the header, the index, the vlmetalayers and each chunk, in a vlmetalayer c-blosc2 and
     /// python-blosc2 ignore; reads check them (OpenOptions::verify_checksums).
     bool checksums = true;
+    /// How an s3:// destination is reached (credentials, region, endpoint); empty fields come
+    /// from the environment and the AWS files, as for reads (storage/s3.hpp).
+    storage::S3Options s3;
 };
 
 /// The automatic chunk and block shapes for an array (what create() picks when none is given).

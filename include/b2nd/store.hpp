@@ -158,6 +158,8 @@ private:
     static void open_archive(Impl& impl,
                              std::shared_ptr<const storage::ByteSource> src,
                              std::vector<StoreEntry>& files);
+    /// A .b2d store at a URL whose driver lists what is under it (S3).
+    static Store open_listed(const std::string& url, const OpenOptions& options);
     /// The keys and the embed map of a store whose files and embed frame are known.
     static Store finish_open(std::shared_ptr<Impl> impl, std::vector<StoreEntry> files);
     /// A key not in the store: UsageError, or FormatError when the archive shows damage.

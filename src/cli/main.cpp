@@ -18,6 +18,7 @@
 #include "../storage/publish.hpp"
 #include "cli.hpp"
 #include <pthread.h>
+#include <unistd.h>
 
 namespace b2nd::cli {
 
@@ -262,15 +263,25 @@ int main(int argc, char** argv) {
         std::cout << "b2nd " << B2ND_VERSION_STRING << "\n";
         return 0;
     }
+    // A command that fails because a signal's thread took its temporaries away (an upload
+    // aborted) waits for that thread to end the process by the signal.
+    const auto unless_ending = [] {
+        while (b2nd::detail::process_ending()) {
+            ::pause();
+        }
+    };
     try {
         for (const b2nd::cli::Command& c : b2nd::cli::commands()) {
             if (cmd == c.name) {
-                return c.run(args);
+                const int rc = c.run(args);
+                unless_ending();
+                return rc;
             }
         }
         std::cerr << "b2nd: unknown command '" << cmd << "'\n\n" << usage();
         return 2;
     } catch (const std::exception& e) {
+        unless_ending();
         return b2nd::cli::report(cmd, e);
     }
 }

@@ -59,12 +59,14 @@ void check_input(const std::string& path) {
 
 std::optional<std::pair<std::string, std::string>> store_reference(const std::string& path) {
     if (storage::is_url(path)) {
-        // A leaf of a remote .b2z: URL.b2z:/KEY (stores by URL are zip files).
-        const std::size_t p = path.find(".b2z:/");
-        if (p == std::string::npos) {
-            return std::nullopt;
+        // A leaf of a remote store: URL.b2z:/KEY (a .b2d where the driver lists, a .b2e).
+        for (const char* form : {".b2z:/", ".b2d:/", ".b2e:/"}) {
+            const std::size_t p = path.find(form);
+            if (p != std::string::npos) {
+                return std::make_pair(path.substr(0, p + 4), path.substr(p + 5));
+            }
         }
-        return std::make_pair(path.substr(0, p + 4), path.substr(p + 5));
+        return std::nullopt;
     }
     std::error_code ec;
     if (fs::exists(path, ec)) {
@@ -138,7 +140,26 @@ void check_output(const std::string& out,
     std::error_code ec;
     const bool there = fs::exists(fs::symlink_status(out, ec));
     for (const std::string& given : inputs) {
-        if (storage::is_url(given)) {
+        if (storage::is_url(given) || storage::is_url(out)) {
+            // An object, or a prefix of objects, is an input when one URL names it or holds the
+            // other (s3://B/x.b2frame holds s3://B/x.b2frame/chunks.b2frame).
+            const auto trim = [](std::string u) {
+                while (!u.empty() && u.back() == '/') {
+                    u.pop_back();
+                }
+                return u;
+            };
+            const std::string in =
+                trim(store_reference(given) ? store_reference(given)->first : given);
+            const std::string o = trim(out);
+            const auto holds = [](const std::string& a, const std::string& b) {
+                return b.size() > a.size() && b.compare(0, a.size(), a) == 0 && b[a.size()] == '/';
+            };
+            if (in == o || holds(o, in)) {
+                throw ArgError(where + " is or holds the input \"" + given +
+                               "\"; write to another URL (even --overwrite does not replace an "
+                               "input)");
+            }
             continue;
         }
         const auto ref = store_reference(given);

@@ -151,7 +151,7 @@ std::shared_ptr<ArrayCore> ArrayCore::create(const std::string& path,
 
     // Built under a temporary name (private: no lock file), filled by `build`, then moved into
     // place in one step: no one ever sees a frame without its chunks or its data.
-    Publication pub(path, o.overwrite, where, OutputKind::array, o.lock_wait_ms);
+    Publication pub(path, o.overwrite, where, OutputKind::array, o.lock_wait_ms, frame_options(o));
     try {
         storage::FrameParams fp = frame_params(o.compression, g, o.nthreads);
         fp.checksums = o.checksums;
@@ -201,6 +201,10 @@ std::shared_ptr<ArrayCore> ArrayCore::create(const std::string& path,
     }
     OpenOptions opened = opened_options(o);
     opened.dtype = dtype;
+    if (storage::is_url(pub.target())) {
+        opened.writable = false;  // objects are not changed in place: the handle reads
+        return over(storage::Frame::open_url(pub.target(), frame_options(opened)), opened);
+    }
     return over(storage::Frame::open(pub.target(), frame_options(o)), opened);
 }
 

@@ -255,6 +255,7 @@ AnyArray build(Plan& p, const std::string& dst, const CopyOptions& o) {
     co.durable = o.durable;
     co.max_chunks = o.max_chunks;
     co.lock_wait_ms = o.lock_wait_ms;
+    co.s3 = o.s3;
     for (const Piece& pc : p.pieces) {  // a copy of an array that opened has its chunk count
         co.max_chunks = std::max(co.max_chunks, pc.arr.grid().nchunks());
     }
@@ -376,6 +377,7 @@ AnyArray build(Plan& p, const std::string& dst, const CopyOptions& o) {
     }
     OpenOptions ro;
     ro.nthreads = o.nthreads;
+    ro.s3 = o.s3;
     return AnyArray::open(dst, ro);
 }
 

@@ -1,5 +1,6 @@
 #include "outputs.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <climits>
@@ -59,8 +60,8 @@ std::string first_bytes(const std::string& path, std::size_t n) {
     return out;
 }
 
-bool is_frame_file(const std::string& path) {
-    const std::string b = first_bytes(path, 64);
+/// Whether `b` starts as a Blosc2 frame does.
+bool is_frame_start(const std::string& b) {
     try {
         (void)format::read_frame_lengths(
             {reinterpret_cast<const std::uint8_t*>(b.data()), b.size()});
@@ -70,15 +71,23 @@ bool is_frame_file(const std::string& path) {
     }
 }
 
-/// What a regular file holds, in the user's terms.
-std::string file_kind(const std::string& path) {
-    const std::string b = first_bytes(path, 64);
+bool is_frame_file(const std::string& path) {
+    return is_frame_start(first_bytes(path, 64));
+}
+
+/// What a file that starts with `b` holds, in the user's terms.
+std::string kind_of_start(const std::string& b, const char* otherwise) {
     const std::string other =
         format::foreign_format({reinterpret_cast<const std::uint8_t*>(b.data()), b.size()});
     if (!other.empty()) {
         return other;
     }
-    return is_frame_file(path) ? "a Blosc2 frame" : "a file of another kind";
+    return is_frame_start(b) ? "a Blosc2 frame" : otherwise;
+}
+
+/// What a regular file holds, in the user's terms.
+std::string file_kind(const std::string& path) {
+    return kind_of_start(first_bytes(path, 64), "a file of another kind");
 }
 
 bool is_store_zip(const std::string& path) {
@@ -256,6 +265,60 @@ std::string replacement_refusal(const std::string& path, OutputKind kind) {
     return "is a directory that is not " + what + only + " (remove it yourself if it must go)";
 }
 
+void check_replacement(const std::string& where, const std::string& why, bool overwrite) {
+    if (!overwrite) {
+        throw UsageError(where + ": already exists" +
+                         (why.empty() ? " (the overwrite option replaces it)" : " and " + why));
+    }
+    if (!why.empty()) {
+        throw UsageError(where + " " + why);
+    }
+}
+
+std::string remote_replacement_refusal(const storage::detail::RemotePresence& p, OutputKind kind) {
+    const std::string what = output_kind_name(kind);
+    const std::string only = "; only " + what + " is replaced by " + what;
+    if (p.object && !p.head.empty()) {
+        bool ok = false;
+        switch (kind) {
+            case OutputKind::array:
+                ok = is_frame_start(p.head);
+                break;
+            case OutputKind::npy:
+                ok = p.head.rfind("\x93NUMPY", 0) == 0;
+                break;
+            case OutputKind::store:
+                ok = p.head.rfind("PK\x03\x04", 0) == 0 || is_frame_start(p.head);
+                break;
+        }
+        if (!ok) {
+            return "is " + kind_of_start(p.head, "an object of another kind") + ", not " + what +
+                   only;
+        }
+    }
+    if (!p.under.empty()) {
+        const auto has = [&](const char* name) {
+            return std::find(p.under.begin(), p.under.end(), name) != p.under.end();
+        };
+        std::string foreign;
+        if (kind == OutputKind::array && has("chunks.b2frame")) {
+            for (const std::string& n : p.under) {
+                if (n != "chunks.b2frame" && !is_chunk_file_name(n) && !is_companion(n)) {
+                    foreign = n;
+                    break;
+                }
+            }
+        } else if (!(kind == OutputKind::store && has("embed.b2e"))) {
+            foreign = p.under.front();
+        }
+        if (!foreign.empty()) {
+            return "is a prefix of objects that holds \"" + foreign + "\", which is not part of " +
+                   what + "; b2nd replaces nothing that holds other objects";
+        }
+    }
+    return {};
+}
+
 std::string checked_output(const std::string& target,
                            OutputKind kind,
                            bool overwrite,
@@ -274,14 +337,7 @@ std::string checked_output(const std::string& target,
         }
         t = buf;
     }
-    const std::string why = replacement_refusal(t, kind);
-    if (!overwrite) {
-        throw UsageError(where + ": already exists" +
-                         (why.empty() ? " (the overwrite option replaces it)" : " and " + why));
-    }
-    if (!why.empty()) {
-        throw UsageError(where + " " + why);
-    }
+    check_replacement(where, replacement_refusal(t, kind), overwrite);
     bool read_only = storage::detail::read_only(t);
     if (!read_only && fs::is_directory(t)) {
         read_only = storage::detail::read_only(t + "/chunks.b2frame") ||

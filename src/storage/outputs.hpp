@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 
+#include "sources/destination.hpp"
 #include <sys/types.h>
 
 namespace b2nd::detail {
@@ -40,6 +41,14 @@ std::string checked_output(const std::string& target,
 /// Why an existing path cannot be replaced by a new `kind` (empty: it can): what is there, in
 /// the user's terms ("a directory holding \"notes.txt\", which is not part of an array").
 std::string replacement_refusal(const std::string& path, OutputKind kind);
+
+/// Throws the UsageError for replacing what is at `where` (it exists): without `overwrite`,
+/// "already exists" (and `why` it could not be replaced anyway); with it, `why` when not empty.
+void check_replacement(const std::string& where, const std::string& why, bool overwrite);
+
+/// replacement_refusal for a URL's destination: what the object, or the objects under the
+/// prefix, hold that `kind` may not replace (empty: it may).
+std::string remote_replacement_refusal(const storage::detail::RemotePresence& p, OutputKind kind);
 
 /// Whether `inner` is `outer`, or lies inside the directory `outer` (links and '..' resolved;
 /// `inner` need not exist yet).

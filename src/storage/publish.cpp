@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <set>
 
@@ -199,21 +200,78 @@ void Temporary::keep() noexcept {
     registry().erase(path_);
 }
 
-void remove_registered_temporaries() noexcept {
+namespace {
+
+std::map<std::uint64_t, std::function<void()>>& abandons() {
+    static std::map<std::uint64_t, std::function<void()>> undo;
+    return undo;
+}
+
+}  // namespace
+
+Abandon::Abandon(std::function<void()> undo) {
+    static std::uint64_t last = 0;
     std::lock_guard<std::mutex> lock(registry_mutex());
-    for (const std::string& p : registry()) {
-        std::error_code ignored;
-        fs::remove_all(p, ignored);
+    id_ = ++last;
+    abandons().emplace(id_, std::move(undo));
+}
+
+Abandon::~Abandon() {
+    std::lock_guard<std::mutex> lock(registry_mutex());
+    abandons().erase(id_);
+}
+
+namespace {
+std::atomic<bool> ending{false};
+}  // namespace
+
+bool process_ending() noexcept {
+    return ending.load();
+}
+
+void remove_registered_temporaries() noexcept {
+    ending = true;
+    std::map<std::uint64_t, std::function<void()>> undo;
+    {
+        std::lock_guard<std::mutex> lock(registry_mutex());
+        for (const std::string& p : registry()) {
+            std::error_code ignored;
+            fs::remove_all(p, ignored);
+        }
+        registry().clear();
+        undo.swap(abandons());
     }
-    registry().clear();
+    for (auto& [id, f] : undo) {
+        try {
+            f();
+        } catch (...) {
+            // best effort: the process is ending
+        }
+    }
 }
 
 Publication::Publication(const std::string& target,
                          bool overwrite,
                          const std::string& where,
                          OutputKind kind,
-                         int lock_wait_ms)
+                         int lock_wait_ms,
+                         const storage::OpenOptions& remote)
     : named_(trimmed(target)), where_(where), overwrite_(overwrite) {
+    remote_ = storage::detail::open_destination(named_, remote);
+    if (remote_) {
+        target_ = named_;
+        present_ = remote_->present();
+        if (!present_.empty()) {
+            check_replacement(where_, remote_replacement_refusal(present_, kind), overwrite);
+        }
+        // Built here, then put there: a private directory of the temporary directory.
+        const std::string beside = (fs::temp_directory_path() / "b2nd-upload").string();
+        sweep_stale_temporaries(beside);
+        make_wrapper(beside);
+        std::string name = named_.substr(named_.rfind('/') + 1);
+        temporary_ = wrapper_->path() + "/" + name;
+        return;
+    }
     target_ = checked_output(named_, kind, overwrite, where_);
     std::error_code ec;
     if (fs::exists(fs::symlink_status(target_, ec))) {
@@ -236,17 +294,28 @@ Publication::Publication(const std::string& target,
         }
     }
     sweep_stale_temporaries(target_);
-    wrapper_.emplace(temporary_name(target_));
+    make_wrapper(target_);
+    temporary_ = wrapper_->path() + "/" + fs::path(target_).filename().string();
+}
+
+void Publication::make_wrapper(const std::string& beside) {
+    wrapper_.emplace(temporary_name(beside));
     if (::mkdir(wrapper_->path().c_str(), 0700) != 0) {
-        throw IoError(where_ + ": cannot create a temporary directory beside it",
+        throw IoError(where_ + ": cannot create a temporary directory for it (" +
+                          fs::path(beside).parent_path().string() + ")",
                       std::error_code(errno, std::generic_category()));
     }
-    temporary_ = wrapper_->path() + "/" + fs::path(target_).filename().string();
 }
 
 Publication::~Publication() = default;
 
 void Publication::publish(bool durable) {
+    if (remote_) {
+        remote_->put(temporary_, present_, !overwrite_);  // complete, or nothing new seen
+        published_ = true;
+        wrapper_.reset();
+        return;
+    }
     std::error_code ec;
     const fs::file_status old = fs::symlink_status(target_, ec);
     const bool there = fs::exists(old);

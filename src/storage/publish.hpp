@@ -4,6 +4,9 @@
 // replaces) or the whole new one, never a part.
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -52,10 +55,28 @@ private:
     bool kept_ = false;
 };
 
-/// Removes every temporary this process has registered and not yet removed or kept: for the
-/// tool's signal handling thread (SIGINT, SIGTERM), before it ends the process. Not
+/// Something this process has begun elsewhere that must not outlive it unfinished (a multipart
+/// upload): `undo` runs once, by remove_registered_temporaries(), while the object lives.
+class Abandon {
+public:
+    explicit Abandon(std::function<void()> undo);
+    ~Abandon();
+    Abandon(const Abandon&) = delete;
+    Abandon& operator=(const Abandon&) = delete;
+
+private:
+    std::uint64_t id_ = 0;
+};
+
+/// Removes every temporary this process has registered and not yet removed or kept, and undoes
+/// what is registered to be abandoned: for the tool's signal handling thread (SIGINT, SIGTERM),
+/// before it ends the process. Not
 /// async-signal-safe: call it from a thread, not from a signal handler.
 void remove_registered_temporaries() noexcept;
+
+/// Whether remove_registered_temporaries() has run: the process is ending on a signal, and
+/// what fails meanwhile for want of its temporaries is no error to report.
+bool process_ending() noexcept;
 
 class Publication {
 public:
@@ -64,11 +85,16 @@ public:
     /// is of `kind`; UsageError otherwise), and refuses an existing array that another handle
     /// writes (LockError); an array being replaced is held open for writing until publish(), so
     /// that no writer starts on it meanwhile. `where` names the target in messages.
+    ///
+    /// A URL target (s3://) is built in a local temporary (under $TMPDIR) and put at the
+    /// driver's destination by publish() (sources/destination.hpp), reached with `remote`'s
+    /// driver settings; the same rules hold for what is there (an object, or objects under it).
     Publication(const std::string& target,
                 bool overwrite,
                 const std::string& where,
                 OutputKind kind = OutputKind::array,
-                int lock_wait_ms = 0);
+                int lock_wait_ms = 0,
+                const storage::OpenOptions& remote = {});
     /// Removes the temporary unless it was published.
     ~Publication();
     Publication(const Publication&) = delete;
@@ -93,11 +119,16 @@ public:
     [[noreturn]] void rethrow();
 
 private:
+    /// Makes the private directory the temporary is built in, named after `beside`.
+    void make_wrapper(const std::string& beside);
+
     std::string named_, target_, temporary_, where_;
     std::optional<Temporary> wrapper_;  // TARGET.b2nd-tmp-PID.N, holding the temporary
     bool overwrite_ = false;
     bool published_ = false;
     std::optional<storage::Frame> replaced_;  // the array being replaced, held for writing
+    std::unique_ptr<storage::detail::Destination> remote_;  // a URL's destination
+    storage::detail::RemotePresence present_;               // ... and what it held
 };
 
 }  // namespace b2nd::detail

@@ -111,6 +111,21 @@ AnyArray open_store_leaf(const std::string& path, const std::string& key, const 
 
 namespace {
 
+/// Adds the leaf that a store directory's file `rel` holds (nothing for embed.b2e and files of
+/// other kinds).
+void add_external(const std::string& rel, std::vector<StoreEntry>& files) {
+    const char* kind = detail::leaf_kind_of_file(rel);
+    if (rel == "embed.b2e" || kind == nullptr) {
+        return;
+    }
+    StoreEntry e;
+    e.key = detail::key_of_file(rel);
+    e.kind = kind;
+    e.storage = LeafStorage::external;
+    e.file = rel;
+    files.push_back(std::move(e));
+}
+
 bool is_holder(const std::string& key) {
     return detail::holder_key(key);
 }
@@ -200,19 +215,8 @@ Store Store::open(const std::string& path) {
 
 Store Store::open(const std::string& path, const OpenOptions& options) {
     if (storage::is_url(path)) {
-        // A .b2z: its leaves are member windows. A .b2d is a directory, whose files (its keys)
-        // would have to be listed: not done over any driver yet (plain HTTP cannot list at
-        // all), so it is refused by name, before or after a request.
-        const std::string no_dirs =
-            "a .b2d store is a directory, whose files b2nd does not list "
-            "over " +
-            storage::driver_name(path) +
-            "; serve it packed as a .b2z ('b2nd pack STORE.b2d "
-            "STORE.b2z')";
         const std::string p = path.substr(0, path.find_first_of("?#"));
-        if (p.back() == '/' || fs::path(p).extension() == ".b2d") {
-            throw UsageError("\"" + storage::redacted_url(path) + "\": " + no_dirs);
-        }
+        const bool directory = p.back() == '/' || fs::path(p).extension() == ".b2d";
         if (!options.http_cache.empty()) {
             std::error_code ec;
             fs::create_directory(options.http_cache, ec);  // not its parents
@@ -223,15 +227,10 @@ Store Store::open(const std::string& path, const OpenOptions& options) {
                                  (ec ? " (" + ec.message() + ")" : std::string()));
             }
         }
-        try {
-            return open(storage::open_source(path, options), options);
-        } catch (const RemoteError& e) {
-            if (e.status() == 403 && fs::path(p).extension() != ".b2z") {
-                throw RemoteError(std::string(e.what()) + " (if it is one, " + no_dirs + ")",
-                                  e.status());
-            }
-            throw;
+        if (directory) {
+            return open_listed(path, options);
         }
+        return open(storage::open_source(path, options), options);
     }
     auto impl = std::make_shared<Impl>();
     impl->path = path;
@@ -270,25 +269,52 @@ Store Store::open(const std::string& path, const OpenOptions& options) {
                                  "(OpenOptions::store_links reads through links; writes never "
                                  "go through them)");
             }
-            if (it->is_directory(ec)) {
-                continue;
+            if (!it->is_directory(ec)) {
+                add_external(rel, files);
             }
-            const char* kind = detail::leaf_kind_of_file(rel);
-            if (rel == "embed.b2e" || kind == nullptr) {
-                continue;
-            }
-            StoreEntry e;
-            e.key = detail::key_of_file(rel);
-            e.kind = kind;
-            e.storage = LeafStorage::external;
-            e.file = rel;
-            files.push_back(std::move(e));
         }
         if (ec) {
             throw IoError(where + ": cannot list the store directory", ec);
         }
     } else {
         open_archive(*impl, storage::mapped_source(storage::MappedFile::open(path)), files);
+    }
+    return finish_open(std::move(impl), std::move(files));
+}
+
+Store Store::open_listed(const std::string& url, const OpenOptions& options) {
+    std::string root = url;
+    while (root.size() > 1 && root.back() == '/') {
+        root.pop_back();
+    }
+    std::vector<std::string> names;
+    try {
+        names = storage::list_under(root, options);
+    } catch (const UsageError&) {
+        throw UsageError("\"" + storage::redacted_url(url) + "\": a .b2d store is a directory, " +
+                         "whose files b2nd cannot list over " + storage::driver_name(url) +
+                         "; serve it packed as a .b2z ('b2nd pack STORE.b2d STORE.b2z')");
+    }
+    const std::string where = "\"" + storage::redacted_url(root) + "\"";
+    if (std::find(names.begin(), names.end(), "embed.b2e") == names.end()) {
+        throw FormatError(
+            where + (std::find(names.begin(), names.end(), "chunks.b2frame") != names.end()
+                         ? ": an array, not a store (a sparse frame)"
+                     : names.empty() ? ": no objects under it"
+                                     : ": not a python-blosc2 store directory (no embed.b2e)"));
+    }
+    auto impl = std::make_shared<Impl>();
+    impl->path = root;
+    impl->options = options;
+    impl->form = detail::StoreForm::directory;
+    OpenOptions o = options;
+    o.raw_objects = true;
+    o.cache_bytes = 1 << 20;
+    o.http_cache.clear();
+    impl->embed = AnyArray::open(root + "/embed.b2e", o);
+    std::vector<StoreEntry> files;
+    for (const std::string& rel : names) {
+        add_external(rel, files);
     }
     return finish_open(std::move(impl), std::move(files));
 }

@@ -103,7 +103,7 @@ AnyArray Store::open_entry(const StoreEntry& entry, const OpenOptions& options) 
                             : s.base_dir();
     }
     if (e->storage == LeafStorage::external) {
-        return AnyArray::open((fs::path(s.path) / e->file).string(), o);
+        return AnyArray::open(s.path + "/" + e->file, o);
     }
     return AnyArray::open(leaf_source(*e), o);
 }
@@ -138,8 +138,10 @@ std::shared_ptr<const storage::Frame> Store::open_frame(const std::string& key) 
                          ": not a leaf stored here (a group or a remote array)");
     }
     if (e->storage == LeafStorage::external) {
+        const std::string file = s.path + "/" + e->file;
         return std::make_shared<const storage::Frame>(
-            storage::Frame::open((fs::path(s.path) / e->file).string()));
+            storage::is_url(file) ? storage::Frame::open_url(file, s.options)
+                                  : storage::Frame::open(file));
     }
     return std::make_shared<const storage::Frame>(storage::Frame::open(leaf_source(*e)));
 }

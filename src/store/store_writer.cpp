@@ -11,6 +11,7 @@
 #include <b2nd/storage/byte_source.hpp>
 #include <b2nd/storage/frame.hpp>
 #include <b2nd/storage/mapped_file.hpp>
+#include <b2nd/storage/sources.hpp>
 
 #include "../detail/text.hpp"
 #include "../storage/publish.hpp"
@@ -67,6 +68,17 @@ std::string checked_key(const std::string& path, const std::string& key) {
     return k;
 }
 
+/// A .b2d is changed file by file, in place: not at a URL, whose objects are written whole.
+void refuse_remote_directory(const std::string& path, bool zip) {
+    if (storage::is_url(path) && !zip) {
+        throw UsageError("\"" + storage::redacted_url(path) +
+                         "\": a .b2d store is changed file by file, in place, and objects at a "
+                         "URL are written whole; write a .b2z there, or build the .b2d locally "
+                         "and put it with 'b2nd pack LOCAL.b2d " +
+                         storage::redacted_url(path) + "'");
+    }
+}
+
 }  // namespace
 
 StoreWriter::StoreWriter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -82,6 +94,7 @@ StoreWriter StoreWriter::create(const std::string& path, const StoreOptions& opt
     auto impl = std::make_unique<Impl>();
     detail::StoreModel& m = impl->model;
     m.zip = fs::path(path).extension() == ".b2z";
+    refuse_remote_directory(path, m.zip);
     m.kind = options.kind;
     m.threshold = options.threshold;
     publish_store(m, path, options.overwrite);  // empty: it opens as a store from now on
@@ -92,6 +105,7 @@ StoreWriter StoreWriter::create(const std::string& path, const StoreOptions& opt
 }
 
 StoreWriter StoreWriter::open(const std::string& path, std::optional<std::int64_t> threshold) {
+    refuse_remote_directory(path, fs::path(path).extension() == ".b2z");
     auto impl = std::make_unique<Impl>();
     impl->committed = Store::open(path);
     if (std::string(impl->committed.form()) == "b2e") {

@@ -235,6 +235,7 @@ OpenOptions opened_options(const CreateOptions& o) {
     oo.durable = o.durable;
     oo.locking = o.locking;
     oo.auto_compact = o.auto_compact;
+    oo.s3 = o.s3;
     return oo;
 }
 

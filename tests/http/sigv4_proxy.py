@@ -8,7 +8,12 @@ checks them, with the secret of the one key it knows, and forwards what is signe
 prints "PORT <n>" once it listens on 127.0.0.1. A request whose signature is missing or wrong
 gets 403 with S3's SignatureDoesNotMatch (never echoing the secret); the others are forwarded
 to the upstream as they came, and its answer returned. GET /_stats answers
-{"requests": R, "checked": C}: requests seen, and signatures verified.
+{"requests": R, "checked": C, "parts": P}: requests seen, signatures verified, multipart
+upload parts forwarded.
+
+Faults, for the upload tests: GET /_faults?fail_part=N answers 500 (S3's InternalError) to
+every upload of part N and later of any multipart upload; GET /_faults?delay_ms=D delays every
+request by D ms before it is forwarded; GET /_faults resets both.
 """
 import argparse
 import hashlib
@@ -17,10 +22,12 @@ import http.client
 import json
 import sys
 import threading
+import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-STATS = {"requests": 0, "checked": 0}
+STATS = {"requests": 0, "checked": 0, "parts": 0}
+FAULTS = {"fail_part": 0, "delay_ms": 0}
 LOCK = threading.Lock()
 
 
@@ -89,8 +96,16 @@ class Handler(BaseHTTPRequestHandler):
                 body = json.dumps(STATS).encode()
             self.reply(200, body, [("Content-Type", "application/json")])
             return
+        if self.path.startswith("/_faults"):
+            q = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.path).query))
+            with LOCK:
+                FAULTS["fail_part"] = int(q.get("fail_part", "0"))
+                FAULTS["delay_ms"] = int(q.get("delay_ms", "0"))
+            self.reply(200, b"{}", [("Content-Type", "application/json")])
+            return
         with LOCK:
             STATS["requests"] += 1
+            faults = dict(FAULTS)
         length = int(self.headers.get("Content-Length", "0") or 0)
         body = self.rfile.read(length) if length else b""
         lower = {k.lower(): v for k, v in self.headers.items()}
@@ -103,6 +118,17 @@ class Handler(BaseHTTPRequestHandler):
             return
         with LOCK:
             STATS["checked"] += 1
+        if faults["delay_ms"]:
+            time.sleep(faults["delay_ms"] / 1000.0)
+        query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.path).query))
+        if method == "PUT" and "partNumber" in query:
+            if faults["fail_part"] and int(query["partNumber"]) >= faults["fail_part"]:
+                self.reply(500, b"<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>"
+                                b"InternalError</Code><Message>Injected by the test proxy."
+                                b"</Message></Error>", [("Content-Type", "application/xml")])
+                return
+            with LOCK:
+                STATS["parts"] += 1
         up = http.client.HTTPConnection(self.server.upstream.hostname, self.server.upstream.port,
                                         timeout=60)
         try:

@@ -4,11 +4,14 @@
 // checks only the access key) and answers 403 where it is wrong.
 #pragma once
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 #include <b2nd/storage/http.hpp>
 #include <b2nd/storage/s3.hpp>
@@ -78,6 +81,64 @@ public:
         const std::string cmd = "s3cmd -q -c '" + config() + "' get --force '" + url(key) + "' '" +
                                 local + "' > /dev/null 2>&1";
         return std::system(cmd.c_str()) == 0;
+    }
+
+    /// Downloads every object under s3://BUCKET/prefix/ into the directory `local` with s3cmd.
+    bool get_tree(const std::string& prefix, const std::string& local) const {
+        const std::string cmd = "mkdir -p '" + local + "' && s3cmd -q -c '" + config() +
+                                "' get --recursive --force '" + url(prefix) + "/' '" + local +
+                                "/' > /dev/null 2>&1";
+        return std::system(cmd.c_str()) == 0;
+    }
+    /// The keys under s3://BUCKET/prefix, as s3cmd lists them (recursively).
+    std::vector<std::string> keys(const std::string& prefix = "") const {
+        const std::string cmd =
+            "s3cmd -c '" + config() + "' ls --recursive '" + url(prefix) + "' 2>/dev/null";
+        std::vector<std::string> out;
+        if (FILE* p = ::popen(cmd.c_str(), "r")) {
+            char line[4096];
+            while (std::fgets(line, sizeof line, p) != nullptr) {
+                std::string l(line);
+                const std::size_t at = l.find("s3://" + bucket_ + "/");
+                if (at != std::string::npos) {
+                    l = l.substr(at + 6 + bucket_.size());
+                    while (!l.empty() && (l.back() == '\n' || l.back() == '\r')) {
+                        l.pop_back();
+                    }
+                    out.push_back(l);
+                }
+            }
+            ::pclose(p);
+        }
+        return out;
+    }
+    /// Sets the proxy's faults (sigv4_proxy.py's /_faults: "fail_part=N", "delay_ms=D"; empty
+    /// resets them).
+    void faults(const std::string& query) const {
+        const std::string cmd = "python3 -c \"import urllib.request; urllib.request.urlopen('" +
+                                endpoint() + "/_faults?" + query + "').read()\"";
+        REQUIRE(std::system(cmd.c_str()) == 0);
+    }
+    /// The proxy's count of multipart upload parts it forwarded.
+    long parts_forwarded() const {
+        const std::string cmd =
+            "python3 -c \"import urllib.request, json; print(json.load("
+            "urllib.request.urlopen('" +
+            endpoint() + "/_stats'))['parts'])\"";
+        long n = -1;
+        if (FILE* p = ::popen(cmd.c_str(), "r")) {
+            if (std::fscanf(p, "%ld", &n) != 1) {
+                n = -1;
+            }
+            ::pclose(p);
+        }
+        return n;
+    }
+    /// The environment of an AWS CLI user of this store, and nothing else (no AWS files).
+    std::string environment() const {
+        return "AWS_ENDPOINT_URL='" + endpoint() +
+               "' AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER "
+               "AWS_SHARED_CREDENTIALS_FILE=/nonexistent AWS_CONFIG_FILE=/nonexistent";
     }
 
 private:

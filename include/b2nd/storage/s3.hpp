@@ -1,7 +1,12 @@
 // Arrays and stores on S3-compatible object stores: `s3://BUCKET/KEY` wherever a path or an
-// http(s) URL is taken (AnyArray::open, b2nd::open<T>, Store::open, the tool's read commands).
+// http(s) URL is taken (AnyArray::open, b2nd::open<T>, Store::open, the tool's read commands),
+// and as the destination of what writes whole arrays and stores (create, create_from, copy,
+// concatenate, stack; the tool's convert, import, concat, export, pack): built locally, then
+// put as one object (a multipart upload above 8 MiB, seen only once complete) or, for a sparse
+// frame or a .b2d, as a prefix of objects, indexes last. docs/remote.md says the rules.
 //
 //   auto a = b2nd::AnyArray::open("s3://climate/run7/t.b2nd");   // 2 requests, signed
+//   b2nd::copy(a, "s3://climate/run7/t_lz4.b2nd", {...});         // one object
 //
 // Configuration follows the AWS CLI and SDKs, nothing of our own:
 //  - credentials: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN, else the

@@ -4,9 +4,10 @@
 //   auto local = storage::open_source("run7/t.b2nd");                     // a mapped file
 //   auto remote = storage::open_source("https://data.example.org/t.b2nd"); // range requests
 //
-// Drivers today: local files (a path, no scheme) and HTTP (http://, https://; http.hpp). What a
-// driver answers: bytes by range (ByteSource), files beside one (sibling), a fresh look at the
-// same file (reopen), and batches of ranges over several files (batch_key).
+// Drivers today: local files (a path, no scheme), HTTP (http://, https://; http.hpp) and S3
+// (s3://; s3.hpp). What a driver answers: bytes by range (ByteSource), files beside one
+// (sibling), a fresh look at the same file (reopen), batches of ranges over several files
+// (batch_key); S3 also lists what is under a prefix (list_under) and takes what writers publish.
 //
 // Advanced (b2nd::storage, frames and files). Programs that read arrays need only
 // <b2nd/b2nd.hpp>: AnyArray::open, Store::open and the tool take any of these.
@@ -14,6 +15,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <b2nd/storage/byte_source.hpp>
 
@@ -39,5 +41,11 @@ std::string redacted_url(const std::string& url);
 ///         scheme; UnsupportedError when this build lacks the driver (libcurl)
 std::shared_ptr<const ByteSource> open_source(const std::string& path_or_url,
                                               const OpenOptions& options);
+
+/// The names of the files under a URL taken as a directory (the objects under the prefix
+/// URL/), relative to it, '/'-separated, in order: for drivers that list (S3's ListObjectsV2).
+/// \throws UsageError naming the driver when it cannot list (HTTP has no listing); the
+///         driver's RemoteError when the listing fails
+std::vector<std::string> list_under(const std::string& url, const OpenOptions& options);
 
 }  // namespace b2nd::storage

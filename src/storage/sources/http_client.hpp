@@ -58,6 +58,22 @@ struct RequestSigning {
     bool strong_etag = false;   // the server's ETag changes with any change of the content
 };
 
+/// One request of an object store's API (S3: HEAD, PUT, POST, DELETE, a listing): a body sent
+/// as given, the answer's status, ETag and body kept for the caller to judge.
+struct Exchange {
+    std::string method = "GET";
+    std::string url;
+    std::string name;                    // how messages name the object
+    std::vector<std::string> headers;    // more "Name: value" lines
+    const std::uint8_t* body = nullptr;  // sent as is (PUT, POST); not owned
+    std::size_t body_size = 0;
+    // The answer.
+    long status = 0;
+    std::string etag;          // its ETag header, as sent
+    std::string answer;        // its body (at most 1 MiB kept: S3 answers in small XML documents)
+    std::uint64_t length = 0;  // its Content-Length (a HEAD's: the object's size)
+};
+
 class HttpClient {
 public:
     explicit HttpClient(const HttpOptions& options, RequestSigning signing = {});
@@ -70,6 +86,11 @@ public:
     /// between batches).
     /// \throws HttpError (remote_changed() when an answer names another version of a file)
     void fetch(std::vector<FileRanges>& files) const;
+    /// Sends one request and waits for its answer, whatever its status. A request that has no
+    /// answer (refused or dropped connections, stalls), or a 5xx or 429 one, is sent again as
+    /// fetch() retries; the last answer is returned. Every request sent must be idempotent.
+    /// \throws HttpError when no answer came within HttpOptions::timeout_ms
+    void exchange(Exchange& x) const;
     TransferStats stats() const;
     const HttpOptions& options() const noexcept;
     /// Whether the server's ETags change with any change of the content (RequestSigning).

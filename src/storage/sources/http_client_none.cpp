@@ -15,6 +15,7 @@ HttpClient::HttpClient(const HttpOptions& /*options*/, RequestSigning /*signing*
 }
 HttpClient::~HttpClient() = default;
 void HttpClient::fetch(std::vector<FileRanges>& /*files*/) const {}
+void HttpClient::exchange(Exchange& /*x*/) const {}
 TransferStats HttpClient::stats() const {
     return {};
 }

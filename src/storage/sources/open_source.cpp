@@ -10,6 +10,8 @@
 #include <b2nd/storage/s3.hpp>
 #include <b2nd/storage/sources.hpp>
 
+#include "destination.hpp"
+
 namespace b2nd::storage {
 
 namespace {
@@ -18,6 +20,11 @@ struct Driver {
     const char* scheme;  ///< lower case, with "://"
     const char* name;    ///< how messages call it
     std::shared_ptr<const ByteSource> (*open)(const std::string& url, const OpenOptions& o);
+    /// Where writers publish at such a URL; null: the scheme is read-only.
+    std::unique_ptr<detail::Destination> (*destination)(const std::string& url,
+                                                        const OpenOptions& o);
+    /// The names under a URL taken as a directory; null: the scheme cannot list.
+    std::vector<std::string> (*list)(const std::string& url, const OpenOptions& o);
 };
 
 std::shared_ptr<const ByteSource> open_http(const std::string& url, const OpenOptions& o) {
@@ -29,9 +36,9 @@ std::shared_ptr<const ByteSource> open_s3(const std::string& url, const OpenOpti
 }
 
 constexpr Driver kDrivers[] = {
-    {"http://", "HTTP", open_http},
-    {"https://", "HTTP", open_http},
-    {"s3://", "S3", open_s3},
+    {"http://", "HTTP", open_http, nullptr, nullptr},
+    {"https://", "HTTP", open_http, nullptr, nullptr},
+    {"s3://", "S3", open_s3, detail::s3_destination, detail::s3_list},
 };
 
 bool starts_with_ci(const std::string& s, const char* prefix) {
@@ -88,5 +95,31 @@ std::shared_ptr<const ByteSource> open_source(const std::string& path_or_url,
     }
     return mapped_source(MappedFile::open(path_or_url));
 }
+
+std::vector<std::string> list_under(const std::string& url, const OpenOptions& options) {
+    const Driver* d = driver_of(url);
+    if (d == nullptr || d->list == nullptr) {
+        throw UsageError("\"" + redacted_url(url) +
+                         "\": " + (d == nullptr ? std::string("not a URL") : d->name) +
+                         (d == nullptr ? "" : " cannot list the files under a URL"));
+    }
+    return d->list(url, options);
+}
+
+namespace detail {
+
+std::unique_ptr<Destination> open_destination(const std::string& url, const OpenOptions& options) {
+    const Driver* d = driver_of(url);
+    if (d == nullptr) {
+        return nullptr;
+    }
+    if (d->destination == nullptr) {
+        throw UsageError("\"" + redacted_url(url) + "\": " + d->name +
+                         " URLs are read-only; write to a local path or an s3:// URL");
+    }
+    return d->destination(url, options);
+}
+
+}  // namespace detail
 
 }  // namespace b2nd::storage

@@ -7,6 +7,7 @@
 #include <b2nd/storage/s3.hpp>
 
 #include "http_source.hpp"
+#include "s3_objects.hpp"
 
 namespace b2nd::storage {
 
@@ -17,22 +18,7 @@ std::shared_ptr<const ByteSource> s3_source(const std::string& url,
     const std::string& name = url;
     (void)s3_bucket_key(name);  // a malformed URL is refused before anything else
     const S3Config c = resolve_s3(s3);
-    detail::RequestSigning sign;
-    sign.own = true;
-    sign.strong_etag = true;  // S3's ETag is the content's digest (of its parts, multipart)
-    if (c.sign) {
-        if (c.access_key_id.empty() || c.secret_access_key.empty()) {
-            throw UsageError(
-                "\"" + name +
-                "\": no S3 credentials (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, a "
-                "profile in ~/.aws/credentials, or S3Options; AWS_NO_SIGN_REQUEST=YES reads a "
-                "public bucket unsigned)");
-        }
-        sign.sigv4 = "aws:amz:" + c.region + ":s3";
-        sign.key_id = c.access_key_id;
-        sign.secret = c.secret_access_key;
-        sign.session_token = c.session_token;
-    }
+    detail::RequestSigning sign = detail::s3_signing(name, c);
     HttpOptions h = http;
     h.max_ranges = 1;
     h.merge_gap = std::max(h.merge_gap, s3.merge_gap);

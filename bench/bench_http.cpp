@@ -3,7 +3,11 @@
 // blocks (the default) against fetching whole chunks; and a full read from nginx on the loopback
 // interface against the local (page-cached) full read, at 2 threads.
 //
-//   bench_http [--runs N] [--latency-ms MS] [--codec zstd|lz4] [--dir DIR]
+//   bench_http [--runs N] [--latency-ms MS] [--codec zstd|lz4] [--dir DIR] [--s3]
+//
+// --s3 (issue 39): the same workloads from s3rver behind the signature-checking proxy, which adds
+// the latency to each request; full reads at 1 and 2 threads from S3, from the HTTP server with
+// the same latency and from the local file; and the upload of the array (512 MiB) to S3.
 //
 // Per workload and mode: requests made after open, bytes transferred over the compressed bytes of
 // the touched blocks, wall time (and wall time over the latency: round trips, since each batch
@@ -28,6 +32,7 @@
 
 #include "bench_common.hpp"
 #include "support/http_servers.hpp"
+#include "support/s3_server.hpp"
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -172,6 +177,120 @@ struct Row {
     Range requests, ratio, ms, trips;
 };
 
+/// One table row per workload: requests after open, bytes transferred over those of the touched
+/// blocks, wall time, over `url` opened with `base` (fresh each run).
+void workload_rows(const std::vector<Workload>& ws,
+                   const std::vector<std::vector<std::uint64_t>>& sizes,
+                   const std::string& url,
+                   const b2nd::OpenOptions& base,
+                   int runs,
+                   double latency,
+                   std::vector<std::uint8_t>& out) {
+    std::printf("| workload | requests | transferred / needed | wall ms | wall / latency |\n");
+    std::printf("|---|---|---|---|---|\n");
+    for (const Workload& w : ws) {
+        std::uint64_t needed = 0;
+        for (const auto& [c, b] : w.touched) {
+            needed += sizes[static_cast<std::size_t>(c)][static_cast<std::size_t>(b)];
+        }
+        Row r;
+        for (int run = 0; run < runs; ++run) {
+            b2nd::OpenOptions o = base;
+            o.nthreads = 2;
+            const b2nd::AnyArray a = b2nd::AnyArray::open(url, o);
+            const b2nd::storage::TransferStats s0 = a.frame().transfers();
+            const auto t1 = Clock::now();
+            w.read(a, out);
+            const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t1).count();
+            const b2nd::storage::TransferStats s1 = a.frame().transfers();
+            r.requests.add(static_cast<double>(s1.requests - s0.requests));
+            r.ratio.add(static_cast<double>(s1.bytes - s0.bytes) / static_cast<double>(needed));
+            r.ms.add(ms);
+            r.trips.add(ms / latency);
+        }
+        std::printf("| %s | %s | %s | %s | %s |\n", w.name.c_str(), r.requests.str(0).c_str(),
+                    r.ratio.str(2).c_str(), r.ms.str(0).c_str(), r.trips.str(1).c_str());
+        std::fflush(stdout);
+    }
+}
+
+/// --s3: the workloads over S3, full reads against HTTP and local, and the upload.
+int s3_mode(const std::string& path,
+            const std::string& http_url,
+            int runs,
+            double latency,
+            const std::vector<Workload>& ws,
+            const std::vector<std::vector<std::uint64_t>>& sizes,
+            std::vector<std::uint8_t>& out) {
+    std::string why;
+    const auto s3 = b2nd::test::S3Store::start(why);
+    if (!s3 || !s3->put({path}, "bench/")) {
+        std::fprintf(stderr, "bench_http --s3: %s\n", s3 ? "s3cmd put failed" : why.c_str());
+        return 1;
+    }
+    const std::string url = s3->url("bench/" + fs::path(path).filename().string());
+    b2nd::OpenOptions base;
+    base.s3 = s3->options();
+    char delay[32];
+    std::snprintf(delay, sizeof delay, "delay_ms=%.0f", latency);
+    if (!s3->faults(delay)) {
+        std::fprintf(stderr, "bench_http --s3: the proxy does not answer\n");
+        return 1;
+    }
+    std::printf("S3 (s3rver behind the signature-checking proxy), %d runs, %.0f ms per request\n\n",
+                runs, latency);
+    workload_rows(ws, sizes, url, base, runs, latency, out);
+
+    const double gb = static_cast<double>(out.size()) / 1e9;
+    const Box all{{0, 0, 0}, {kEdge, kEdge, kEdge}, {1, 1, 1}};
+    std::printf("\nfull read, GB/s of uncompressed data (ranges over runs; each opens afresh)\n\n");
+    std::printf("| threads | local | HTTP (%.0f ms) | S3 (%.0f ms) | S3 / HTTP |\n", latency,
+                latency);
+    std::printf("|---|---|---|---|---|\n");
+    for (const int threads : {1, 2}) {
+        Range l, h, s, ratio;
+        for (int run = 0; run < runs; ++run) {
+            b2nd::OpenOptions o = base;
+            o.nthreads = threads;
+            const auto timed = [&](const std::string& where) {
+                const auto t0 = Clock::now();
+                b2nd::AnyArray::open(where, o).read(all, out.data(), out.size());
+                return std::chrono::duration<double>(Clock::now() - t0).count();
+            };
+            const double tl = timed(path), th = timed(http_url), ts = timed(url);
+            l.add(gb / tl);
+            h.add(gb / th);
+            s.add(gb / ts);
+            ratio.add(th / ts);
+        }
+        std::printf("| %d | %s | %s | %s | %s |\n", threads, l.str(2).c_str(), h.str(2).c_str(),
+                    s.str(2).c_str(), ratio.str(2).c_str());
+        std::fflush(stdout);
+    }
+
+    // The upload: a copy of the array as one object (a multipart upload of 8 MiB parts).
+    const b2nd::AnyArray local = b2nd::AnyArray::open(path);
+    Range up, mbs;
+    for (int run = 0; run < runs; ++run) {
+        b2nd::CopyOptions co;
+        co.overwrite = true;
+        co.s3 = base.s3;
+        co.nthreads = 2;
+        const auto t0 = Clock::now();
+        (void)b2nd::copy(local, s3->url("bench/upload.b2nd"), co);
+        const double t = std::chrono::duration<double>(Clock::now() - t0).count();
+        up.add(gb / t);
+        mbs.add(static_cast<double>(fs::file_size(path)) / 1e6 / t);
+    }
+    std::printf(
+        "\nupload of the array (%.0f MiB, %.0f MiB stored) to S3 with %.0f ms per request: "
+        "%s GB/s of uncompressed data, %s MB/s stored\n",
+        static_cast<double>(out.size()) / 1048576.0,
+        static_cast<double>(fs::file_size(path)) / 1048576.0, latency, up.str(2).c_str(),
+        mbs.str(0).c_str());
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -179,16 +298,25 @@ int main(int argc, char** argv) {
     double latency = 20;
     std::string codec = "zstd";
     std::string dir = "/tmp/b2nd-bench-http";
-    for (int i = 1; i + 1 < argc; i += 2) {
+    bool s3 = false;
+    for (int i = 1; i < argc; ++i) {
         const std::string k = argv[i];
+        if (k == "--s3") {
+            s3 = true;
+            continue;
+        }
+        if (i + 1 >= argc) {
+            break;
+        }
+        const char* v = argv[++i];
         if (k == "--runs") {
-            runs = std::atoi(argv[i + 1]);
+            runs = std::atoi(v);
         } else if (k == "--latency-ms") {
-            latency = std::atof(argv[i + 1]);
+            latency = std::atof(v);
         } else if (k == "--codec") {
-            codec = argv[i + 1];
+            codec = v;
         } else if (k == "--dir") {
-            dir = argv[i + 1];
+            dir = v;
         }
     }
     const std::string path = make_array(dir, codec);
@@ -203,6 +331,9 @@ int main(int argc, char** argv) {
     const auto sizes = block_bytes(local);
     std::vector<Workload> ws = workloads();
     std::vector<std::uint8_t> out(static_cast<std::size_t>(kEdge * kEdge * kEdge) * 4, 1);
+    if (s3) {
+        return s3_mode(path, slow->url(file), runs, latency, ws, sizes, out);
+    }
 
     std::printf("f32cube_%s, %d runs, server latency %.0f ms per request\n\n", codec.c_str(), runs,
                 latency);

@@ -18,6 +18,19 @@ struct MemoryStats {
 };
 
 MemoryStats memory_stats() noexcept;
+
+/// Sets the process's one cache budget: the decoded blocks and the fetched remote chunk images
+/// of every open array and store leaf, together, hold at most about `bytes` (0: no budget;
+/// each cache then keeps only to its own limit, OpenOptions::cache_bytes and
+/// HttpOptions::memory_bytes, which hold under a budget too). Over it, the least recently used
+/// entries of all caches go first, whichever array they belong to. The budget starts as
+/// B2ND_CACHE_BYTES says (bytes, or 512M, 2G...), else 0.
+/// \throws UsageError for a B2ND_CACHE_BYTES that is no size (at the first use of a cache)
+void set_cache_budget(std::uint64_t bytes);
+/// The budget set_cache_budget() set (0: none).
+std::uint64_t cache_budget();
+/// Bytes all caches of the process hold now (decoded blocks and fetched chunk images).
+std::uint64_t cache_held();
 /// Starts a new peak measurement at the current level.
 void reset_memory_peak() noexcept;
 

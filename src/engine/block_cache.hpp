@@ -2,7 +2,9 @@
 //
 // A byte-budgeted LRU split into shards (each with its own mutex) so that concurrent readers
 // rarely contend. Keys are chunk * blocks_per_chunk + block. Entries are immutable buffers held
-// by shared_ptr: a reader copying out of one is never disturbed by its eviction.
+// by shared_ptr: a reader copying out of one is never disturbed by its eviction. Each cache is a
+// member of the process's ledger (detail/cache_ledger.hpp): entries carry the ledger's stamp of
+// their last use, and the least recently used go when all caches together are over the budget.
 #pragma once
 
 #include <array>
@@ -15,13 +17,18 @@
 #include <unordered_map>
 #include <vector>
 
+#include "../detail/cache_ledger.hpp"
+
 namespace b2nd::detail {
 
-class BlockCache {
+class BlockCache final : public CacheMember {
 public:
     using Buffer = std::shared_ptr<const std::vector<std::uint8_t>>;
 
-    explicit BlockCache(std::size_t budget_bytes) { set_budget(budget_bytes); }
+    explicit BlockCache(std::size_t budget_bytes);
+    ~BlockCache() override;
+    BlockCache(const BlockCache&) = delete;
+    BlockCache& operator=(const BlockCache&) = delete;
 
     /// The block, or null.
     Buffer find(std::uint64_t key) const;
@@ -46,19 +53,31 @@ public:
     std::uint64_t epoch() const noexcept { return epoch_.load(std::memory_order_acquire); }
     std::uint64_t misses() const noexcept { return misses_.load(std::memory_order_relaxed); }
 
+    std::uint64_t oldest() const override;
+    void drop_oldest(std::uint64_t before, std::size_t bytes) override;
+
 private:
     static constexpr std::size_t kShards = 16;
+    struct Entry {
+        Buffer block;
+        std::list<std::uint64_t>::iterator at;  // its place in the shard's lru
+        std::uint64_t stamp = 0;                // the ledger's clock at its last use
+    };
     struct Shard {
         mutable std::mutex mutex;
         mutable std::list<std::uint64_t> lru;  // most recent first
-        std::unordered_map<std::uint64_t, std::pair<Buffer, std::list<std::uint64_t>::iterator>>
-            map;
+        mutable std::unordered_map<std::uint64_t, Entry> map;
         std::size_t bytes = 0;
+        /// The stamp of its least recently used entry (UINT64_MAX: none); under the mutex.
+        std::uint64_t oldest() const;
     };
+    /// A hit: `e` becomes the shard's most recent entry. Under the shard's mutex.
+    void touch(Shard& s, Entry& e) const;
     Shard& shard(std::uint64_t key) const noexcept {
         return shards_[static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ULL) >> 60)];
     }
-    void evict(Shard& s, std::size_t limit);
+    /// Drops the shard's least recent entries until it holds at most `limit`; the bytes freed.
+    std::size_t evict(Shard& s, std::size_t limit);
 
     mutable std::array<Shard, kShards> shards_;
     std::atomic<std::size_t> budget_{0};

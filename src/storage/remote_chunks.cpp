@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <limits>
 #include <map>
 
 #include <b2nd/codec/chunk_decoder.hpp>
@@ -94,6 +95,7 @@ struct RemoteChunks::Image {
         const std::uint64_t grew = n - fetched.exchange(n);  // (have only grows)
         if (held != nullptr) {  // (null once dropped from the map: no longer counted)
             held->fetch_add(grew);
+            b2nd::detail::CacheLedger::get().charge(static_cast<std::int64_t>(grew));
         }
     }
     /// Reads the header from the head fetched into `head` (got bytes); sets up the image.
@@ -169,8 +171,14 @@ RemoteChunks::RemoteChunks(Locate locate,
     : locate_(std::move(locate)),
       nblocks_hint_(std::clamp<std::int64_t>(nblocks_hint, 1, 1 << 16)),
       budget_(budget),
-      blocks_(blocks) {}
+      blocks_(blocks) {
+    b2nd::detail::CacheLedger::get().join(this);
+}
 
+RemoteChunks::~RemoteChunks() {
+    b2nd::detail::CacheLedger::get().leave(this);
+    b2nd::detail::CacheLedger::get().charge(-static_cast<std::int64_t>(held_.load()));
+}
 bool RemoteChunks::head_known(std::int64_t key) const {
     std::lock_guard<std::mutex> lock(mutex_);
     const auto it = images_.find(key);
@@ -182,13 +190,14 @@ std::shared_ptr<RemoteChunks::Image> RemoteChunks::image(std::int64_t key) const
     auto it = images_.find(key);
     if (it != images_.end()) {
         lru_.splice(lru_.begin(), lru_, it->second.at);  // the most recent
+        it->second.stamp = b2nd::detail::CacheLedger::get().tick();
         return it->second.image;
     }
     auto img = std::make_shared<Image>();
     img->place = locate_(key);
     img->held = &held_;
     lru_.push_front(key);
-    images_.emplace(key, Entry{img, lru_.begin()});
+    images_.emplace(key, Entry{img, lru_.begin(), b2nd::detail::CacheLedger::get().tick()});
     return img;
 }
 
@@ -214,21 +223,52 @@ void RemoteChunks::read_guarded(std::vector<SourceRanges>& batch) const {
 }
 
 void RemoteChunks::trim() const {
-    // What images hold is what was fetched into them (the rest of a buffer is never touched, so
-    // never resident). A claimed image (being fetched into) stays; a dropped one stops counting
-    // (its readers keep it alive; only claims write `held`, and claims wait on this mutex).
     std::lock_guard<std::mutex> lock(mutex_);
-    for (auto at = lru_.end(); held_.load() > budget_ && at != lru_.begin();) {
+    drop_unlocked(std::numeric_limits<std::uint64_t>::max(),
+                  [&] { return held_.load() > budget_; });
+}
+
+template <class More>
+void RemoteChunks::drop_unlocked(std::uint64_t before, More more) const {
+    // What images hold is what was fetched into them (the rest of a buffer is never touched, so
+    // never resident). A claimed image (being fetched into) stays, and so does the most recent;
+    // a dropped one stops counting (its readers keep it alive; only claims write `held`, and
+    // claims wait on this mutex).
+    std::uint64_t freed = 0;
+    for (auto at = lru_.end(); more() && at != lru_.begin();) {
         --at;
         auto it = images_.find(*at);
         if (it->second.image->busy || at == lru_.begin()) {
             continue;
         }
-        held_.fetch_sub(it->second.image->fetched.load());
+        if (it->second.stamp >= before && freed > 0) {
+            break;
+        }
+        const std::uint64_t n = it->second.image->fetched.load();
+        held_.fetch_sub(n);
+        freed += n;
         it->second.image->held = nullptr;
         images_.erase(it);
         at = lru_.erase(at);
     }
+    b2nd::detail::CacheLedger::get().charge(-static_cast<std::int64_t>(freed));
+}
+
+std::uint64_t RemoteChunks::oldest() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto at = lru_.rbegin(); at != lru_.rend(); ++at) {
+        const Entry& e = images_.at(*at);
+        if (!e.image->busy && std::next(at) != lru_.rend() && e.image->fetched.load() > 0) {
+            return e.stamp;
+        }
+    }
+    return std::numeric_limits<std::uint64_t>::max();
+}
+
+void RemoteChunks::drop_oldest(std::uint64_t before, std::size_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const std::uint64_t start = held_.load();
+    drop_unlocked(before, [&] { return start - std::min(start, held_.load()) < bytes; });
 }
 
 void RemoteChunks::fetch_heads(const std::vector<std::shared_ptr<Image>>& images,

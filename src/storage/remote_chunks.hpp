@@ -24,9 +24,11 @@
 
 #include <b2nd/storage/byte_source.hpp>
 
+#include "../detail/cache_ledger.hpp"
+
 namespace b2nd::storage::detail {
 
-class RemoteChunks {
+class RemoteChunks final : public b2nd::detail::CacheMember {
 public:
     /// Where a chunk's bytes are: in `file` from `offset`, at most `room` bytes (to the end of
     /// the chunks section; UINT64_MAX for a chunk file of unknown length). `name`: how messages
@@ -46,6 +48,14 @@ public:
     /// for that many block starts); `budget`: bytes of images kept; `blocks`: fetch blocks
     /// apart (false: whole chunks, one request each where their length is known).
     RemoteChunks(Locate locate, std::int64_t nblocks_hint, std::uint64_t budget, bool blocks);
+    ~RemoteChunks() override;
+    RemoteChunks(const RemoteChunks&) = delete;
+    RemoteChunks& operator=(const RemoteChunks&) = delete;
+
+    /// The process's cache budget (detail/cache_ledger.hpp): the stamp of the least recently
+    /// used image that may go, and dropping such images.
+    std::uint64_t oldest() const override;
+    void drop_oldest(std::uint64_t before, std::size_t bytes) override;
 
     /// A chunk a read will use, and its blocks (empty: all of it).
     struct Want {
@@ -109,6 +119,10 @@ private:
     void fetch_bodies(const std::vector<std::shared_ptr<Image>>& images,
                       const std::vector<const Want*>& wants) const;
     void trim() const;
+    /// Drops least recently used images (not claimed, not the most recent) while `more()`,
+    /// stopping at one stamped `before` or later once something went. Under mutex_.
+    template <class More>
+    void drop_unlocked(std::uint64_t before, More more) const;
     /// read_many of `batch` and the guard; \throws RemoteError (remote_changed) when it changed
     void read_guarded(std::vector<SourceRanges>& batch) const;
 
@@ -122,6 +136,7 @@ private:
     struct Entry {
         std::shared_ptr<Image> image;
         std::list<std::int64_t>::iterator at;  // its place in lru_
+        std::uint64_t stamp = 0;               // the cache ledger's clock at its last use
     };
     mutable std::unordered_map<std::int64_t, Entry> images_;
     mutable std::list<std::int64_t> lru_;  // keys, most recent at the front

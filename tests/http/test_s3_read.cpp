@@ -332,3 +332,41 @@ TEST_CASE("s3: the tool's read commands take s3:// URLs, configured as the AWS C
     CHECK(b2nd::test::tool("info " + s3.url("corpus/append_general_f4.b2nd"), bad) == 1);
 }
 #endif
+
+TEST_CASE("s3: the process's cache budget bounds fetched chunk images of all arrays together",
+          "[http][s3]") {
+    const std::vector<std::string> names = {
+        "medium_f4_4d_bitshuffle.b2nd", "medium_f4_3d.b2nd",
+        "codec_blosclz_clevel0.b2nd",   "ndim8.b2nd",
+        "geom_nonmultiple_3d.b2nd",     "codec_zlib_clevel0.b2nd"};
+    std::string why;
+    const auto owner = store_with(why, names);
+    if (!owner) {
+        B2ND_SKIP(why);
+    }
+    const S3Store& s3 = *owner;
+    // Images only (no decoded blocks kept): what the budget bounds is what was fetched.
+    b2nd::OpenOptions o = options_of(s3);
+    o.cache_bytes = 0;
+    const auto read_all = [&] {
+        std::vector<b2nd::AnyArray> open;
+        std::uint64_t largest = 0;  // each array keeps its most recent chunk image
+        for (const std::string& n : names) {
+            open.push_back(b2nd::AnyArray::open(s3.url("corpus/" + n), o));
+            (void)open.back().read();
+            // A chunk stores at most its bytes and a header (and blocks' starts).
+            largest += static_cast<std::uint64_t>(open.back().frame().header().chunksize) + 4096;
+        }
+        return std::make_pair(b2nd::cache_held(), largest);
+    };
+    const std::uint64_t base = b2nd::cache_held();
+    const auto [unbounded, slack] = read_all();
+    CHECK(unbounded - base > 2u << 20);  // every chunk fetched is kept without a budget
+    const std::uint64_t budget = 512u << 10;
+    b2nd::set_cache_budget(budget);
+    const auto [bounded, slack2] = read_all();
+    b2nd::set_cache_budget(0);
+    CHECK(bounded - base <= budget + slack2);
+    CHECK(bounded < unbounded);
+    (void)slack;
+}

@@ -115,7 +115,7 @@ TEST_CASE("s3: the library writes arrays as whole objects that s3cmd downloads a
 TEST_CASE("s3: a multipart upload that fails part-way leaves no object", "[http][s3]") {
     B2ND_HTTP_FIXTURE(s3, empty_store);
     const std::vector<double> v = big_values();
-    s3.faults("fail_part=2");
+    REQUIRE(s3.faults("fail_part=2"));
     b2nd::CreateOptions co = big_options(s3);
     try {
         (void)b2nd::NDArray<double>::create_from(s3.url("f/big.b2nd"), {3000, 1000}, v, co);
@@ -127,7 +127,7 @@ TEST_CASE("s3: a multipart upload that fails part-way leaves no object", "[http]
         CHECK_THAT(what, Catch::Contains("500") && Catch::Contains("InternalError"));
         CHECK(what.find("S3RVER") == std::string::npos);
     }
-    s3.faults("");
+    REQUIRE(s3.faults(""));
     CHECK(s3.keys("f/").empty());
     // The same upload without the fault completes.
     const auto a = b2nd::NDArray<double>::create_from(s3.url("f/big.b2nd"), {3000, 1000}, v, co);
@@ -221,7 +221,9 @@ TEST_CASE("s3: SIGINT during an upload aborts it: no object, no local temporary"
     (void)b2nd::NDArray<double>::create_from(tmp / "big.b2nd", {3000, 1000}, v, co);
     const std::string spool = tmp / "spool";
     fs::create_directory(spool);
-    s3.faults("delay_ms=400");  // each request takes 0.4 s: the upload is under way for ~2 s
+    // Each request takes 1.5 s: the upload is under way for ~5 s, and its completion comes 1.5 s
+    // after its parts are forwarded, however loaded the machine.
+    REQUIRE(s3.faults("delay_ms=1500"));
     b2nd::test::Child child({"/usr/bin/env", "TMPDIR=" + spool, "AWS_ENDPOINT_URL=" + s3.endpoint(),
                              "AWS_ACCESS_KEY_ID=S3RVER", "AWS_SECRET_ACCESS_KEY=S3RVER",
                              "AWS_SHARED_CREDENTIALS_FILE=/nonexistent",
@@ -235,7 +237,7 @@ TEST_CASE("s3: SIGINT during an upload aborts it: no object, no local temporary"
     ::kill(child.pid(), SIGINT);
     int status = 0;
     (void)child.finish(&status);
-    s3.faults("");
+    REQUIRE(s3.faults(""));
     REQUIRE(WIFSIGNALED(status));
     CHECK(WTERMSIG(status) == SIGINT);
     CHECK(s3.keys("int/").empty());

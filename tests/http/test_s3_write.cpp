@@ -165,6 +165,13 @@ TEST_CASE("s3: the tool's writing commands take s3:// outputs, under the overwri
     const b2nd::AnyArray local = b2nd::AnyArray::open(src);
     REQUIRE(s3.get("t/a.b2nd", tmp / "a.b2nd"));
     CHECK(b2nd::AnyArray::open(tmp / "a.b2nd").read() == local.read());
+    // Byte for byte what the same command writes to a local file (the file c-blosc2 and
+    // python-blosc2 read in the interop suites): an upload changes nothing. (One thread: the
+    // order of chunks written by several is not reproducible yet.)
+    REQUIRE(run("convert --nthreads 1 " + src + " " + s3.url("t/a1.b2nd")) == 0);
+    REQUIRE(run("convert --nthreads 1 " + src + " " + (tmp / "a_local.b2nd")) == 0);
+    REQUIRE(s3.get("t/a1.b2nd", tmp / "a1.b2nd"));
+    CHECK(b2nd::test::read_file(tmp / "a1.b2nd") == b2nd::test::read_file(tmp / "a_local.b2nd"));
     REQUIRE(s3.get("t/e.npy", tmp / "e2.npy"));
     CHECK(b2nd::test::read_file(tmp / "e2.npy") == b2nd::test::read_file(tmp / "e.npy"));
     REQUIRE(s3.get_tree("t/c.b2frame", tmp / "c.b2frame"));

@@ -241,3 +241,18 @@ TEST_CASE("cli: JSON output is JSON whatever the bytes", "[cli]") {
     CHECK(run_check("info --json " + q(tmp / "z.b2nd"), "d['ratio'] is None") == 0);
     CHECK_THAT(run("info " + q(tmp / "z.b2nd")).output, Contains("ratio -"));
 }
+
+TEST_CASE("cli: B2ND_CACHE_BYTES bounds the command's caches, and is refused when no size",
+          "[cli]") {
+    b2nd::test::TempDir tmp;
+    const std::string a = grid_array(tmp / "a.b2nd");
+    const Run ok = run("export " + q(a) + " " + q(tmp / "a.npy"), "B2ND_CACHE_BYTES=64M");
+    CHECK(ok.status == 0);
+    CHECK(fs::exists(tmp / "a.npy"));
+    for (const std::string bad : {"lots", "12Q", "-5", "1.5G"}) {
+        INFO(bad);
+        const Run r = run("info " + q(a), "B2ND_CACHE_BYTES=" + bad);
+        CHECK(r.status == 2);
+        CHECK_THAT(r.output, Contains("B2ND_CACHE_BYTES") && Contains("not a size"));
+    }
+}

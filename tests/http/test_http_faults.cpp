@@ -16,9 +16,11 @@
 
 #include "support/files.hpp"
 #include "support/http_servers.hpp"
+#include "support/remote_reads.hpp"
 #include "support/temp_dir.hpp"
 #include <sys/wait.h>
 
+using b2nd::test::http_error;
 using b2nd::test::ServerProcess;
 
 namespace {
@@ -76,18 +78,6 @@ b2nd::OpenOptions quick(int retries = 4) {
 }
 
 const b2nd::Box kBox{{3, 5, 7}, {20, 40, 50}, {1, 1, 1}};
-
-/// The HttpError `f` throws (or fails the test).
-template <class F>
-b2nd::HttpError http_error(F&& f) {
-    try {
-        f();
-    } catch (const b2nd::HttpError& e) {
-        return e;
-    }
-    FAIL("no HttpError");
-    throw std::logic_error("unreachable");
-}
 
 }  // namespace
 

@@ -13,8 +13,10 @@
 
 #include "support/files.hpp"
 #include "support/http_servers.hpp"
+#include "support/remote_reads.hpp"
 #include "support/temp_dir.hpp"
 
+using b2nd::test::http_error;
 using b2nd::test::ServerProcess;
 
 namespace {
@@ -72,17 +74,6 @@ std::unique_ptr<Faulty> serve(std::string& why) {
 }
 
 const b2nd::Box kBox{{3, 5, 7}, {20, 40, 50}, {1, 1, 1}};
-
-template <class F>
-b2nd::HttpError http_error(F&& f) {
-    try {
-        f();
-    } catch (const b2nd::HttpError& e) {
-        return e;
-    }
-    FAIL("no HttpError");
-    throw std::logic_error("unreachable");
-}
 
 }  // namespace
 

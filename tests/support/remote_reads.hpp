@@ -1,7 +1,9 @@
-// Test helpers: a remote array read against its local copy, whole and by random boxes.
+// Test helpers: a remote array read against its local copy, whole and by random boxes; the
+// HttpError a remote read throws.
 #pragma once
 
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -45,6 +47,18 @@ inline void same_reads(const b2nd::AnyArray& local,
         INFO("box " << b.str());
         CHECK(remote.read(b) == local.read(b));
     }
+}
+
+/// The HttpError `f` throws (or fails the test).
+template <class F>
+b2nd::HttpError http_error(F&& f) {
+    try {
+        f();
+    } catch (const b2nd::HttpError& e) {
+        return e;
+    }
+    FAIL("no HttpError");
+    throw std::logic_error("unreachable");
 }
 
 }  // namespace b2nd::test

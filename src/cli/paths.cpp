@@ -139,6 +139,16 @@ void check_output(const std::string& out,
     const std::string where = detail::quoted_path(out);
     std::error_code ec;
     const bool there = fs::exists(fs::symlink_status(out, ec));
+    if (storage::is_url(out)) {
+        // What is at the destination, under the rules of local outputs, before any work (the
+        // writer looks again when it publishes).
+        const auto dest = storage::detail::open_destination(out, with_settings(OpenOptions{}));
+        const storage::detail::RemotePresence present = dest->present();
+        if (!present.empty()) {
+            detail::check_replacement(where, detail::remote_replacement_refusal(present, kind),
+                                      overwrite);
+        }
+    }
     for (const std::string& given : inputs) {
         if (storage::is_url(given) || storage::is_url(out)) {
             // An object, or a prefix of objects, is an input when one URL names it or holds the

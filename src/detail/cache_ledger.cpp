@@ -102,7 +102,7 @@ void CacheLedger::reclaim() {
     const std::uint64_t b = budget();
     // Down to 15/16 of the budget, so that each reclaim frees a batch, not one block.
     const std::uint64_t goal = b - b / 16;
-    for (int rounds = 0; b != 0 && held() > goal && rounds < 1'000'000; ++rounds) {
+    while (b != 0 && held() > goal) {
         CacheMember* victim = nullptr;
         std::uint64_t first = std::numeric_limits<std::uint64_t>::max();
         std::uint64_t second = first;
@@ -120,7 +120,11 @@ void CacheLedger::reclaim() {
             return;  // nothing may be dropped (entries in use)
         }
         // Its entries older than every other member's oldest, up to what is over the goal.
-        victim->drop_oldest(second, static_cast<std::size_t>(held() - goal));
+        const std::uint64_t before = held();
+        victim->drop_oldest(second, static_cast<std::size_t>(before - goal));
+        if (held() >= before) {
+            return;  // nothing went (its entries came into use meanwhile): no spinning
+        }
     }
 }
 

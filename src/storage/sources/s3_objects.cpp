@@ -68,21 +68,11 @@ std::optional<std::string> element(const std::string& xml,
         } else if (ent.size() > 1 && ent[0] == '#') {
             const unsigned long cp = ent[1] == 'x' ? std::strtoul(ent.c_str() + 2, nullptr, 16)
                                                    : std::strtoul(ent.c_str() + 1, nullptr, 10);
-            if (cp < 0x80) {
-                out += static_cast<char>(cp);
-            } else if (cp < 0x800) {
-                out += static_cast<char>(0xC0 | (cp >> 6));
-                out += static_cast<char>(0x80 | (cp & 0x3F));
-            } else if (cp < 0x10000) {
-                out += static_cast<char>(0xE0 | (cp >> 12));
-                out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-                out += static_cast<char>(0x80 | (cp & 0x3F));
-            } else {
-                out += static_cast<char>(0xF0 | ((cp >> 18) & 0x07));
-                out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-                out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-                out += static_cast<char>(0x80 | (cp & 0x3F));
+            if (cp > 0x10ffff) {
+                out += '&';  // no character: kept as written
+                continue;
             }
+            b2nd::detail::append_utf8(out, static_cast<std::uint32_t>(cp));
         } else {
             out += '&';
             continue;
@@ -240,8 +230,18 @@ std::vector<S3Listed> S3Objects::list(const std::string& prefix) const {
         }
         const auto more = element(x.answer, "IsTruncated");
         const auto next = element(x.answer, "NextContinuationToken");
-        if (!more || *more != "true" || !next || next->empty() || page > 100'000) {
+        if (!more || *more != "true") {
             break;
+        }
+        if (!next || next->empty() || *next == token || page >= 100'000) {
+            // A server that says there is more but gives no new way to it: not listed whole.
+            throw HttpError("\"" + url(prefix) +
+                                "\": the listing of its objects does not end "
+                                "(page " +
+                                std::to_string(page + 1) +
+                                " gives no new continuation "
+                                "token)",
+                            static_cast<int>(x.status));
         }
         token = *next;
     }

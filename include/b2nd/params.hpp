@@ -83,7 +83,10 @@ struct OpenOptions : storage::OpenOptions {
     /// checked against the server's ETag / Last-Modified at open and emptied when the remote file
     /// changed. Empty: no cache.
     std::string http_cache;
-    /// Bound on the bytes the cache file stores (0: none): chunks beyond it push others out.
+    /// Bound on the bytes the cache files of the cache's directory store together, across
+    /// processes (0: none): a store's leaf caches, or the cache files of several arrays kept
+    /// side by side. Chunks beyond it push others out, the least recently stored file's first
+    /// (docs/HTTP.md). Counted in the directory's `.b2nd-cache-ledger`, created beside them.
     std::uint64_t http_cache_bytes = 0;
     /// Recovery: a chunk that cannot be read (its file missing, its checksum or bytes bad)
     /// reads as zeros instead of failing the read, and AnyArray::salvaged() names it. For

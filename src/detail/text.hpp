@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 
 namespace b2nd::detail {
@@ -66,6 +67,34 @@ inline std::string percent_encoded(const std::string& s, const char* keep) {
             out += kHex[u >> 4];
             out += kHex[u & 15];
         }
+    }
+    return out;
+}
+
+/// percent_encoded() undone; nothing for a '%' not followed by two hex digits.
+inline std::optional<std::string> percent_decoded(const std::string& s) {
+    const auto hex = [](char c) -> int {
+        return c >= '0' && c <= '9'   ? c - '0'
+               : c >= 'A' && c <= 'F' ? c - 'A' + 10
+               : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                      : -1;
+    };
+    std::string out;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (s[i] != '%') {
+            out += s[i];
+            continue;
+        }
+        if (i + 2 >= s.size()) {
+            return std::nullopt;
+        }
+        const int hi = hex(s[i + 1]);
+        const int lo = hex(s[i + 2]);
+        if (hi < 0 || lo < 0) {
+            return std::nullopt;
+        }
+        out += static_cast<char>(hi * 16 + lo);
+        i += 2;
     }
     return out;
 }

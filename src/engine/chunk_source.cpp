@@ -133,8 +133,12 @@ LoadedChunk ChunkSource::load_chunk(std::int64_t ci,
         }
         origin_->require(ci, BlockOrigin::kAnyBlock);
     }
-    if (remote_cache_ && remote_cache_->has(ci, blocks)) {
-        c.stored_ = remote_cache_->chunk(ci);  // no request
+    std::optional<storage::StoredChunk> held;
+    if (remote_cache_) {
+        held = remote_cache_->cached(ci, blocks);
+    }
+    if (held) {
+        c.stored_ = std::move(*held);  // no request
     } else {
         c.stored_ = blocks != nullptr ? storage::FrameInternal::chunk_blocks(frame_, ci, *blocks)
                                       : frame_.chunk(ci);

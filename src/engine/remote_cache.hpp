@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,17 +23,20 @@ class RemoteCache {
 public:
     virtual ~RemoteCache() = default;
 
-    /// Opens (or creates) the cache at `path` for the remote array `src` reads, holding at most
-    /// `max_bytes` (0: no bound). \throws IoError, FormatError naming the cache file (what is
-    /// not a cache is refused, never replaced)
+    /// Opens (or creates) the cache at `path` for the remote array `src` reads; the caches of its
+    /// directory together hold at most `max_bytes` (0: no bound), across processes. \throws
+    /// IoError, FormatError naming the cache file (what is not a cache is refused, never replaced)
     static std::shared_ptr<RemoteCache> open(const std::string& path,
                                              const ChunkSource& src,
                                              std::uint64_t max_bytes);
 
     /// Whether chunk ci's `blocks` (null: all of them) are in the cache.
     virtual bool has(std::int64_t ci, const std::vector<std::int32_t>* blocks) const = 0;
-    /// Chunk ci as the cache stores it (decode only the blocks has() said it holds).
-    virtual storage::StoredChunk chunk(std::int64_t ci) const = 0;
+    /// Chunk ci as the cache stores it, when it holds `blocks` (null: all of them) of it: decode
+    /// only those. Asked and taken at once, so that a chunk given up meanwhile (to stay within
+    /// the bound) is never read as held.
+    virtual std::optional<storage::StoredChunk> cached(
+        std::int64_t ci, const std::vector<std::int32_t>* blocks) const = 0;
     /// Keeps what was fetched of chunk ci: `c` (whole, or partial with `blocks` fetched). Never
     /// fails a read: a cache that cannot be written stops taking chunks.
     virtual void store(std::int64_t ci,

@@ -4,6 +4,7 @@
 //   lazy.cpp     persisted expressions: operands resolved as python resolves them, blocks computed
 //   proxy.cpp    proxy caches: blocks served where the fetched bitmaps say they are
 //   proxy_cache.cpp  the persistent cache of arrays read over HTTP, in the Proxy layout
+//   cache_directory.hpp  one bound for a directory of those caches, across processes
 //   proxy_layout.hpp python-blosc2's Proxy layout, described once
 #pragma once
 

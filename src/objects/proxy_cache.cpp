@@ -8,9 +8,12 @@
 //
 // Fetched chunks are stored as they arrive, each in one commit with the new bitmap. A cache
 // built for another version of the remote file (stamp) or another geometry is emptied at open.
-// Beyond the size bound, other chunks are dropped (their bits cleared first, in the same
-// commit). Another process holding the cache for writing: this one reads it and stores nothing.
+// With a bound, the caches of a directory share it across processes (cache_directory.hpp): a
+// store is admitted there first, and chunks given up for room are dropped in a commit of their
+// own (their bits cleared with them), least recently used first. Another process holding the
+// cache for writing: this one reads it and stores nothing.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -19,6 +22,7 @@
 #include <optional>
 
 #include <b2nd/codec/chunk_decoder.hpp>
+#include <b2nd/codec/chunk_encoder.hpp>
 #include <b2nd/codec/ids.hpp>
 #include <b2nd/error.hpp>
 #include <b2nd/format/chunk_header.hpp>
@@ -30,6 +34,7 @@
 #include "../engine/chunk_source.hpp"
 #include "../engine/remote_cache.hpp"
 #include "../values/params_detail.hpp"
+#include "cache_directory.hpp"
 #include "proxy_layout.hpp"
 
 namespace b2nd::detail {
@@ -64,23 +69,87 @@ bool has_delta(const format::ChunkHeader& h) {
     });
 }
 
+/// Chunks of `sizes` to drop for at least `bytes`, in `order`, never `keep`: each is replaced by
+/// `zeros` in `e` and its bits cleared in `bits` (bpc per chunk). Returns the chunks.
+std::vector<std::size_t> plan_drops(const std::vector<std::size_t>& order,
+                                    const std::vector<std::uint64_t>& sizes,
+                                    std::uint64_t bytes,
+                                    const std::vector<std::uint8_t>& zeros,
+                                    std::int64_t bpc,
+                                    storage::FrameEdit& e,
+                                    std::vector<bool>& bits) {
+    std::vector<std::size_t> dropped;
+    std::uint64_t planned = 0;
+    for (const std::size_t k : order) {
+        if (planned >= bytes) {
+            break;
+        }
+        e.replace(static_cast<std::int64_t>(k), {zeros.data(), zeros.size()});
+        for (std::int64_t b = 0; b < bpc; ++b) {
+            const auto at = k * static_cast<std::size_t>(bpc) + static_cast<std::size_t>(b);
+            if (at < bits.size()) {
+                bits[at] = false;
+            }
+        }
+        planned += sizes[k];
+        dropped.push_back(k);
+    }
+    return dropped;
+}
+
+/// Bytes the chunks `dropped` gave up, their sizes in `sizes` set to what they take now.
+std::uint64_t freed_by(const storage::Frame& f,
+                       const std::vector<std::size_t>& dropped,
+                       std::vector<std::uint64_t>& sizes) {
+    std::uint64_t freed = 0;
+    for (const std::size_t k : dropped) {
+        const std::uint64_t now = f.chunk_unchecked(static_cast<std::int64_t>(k)).bytes.size();
+        freed += sizes[k] - std::min(now, sizes[k]);
+        sizes[k] = now;
+    }
+    return freed;
+}
+
 /// The cache at one path, for one remote array.
-class ProxyCache final : public RemoteCache {
+class ProxyCache final : public RemoteCache, public CacheDirectory::Member {
 public:
     ProxyCache(const std::string& path, const ChunkSource& src, std::uint64_t max_bytes);
+    ~ProxyCache() override {
+        if (dir_) {
+            dir_->leave(name_);  // before anything goes: never asked for room after this
+        }
+    }
+    ProxyCache(const ProxyCache&) = delete;
+    ProxyCache& operator=(const ProxyCache&) = delete;
 
-    bool has(std::int64_t ci, const std::vector<std::int32_t>* blocks) const override;
-    storage::StoredChunk chunk(std::int64_t ci) const override;
+    bool has(std::int64_t ci, const std::vector<std::int32_t>* blocks) const override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return has_locked(ci, blocks);
+    }
+    std::optional<storage::StoredChunk> cached(
+        std::int64_t ci, const std::vector<std::int32_t>* blocks) const override;
     void store(std::int64_t ci,
                const storage::StoredChunk& c,
                const std::vector<std::int32_t>* blocks) override;
     void drop_cached(std::vector<storage::ChunkBlocks>& wants) const override;
+    std::uint64_t shed(std::uint64_t bytes) override;
 
 private:
     bool holds(std::int64_t ci, std::int32_t b) const {
         return fetched_[static_cast<std::size_t>(ci * bpc_ + b)];
     }
+    bool has_locked(std::int64_t ci, const std::vector<std::int32_t>* blocks) const;
     void create(const std::string& path, const ChunkSource& src);
+    /// With mutex_ held: drops chunks other than `keep` worth at least `bytes`, least recently
+    /// used first, in one commit; returns the bytes freed.
+    std::uint64_t shed_locked(std::uint64_t bytes, std::int64_t keep);
+    std::uint64_t held() const {
+        std::uint64_t t = 0;
+        for (const std::uint64_t n : sizes_) {
+            t += n;
+        }
+        return t;
+    }
 
     std::string path_;
     std::uint64_t max_bytes_;
@@ -88,9 +157,13 @@ private:
     std::vector<std::uint8_t> zeros_;  // the special chunk of zeros of this geometry
     mutable std::mutex mutex_;
     std::optional<storage::Frame> frame_;
-    bool writable_ = false;
+    std::atomic<bool> writable_{false};  // false once it takes no more (read in store unlocked)
     std::vector<bool> fetched_;
-    std::vector<std::uint64_t> sizes_;  // stored bytes per chunk
+    std::vector<std::uint64_t> sizes_;         // stored bytes per chunk
+    mutable std::vector<std::uint64_t> used_;  // clock_ at each chunk's last use
+    mutable std::uint64_t clock_ = 0;
+    std::shared_ptr<CacheDirectory> dir_;  // with a bound: the directory sharing it
+    std::string name_;                     // the file's name in it
 };
 
 }  // namespace
@@ -191,6 +264,18 @@ ProxyCache::ProxyCache(const std::string& path, const ChunkSource& src, std::uin
     for (std::size_t i = 0; i < nchunks; ++i) {
         sizes_[i] = f.chunk_unchecked(static_cast<std::int64_t>(i)).bytes.size();
     }
+    used_.assign(nchunks, 0);
+    if (writable_ && max_bytes_ > 0) {
+        dir_ = CacheDirectory::of(path);
+        name_ = std::filesystem::path(path).filename().string();
+        try {
+            const auto session = dir_->lock();
+            dir_->join(*session, name_, this, held());
+        } catch (const LockError&) {
+            writable_ = false;  // stores outside the directory's ledger would break its bound
+            dir_.reset();
+        }
+    }
 }
 
 void ProxyCache::create(const std::string& path, const ChunkSource& src) {
@@ -221,8 +306,7 @@ void ProxyCache::create(const std::string& path, const ChunkSource& src) {
     writable_ = true;
 }
 
-bool ProxyCache::has(std::int64_t ci, const std::vector<std::int32_t>* blocks) const {
-    std::lock_guard<std::mutex> lock(mutex_);
+bool ProxyCache::has_locked(std::int64_t ci, const std::vector<std::int32_t>* blocks) const {
     if (ci < 0 || static_cast<std::size_t>(ci) >= sizes_.size()) {
         return false;
     }
@@ -245,8 +329,52 @@ void ProxyCache::drop_cached(std::vector<storage::ChunkBlocks>& wants) const {
         wants.end());
 }
 
-storage::StoredChunk ProxyCache::chunk(std::int64_t ci) const {
+std::optional<storage::StoredChunk> ProxyCache::cached(
+    std::int64_t ci, const std::vector<std::int32_t>* blocks) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!has_locked(ci, blocks)) {
+        return std::nullopt;
+    }
+    used_[static_cast<std::size_t>(ci)] = ++clock_;
     return frame_->chunk(ci);
+}
+
+std::uint64_t ProxyCache::shed(std::uint64_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!writable_) {
+        return 0;
+    }
+    try {
+        return shed_locked(bytes, -1);
+    } catch (const Error&) {
+        writable_ = false;  // as a failed store: it takes no more
+        return 0;
+    }
+}
+
+std::uint64_t ProxyCache::shed_locked(std::uint64_t bytes, std::int64_t keep) {
+    std::vector<std::size_t> order;
+    for (std::size_t k = 0; k < sizes_.size(); ++k) {
+        const bool any = std::any_of(fetched_.begin() + static_cast<std::ptrdiff_t>(k) * bpc_,
+                                     fetched_.begin() + static_cast<std::ptrdiff_t>(k + 1) * bpc_,
+                                     [](bool v) { return v; });
+        if (static_cast<std::int64_t>(k) != keep && (any || sizes_[k] > zeros_.size())) {
+            order.push_back(k);
+        }
+    }
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return used_[a] != used_[b] ? used_[a] < used_[b] : sizes_[a] > sizes_[b];
+    });
+    storage::FrameEdit e = frame_->keep_all();
+    std::vector<bool> next = fetched_;
+    const auto dropped = plan_drops(order, sizes_, bytes, zeros_, bpc_, e, next);
+    if (dropped.empty()) {
+        return 0;
+    }
+    e.set_vlmeta(kBlockBits, packed(Value::binary(proxy_layout::pack(next))));
+    frame_->apply(e);  // the chunks and the bits that named them, in one commit
+    fetched_ = std::move(next);
+    return freed_by(*frame_, dropped, sizes_);
 }
 
 void ProxyCache::store(std::int64_t ci,
@@ -255,7 +383,18 @@ void ProxyCache::store(std::int64_t ci,
     if (!writable_ || c.index_only() || ci < 0 || static_cast<std::size_t>(ci) >= sizes_.size()) {
         return;  // read-only; or a special chunk in the remote index (nothing to fetch)
     }
+    CacheDirectory::SessionPtr session;  // taken before mutex_, as the directory asks
+    if (dir_) {
+        try {
+            session = dir_->lock();
+        } catch (const Error&) {
+            return;  // the ledger is held too long elsewhere: this chunk goes uncached
+        }
+    }
     std::lock_guard<std::mutex> lock(mutex_);
+    if (!writable_) {
+        return;
+    }
     try {
         const format::ChunkHeader h = format::read_chunk_header(c.bytes, false);
         std::vector<std::uint8_t> chunk;
@@ -315,36 +454,19 @@ void ProxyCache::store(std::int64_t ci,
             format::store_le<std::int32_t>(chunk.data() + 12,
                                            static_cast<std::int32_t>(chunk.size()));
         }
-        storage::FrameEdit e = frame_->keep_all();
-        std::vector<bool> next = fetched_;  // what the cache holds after this commit
-        // Within the bound: other chunks go, largest first.
-        if (max_bytes_ > 0) {
+        const auto at = static_cast<std::size_t>(ci);
+        if (dir_) {
             if (chunk.size() > max_bytes_) {
                 return;
             }
-            std::uint64_t total = chunk.size();
-            for (std::size_t k = 0; k < sizes_.size(); ++k) {
-                total += static_cast<std::int64_t>(k) == ci ? 0 : sizes_[k];
-            }
-            while (total > max_bytes_) {
-                std::size_t big = 0;
-                for (std::size_t k = 0; k < sizes_.size(); ++k) {
-                    if (static_cast<std::int64_t>(k) != ci && sizes_[k] > sizes_[big]) {
-                        big = k;
-                    }
-                }
-                if (sizes_[big] == 0 || static_cast<std::int64_t>(big) == ci) {
-                    break;
-                }
-                total -= sizes_[big];
-                sizes_[big] = 0;
-                e.replace(static_cast<std::int64_t>(big), {zeros_.data(), zeros_.size()});
-                for (std::int64_t b = 0; b < bpc_; ++b) {
-                    next[big * static_cast<std::size_t>(bpc_) + static_cast<std::size_t>(b)] =
-                        false;
-                }
+            const std::uint64_t growth = chunk.size() > sizes_[at] ? chunk.size() - sizes_[at] : 0;
+            if (!dir_->admit(*session, name_, max_bytes_, growth,
+                             [&](std::uint64_t bytes) { return shed_locked(bytes, ci); })) {
+                return;  // no room now: the read goes on uncached
             }
         }
+        storage::FrameEdit e = frame_->keep_all();
+        std::vector<bool> next = fetched_;  // what the cache holds after this commit
         e.replace(ci, {chunk.data(), chunk.size()});
         for (std::int32_t b : got) {
             next[static_cast<std::size_t>(ci * bpc_ + b)] = true;
@@ -352,11 +474,58 @@ void ProxyCache::store(std::int64_t ci,
         e.set_vlmeta(kBlockBits, packed(Value::binary(proxy_layout::pack(next))));
         frame_->apply(e);  // the chunk and the bits that name it, in one commit
         fetched_ = std::move(next);
-        sizes_[static_cast<std::size_t>(ci)] = chunk.size();
+        sizes_[at] = chunk.size();
+        used_[at] = ++clock_;
+        if (dir_) {
+            dir_->stored(*session, name_, held());
+        }
     } catch (const Error&) {
         // A cache that cannot be written (a full disk, a broken file) never fails a read: it
         // stops taking chunks. The bits already set name chunks that are there.
         writable_ = false;
+    }
+}
+
+std::optional<std::uint64_t> shed_idle_cache(const std::string& path, std::uint64_t bytes) {
+    try {
+        storage::OpenOptions o;
+        o.writable = true;
+        storage::Frame f = storage::Frame::open(path, o);  // LockError: a process writes it
+        if (f.metalayer(kSource) == nullptr) {
+            return std::nullopt;  // no cache (any more): never touched
+        }
+        const format::FrameHeader& h = f.header();
+        const auto nchunks = static_cast<std::size_t>(f.nchunks());
+        const auto bpc_value = vlmeta_value(f, kBlocksPerChunk);
+        const std::int64_t bpc = bpc_value && bpc_value->type() == Value::Type::integer &&
+                                         bpc_value->as<std::int64_t>() > 0
+                                     ? bpc_value->as<std::int64_t>()
+                                     : 1;
+        std::vector<bool> bits =
+            proxy_layout::fetched(f, static_cast<std::int64_t>(nchunks), bpc, quoted_path(path))
+                .value_or(std::vector<bool>(nchunks * static_cast<std::size_t>(bpc), false));
+        const std::vector<std::uint8_t> zeros =
+            codec::make_zeros_chunk(h.chunksize, h.typesize, h.blocksize);
+        std::vector<std::uint64_t> sizes(nchunks);
+        std::vector<std::size_t> order;  // largest first: no use is known of another process's
+        for (std::size_t k = 0; k < nchunks; ++k) {
+            sizes[k] = f.chunk_unchecked(static_cast<std::int64_t>(k)).bytes.size();
+            if (sizes[k] > zeros.size()) {
+                order.push_back(k);
+            }
+        }
+        std::sort(order.begin(), order.end(),
+                  [&](std::size_t a, std::size_t b) { return sizes[a] > sizes[b]; });
+        storage::FrameEdit e = f.keep_all();
+        const auto dropped = plan_drops(order, sizes, bytes, zeros, bpc, e, bits);
+        if (dropped.empty()) {
+            return 0;
+        }
+        e.set_vlmeta(kBlockBits, packed(Value::binary(proxy_layout::pack(bits))));
+        f.apply(e);
+        return freed_by(f, dropped, sizes);
+    } catch (const Error&) {
+        return std::nullopt;  // held, broken or gone: left as it is
     }
 }
 

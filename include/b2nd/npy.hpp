@@ -61,7 +61,10 @@ private:
 class NpySink {
 public:
     /// A .npy file to be written at `path` (built under a temporary name; finish() publishes it).
-    explicit NpySink(const std::string& path);
+    /// An existing .npy file there is replaced only with `overwrite` (as write_npy does); without
+    /// it, UsageError naming it, before anything is written. At an s3:// URL the same holds for
+    /// the object, and the put says so to the store (If-None-Match).
+    explicit NpySink(const std::string& path, bool overwrite = true);
     /// `name` is how messages call the stream.
     explicit NpySink(std::FILE* stream, const std::string& name = "<stdout>");
     ~NpySink();

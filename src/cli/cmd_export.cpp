@@ -145,7 +145,8 @@ int cmd_export(const std::vector<std::string>& argv) {
     }
     // Where the .npy goes: stdout, or OUT.npy built beside it and put in place when complete.
     const auto sink = [&] {
-        return to_stdout ? std::make_unique<NpySink>(stdout) : std::make_unique<NpySink>(out_path);
+        return to_stdout ? std::make_unique<NpySink>(stdout)
+                         : std::make_unique<NpySink>(out_path, a.has("--overwrite"));
     };
     if (const auto strings = utf8_input(a.positional[0], o)) {
         if (a.has("--points") || a.has("--mask") || a.has("--field")) {

@@ -140,8 +140,9 @@ void check_output(const std::string& out,
     std::error_code ec;
     const bool there = fs::exists(fs::symlink_status(out, ec));
     if (storage::is_url(out)) {
-        // What is at the destination, under the rules of local outputs, before any work (the
-        // writer looks again when it publishes).
+        // What is at the destination, under the rules of local outputs, said before any work
+        // (a conversion can take hours). The writers enforce the same rules when they publish;
+        // this only says it sooner, as the local checks below do.
         const auto dest = storage::detail::open_destination(out, with_settings(OpenOptions{}));
         const storage::detail::RemotePresence present = dest->present();
         if (!present.empty()) {

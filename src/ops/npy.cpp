@@ -231,8 +231,8 @@ namespace {
 /// failed or killed export leaves what was there before.
 class AtomicFile {
 public:
-    explicit AtomicFile(const std::string& path)
-        : pub_(path, true, detail::quoted_path(path), detail::OutputKind::npy) {
+    AtomicFile(const std::string& path, bool overwrite)
+        : pub_(path, overwrite, detail::quoted_path(path), detail::OutputKind::npy) {
         f_ = std::fopen(pub_.temporary().c_str(), "wb");
         if (f_ == nullptr) {
             throw IoError(detail::quoted_path(path) + ": cannot create",
@@ -285,9 +285,9 @@ struct NpySink::Impl {
     }
 };
 
-NpySink::NpySink(const std::string& path) : impl_(std::make_unique<Impl>()) {
+NpySink::NpySink(const std::string& path, bool overwrite) : impl_(std::make_unique<Impl>()) {
     impl_->name = path;
-    impl_->file = std::make_unique<AtomicFile>(path);
+    impl_->file = std::make_unique<AtomicFile>(path, overwrite);
     impl_->stream = impl_->file->stream();
 }
 

@@ -199,8 +199,7 @@ TEST_CASE("s3: the tool's writing commands take s3:// outputs, under the overwri
     CHECK_THAT(text("info " + s3.url("t/a.b2nd")), Catch::Contains("zstd"));
     CHECK_THAT(text("convert --overwrite " + src + " " + s3.url("t/e.npy")),
                Catch::Contains("NumPy") && Catch::Contains("not an array"));
-    // An export over an existing .npy object: --overwrite too (the library's npy writer always
-    // replaces; the tool asks).
+    // An export over an existing .npy object: --overwrite too.
     CHECK(run("export " + src + " " + s3.url("t/e.npy")) == 2);
     CHECK(run("export --overwrite " + src + " " + s3.url("t/e.npy")) == 0);
     REQUIRE(s3.put({tmp / "e.npy"}, "t/mixed/"));

@@ -9,6 +9,7 @@
 #include <b2nd/npy.hpp>
 
 #include "../../support/data.hpp"
+#include "../../support/files.hpp"
 #include "../../support/random_box.hpp"
 #include "../../support/reference.hpp"
 #include "../../support/temp_dir.hpp"
@@ -84,6 +85,29 @@ TEST_CASE("npy: written files read back, in this library and in the test-side re
         CHECK(std::vector<std::uint8_t>(f.data().begin(), f.data().end()) == data);
         CHECK(b2nd::test::read_npy_payload(tmp / "w.npy").data == data);
     }
+}
+
+TEST_CASE("npy: a sink replaces an existing file only when told to", "[array]") {
+    b2nd::test::TempDir tmp;
+    const b2nd::DType dt = b2nd::DType::parse("<i4");
+    const std::vector<std::int32_t> v{1, 2, 3};
+    const b2nd::ByteSpan bytes{reinterpret_cast<const std::uint8_t*>(v.data()), 12};
+    b2nd::write_npy(tmp / "e.npy", dt, {3}, bytes);
+    const auto before = b2nd::test::read_file(tmp / "e.npy");
+    CHECK_THROWS_AS(b2nd::NpySink(tmp / "e.npy", false), b2nd::UsageError);
+    CHECK_THROWS_WITH(b2nd::NpySink(tmp / "e.npy", false),
+                      Contains("e.npy") && Contains("already exists"));
+    CHECK(b2nd::test::read_file(tmp / "e.npy") == before);
+    // Allowed (the default): replaced whole.
+    const std::vector<std::int32_t> w{7, 8};
+    b2nd::NpySink sink(tmp / "e.npy");
+    sink.begin(dt, {2});
+    sink.write({reinterpret_cast<const std::uint8_t*>(w.data()), 8});
+    sink.finish();
+    const b2nd::NpyFile f = b2nd::NpyFile::open(tmp / "e.npy");
+    CHECK(f.header().shape == b2nd::Shape{2});
+    CHECK(std::vector<std::uint8_t>(f.data().begin(), f.data().end()) ==
+          std::vector<std::uint8_t>({7, 0, 0, 0, 8, 0, 0, 0}));
 }
 
 TEST_CASE("npy: export of boxes and import round trip", "[array]") {

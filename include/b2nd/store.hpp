@@ -35,6 +35,7 @@
 #include <b2nd/objects.hpp>
 #include <b2nd/params.hpp>
 #include <b2nd/storage/byte_source.hpp>
+#include <b2nd/storage/s3.hpp>
 #include <b2nd/value.hpp>
 
 namespace b2nd {
@@ -177,6 +178,10 @@ struct StoreOptions {
     /// every value embedded. python's default is 0 (every value a file of its own).
     std::optional<std::int64_t> threshold = 0;
     bool overwrite = false;  ///< replace an existing store at the path
+    /// How an s3:// store is reached (credentials, region, endpoint), for the writer's commits
+    /// and its reads of what it committed; empty fields come from the environment and the AWS
+    /// files (storage/s3.hpp).
+    storage::S3Options s3;
 };
 
 /// Creates and changes python-blosc2 stores that python-blosc2 4.11 opens as its own:
@@ -198,8 +203,11 @@ public:
     /// A new store at `path` (".b2z": a zip file; else a directory, ".b2d" by convention).
     /// \throws UsageError (exists without overwrite, a kind that is not a tree or dict), IoError
     static StoreWriter create(const std::string& path, const StoreOptions& options = {});
-    /// An existing .b2z or .b2d store, to change (`threshold` for the values put into it).
-    static StoreWriter open(const std::string& path, std::optional<std::int64_t> threshold = 0);
+    /// An existing .b2z or .b2d store, to change (`threshold` for the values put into it; `s3`
+    /// as StoreOptions::s3).
+    static StoreWriter open(const std::string& path,
+                            std::optional<std::int64_t> threshold = 0,
+                            const storage::S3Options& s3 = {});
     /// Moves the writer (a moved-from writer holds nothing).
     StoreWriter(StoreWriter&&) noexcept;
     /// Moves the writer.
@@ -216,8 +224,9 @@ public:
     void set_vlmeta(const std::string& group, const std::string& name, const Value& value);
     /// Removes a tree or group attribute; false when there was none.
     bool erase_vlmeta(const std::string& group, const std::string& name);
-    /// Makes every change so far part of the store (a .b2z: rebuilt and renamed; a .b2d: its
-    /// changes are made as they come, commit() has nothing left to do).
+    /// Makes every change so far part of the store (a .b2z: rebuilt and renamed, or at an s3://
+    /// URL rebuilt locally and put whole, as one object; a .b2d: its changes are made as they
+    /// come, commit() has nothing left to do).
     void commit();
     /// The store as committed, for reading.
     Store store() const;
@@ -231,8 +240,12 @@ private:
 /// Converts a store between its forms (python's to_b2z / to_b2d): `out` ending in ".b2z" gets
 /// a zip file, anything else a directory. Leaves keep their bytes and places; embed.b2e is
 /// rebuilt without the dead bytes replaced values left. Written beside `out` and renamed.
+/// `s3` reaches an s3:// `src` or `out` (as StoreOptions::s3).
 /// \throws UsageError (out exists without overwrite, or is src), FormatError, IoError
-void pack_store(const std::string& src, const std::string& out, bool overwrite = false);
+void pack_store(const std::string& src,
+                const std::string& out,
+                bool overwrite = false,
+                const storage::S3Options& s3 = {});
 
 template <class T>
 NDArray<T> Store::open(const std::string& key, const OpenOptions& options) const {

@@ -26,22 +26,37 @@ using detail::StoreNode;
 
 struct StoreWriter::Impl {
     detail::StoreModel model;
-    Store committed;  // what the model's kept bytes are windows of, until the next commit
+    Store committed;     // what the model's kept bytes are windows of, until the next commit
+    OpenOptions remote;  // how a store at a URL is reached (its s3 settings)
 };
 
 namespace {
 
 /// Writes the model as a new store built beside `path` and put in place in one step; what was
 /// there is replaced only with `overwrite` and only when it is a store (outputs.hpp).
-void publish_store(detail::StoreModel& m, const std::string& path, bool overwrite) {
-    detail::Publication pub(path, overwrite, quoted_path(path), detail::OutputKind::store);
+/// `remote` reaches a URL (its s3 settings). The model keeps `path` as its path (taken by value:
+/// it may be the model's own).
+void publish_store(detail::StoreModel& m,
+                   const std::string path,  // NOLINT(performance-unnecessary-value-param)
+                   bool overwrite,
+                   const OpenOptions& remote) {
+    detail::Publication pub(path, overwrite, quoted_path(path), detail::OutputKind::store, 0,
+                            remote);
     m.path = pub.temporary();
     try {
         detail::write_store(m);
         pub.publish(true);
     } catch (...) {
+        m.path = path;
         pub.rethrow();
     }
+    m.path = path;
+}
+
+OpenOptions reaching(const storage::S3Options& s3) {
+    OpenOptions o;
+    o.s3 = s3;
+    return o;
 }
 
 /// python's key rules (tree_store.py _validate_key, embed_store.py): "/a/b", no empty segment,
@@ -97,17 +112,20 @@ StoreWriter StoreWriter::create(const std::string& path, const StoreOptions& opt
     refuse_remote_directory(path, m.zip);
     m.kind = options.kind;
     m.threshold = options.threshold;
-    publish_store(m, path, options.overwrite);  // empty: it opens as a store from now on
-    m.path = path;
-    impl->committed = Store::open(path);
+    impl->remote = reaching(options.s3);
+    publish_store(m, path, options.overwrite, impl->remote);  // empty: a store from now on
+    impl->committed = Store::open(path, impl->remote);
     detail::adopt(m, impl->committed);
     return StoreWriter(std::move(impl));
 }
 
-StoreWriter StoreWriter::open(const std::string& path, std::optional<std::int64_t> threshold) {
+StoreWriter StoreWriter::open(const std::string& path,
+                              std::optional<std::int64_t> threshold,
+                              const storage::S3Options& s3) {
     refuse_remote_directory(path, fs::path(path).extension() == ".b2z");
     auto impl = std::make_unique<Impl>();
-    impl->committed = Store::open(path);
+    impl->remote = reaching(s3);
+    impl->committed = Store::open(path, impl->remote);
     if (std::string(impl->committed.form()) == "b2e") {
         throw UsageError(quoted_path(path) + ": an EmbedStore (.b2e) is read-only here");
     }
@@ -216,16 +234,23 @@ void StoreWriter::commit() {
     if (!m.zip || !m.dirty) {
         return;
     }
-    detail::write_store(m);
-    impl_->committed = Store::open(m.path);
+    if (storage::is_url(m.path)) {
+        publish_store(m, m.path, true, impl_->remote);  // built locally, put whole
+    } else {
+        detail::write_store(m);
+    }
+    impl_->committed = Store::open(m.path, impl_->remote);
     detail::adopt(m, impl_->committed);
 }
 
 Store StoreWriter::store() const {
-    return Store::open(impl_->model.path);
+    return Store::open(impl_->model.path, impl_->remote);
 }
 
-void pack_store(const std::string& src, const std::string& out, bool overwrite) {
+void pack_store(const std::string& src,
+                const std::string& out,
+                bool overwrite,
+                const storage::S3Options& s3) {
     std::error_code ec;
     if (fs::exists(out, ec) && fs::equivalent(src, out, ec)) {
         throw UsageError(quoted_path(out) + " is the store to pack; write to another path");
@@ -234,7 +259,8 @@ void pack_store(const std::string& src, const std::string& out, bool overwrite) 
         throw UsageError(quoted_path(out) + ": the output cannot be inside the store to pack, " +
                          "nor hold it; write to another path");
     }
-    const Store s = Store::open(src);
+    const OpenOptions remote = reaching(s3);
+    const Store s = Store::open(src, remote);
     if (std::string(s.form()) == "b2e") {
         throw UsageError(quoted_path(src) + ": an EmbedStore (.b2e) has one form only");
     }
@@ -247,7 +273,7 @@ void pack_store(const std::string& src, const std::string& out, bool overwrite) 
             n.fresh = true;
         }
     }
-    publish_store(m, out, overwrite);
+    publish_store(m, out, overwrite, remote);
 }
 
 }  // namespace b2nd

@@ -112,6 +112,40 @@ TEST_CASE("s3: the library writes arrays as whole objects that s3cmd downloads a
     CHECK(s3.keys("lib/none").empty());
 }
 
+TEST_CASE("s3: StoreWriter writes a .b2z object, put whole at each commit", "[http][s3]") {
+    B2ND_HTTP_FIXTURE(s3, empty_store);
+    b2nd::test::TempDir tmp;
+    const std::string cwd_before = fs::current_path();
+    const b2nd::AnyArray local =
+        b2nd::AnyArray::open(b2nd::test::corpus_dir() + "/medium_f4_4d_bitshuffle.b2nd");
+    const auto downloaded = [&](const std::string& name) {
+        REQUIRE(s3.get("st/s.b2z", tmp / name));
+        return b2nd::Store::open(tmp / name);
+    };
+    b2nd::StoreOptions so;
+    so.s3 = s3.options();  // no environment: the options reach the store
+    auto w = b2nd::StoreWriter::create(s3.url("st/s.b2z"), so);
+    w.put("/a", local);
+    w.commit();
+    const b2nd::Store first = downloaded("1.b2z");
+    CHECK(first.open_array("/a").read() == local.read());
+    CHECK(first.find("/b") == nullptr);
+    // A second commit replaces the object whole; a writer opened on it later adds to it.
+    w.put("/g/b", local);
+    w.commit();
+    CHECK(downloaded("2.b2z").open_array("/g/b").read() == local.read());
+    auto again = b2nd::StoreWriter::open(s3.url("st/s.b2z"), 0, s3.options());
+    CHECK(again.remove("/a"));
+    again.commit();
+    const b2nd::Store third = downloaded("3.b2z");
+    CHECK(third.find("/a") == nullptr);
+    CHECK(third.open_array("/g/b").read() == local.read());
+    CHECK(s3.keys("st/") == std::vector<std::string>{"st/s.b2z"});
+    // Nothing was made locally on the way (a URL is never a local path).
+    CHECK_FALSE(fs::exists("s3:"));
+    CHECK(fs::current_path() == cwd_before);
+}
+
 TEST_CASE("s3: a multipart upload that fails part-way leaves no object", "[http][s3]") {
     B2ND_HTTP_FIXTURE(s3, empty_store);
     const std::vector<double> v = big_values();

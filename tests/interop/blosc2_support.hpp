@@ -1,5 +1,5 @@
 // Optional interop tests (built only when a c-blosc2 library is found, see
-// cmake/B2ndFindBlosc2.cmake): what the three test files share, c-blosc2 set up once and its chunk
+// cmake/B2ndFindBlosc2.cmake): what the test files share, c-blosc2 set up once and its chunk
 // encoder and decoder called as the tests need them.
 #pragma once
 

@@ -1,7 +1,8 @@
 // Arrays over HTTP (issue 28): what reads of the f32cube cost through a server that answers each
 // request after a fixed latency (tests/http/fault_server.py --delay-ms), fetching the touched
 // blocks (the default) against fetching whole chunks; and a full read from nginx on the loopback
-// interface against the local (page-cached) full read, at 2 threads.
+// interface against the local (page-cached) full read, at 2 threads; and that full read filling a
+// persistent cache, without a bound and with one (the cache directory's ledger at each store).
 //
 //   bench_http [--runs N] [--latency-ms MS] [--codec zstd|lz4] [--dir DIR] [--s3]
 //
@@ -413,5 +414,35 @@ int main(int argc, char** argv) {
     }
     std::printf("\nfull read, 2 threads: local %s GB/s, nginx over loopback %s GB/s: %s of local\n",
                 local_gbs.str(2).c_str(), http_gbs.str(2).c_str(), ratio.str(2).c_str());
+
+    // Filling a persistent cache: the same full read storing every chunk it fetches, without a
+    // bound, and with a bound of half the file (each store then goes through the directory's
+    // ledger, and gives up older chunks to fit).
+    const std::string fill = dir + "/fill";
+    const auto bound = static_cast<std::uint64_t>(fs::file_size(path)) / 2;
+    Range unbounded_gbs, bounded_gbs, cost;
+    for (int run = 0; run < runs; ++run) {
+        double seconds[2] = {0, 0};
+        for (const int bounded : {0, 1}) {
+            fs::remove_all(fill);
+            fs::create_directory(fill);
+            b2nd::OpenOptions o;
+            o.nthreads = 2;
+            o.http_cache = fill + "/cache.b2nd";
+            o.http_cache_bytes = bounded != 0 ? bound : 0;
+            const auto t0 = Clock::now();
+            const b2nd::AnyArray ra = b2nd::AnyArray::open(nginx->url(file), o);
+            ra.read(Box{{0, 0, 0}, {kEdge, kEdge, kEdge}, {1, 1, 1}}, out.data(), out.size());
+            seconds[bounded] = std::chrono::duration<double>(Clock::now() - t0).count();
+        }
+        unbounded_gbs.add(gb / seconds[0]);
+        bounded_gbs.add(gb / seconds[1]);
+        cost.add(seconds[1] / seconds[0]);
+    }
+    fs::remove_all(fill);
+    std::printf(
+        "\nfilling a persistent cache, full read, 2 threads: no bound %s GB/s, bound of half "
+        "the file %s GB/s: %sx the time\n",
+        unbounded_gbs.str(2).c_str(), bounded_gbs.str(2).c_str(), cost.str(2).c_str());
     return 0;
 }

@@ -53,6 +53,11 @@ struct Ledger {
     std::map<std::string, Entry> entries;
 };
 
+/// a + b, or the largest value where that overflows (a hostile ledger's sizes add up to it).
+std::uint64_t sum(std::uint64_t a, std::uint64_t b) {
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 bool alive(long pid) {
     return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM);
 }
@@ -348,16 +353,16 @@ bool CacheDirectory::admit(Session& s,
     const std::int64_t now = now_seconds();
     std::uint64_t used = 0;
     for (const auto& [n, e] : l.entries) {
-        used += e.held;
+        used = sum(used, e.held);
         if (n != name && e.want > 0 && now < e.until) {
-            used += e.want;  // room another file's store waits for
+            used = sum(used, e.want);  // room another file's store waits for
         }
     }
-    if (used + growth <= bound) {
+    if (sum(used, growth) <= bound) {
         me.want = 0;
         return true;
     }
-    std::uint64_t need = used + growth - bound;
+    std::uint64_t need = sum(used, growth) - bound;
     std::vector<std::pair<std::uint64_t, std::string>> order;  // least recently stored first
     for (const auto& [n, e] : l.entries) {
         order.emplace_back(e.last, n);

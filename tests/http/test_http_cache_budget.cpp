@@ -307,6 +307,20 @@ TEST_CASE("http cache budget: the ledger is never a file that was there", "[http
         CHECK(held_in(dir) <= bound);
         CHECK(b2nd::test::read_text(ledger).rfind("b2nd cache ledger 1\n", 0) == 0);
     }
+    SECTION("a hostile ledger never touches a file that is no cache") {
+        // An entry claiming the most bytes there are, for an array of the user's.
+        fs::copy_file(s.dir / "a.b2nd", dir + "/user.b2nd");
+        const auto before = b2nd::test::read_file(dir + "/user.b2nd");
+        {
+            std::ofstream f(ledger);
+            f << "b2nd cache ledger 1\ntick 1\nentry 18446744073709551615 0 0 0 0 -1 user.b2nd\n"
+                 "end 1\n";
+        }
+        const b2nd::Store store = b2nd::Store::open(url, in_directory(s, dir, bound_for(s)));
+        CHECK(store.open_array("/a").read() == s.local().read());  // read, uncached
+        CHECK(stored_bytes(dir + "/a.b2nd") < bound_for(s) / 4);
+        CHECK(b2nd::test::read_file(dir + "/user.b2nd") == before);
+    }
     SECTION("without a bound there is no ledger") {
         const b2nd::Store store = b2nd::Store::open(url, in_directory(s, dir, 0));
         CHECK(store.open_array("/a").read() == s.local().read());

@@ -403,6 +403,11 @@ bool CacheDirectory::admit(Session& s,
     return true;
 }
 
+void CacheDirectory::settle(Session& s, const std::string& name, std::uint64_t held) {
+    s.ledger.entries[name].held = held;
+    s.dirty = true;
+}
+
 void CacheDirectory::stored(Session& s, const std::string& name, std::uint64_t held) {
     Entry& e = s.ledger.entries[name];
     e.held = held;

@@ -69,8 +69,10 @@ public:
     /// This process no longer writes `name` (its bytes stay counted: the file keeps them).
     void leave(const std::string& name) noexcept;
     /// Whether `name` may grow by `growth` bytes within `bound`: room is made as the header
-    /// says (`self_shed` frees bytes of `name` itself, whose lock the caller holds). True: the
-    /// caller stores, then calls stored(). False: not now.
+    /// says (`self_shed` gives up bytes of `name` itself, whose lock the caller holds, in the
+    /// commit that stores: it returns no more than it will free). True: the caller stores, then
+    /// calls stored(). False: not now (the caller makes what `self_shed` gave up, then calls
+    /// settle()).
     bool admit(Session& s,
                const std::string& name,
                std::uint64_t bound,
@@ -78,6 +80,9 @@ public:
                const std::function<std::uint64_t(std::uint64_t)>& self_shed);
     /// After an admitted store: `name` now holds `held` bytes.
     void stored(Session& s, const std::string& name, std::uint64_t held);
+    /// `name` holds `held` bytes, as they were (a store not made after admit(), or one that
+    /// failed: the room its own file planned to give is not given).
+    void settle(Session& s, const std::string& name, std::uint64_t held);
 
 private:
     struct Impl;

@@ -9,8 +9,9 @@
 // Fetched chunks are stored as they arrive, each in one commit with the new bitmap. A cache
 // built for another version of the remote file (stamp) or another geometry is emptied at open.
 // With a bound, the caches of a directory share it across processes (cache_directory.hpp): a
-// store is admitted there first, and chunks given up for room are dropped in a commit of their
-// own (their bits cleared with them), least recently used first. Another process holding the
+// store is admitted there first. Chunks a cache gives up for room go least recently used first,
+// their bits cleared with them: in the commit of its own store, or in one of their own when
+// another cache of the process asks. Another process holding the
 // cache for writing: this one reads it and stores nothing.
 #include <algorithm>
 #include <atomic>
@@ -140,9 +141,14 @@ private:
     }
     bool has_locked(std::int64_t ci, const std::vector<std::int32_t>* blocks) const;
     void create(const std::string& path, const ChunkSource& src);
-    /// With mutex_ held: drops chunks other than `keep` worth at least `bytes`, least recently
-    /// used first, in one commit; returns the bytes freed.
-    std::uint64_t shed_locked(std::uint64_t bytes, std::int64_t keep);
+    /// With mutex_ held: plans dropping chunks worth at least `bytes`, least recently used
+    /// first, into `e` and the bitmap `next`, never `keep` nor one in `dropped` (to which the
+    /// chunks planned are added); returns about the bytes they free (no more than that).
+    std::uint64_t plan_shed(std::uint64_t bytes,
+                            std::int64_t keep,
+                            storage::FrameEdit& e,
+                            std::vector<bool>& next,
+                            std::vector<std::size_t>& dropped) const;
     std::uint64_t held() const {
         std::uint64_t t = 0;
         for (const std::uint64_t n : sizes_) {
@@ -345,16 +351,32 @@ std::uint64_t ProxyCache::shed(std::uint64_t bytes) {
         return 0;
     }
     try {
-        return shed_locked(bytes, -1);
+        storage::FrameEdit e = frame_->keep_all();
+        std::vector<bool> next = fetched_;
+        std::vector<std::size_t> dropped;
+        if (plan_shed(bytes, -1, e, next, dropped) == 0 && dropped.empty()) {
+            return 0;
+        }
+        e.set_vlmeta(kBlockBits, packed(Value::binary(proxy_layout::pack(next))));
+        frame_->apply(e);  // the chunks and the bits that named them, in one commit
+        fetched_ = std::move(next);
+        return freed_by(*frame_, dropped, sizes_);
     } catch (const Error&) {
         writable_ = false;  // as a failed store: it takes no more
         return 0;
     }
 }
 
-std::uint64_t ProxyCache::shed_locked(std::uint64_t bytes, std::int64_t keep) {
+std::uint64_t ProxyCache::plan_shed(std::uint64_t bytes,
+                                    std::int64_t keep,
+                                    storage::FrameEdit& e,
+                                    std::vector<bool>& next,
+                                    std::vector<std::size_t>& dropped) const {
     std::vector<std::size_t> order;
     for (std::size_t k = 0; k < sizes_.size(); ++k) {
+        if (std::find(dropped.begin(), dropped.end(), k) != dropped.end()) {
+            continue;
+        }
         const bool any = std::any_of(fetched_.begin() + static_cast<std::ptrdiff_t>(k) * bpc_,
                                      fetched_.begin() + static_cast<std::ptrdiff_t>(k + 1) * bpc_,
                                      [](bool v) { return v; });
@@ -365,16 +387,12 @@ std::uint64_t ProxyCache::shed_locked(std::uint64_t bytes, std::int64_t keep) {
     std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
         return used_[a] != used_[b] ? used_[a] < used_[b] : sizes_[a] > sizes_[b];
     });
-    storage::FrameEdit e = frame_->keep_all();
-    std::vector<bool> next = fetched_;
-    const auto dropped = plan_drops(order, sizes_, bytes, zeros_, bpc_, e, next);
-    if (dropped.empty()) {
-        return 0;
+    std::uint64_t freed = 0;  // at least what a chunk of zeros takes stays
+    for (const std::size_t k : plan_drops(order, sizes_, bytes, zeros_, bpc_, e, next)) {
+        freed += sizes_[k] - std::min<std::uint64_t>(sizes_[k], zeros_.size());
+        dropped.push_back(k);
     }
-    e.set_vlmeta(kBlockBits, packed(Value::binary(proxy_layout::pack(next))));
-    frame_->apply(e);  // the chunks and the bits that named them, in one commit
-    fetched_ = std::move(next);
-    return freed_by(*frame_, dropped, sizes_);
+    return freed;
 }
 
 void ProxyCache::store(std::int64_t ci,
@@ -455,25 +473,37 @@ void ProxyCache::store(std::int64_t ci,
                                            static_cast<std::int32_t>(chunk.size()));
         }
         const auto at = static_cast<std::size_t>(ci);
+        storage::FrameEdit e = frame_->keep_all();
+        std::vector<bool> next = fetched_;  // what the cache holds after this commit
+        std::vector<std::size_t> dropped;   // chunks given up for room, in the same commit
         if (dir_) {
             if (chunk.size() > max_bytes_) {
                 return;
             }
             const std::uint64_t growth = chunk.size() > sizes_[at] ? chunk.size() - sizes_[at] : 0;
-            if (!dir_->admit(*session, name_, max_bytes_, growth,
-                             [&](std::uint64_t bytes) { return shed_locked(bytes, ci); })) {
-                return;  // no room now: the read goes on uncached
+            if (!dir_->admit(*session, name_, max_bytes_, growth, [&](std::uint64_t bytes) {
+                    return plan_shed(bytes, ci, e, next, dropped);
+                })) {
+                // No room now: the read goes on uncached. What was given up (asked by another
+                // process, or planned before the room ran out) is given all the same.
+                if (!dropped.empty()) {
+                    e.set_vlmeta(kBlockBits, packed(Value::binary(proxy_layout::pack(next))));
+                    frame_->apply(e);
+                    fetched_ = std::move(next);
+                    (void)freed_by(*frame_, dropped, sizes_);
+                }
+                dir_->settle(*session, name_, held());
+                return;
             }
         }
-        storage::FrameEdit e = frame_->keep_all();
-        std::vector<bool> next = fetched_;  // what the cache holds after this commit
         e.replace(ci, {chunk.data(), chunk.size()});
         for (std::int32_t b : got) {
             next[static_cast<std::size_t>(ci * bpc_ + b)] = true;
         }
         e.set_vlmeta(kBlockBits, packed(Value::binary(proxy_layout::pack(next))));
-        frame_->apply(e);  // the chunk and the bits that name it, in one commit
+        frame_->apply(e);  // the chunk, the chunks it pushed out, and their bits: one commit
         fetched_ = std::move(next);
+        (void)freed_by(*frame_, dropped, sizes_);
         sizes_[at] = chunk.size();
         used_[at] = ++clock_;
         if (dir_) {
@@ -483,6 +513,9 @@ void ProxyCache::store(std::int64_t ci,
         // A cache that cannot be written (a full disk, a broken file) never fails a read: it
         // stops taking chunks. The bits already set name chunks that are there.
         writable_ = false;
+        if (session) {
+            dir_->settle(*session, name_, held());
+        }
     }
 }
 

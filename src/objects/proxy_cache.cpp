@@ -11,8 +11,8 @@
 // With a bound, the caches of a directory share it across processes (cache_directory.hpp): a
 // store is admitted there first. Chunks a cache gives up for room go least recently used first,
 // their bits cleared with them: in the commit of its own store, or in one of their own when
-// another cache of the process asks. Another process holding the
-// cache for writing: this one reads it and stores nothing.
+// another cache of the process asks. Another process holding the cache for writing: this one
+// reads it and stores nothing.
 #include <algorithm>
 #include <atomic>
 #include <cstring>

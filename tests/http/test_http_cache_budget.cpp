@@ -157,8 +157,9 @@ TEST_CASE("http cache budget: the leaves of one store share the directory's boun
     B2ND_HTTP_FIXTURE(s, serve_store);
     const std::string dir = s.own / "leaves";
     const std::uint64_t bound = bound_for(s);
-    const b2nd::Store store =
-        b2nd::Store::open(s.server->url("s.b2z"), in_directory(s, dir, bound));
+    b2nd::OpenOptions o = in_directory(s, dir, bound);
+    o.nthreads = 2;  // stores from two decoding threads, and one cache asking the other for room
+    const b2nd::Store store = b2nd::Store::open(s.server->url("s.b2z"), o);
     const auto a = store.open_array("/a");
     const auto b = store.open_array("/b");
     CHECK(a.read() == s.local().read());

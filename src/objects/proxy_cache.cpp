@@ -409,7 +409,7 @@ void ProxyCache::store(std::int64_t ci,
             return;  // the ledger is held too long elsewhere: this chunk goes uncached
         }
     }
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::unique_lock<std::mutex> lock(mutex_);
     if (!writable_) {
         return;
     }
@@ -481,9 +481,17 @@ void ProxyCache::store(std::int64_t ci,
                 return;
             }
             const std::uint64_t growth = chunk.size() > sizes_[at] ? chunk.size() - sizes_[at] : 0;
-            if (!dir_->admit(*session, name_, max_bytes_, growth, [&](std::uint64_t bytes) {
+            // Other caches of the process may be asked for room, each under its own lock: never
+            // two cache locks at once. The session keeps every other writer of this cache out
+            // meanwhile; readers only read.
+            lock.unlock();
+            const bool room =
+                dir_->admit(*session, name_, max_bytes_, growth, [&](std::uint64_t bytes) {
+                    std::lock_guard<std::mutex> again(mutex_);
                     return plan_shed(bytes, ci, e, next, dropped);
-                })) {
+                });
+            lock.lock();
+            if (!room) {
                 // No room now: the read goes on uncached. What was given up (asked by another
                 // process, or planned before the room ran out) is given all the same.
                 if (!dropped.empty()) {

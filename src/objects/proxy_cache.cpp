@@ -354,7 +354,8 @@ std::uint64_t ProxyCache::shed(std::uint64_t bytes) {
         storage::FrameEdit e = frame_->keep_all();
         std::vector<bool> next = fetched_;
         std::vector<std::size_t> dropped;
-        if (plan_shed(bytes, -1, e, next, dropped) == 0 && dropped.empty()) {
+        (void)plan_shed(bytes, -1, e, next, dropped);
+        if (dropped.empty()) {
             return 0;
         }
         e.set_vlmeta(kBlockBits, packed(Value::binary(proxy_layout::pack(next))));
@@ -384,9 +385,19 @@ std::uint64_t ProxyCache::plan_shed(std::uint64_t bytes,
             order.push_back(k);
         }
     }
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-        return used_[a] != used_[b] ? used_[a] < used_[b] : sizes_[a] > sizes_[b];
-    });
+    // The least recently used first (the larger first among equals), taken off a heap only as
+    // far as `bytes` needs: usually a chunk or two of many (no sort of every chunk per store).
+    const auto later = [&](std::size_t a, std::size_t b) {
+        return used_[a] != used_[b] ? used_[a] > used_[b] : sizes_[a] < sizes_[b];
+    };
+    std::make_heap(order.begin(), order.end(), later);
+    std::size_t taken = 0;
+    for (std::uint64_t planned = 0; taken < order.size() && planned < bytes; ++taken) {
+        std::pop_heap(order.begin(), order.end() - static_cast<std::ptrdiff_t>(taken), later);
+        planned += sizes_[order[order.size() - 1 - taken]];
+    }
+    std::reverse(order.begin(), order.end());  // the popped ones, in the order they came off
+    order.resize(taken);
     std::uint64_t freed = 0;  // at least what a chunk of zeros takes stays
     for (const std::size_t k : plan_drops(order, sizes_, bytes, zeros_, bpc_, e, next)) {
         freed += sizes_[k] - std::min<std::uint64_t>(sizes_[k], zeros_.size());

@@ -9,9 +9,12 @@
 #include <b2nd/format/chunk_header.hpp>
 #include <b2nd/mask.hpp>
 #include <b2nd/npy.hpp>
+#include <b2nd/ops.hpp>
 
+#include "../bridges/bridges.hpp"
 #include "../detail/text.hpp"
 #include "cli.hpp"
+#include "copy_args.hpp"
 #include "progress.hpp"
 
 namespace b2nd::cli {
@@ -19,9 +22,13 @@ namespace b2nd::cli {
 namespace {
 
 const char* const kImportHelp =
-    "usage: b2nd import IN.npy PATH [options]\n"
+    "usage: b2nd import SRC PATH [options]\n"
     "\n"
-    "Writes a .npy file (C order) as a new b2nd array. PATH appears only once complete.\n"
+    "Writes SRC as a new b2nd array at PATH, which appears only once complete. SRC is\n"
+    "  a .npy file (C order);\n"
+    "  a Zarr v2 or v3 array: DIR.zarr, or DIR.zarr/group/array inside groups (or a URL).\n"
+    "Attributes of the source become the array's (b2nd meta PATH NAME). Without --chunks,\n"
+    "the chunks follow the source's (a Zarr shard's: chunks, its inner chunks: blocks).\n"
     "\n"
     "@COMPRESSION@"
     "  --chunks A,B,..  chunk shape (default: chosen from the CPU caches)\n"
@@ -33,7 +40,28 @@ const char* const kImportHelp =
     "\n"
     "example:\n"
     "  b2nd import t.npy t.b2nd --codec lz4 --chunks 64,256,256\n"
+    "  b2nd import run.zarr/fields/temperature t.b2nd\n"
     "  b2nd import field.npy field.b2nd --codec zfp-accuracy:-3   # |error| <= 1e-3\n";
+
+/// Chunks larger than this do not make sensible b2nd chunks: the copy then picks its own.
+constexpr std::int64_t kLargestFollowedChunk = std::int64_t{256} << 20;
+
+/// A Zarr array imported: a copy of it opened in place, its chunking followed.
+int import_array(const Args& a, const std::string& src, const std::string& out) {
+    const AnyArray in = open_input(src, input_options(a));
+    CopyOptions o = copy_options(a, in, out);
+    if (!a.has("--chunks") && in.grid().chunk_nbytes() <= kLargestFollowedChunk) {
+        o.chunk_shape = in.chunk_shape();
+        if (!a.has("--blocks") && in.block_shape() != in.chunk_shape()) {
+            o.block_shape = in.block_shape();  // a shard's inner chunks
+        }
+    }
+    if (!a.has("--sframe")) {
+        o.sparse = false;
+    }
+    return run_copy("import", out, o, in.grid().chunk_nbytes(),
+                    [&](const CopyOptions& co) { return copy(in, out, co); });
+}
 
 }  // namespace
 
@@ -46,10 +74,13 @@ int cmd_import(const std::vector<std::string>& argv) {
         return 0;
     }
     if (a.positional.size() != 2) {
-        throw ArgError("expected IN.npy and PATH");
+        throw ArgError("expected SRC and PATH");
     }
     check_output(a.positional[1], {a.positional[0]}, a.has("--overwrite"),
                  detail::OutputKind::array);
+    if (bridges::is_zarr(a.positional[0])) {
+        return import_array(a, a.positional[0], a.positional[1]);
+    }
     CreateOptions o;
     apply_compression_options(a, o.compression);
     if (a.has("--chunks")) {

@@ -12,8 +12,10 @@
 #include <b2nd/storage/frame.hpp>
 #include <b2nd/value.hpp>
 
+#include "../bridges/bridges.hpp"
 #include "../detail/text.hpp"
 #include "cli.hpp"
+#include "item_format.hpp"
 
 namespace b2nd::cli {
 
@@ -194,9 +196,54 @@ std::string object_text(const storage::Frame& frame, ObjectKind kind) {
     }
 }
 
+/// The description of a Zarr array (text, or a JSON object).
+std::string describe_zarr(const std::string& path, bool json) {
+    const Value z = bridges::zarr_summary(path, with_settings(OpenOptions{}));
+    const DType dtype = DType::parse(z["dtype"].as<std::string>());
+    std::string fill;
+    ItemFormat(dtype).json(fill, z["fill_value"].bytes().data());
+    std::ostringstream o;
+    const auto shape = [&](const char* key) { return z[key].as<std::vector<std::int64_t>>(); };
+    if (json) {
+        // The fill value as an item of the dtype, not its bytes.
+        Value::Map m = z.entries();
+        for (auto& [k, v] : m) {
+            if (k.as<std::string>() == "fill_value") {
+                v = Value::from_json(fill);
+            }
+        }
+        Value::Map head;
+        head.emplace_back("path", redact_secrets(path));
+        for (auto& e : m) {
+            head.push_back(std::move(e));
+        }
+        return Value::map(std::move(head)).to_json(2) + "\n";
+    }
+    o << "path        " << redact_secrets(path) << " (" << z["format"].as<std::string>()
+      << " array)\n";
+    o << "shape       " << to_string(shape("shape")) << "\n";
+    o << "dtype       " << dtype.str() << "\n";
+    if (z.find("inner_chunks") != nullptr) {
+        o << "shards      " << to_string(shape("chunks")) << ", of inner chunks "
+          << to_string(shape("inner_chunks")) << "\n";
+    } else {
+        o << "chunks      " << to_string(shape("chunks")) << "\n";
+    }
+    o << "codecs      " << z["codecs"].as<std::string>() << "\n";
+    o << "fill value  " << fill << "\n";
+    const Value& attrs = z["attributes"];
+    if (attrs.size() > 0) {
+        o << "attributes  " << attrs.to_json() << "\n";
+    }
+    return o.str();
+}
+
 /// The description of one file (text, or a JSON object).
 /// `unreadable`: how many chunks could not be read (a missing chunk file).
 std::string describe(const std::string& path, bool json, std::size_t& unreadable) {
+    if (bridges::is_zarr(path)) {
+        return describe_zarr(path, json);
+    }
     // The frame always; the array view when the frame is one (as stored: a persisted
     // expression's carrier, a proxy's cache); the object kind it holds for python-blosc2.
     std::optional<storage::Frame> own;

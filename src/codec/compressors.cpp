@@ -235,4 +235,165 @@ const char* decompress_stream(CompFormat f,
     return "unsupported compressor format";
 }
 
+namespace {
+
+const char* inflate_whole(int window_bits,
+                          const std::uint8_t* src,
+                          std::size_t n,
+                          std::vector<std::uint8_t>& out,
+                          std::size_t limit) {
+    z_stream z{};
+    if (inflateInit2(&z, window_bits) != Z_OK) {
+        return "zlib: cannot allocate an inflate state";
+    }
+    out.clear();
+    std::size_t have = 0;
+    int r = Z_OK;
+    const std::uint8_t* in = src;
+    std::size_t left = n;
+    while (r != Z_STREAM_END) {
+        if (have == out.size()) {
+            if (have >= limit) {
+                inflateEnd(&z);
+                return "stream decodes to more bytes than the chunk holds";
+            }
+            out.resize(
+                std::min(limit, std::max<std::size_t>(2 * have, std::max<std::size_t>(n, 4096))));
+        }
+        const auto in_piece = static_cast<uInt>(std::min<std::size_t>(left, 1U << 30));
+        const auto out_piece =
+            static_cast<uInt>(std::min<std::size_t>(out.size() - have, 1U << 30));
+        z.next_in = const_cast<Bytef*>(in);  // zlib's API is not const-correct
+        z.avail_in = in_piece;
+        z.next_out = out.data() + have;
+        z.avail_out = out_piece;
+        r = inflate(&z, Z_NO_FLUSH);
+        in += in_piece - z.avail_in;
+        left -= in_piece - z.avail_in;
+        have += out_piece - z.avail_out;
+        if (r == Z_BUF_ERROR && left == 0 && z.avail_out != 0) {
+            inflateEnd(&z);
+            return "stream cut short";
+        }
+        if (r != Z_OK && r != Z_STREAM_END && r != Z_BUF_ERROR) {
+            inflateEnd(&z);
+            return r == Z_MEM_ERROR ? "zlib: out of memory" : "corrupt deflate stream";
+        }
+    }
+    inflateEnd(&z);
+    if (left != 0) {
+        return "bytes after the end of the stream";
+    }
+    out.resize(have);
+    return nullptr;
+}
+
+const char* zstd_whole(const std::uint8_t* src,
+                       std::size_t n,
+                       std::vector<std::uint8_t>& out,
+                       std::size_t limit) {
+    const unsigned long long declared = ZSTD_getFrameContentSize(src, n);
+    if (declared == ZSTD_CONTENTSIZE_ERROR) {
+        return "not a zstd frame";
+    }
+    ZSTD_DCtx* dctx = zstd_contexts().decompressor();
+    if (declared != ZSTD_CONTENTSIZE_UNKNOWN) {
+        if (declared > limit) {
+            return "zstd frame declares more bytes than the chunk holds";
+        }
+        out.resize(static_cast<std::size_t>(declared));
+        const std::size_t r = ZSTD_decompressDCtx(dctx, out.data(), out.size(), src, n);
+        if (ZSTD_isError(r) != 0U) {
+            return ZSTD_getErrorName(r);
+        }
+        return r == out.size() ? nullptr : "zstd frame decodes to a wrong size";
+    }
+    // No size in the frame header: stream it, bounded.
+    ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
+    out.clear();
+    ZSTD_inBuffer in{src, n, 0};
+    std::size_t have = 0;
+    std::size_t r = 1;
+    while (r != 0) {
+        if (have == out.size()) {
+            if (have >= limit) {
+                return "stream decodes to more bytes than the chunk holds";
+            }
+            out.resize(
+                std::min(limit, std::max<std::size_t>(2 * have, std::max<std::size_t>(n, 4096))));
+        }
+        ZSTD_outBuffer o{out.data() + have, out.size() - have, 0};
+        r = ZSTD_decompressStream(dctx, &o, &in);
+        if (ZSTD_isError(r) != 0U) {
+            return ZSTD_getErrorName(r);
+        }
+        have += o.pos;
+        if (r != 0 && in.pos == in.size && o.pos < o.size) {
+            return "stream cut short";
+        }
+    }
+    if (in.pos != in.size) {
+        return "bytes after the end of the stream";
+    }
+    out.resize(have);
+    return nullptr;
+}
+
+}  // namespace
+
+const char* decompress_whole(WholeStream f,
+                             const std::uint8_t* src,
+                             std::size_t n,
+                             std::vector<std::uint8_t>& out,
+                             std::size_t limit) {
+    switch (f) {
+        case WholeStream::zstd:
+            return zstd_whole(src, n, out, limit);
+        case WholeStream::zlib:
+            return inflate_whole(15, src, n, out, limit);
+        case WholeStream::gzip:
+            return inflate_whole(15 + 16, src, n, out, limit);
+    }
+    return "unknown stream format";
+}
+
+std::vector<std::uint8_t> compress_whole(WholeStream f,
+                                         int level,
+                                         const std::uint8_t* src,
+                                         std::size_t n) {
+    std::vector<std::uint8_t> out;
+    if (f == WholeStream::zstd) {
+        out.resize(ZSTD_compressBound(n));
+        const std::size_t r =
+            ZSTD_compressCCtx(zstd_contexts().compressor(), out.data(), out.size(), src, n, level);
+        if (ZSTD_isError(r) != 0U) {
+            throw CodecError(std::string("zstd: ") + ZSTD_getErrorName(r));
+        }
+        out.resize(r);
+        return out;
+    }
+    z_stream z{};
+    if (deflateInit2(&z, std::clamp(level, 0, 9), Z_DEFLATED, f == WholeStream::gzip ? 15 + 16 : 15,
+                     8, Z_DEFAULT_STRATEGY) != Z_OK) {
+        throw CodecError("zlib: cannot allocate a deflate state");
+    }
+    if (n > 0xffffffffU) {
+        deflateEnd(&z);
+        throw CodecError("zlib: a stream of more than 4 GiB");
+    }
+    out.resize(deflateBound(&z, static_cast<uLong>(n)));
+    z.next_in = const_cast<Bytef*>(src);  // zlib's API is not const-correct
+    z.avail_in = static_cast<uInt>(n);
+    z.next_out = out.data();
+    z.avail_out = static_cast<uInt>(out.size());
+    const int r = deflate(&z, Z_FINISH);
+    const std::size_t written = out.size() - z.avail_out;
+    deflateEnd(&z);
+    if (r != Z_STREAM_END) {
+        throw CodecError("zlib: deflate failed with code " + std::to_string(r));
+    }
+    out.resize(written);
+    return out;
+}
+
 }  // namespace b2nd::codec::detail

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include <b2nd/codec/ids.hpp>
 
@@ -65,6 +66,26 @@ const char* decompress_stream_prefix(CompFormat f,
                                      std::size_t want,
                                      std::size_t out_size,
                                      const StreamDict* dict);
+
+/// Whole streams of other formats (Zarr's codecs), whose decoded size the stream itself says
+/// or ends: a zstd frame, a zlib stream (RFC 1950), a gzip member (RFC 1952).
+enum class WholeStream { zstd, zlib, gzip };
+
+/// Decodes a whole stream into `out` (resized to the decoded size), refusing to produce more
+/// than `limit` bytes. Returns nullptr on success, otherwise a static description of the
+/// failure (corrupt data, trailing bytes, a stream cut short, more than `limit` bytes).
+const char* decompress_whole(WholeStream f,
+                             const std::uint8_t* src,
+                             std::size_t n,
+                             std::vector<std::uint8_t>& out,
+                             std::size_t limit);
+
+/// Compresses src[0, n) as a whole stream of format `f` at `level` (zstd: its levels; zlib and
+/// gzip: 0-9) and returns it. \throws CodecError when the library fails
+std::vector<std::uint8_t> compress_whole(WholeStream f,
+                                         int level,
+                                         const std::uint8_t* src,
+                                         std::size_t n);
 
 std::size_t blosclz_compress(
     int clevel, const std::uint8_t* in, std::size_t n, std::uint8_t* out, std::size_t cap);

@@ -206,4 +206,66 @@ inline std::int64_t utf8_decode(const std::string& text,
     return n;
 }
 
+/// Standard base64 (RFC 4648, with padding) of `bytes`.
+inline std::string base64_encoded(const std::string& bytes) {
+    static const char* const abc =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string out;
+    std::size_t i = 0;
+    for (; i + 2 < bytes.size(); i += 3) {
+        const auto v = static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i]) << 16 |
+                                                  static_cast<unsigned char>(bytes[i + 1]) << 8 |
+                                                  static_cast<unsigned char>(bytes[i + 2]));
+        out += {abc[v >> 18], abc[(v >> 12) & 63U], abc[(v >> 6) & 63U], abc[v & 63U]};
+    }
+    if (i < bytes.size()) {
+        const bool two = i + 1 < bytes.size();
+        const auto v =
+            static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i]) << 16 |
+                                       (two ? static_cast<unsigned char>(bytes[i + 1]) << 8 : 0));
+        out += {abc[v >> 18], abc[(v >> 12) & 63U], two ? abc[(v >> 6) & 63U] : '=', '='};
+    }
+    return out;
+}
+
+/// The bytes standard base64 text encodes (padding optional), or nothing when it is not base64.
+inline std::optional<std::string> base64_decoded(const std::string& text) {
+    std::string out;
+    std::uint32_t acc = 0;
+    int bits = 0;
+    std::size_t pad = 0;
+    for (const char ch : text) {
+        int v;
+        if (ch >= 'A' && ch <= 'Z') {
+            v = ch - 'A';
+        } else if (ch >= 'a' && ch <= 'z') {
+            v = ch - 'a' + 26;
+        } else if (ch >= '0' && ch <= '9') {
+            v = ch - '0' + 52;
+        } else if (ch == '+') {
+            v = 62;
+        } else if (ch == '/') {
+            v = 63;
+        } else if (ch == '=') {
+            ++pad;
+            continue;
+        } else {
+            return std::nullopt;
+        }
+        if (pad != 0) {
+            return std::nullopt;  // data after padding
+        }
+        acc = (acc << 6) | static_cast<std::uint32_t>(v);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out.push_back(static_cast<char>((acc >> bits) & 0xffU));
+        }
+    }
+    if (bits >= 6 || pad > 2) {
+        return std::nullopt;
+    }
+    return out;
+}
+
 }  // namespace b2nd::detail

@@ -6,6 +6,7 @@
 #include <b2nd/storage/frame.hpp>
 #include <b2nd/value.hpp>
 
+#include "../bridges/bridges.hpp"
 #include "../detail/text.hpp"
 #include "../engine/array_core.hpp"
 #include "../values/params_detail.hpp"
@@ -16,6 +17,9 @@ namespace b2nd {
 
 // AnyArray's opens live here, above the engine: the object kind is dispatched at open.
 AnyArray AnyArray::open(const std::string& path, const OpenOptions& options) {
+    if (bridges::is_zarr(path)) {
+        return bridges::open_zarr(path, options);
+    }
     detail::check_object_before_writing(path, options);
     auto core = detail::ArrayCore::open(path, options);
     detail::open_object(*core, options);

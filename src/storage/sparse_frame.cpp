@@ -17,6 +17,7 @@
 #include <b2nd/error.hpp>
 #include <b2nd/format/endian.hpp>
 
+#include "../detail/lru_map.hpp"
 #include "../detail/text.hpp"
 #include "frame_impl.hpp"
 #include "publish.hpp"
@@ -243,7 +244,6 @@ public:
     void reloaded() override {
         std::lock_guard<std::mutex> lock(files_mutex_);
         files_.clear();
-        lru_.clear();
         if (pending_dir_) {
             dir_ = std::move(pending_dir_);
         }
@@ -355,31 +355,20 @@ private:
 
     std::shared_ptr<const MappedFile> chunk_file(std::uint32_t id) const {
         std::lock_guard<std::mutex> lock(files_mutex_);
-        auto it = files_.find(id);
-        if (it != files_.end()) {
-            lru_.splice(lru_.begin(), lru_, it->second.second);
-            return it->second.first;
+        if (const auto* kept = files_.find(id)) {
+            return *kept;
         }
         char name[32];
         std::snprintf(name, sizeof name, "%08X.chunk", id);
         auto m = dir_ ? MappedFile::open(dir_->reach + name, chunk_file_path(id))
                       : MappedFile::open(chunk_file_path(id));
-        lru_.push_front(id);
-        files_.emplace(id, std::make_pair(m, lru_.begin()));
-        while (files_.size() > std::max<std::size_t>(1, options.max_mapped_chunk_files)) {
-            files_.erase(lru_.back());
-            lru_.pop_back();
-        }
+        files_.put(id, m, options.max_mapped_chunk_files);
         return m;
     }
 
     void forget_file(std::uint32_t id) {
         std::lock_guard<std::mutex> lock(files_mutex_);
-        auto it = files_.find(id);
-        if (it != files_.end()) {
-            lru_.erase(it->second.second);
-            files_.erase(it);
-        }
+        files_.erase(id);
     }
 
     /// The directory a snapshot was read from, held open: its chunk files are reached through
@@ -415,11 +404,7 @@ private:
 
     // Chunk files mapped on demand, least recently used first out.
     mutable std::mutex files_mutex_;
-    mutable std::list<std::uint32_t> lru_;
-    mutable std::unordered_map<
-        std::uint32_t,
-        std::pair<std::shared_ptr<const MappedFile>, std::list<std::uint32_t>::iterator>>
-        files_;
+    mutable b2nd::detail::LruMap<std::uint32_t, std::shared_ptr<const MappedFile>> files_;
     /// The first generation whose snapshot can name file `id`, as far as births_ tells (earlier
     /// than the truth at worst, which only keeps a file longer).
     std::uint64_t born(std::int64_t id) const {

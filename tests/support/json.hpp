@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <b2nd/value.hpp>
+
 namespace b2nd::test {
 
 class Json {
@@ -216,6 +218,46 @@ inline Json load_json_file(const std::string& path) {
     }
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     return Json::parse(text);
+}
+
+/// Whether a decoded value is what the test's own JSON reader makes of the manifest's meaning.
+inline bool same_value(const b2nd::Value& v, const Json& j) {
+    switch (j.kind()) {
+        case Json::Kind::null:
+            return v.is_nil();
+        case Json::Kind::boolean:
+            return v.type() == b2nd::Value::Type::boolean && v.as<bool>() == j.as_bool();
+        case Json::Kind::number:
+            return (v.type() == b2nd::Value::Type::integer ||
+                    v.type() == b2nd::Value::Type::real) &&
+                   v.as<double>() == j.as_number();
+        case Json::Kind::string:
+            return v.type() == b2nd::Value::Type::string && v.as<std::string>() == j.as_string();
+        case Json::Kind::array: {
+            if (v.type() != b2nd::Value::Type::array || v.size() != j.as_array().size()) {
+                return false;
+            }
+            for (std::size_t i = 0; i < v.size(); ++i) {
+                if (!same_value(v[i], j.as_array()[i])) {
+                    return false;
+                }
+            }
+            return true;
+        }
+        case Json::Kind::object: {
+            if (v.type() != b2nd::Value::Type::map || v.size() != j.as_object().size()) {
+                return false;
+            }
+            for (const auto& [k, e] : j.as_object()) {
+                const b2nd::Value* x = v.find(k);
+                if (x == nullptr || !same_value(*x, e)) {
+                    return false;
+                }
+            }
+            return true;
+        }
+    }
+    return false;
 }
 
 }  // namespace b2nd::test

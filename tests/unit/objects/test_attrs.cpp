@@ -27,45 +27,6 @@ std::vector<std::uint8_t> unhex(const std::string& h) {
     return out;
 }
 
-/// Whether a decoded value is what the test's own JSON reader makes of the manifest's meaning.
-bool same(const Value& v, const Json& j) {
-    switch (j.kind()) {
-        case Json::Kind::null:
-            return v.is_nil();
-        case Json::Kind::boolean:
-            return v.type() == Value::Type::boolean && v.as<bool>() == j.as_bool();
-        case Json::Kind::number:
-            return (v.type() == Value::Type::integer || v.type() == Value::Type::real) &&
-                   v.as<double>() == j.as_number();
-        case Json::Kind::string:
-            return v.type() == Value::Type::string && v.as<std::string>() == j.as_string();
-        case Json::Kind::array: {
-            if (v.type() != Value::Type::array || v.size() != j.as_array().size()) {
-                return false;
-            }
-            for (std::size_t i = 0; i < v.size(); ++i) {
-                if (!same(v[i], j.as_array()[i])) {
-                    return false;
-                }
-            }
-            return true;
-        }
-        case Json::Kind::object: {
-            if (v.type() != Value::Type::map || v.size() != j.as_object().size()) {
-                return false;
-            }
-            for (const auto& [k, e] : j.as_object()) {
-                const Value* x = v.find(k);
-                if (x == nullptr || !same(*x, e)) {
-                    return false;
-                }
-            }
-            return true;
-        }
-    }
-    return false;
-}
-
 }  // namespace
 
 TEST_CASE("attrs: the corpus's vlmeta and metalayers decode to their meaning", "[array][attrs]") {
@@ -103,7 +64,7 @@ TEST_CASE("attrs: the corpus's vlmeta and metalayers decode to their meaning", "
                         throw std::runtime_error("a description, not the value");
                     }
                     const Json j = Json::parse(meaning);
-                    CHECK(same(v, j));
+                    CHECK(b2nd::test::same_value(v, j));
                     ++compared;
                 } catch (const std::exception&) {
                     // Meanings with a note after the value ("..." (msgpack str16, 210 chars)).

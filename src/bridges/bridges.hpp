@@ -1,0 +1,27 @@
+// Internal: where the library meets other formats (Zarr today): what AnyArray::open and the tool
+// ask of the bridges.
+#pragma once
+
+#include <string>
+
+#include <b2nd/any_array.hpp>
+#include <b2nd/params.hpp>
+#include <b2nd/value.hpp>
+
+namespace b2nd::bridges {
+
+/// Whether `path` names a Zarr node: a local directory holding zarr.json, .zarray or .zgroup,
+/// or a URL whose path ends in .zarr or passes through a .zarr directory.
+bool is_zarr(const std::string& path);
+
+/// Opens the Zarr v2 or v3 array at `path` (a directory or URL) read-only, lazily.
+/// \throws UsageError for a group or a writable open; UnsupportedError naming a codec, filter
+///         or data type this library does not have; FormatError for malformed metadata
+AnyArray open_zarr(const std::string& path, const OpenOptions& options);
+
+/// What `b2nd info` says of the Zarr array at `path`: a map of format ("Zarr v2", "Zarr v3"),
+/// shape, dtype, chunks (a shard's shape when sharded), inner_chunks (when sharded), codecs
+/// (codecs_text), fill_value (its bytes), attributes and dimension_names.
+Value zarr_summary(const std::string& path, const OpenOptions& options);
+
+}  // namespace b2nd::bridges

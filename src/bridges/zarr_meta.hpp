@@ -1,0 +1,105 @@
+// Internal: a Zarr array's metadata (v2 `.zarray` + `.zattrs`, v3 `zarr.json`), described once
+// for both versions, and its codec chain. Readers (zarr_array.cpp) and writers (zarr_write.cpp)
+// share it; the JSON each version spells is parsed and written here only.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <b2nd/dtype.hpp>
+#include <b2nd/shape.hpp>
+#include <b2nd/value.hpp>
+
+namespace b2nd::bridges {
+
+/// One bytes-to-bytes codec: v2's compressor, or one of v3's after the array-to-bytes codec.
+struct ZarrBytesCodec {
+    enum class Kind { blosc, zstd, zlib, gzip, lz4, crc32c };
+    Kind kind = Kind::zstd;
+    int level = 0;               ///< zstd, zlib, gzip, lz4 acceleration; Blosc's clevel
+    std::string cname;           ///< Blosc: its compressor's name
+    int shuffle = 0;             ///< Blosc: 0 none, 1 byte, 2 bit
+    int typesize = 0;            ///< Blosc (v3)
+    std::int64_t blocksize = 0;  ///< Blosc
+};
+
+struct ZarrSharding;
+
+/// A chunk's codecs, from the array to the stored bytes.
+struct ZarrCodecs {
+    /// Array-to-array transposition: axis i of the encoded chunk is axis order[i] of the
+    /// array's chunk (v3's transpose codec; v2's order "F" as the reversed axes). Empty: none.
+    std::vector<int> order;
+    /// The bytes codec's endian (v3); v2's byte order is the dtype's own.
+    bool big_endian = false;
+    /// Array-to-bytes is sharding_indexed: the chunk is a shard of inner chunks.
+    std::shared_ptr<const ZarrSharding> sharding;
+    /// Bytes-to-bytes codecs, in encoding order.
+    std::vector<ZarrBytesCodec> bytes_codecs;
+};
+
+/// sharding_indexed's configuration.
+struct ZarrSharding {
+    Shape inner;              ///< the inner chunks' shape
+    ZarrCodecs codecs;        ///< the inner chunks' codecs
+    ZarrCodecs index_codecs;  ///< the index's (bytes, crc32c only: an index has a fixed size)
+    bool index_at_end = true;
+};
+
+/// What an array's metadata says, whichever version wrote it.
+struct ZarrMeta {
+    int version = 3;
+    std::string where;  ///< the array, for messages
+    Shape shape;
+    Shape chunks;  ///< v2's chunks, v3's regular chunk grid (a shard's shape when sharded)
+    /// The items' dtype as arrays here present them: v2's own (its byte order), v3's data
+    /// type in little-endian order (the bytes codec says how chunks store it).
+    DType dtype;
+    std::vector<std::uint8_t> fill;  ///< one item, in dtype's byte order
+    std::string key_prefix;          ///< "c" for v3's default key encoding, else ""
+    char separator = '/';
+    ZarrCodecs codecs;
+    Value attributes = Value::map({});
+    std::vector<std::string> dimension_names;  ///< v3's, when given
+};
+
+/// Parses v2 metadata: `.zarray`'s text and `.zattrs`' (empty when absent). \throws FormatError
+/// naming `where` and the key at fault; UnsupportedError naming a codec, filter or dtype we do
+/// not have.
+ZarrMeta parse_zarr_v2(const std::string& zarray,
+                       const std::string& zattrs,
+                       const std::string& where);
+/// Parses v3 `zarr.json` of an array. \throws as parse_zarr_v2; UsageError for a group.
+ZarrMeta parse_zarr_v3(const std::string& json, const std::string& where);
+
+/// The codecs as text, in encoding order: "transpose(1,0) bytes blosc(lz4:5,shuffle) crc32c".
+std::string codecs_text(const ZarrCodecs& c);
+
+/// The store key of the chunk at grid coordinates `coords` (ndim of them).
+std::string chunk_key(const ZarrMeta& m, const std::int64_t* coords);
+
+/// Decodes one stored chunk of `chunk` shape into `out` (its items in C order, dtype's byte
+/// order: `chunk`'s item count times dtype's itemsize). \throws FormatError naming `where` for
+/// a corrupted, short or long chunk, or a checksum that does not match.
+void decode_zarr_chunk(const ZarrCodecs& c,
+                       const DType& dtype,
+                       const Shape& chunk,
+                       const std::uint8_t* stored,
+                       std::size_t n,
+                       std::uint8_t* out,
+                       const std::string& where);
+
+/// The bytes a shard's index takes, stored: 16 per inner chunk, 4 per crc32c.
+std::uint64_t shard_index_nbytes(const ZarrSharding& s, std::int64_t inner_chunks);
+/// Decodes a shard's stored index (`n` bytes) into (offset, nbytes) pairs, one per inner chunk
+/// in C order; both all ones for an empty one. \throws FormatError naming `where` when its
+/// checksum does not match.
+std::vector<std::uint64_t> decode_shard_index(const ZarrSharding& s,
+                                              std::int64_t inner_chunks,
+                                              const std::uint8_t* stored,
+                                              std::size_t n,
+                                              const std::string& where);
+
+}  // namespace b2nd::bridges

@@ -1,0 +1,150 @@
+// The tool on Zarr arrays, as scripts spell it: import makes a b2nd array of every corpus array
+// (its values, its chunking, its attributes as `b2nd meta OUT NAME` JSON), export/info/show/diff
+// read one in place, and every damaged one fails naming its file, leaving nothing behind.
+#include <filesystem>
+
+#include <catch2/catch.hpp>
+
+#include <b2nd/b2nd.hpp>
+
+#include "../support/files.hpp"
+#include "../support/json.hpp"
+#include "../support/reference.hpp"
+#include "../support/temp_dir.hpp"
+#include "run.hpp"
+
+using b2nd::test::Json;
+using b2nd::test::q;
+using b2nd::test::run;
+using b2nd::test::Run;
+using Catch::Matchers::Contains;
+
+namespace {
+
+bool have_bridges() {
+    return !b2nd::test::corpus_dir().empty() &&
+           std::filesystem::exists(b2nd::test::corpus_dir() + "/bridges/manifest.json");
+}
+
+std::string bridges() {
+    return b2nd::test::corpus_dir() + "/bridges/";
+}
+
+}  // namespace
+
+TEST_CASE("cli bridges: import of every Zarr array of the corpus, attributes as meta JSON",
+          "[cli][bridges]") {
+    if (!have_bridges()) {
+        B2ND_SKIP("bridges corpus not found under " B2ND_CORPUS_DIR);
+    }
+    const Json m = b2nd::test::load_json_file(bridges() + "manifest.json");
+    b2nd::test::TempDir tmp;
+    int n = 0;
+    for (const Json& c : m["cases"].as_array()) {
+        const std::string kind = c["kind"].as_string();
+        if (kind != "zarr2" && kind != "zarr3") {
+            continue;
+        }
+        const std::string name = c["name"].as_string();
+        INFO(name);
+        const std::string out = tmp / (name + ".b2nd");
+        const Run r = run("import " + q(bridges() + c["src"].as_string()) + " " + q(out));
+        REQUIRE(r.status == 0);
+        ++n;
+        const b2nd::AnyArray a = b2nd::AnyArray::open(out);
+        CHECK(a.read() == b2nd::test::read_npy_payload(bridges() + c["expect"].as_string()).data);
+        if (c.has("attrs")) {
+            for (const auto& [k, v] : c["attrs"].as_object()) {
+                INFO("attribute " << k);
+                const Run meta = run("meta " + q(out) + " " + q(k));
+                REQUIRE(meta.status == 0);
+                CHECK(b2nd::test::same_value(b2nd::Value::from_json(meta.output), v));
+            }
+        }
+    }
+    CHECK(n >= 45);
+}
+
+TEST_CASE("cli bridges: import follows a sharded array's shards and inner chunks",
+          "[cli][bridges]") {
+    if (!have_bridges()) {
+        B2ND_SKIP("bridges corpus not found under " B2ND_CORPUS_DIR);
+    }
+    b2nd::test::TempDir tmp;
+    REQUIRE(run("import " + q(bridges() + "zarr3/z3_sharded_end_f8.zarr") + " " + q(tmp / "s.b2nd"))
+                .status == 0);
+    const b2nd::AnyArray s = b2nd::AnyArray::open(tmp / "s.b2nd");
+    CHECK(s.chunk_shape() == b2nd::Shape{10, 12});
+    CHECK(s.block_shape() == b2nd::Shape{5, 4});
+    // Given chunks win.
+    REQUIRE(run("import " + q(bridges() + "zarr3/z3_sharded_end_f8.zarr") + " " +
+                q(tmp / "t.b2nd") + " --chunks 20,24 --codec lz4")
+                .status == 0);
+    const b2nd::AnyArray t = b2nd::AnyArray::open(tmp / "t.b2nd");
+    CHECK(t.chunk_shape() == b2nd::Shape{20, 24});
+    CHECK(t.compression().codec == b2nd::codec::Codec::lz4);
+    CHECK(t.read() == s.read());
+}
+
+TEST_CASE("cli bridges: export, info, show and diff read a Zarr array in place", "[cli][bridges]") {
+    if (!have_bridges()) {
+        B2ND_SKIP("bridges corpus not found under " B2ND_CORPUS_DIR);
+    }
+    b2nd::test::TempDir tmp;
+    const std::string z = bridges() + "zarr3/groups.zarr/sub/deep/b";
+    REQUIRE(run("export " + q(z) + " " + q(tmp / "b.npy")).status == 0);
+    CHECK(b2nd::test::read_npy_payload(tmp / "b.npy").data ==
+          b2nd::test::read_npy_payload(bridges() + "expect/z3_in_group_sub_deep_b.npy").data);
+
+    const Run info = run("info " + q(bridges() + "zarr3/z3_sharded_start_i4.zarr"));
+    REQUIRE(info.status == 0);
+    CHECK_THAT(info.output, Contains("Zarr v3 array") && Contains("(16, 18)") && Contains("<i4") &&
+                                Contains("shards      (8, 9)") && Contains("inner chunks (4, 3)") &&
+                                Contains("transpose(1,0)") && Contains("index at start") &&
+                                Contains("fill value  3"));
+    const Run js = run("info --json " + q(bridges() + "zarr2/z2_zstd_int64_C_slash.zarr"));
+    REQUIRE(js.status == 0);
+    const Json j = Json::parse(js.output);
+    CHECK(j["format"].as_string() == "Zarr v2");
+    CHECK(j["chunks"].as_array().size() == 2);
+
+    const Run show = run("show " + q(bridges() + "zarr2/z2_dtype_S6.zarr"));
+    REQUIRE(show.status == 0);
+    CHECK_THAT(show.output, Contains("b'"));
+
+    REQUIRE(run("import " + q(z) + " " + q(tmp / "b.b2nd")).status == 0);
+    const Run same = run("diff " + q(tmp / "b.b2nd") + " " + q(z));
+    CHECK(same.status == 0);
+    CHECK_THAT(same.output, Contains("equal"));
+    const Run other =
+        run("diff " + q(tmp / "b.b2nd") + " " + q(bridges() + "zarr2/groups.zarr/grp/counts"));
+    CHECK(other.status != 0);
+}
+
+TEST_CASE("cli bridges: damaged Zarr arrays and groups fail by name, leaving nothing",
+          "[cli][bridges]") {
+    if (!have_bridges()) {
+        B2ND_SKIP("bridges corpus not found under " B2ND_CORPUS_DIR);
+    }
+    const Json m = b2nd::test::load_json_file(bridges() + "manifest.json");
+    b2nd::test::TempDir tmp;
+    for (const Json& c : m["cases"].as_array()) {
+        if (c["kind"].as_string() != "fail" || !c["zarr"].as_bool()) {
+            continue;
+        }
+        const std::string name = c["name"].as_string();
+        INFO(name << ": " << c["defect"].as_string());
+        for (const char* verb : {"import", "export"}) {
+            const std::string out = tmp / (name + (verb[0] == 'i' ? ".b2nd" : ".npy"));
+            const Run r =
+                run(std::string(verb) + " " + q(bridges() + c["src"].as_string()) + " " + q(out));
+            CHECK(r.status != 0);
+            CHECK_THAT(r.output, Contains(name + ".zarr"));
+            CHECK_FALSE(std::filesystem::exists(out));
+        }
+    }
+    CHECK(std::filesystem::is_empty(tmp.path()));
+    const Run g = run("import " + q(bridges() + "zarr2/groups.zarr") + " " + q(tmp / "g.b2nd"));
+    CHECK(g.status != 0);
+    CHECK_THAT(g.output, Contains("a Zarr v2 group"));
+}

@@ -74,6 +74,13 @@ ZarrMeta parse_zarr_v2(const std::string& zarray,
 /// Parses v3 `zarr.json` of an array. \throws as parse_zarr_v2; UsageError for a group.
 ZarrMeta parse_zarr_v3(const std::string& json, const std::string& where);
 
+/// One item of `dtype` holding a metadata fill value (v2: a number, "NaN", "Infinity",
+/// "-Infinity", base64 of the bytes, a string for U; v3: also "0x..." of the bits, [re, im],
+/// lists of bytes), in dtype's byte order; zeros for null. \throws FormatError naming `where`
+std::vector<std::uint8_t> zarr_fill_bytes(const Value& v,
+                                          const DType& dtype,
+                                          const std::string& where);
+
 /// The codecs as text, in encoding order: "transpose(1,0) bytes blosc(lz4:5,shuffle) crc32c".
 std::string codecs_text(const ZarrCodecs& c);
 

@@ -170,6 +170,10 @@ const std::vector<Command>& commands();
 
 int cmd_info(const std::vector<std::string>& argv);
 int cmd_export(const std::vector<std::string>& argv);
+/// Whether `out` names an output of another format (an HDF5 dataset, FILE.h5:/path).
+bool bridge_output(const std::string& out);
+/// b2nd export IN OUT for such an output (cmd_export_bridges.cpp).
+int export_bridge(const Args& a, const std::string& in_path, const std::string& out);
 int cmd_import(const std::vector<std::string>& argv);
 int cmd_verify(const std::vector<std::string>& argv);
 int cmd_checksum(const std::vector<std::string>& argv);

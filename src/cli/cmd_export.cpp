@@ -22,6 +22,7 @@ namespace {
 const char* const kExportHelp =
     "usage: b2nd export PATH OUT.npy|- [--slice EXPR | --points PTS.npy | --mask MASK.npy]\n"
     "                   [--field NAME] [--overwrite] [--dtype DTYPE] [--nthreads N]\n"
+    "       b2nd export PATH OUT.h5:/path/to/dataset [--clevel N] [--overwrite]\n"
     "\n"
     "Writes the array, or part of it, as a .npy file of the same dtype. OUT.npy is written\n"
     "under a temporary name and appears only once complete; OUT '-' writes to stdout. A\n"
@@ -45,8 +46,16 @@ const char* const kExportHelp =
     "                   code is then 1, with OUT.npy written\n"
     "  --nthreads N     decoding threads (default: all cores)\n"
     "\n"
+    "An HDF5 output (also .hdf5, .he5, .nc) gets the whole array as a dataset chunked as the\n"
+    "array, compressed with shuffle + gzip (level --clevel, default 4), which h5py reads\n"
+    "without plugins; the array's attributes become the dataset's. The file is created, or\n"
+    "the dataset added to it (replaced with --overwrite); the file is rebuilt beside itself\n"
+    "and replaces the old one in one step. PATH may be any array: a b2nd file, a Zarr array,\n"
+    "an HDF5 dataset.\n"
+    "\n"
     "example:\n"
-    "  b2nd export t.b2nd day0.npy --slice '0, :, 100:200'\n";
+    "  b2nd export t.b2nd day0.npy --slice '0, :, 100:200'\n"
+    "  b2nd export t.b2nd results.h5:/run7/temperature\n";
 
 /// The coordinates of a points file (an integer .npy of shape (N, ndim), or (N,) for ndim 1),
 /// as int64, N * ndim of them; negative ones count from the end, as NumPy's.
@@ -111,9 +120,9 @@ std::vector<std::int64_t> load_points(const std::string& path,
 }  // namespace
 
 int cmd_export(const std::vector<std::string>& argv) {
-    const Args a =
-        Args::parse(argv, {"--slice", "--points", "--mask", "--field", "--dtype", "--nthreads"},
-                    {"--overwrite", "--salvage", "--help"});
+    const Args a = Args::parse(
+        argv, {"--slice", "--points", "--mask", "--field", "--dtype", "--nthreads", "--clevel"},
+        {"--overwrite", "--salvage", "--help"});
     if (a.has("--help")) {
         std::cout << kExportHelp;
         return 0;
@@ -136,6 +145,12 @@ int cmd_export(const std::vector<std::string>& argv) {
         }
     }
     const std::string& out_path = a.positional[1];
+    if (bridge_output(out_path)) {
+        return export_bridge(a, a.positional[0], out_path);
+    }
+    if (a.has("--clevel")) {
+        throw ArgError("--clevel goes with an HDF5 or Zarr output");
+    }
     const bool to_stdout = out_path == "-";
     if (to_stdout && ::isatty(STDOUT_FILENO) != 0) {
         throw ArgError("OUT is '-' and stdout is a terminal; redirect it to a file or a pipe");

@@ -12,6 +12,7 @@
 #include <b2nd/ops.hpp>
 
 #include "../bridges/bridges.hpp"
+#include "../bridges/hdf5_gate.hpp"
 #include "../detail/text.hpp"
 #include "cli.hpp"
 #include "copy_args.hpp"
@@ -26,9 +27,12 @@ const char* const kImportHelp =
     "\n"
     "Writes SRC as a new b2nd array at PATH, which appears only once complete. SRC is\n"
     "  a .npy file (C order);\n"
-    "  a Zarr v2 or v3 array: DIR.zarr, or DIR.zarr/group/array inside groups (or a URL).\n"
+    "  a Zarr v2 or v3 array: DIR.zarr, or DIR.zarr/group/array inside groups (or a URL);\n"
+    "  an HDF5 dataset: FILE.h5:/path/to/dataset (also .hdf5, .he5, .nc); FILE.h5 alone\n"
+    "  when it holds one dataset. Blosc (32001) and LZF (32000) filters read without plugins.\n"
     "Attributes of the source become the array's (b2nd meta PATH NAME). Without --chunks,\n"
-    "the chunks follow the source's (a Zarr shard's: chunks, its inner chunks: blocks).\n"
+    "the chunks follow the source's (HDF5's chunks; a Zarr shard: chunks, its inner chunks:\n"
+    "blocks).\n"
     "\n"
     "@COMPRESSION@"
     "  --chunks A,B,..  chunk shape (default: chosen from the CPU caches)\n"
@@ -41,12 +45,13 @@ const char* const kImportHelp =
     "example:\n"
     "  b2nd import t.npy t.b2nd --codec lz4 --chunks 64,256,256\n"
     "  b2nd import run.zarr/fields/temperature t.b2nd\n"
+    "  b2nd import ocean.nc:/temperature t.b2nd --codec zstd --clevel 5\n"
     "  b2nd import field.npy field.b2nd --codec zfp-accuracy:-3   # |error| <= 1e-3\n";
 
 /// Chunks larger than this do not make sensible b2nd chunks: the copy then picks its own.
 constexpr std::int64_t kLargestFollowedChunk = std::int64_t{256} << 20;
 
-/// A Zarr array imported: a copy of it opened in place, its chunking followed.
+/// A Zarr array or HDF5 dataset imported: a copy of it opened in place, its chunking followed.
 int import_array(const Args& a, const std::string& src, const std::string& out) {
     const AnyArray in = open_input(src, input_options(a));
     CopyOptions o = copy_options(a, in, out);
@@ -78,7 +83,7 @@ int cmd_import(const std::vector<std::string>& argv) {
     }
     check_output(a.positional[1], {a.positional[0]}, a.has("--overwrite"),
                  detail::OutputKind::array);
-    if (bridges::is_zarr(a.positional[0])) {
+    if (bridges::is_zarr(a.positional[0]) || bridges::hdf5_location(a.positional[0])) {
         return import_array(a, a.positional[0], a.positional[1]);
     }
     CreateOptions o;

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include <b2nd/any_array.hpp>
+#include <b2nd/attrs.hpp>
 #include <b2nd/codec/ids.hpp>
 #include <b2nd/error.hpp>
 #include <b2nd/format/chunk_header.hpp>
@@ -13,6 +14,7 @@
 #include <b2nd/value.hpp>
 
 #include "../bridges/bridges.hpp"
+#include "../bridges/hdf5_gate.hpp"
 #include "../detail/text.hpp"
 #include "cli.hpp"
 #include "item_format.hpp"
@@ -196,31 +198,42 @@ std::string object_text(const storage::Frame& frame, ObjectKind kind) {
     }
 }
 
-/// The description of a Zarr array (text, or a JSON object).
-std::string describe_zarr(const std::string& path, bool json) {
-    const Value z = bridges::zarr_summary(path, with_settings(OpenOptions{}));
+/// The description of a Zarr array or an HDF5 dataset (text, or a JSON object).
+std::string describe_bridge(const std::string& path, bool json) {
+    Value::Map m;
+    if (bridges::is_zarr(path)) {
+        m = bridges::zarr_summary(path, with_settings(OpenOptions{})).entries();
+    } else {
+        const AnyArray a = AnyArray::open(path, with_settings(OpenOptions{}));
+        const auto list = [](const Shape& s) { return Value(Value::Array(s.begin(), s.end())); };
+        Value::Map attrs;
+        for (const std::string& name : a.attrs().names()) {
+            attrs.emplace_back(name, a.attrs().get(name));
+        }
+        m = {{"format", "HDF5"},
+             {"shape", list(a.shape())},
+             {"dtype", a.dtype().str()},
+             {"chunks", list(a.chunk_shape())},
+             {"attributes", Value::map(std::move(attrs))}};
+    }
+    const Value z = Value::map(m);
     const DType dtype = DType::parse(z["dtype"].as<std::string>());
     std::string fill;
-    ItemFormat(dtype).json(fill, z["fill_value"].bytes().data());
-    std::ostringstream o;
+    if (const Value* f = z.find("fill_value")) {
+        ItemFormat(dtype).json(fill, f->bytes().data());
+    }
     const auto shape = [&](const char* key) { return z[key].as<std::vector<std::int64_t>>(); };
     if (json) {
-        // The fill value as an item of the dtype, not its bytes.
-        Value::Map m = z.entries();
-        for (auto& [k, v] : m) {
-            if (k.as<std::string>() == "fill_value") {
-                v = Value::from_json(fill);
-            }
-        }
         Value::Map head;
         head.emplace_back("path", redact_secrets(path));
-        for (auto& e : m) {
-            head.push_back(std::move(e));
+        for (auto& [k, v] : m) {
+            head.emplace_back(k, k.as<std::string>() == "fill_value" ? Value::from_json(fill) : v);
         }
         return Value::map(std::move(head)).to_json(2) + "\n";
     }
+    std::ostringstream o;
     o << "path        " << redact_secrets(path) << " (" << z["format"].as<std::string>()
-      << " array)\n";
+      << (z.find("codecs") != nullptr ? " array" : " dataset") << ")\n";
     o << "shape       " << to_string(shape("shape")) << "\n";
     o << "dtype       " << dtype.str() << "\n";
     if (z.find("inner_chunks") != nullptr) {
@@ -229,8 +242,10 @@ std::string describe_zarr(const std::string& path, bool json) {
     } else {
         o << "chunks      " << to_string(shape("chunks")) << "\n";
     }
-    o << "codecs      " << z["codecs"].as<std::string>() << "\n";
-    o << "fill value  " << fill << "\n";
+    if (const Value* c = z.find("codecs")) {
+        o << "codecs      " << c->as<std::string>() << "\n";
+        o << "fill value  " << fill << "\n";
+    }
     const Value& attrs = z["attributes"];
     if (attrs.size() > 0) {
         o << "attributes  " << attrs.to_json() << "\n";
@@ -241,8 +256,8 @@ std::string describe_zarr(const std::string& path, bool json) {
 /// The description of one file (text, or a JSON object).
 /// `unreadable`: how many chunks could not be read (a missing chunk file).
 std::string describe(const std::string& path, bool json, std::size_t& unreadable) {
-    if (bridges::is_zarr(path)) {
-        return describe_zarr(path, json);
+    if (bridges::is_zarr(path) || bridges::hdf5_location(path)) {
+        return describe_bridge(path, json);
     }
     // The frame always; the array view when the frame is one (as stored: a persisted
     // expression's carrier, a proxy's cache); the object kind it holds for python-blosc2.

@@ -8,6 +8,7 @@
 #include <b2nd/storage/http.hpp>
 #include <b2nd/store.hpp>
 
+#include "../bridges/hdf5_gate.hpp"
 #include "../detail/text.hpp"
 #include "../storage/outputs.hpp"
 #include "cli.hpp"
@@ -49,7 +50,8 @@ void check_input(const std::string& path) {
                           " (a python-blosc2 .b2z store? " + store_hint.substr(2) + ")");
     }
     if (!other.empty()) {
-        const char* reader = other.compare(0, 8, "an HDF5 ") == 0    ? " (h5dump or h5py read it)"
+        const char* reader = other.compare(0, 8, "an HDF5 ") == 0
+                                 ? " (b2nd reads its datasets as FILE.h5:/path/to/dataset)"
                              : other.compare(0, 9, "a netCDF ") == 0 ? " (ncdump reads it)"
                                                                      : "";
         throw FormatError(detail::quoted_path(path) + ": this is " + other + ", not a b2nd array" +
@@ -69,8 +71,8 @@ std::optional<std::pair<std::string, std::string>> store_reference(const std::st
         return std::nullopt;
     }
     std::error_code ec;
-    if (fs::exists(path, ec)) {
-        return std::nullopt;
+    if (fs::exists(path, ec) || bridges::hdf5_location(path)) {
+        return std::nullopt;  // a file, or an HDF5 dataset (FILE.h5:/path)
     }
     for (std::size_t p = path.find(":/"); p != std::string::npos; p = path.find(":/", p + 1)) {
         const std::string store = path.substr(0, p);
@@ -82,6 +84,9 @@ std::optional<std::pair<std::string, std::string>> store_reference(const std::st
 }
 
 AnyArray open_input(const std::string& path, const OpenOptions& o) {
+    if (bridges::hdf5_location(path)) {
+        return AnyArray::open(path, o);  // FILE.h5:/dataset: the file is checked as HDF5
+    }
     if (const auto ref = store_reference(path)) {
         if (o.writable) {
             throw ArgError(detail::quoted_path(path) +

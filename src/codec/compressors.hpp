@@ -87,6 +87,14 @@ std::vector<std::uint8_t> compress_whole(WholeStream f,
                                          const std::uint8_t* src,
                                          std::size_t n);
 
+/// Decodes an LZF stream (liblzf's format) into out[0, cap); false when it is corrupt or does not
+/// fit. `produced`: the decoded size.
+bool lzf_decompress(const std::uint8_t* in,
+                    std::size_t n,
+                    std::uint8_t* out,
+                    std::size_t cap,
+                    std::size_t& produced) noexcept;
+
 std::size_t blosclz_compress(
     int clevel, const std::uint8_t* in, std::size_t n, std::uint8_t* out, std::size_t cap);
 /// Decodes a BloscLZ stream into exactly out_size bytes, or, with want < out_size, stops once at

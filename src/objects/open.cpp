@@ -7,6 +7,7 @@
 #include <b2nd/value.hpp>
 
 #include "../bridges/bridges.hpp"
+#include "../bridges/hdf5_gate.hpp"
 #include "../detail/text.hpp"
 #include "../engine/array_core.hpp"
 #include "../values/params_detail.hpp"
@@ -19,6 +20,9 @@ namespace b2nd {
 AnyArray AnyArray::open(const std::string& path, const OpenOptions& options) {
     if (bridges::is_zarr(path)) {
         return bridges::open_zarr(path, options);
+    }
+    if (const auto at = bridges::hdf5_location(path)) {
+        return bridges::open_hdf5(*at, options);
     }
     detail::check_object_before_writing(path, options);
     auto core = detail::ArrayCore::open(path, options);

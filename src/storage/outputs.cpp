@@ -208,6 +208,8 @@ const char* output_kind_name(OutputKind kind) {
             return "an .npy file";
         case OutputKind::store:
             return "a store";
+        case OutputKind::hdf5:
+            return "an HDF5 file";
     }
     return "an output";
 }
@@ -237,6 +239,9 @@ std::string replacement_refusal(const std::string& path, OutputKind kind) {
             case OutputKind::store:
                 // A zip with embed.b2e, or an EmbedStore (a frame, named .b2e).
                 ok = is_store_zip(path) || (ends_with(path, ".b2e") && is_frame_file(path));
+                break;
+            case OutputKind::hdf5:
+                ok = first_bytes(path, 8) == "\x89HDF\r\n\x1a\n";
                 break;
         }
         return ok ? std::string() : "is " + file_kind(path) + ", not " + what + only;
@@ -289,6 +294,9 @@ std::string remote_replacement_refusal(const storage::detail::RemotePresence& p,
                 break;
             case OutputKind::store:
                 ok = p.head.rfind("PK\x03\x04", 0) == 0 || is_frame_start(p.head);
+                break;
+            case OutputKind::hdf5:
+                ok = p.head.rfind("\x89HDF\r\n\x1a\n", 0) == 0;
                 break;
         }
         if (!ok) {

@@ -24,6 +24,7 @@ enum class OutputKind {
     array,  ///< a Blosc2 frame: a contiguous frame file or a sparse frame directory
     npy,    ///< a NumPy .npy file
     store,  ///< a python-blosc2 store: a .b2z zip, a .b2d directory or a .b2e frame
+    hdf5,   ///< an HDF5 file (datasets are added to it)
 };
 
 /// "an array", "an .npy file", "a store"

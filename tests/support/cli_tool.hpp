@@ -1,8 +1,6 @@
 // Test helpers: the b2nd tool run through the shell (B2ND_CLI_PATH), as a user runs it.
 #pragma once
 
-#ifdef B2ND_CLI_PATH
-
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -10,6 +8,8 @@
 #include <catch2/catch.hpp>
 
 #include <sys/wait.h>
+
+#ifdef B2ND_CLI_PATH
 
 namespace b2nd::test {
 
@@ -22,9 +22,15 @@ inline int tool(const std::string& args, const std::string& env = {}) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-/// Runs the b2nd tool; what it prints (stderr too).
-inline std::string tool_text(const std::string& args, const std::string& env = {}) {
-    const std::string cmd = env + (env.empty() ? "" : " ") + B2ND_CLI_PATH + " " + args + " 2>&1";
+}  // namespace b2nd::test
+
+#endif
+
+namespace b2nd::test {
+
+/// Runs a shell command; what it prints (add 2>&1 for stderr); `status`: its exit code, or -1
+/// when killed.
+inline std::string command_text(const std::string& cmd, int* status = nullptr) {
     FILE* p = ::popen(cmd.c_str(), "r");
     REQUIRE(p != nullptr);
     std::string out;
@@ -32,10 +38,18 @@ inline std::string tool_text(const std::string& args, const std::string& env = {
     for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) {
         out.append(buf, n);
     }
-    ::pclose(p);
+    const int st = ::pclose(p);
+    if (status != nullptr) {
+        *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    }
     return out;
 }
 
-}  // namespace b2nd::test
-
+#ifdef B2ND_CLI_PATH
+/// Runs the b2nd tool; what it prints (stderr too).
+inline std::string tool_text(const std::string& args, const std::string& env = {}) {
+    return command_text(env + (env.empty() ? "" : " ") + B2ND_CLI_PATH + " " + args + " 2>&1");
+}
 #endif
+
+}  // namespace b2nd::test

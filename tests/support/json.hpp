@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -218,6 +219,50 @@ inline Json load_json_file(const std::string& path) {
     }
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     return Json::parse(text);
+}
+
+/// JSON text of a parsed value (strings with \" and \\ escaped only: the manifests' texts).
+inline std::string json_text(const Json& j) {
+    switch (j.kind()) {
+        case Json::Kind::null:
+            return "null";
+        case Json::Kind::boolean:
+            return j.as_bool() ? "true" : "false";
+        case Json::Kind::number: {
+            const double d = j.as_number();
+            if (d == static_cast<double>(static_cast<std::int64_t>(d))) {
+                return std::to_string(static_cast<std::int64_t>(d));
+            }
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "%.17g", d);
+            return buf;
+        }
+        case Json::Kind::string: {
+            std::string s = "\"";
+            for (const char c : j.as_string()) {
+                if (c == '"' || c == '\\') {
+                    s += '\\';
+                }
+                s += c;
+            }
+            return s + "\"";
+        }
+        case Json::Kind::array: {
+            std::string s = "[";
+            for (const Json& e : j.as_array()) {
+                s += (s.size() > 1 ? ", " : "") + json_text(e);
+            }
+            return s + "]";
+        }
+        case Json::Kind::object: {
+            std::string s = "{";
+            for (const auto& [k, e] : j.as_object()) {
+                s += (s.size() > 1 ? ", \"" : "\"") + k + "\": " + json_text(e);
+            }
+            return s + "}";
+        }
+    }
+    return "null";
 }
 
 /// Whether a decoded value is what the test's own JSON reader makes of the manifest's meaning.

@@ -12,6 +12,7 @@
 #include <b2nd/b2nd.hpp>
 #include <b2nd/ops.hpp>
 
+#include "../../support/bridge_cases.hpp"
 #include "../../support/files.hpp"
 #include "../../support/json.hpp"
 #include "../../support/random_box.hpp"
@@ -22,56 +23,21 @@ using b2nd::AnyArray;
 using b2nd::test::Json;
 using Catch::Matchers::Contains;
 
-namespace {
-
-struct Case {
-    std::string name;
-    std::string src;     // absolute
-    std::string expect;  // absolute .npy
-    Json entry;
-};
-
-/// The corpus's cases of `kinds`; empty (after a skip message) without the corpus.
-std::vector<Case> cases(const std::vector<std::string>& kinds) {
-    std::vector<Case> out;
-    const std::string root = b2nd::test::corpus_dir() + "/bridges";
-    const Json m = b2nd::test::load_json_file(root + "/manifest.json");
-    for (const Json& c : m["cases"].as_array()) {
-        const std::string kind = c["kind"].as_string();
-        if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
-            continue;
-        }
-        out.push_back({c["name"].as_string(), root + "/" + c["src"].as_string(),
-                       c.has("expect") ? root + "/" + c["expect"].as_string() : "", c});
-    }
-    return out;
-}
-
-bool have_corpus() {
-    return !b2nd::test::corpus_dir().empty() &&
-           std::filesystem::exists(b2nd::test::corpus_dir() + "/bridges/manifest.json");
-}
-
-b2nd::Shape shape_of(const Json& j) {
-    b2nd::Shape s;
-    for (const Json& e : j.as_array()) {
-        s.push_back(e.as_int());
-    }
-    return s;
-}
-
-}  // namespace
+using b2nd::test::bridge_case;
+using b2nd::test::bridge_cases;
+using b2nd::test::BridgeCase;
+using b2nd::test::have_bridges;
 
 TEST_CASE("zarr: every v2 and v3 array of the corpus reads in place", "[bridges][zarr]") {
-    if (!have_corpus()) {
+    if (!have_bridges()) {
         B2ND_SKIP("bridges corpus not found under " B2ND_CORPUS_DIR);
     }
-    const auto all = cases({"zarr2", "zarr3"});
+    const auto all = bridge_cases({"zarr2", "zarr3"});
     REQUIRE(all.size() >= 45);
-    for (const Case& c : all) {
+    for (const BridgeCase& c : all) {
         INFO(c.name);
         const AnyArray a = AnyArray::open(c.src);
-        CHECK(a.shape() == shape_of(c.entry["shape"]));
+        CHECK(a.shape() == b2nd::test::json_shape(c.entry["shape"]));
         if (c.entry["dtype"].kind() == Json::Kind::string) {
             CHECK(a.dtype().str() == c.entry["dtype"].as_string());
         }
@@ -90,11 +56,11 @@ TEST_CASE("zarr: every v2 and v3 array of the corpus reads in place", "[bridges]
 }
 
 TEST_CASE("zarr: random boxes read what the whole array holds", "[bridges][zarr]") {
-    if (!have_corpus()) {
+    if (!have_bridges()) {
         B2ND_SKIP("bridges corpus not found under " B2ND_CORPUS_DIR);
     }
     b2nd::test::SplitMix rng(40);
-    for (const Case& c : cases({"zarr2", "zarr3"})) {
+    for (const BridgeCase& c : bridge_cases({"zarr2", "zarr3"})) {
         INFO(c.name);
         b2nd::OpenOptions o;
         o.cache_bytes = 0;  // every box decodes its chunks anew
@@ -115,7 +81,7 @@ TEST_CASE("zarr: random boxes read what the whole array holds", "[bridges][zarr]
 
 TEST_CASE("zarr: a sharded array reads only the inner chunks a box needs, with two threads",
           "[bridges][zarr]") {
-    if (!have_corpus()) {
+    if (!have_bridges()) {
         B2ND_SKIP("bridges corpus not found under " B2ND_CORPUS_DIR);
     }
     const std::string root = b2nd::test::corpus_dir() + "/bridges/";
@@ -136,34 +102,31 @@ TEST_CASE("zarr: a sharded array reads only the inner chunks a box needs, with t
 
 TEST_CASE("zarr: an imported copy is a b2nd array with the same values and attributes",
           "[bridges][zarr]") {
-    if (!have_corpus()) {
+    if (!have_bridges()) {
         B2ND_SKIP("bridges corpus not found under " B2ND_CORPUS_DIR);
     }
     b2nd::test::TempDir dir;
     for (const char* name : {"z2_blosc_zlib4_shuffle_uint16_F", "z3_sharded_start_i4",
                              "z3_gzip_float64", "z2_missing_chunks_float64_fill_nan"}) {
         INFO(name);
-        const auto found = cases({"zarr2", "zarr3"});
-        const auto it =
-            std::find_if(found.begin(), found.end(), [&](const Case& c) { return c.name == name; });
-        REQUIRE(it != found.end());
-        const AnyArray z = AnyArray::open(it->src);
+        const BridgeCase it = bridge_case(name);
+        const AnyArray z = AnyArray::open(it.src);
         const std::string out = dir / (std::string(name) + ".b2nd");
         b2nd::copy(z, out);
         const AnyArray b = AnyArray::open(out);
         CHECK(b.shape() == z.shape());
         CHECK(b.dtype() == z.dtype());
-        CHECK(b.read() == b2nd::test::read_npy_payload(it->expect).data);
+        CHECK(b.read() == b2nd::test::read_npy_payload(it.expect).data);
         CHECK(b.attrs().names() == z.attrs().names());
     }
 }
 
 TEST_CASE("zarr: every damaged array of the corpus is refused, naming it", "[bridges][zarr]") {
-    if (!have_corpus()) {
+    if (!have_bridges()) {
         B2ND_SKIP("bridges corpus not found under " B2ND_CORPUS_DIR);
     }
     int n = 0;
-    for (const Case& c : cases({"fail"})) {
+    for (const BridgeCase& c : bridge_cases({"fail"})) {
         if (!c.entry["zarr"].as_bool()) {
             continue;
         }

@@ -1,0 +1,59 @@
+// The gate to libhdf5 (hdf5_detail.hpp): its lock, its start, its errors.
+#include "hdf5_gate.hpp"
+
+#include <b2nd/error.hpp>
+
+#include "hdf5_detail.hpp"
+
+namespace b2nd::bridges {
+
+bool have_hdf5() noexcept {
+    return true;
+}
+
+namespace h5 {
+
+std::unique_lock<std::recursive_mutex> lock() {
+    static std::recursive_mutex m;
+    std::unique_lock<std::recursive_mutex> held(m);
+    static const bool started = [] {
+        H5open();
+        // Failures are reported by our exceptions, with libhdf5's words (last_error), not
+        // printed on stderr.
+        H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+        register_filters();
+        return true;
+    }();
+    (void)started;
+    return held;
+}
+
+namespace {
+
+herr_t innermost(unsigned n, const H5E_error2_t* e, void* out) {
+    if (n == 0 && e != nullptr && e->desc != nullptr) {
+        *static_cast<std::string*>(out) = e->desc;
+    }
+    return 0;
+}
+
+}  // namespace
+
+std::string last_error() {
+    std::string s;
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, &s);
+    H5Eclear2(H5E_DEFAULT);
+    return s;
+}
+
+hid_t check(hid_t id, const std::string& where, const std::string& what) {
+    if (id < 0) {
+        const std::string why = last_error();
+        throw FormatError(where + ": " + what + (why.empty() ? "" : " (libhdf5: " + why + ")"));
+    }
+    return id;
+}
+
+}  // namespace h5
+
+}  // namespace b2nd::bridges

@@ -1,0 +1,38 @@
+// HDF5 locations as users spell them (hdf5_gate.hpp), with or without libhdf5 in the build.
+#include <cctype>
+
+#include "hdf5_gate.hpp"
+
+namespace b2nd::bridges {
+
+namespace {
+
+bool hdf5_name(const std::string& file) {
+    std::string lower;
+    for (const char c : file) {
+        lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    for (const char* ext : {".h5", ".hdf5", ".he5", ".nc"}) {
+        const std::string e(ext);
+        if (lower.size() > e.size() && lower.compare(lower.size() - e.size(), e.size(), e) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+}  // namespace
+
+std::optional<Hdf5Location> hdf5_location(const std::string& spec) {
+    // The last ':' followed by '/' splits FILE from the dataset (a file name may hold ':').
+    const std::size_t colon = spec.rfind(":/");
+    if (colon != std::string::npos && hdf5_name(spec.substr(0, colon))) {
+        return Hdf5Location{spec.substr(0, colon), spec.substr(colon + 1)};
+    }
+    if (hdf5_name(spec)) {
+        return Hdf5Location{spec, ""};
+    }
+    return std::nullopt;
+}
+
+}  // namespace b2nd::bridges

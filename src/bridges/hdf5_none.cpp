@@ -1,0 +1,31 @@
+// A build without libhdf5: HDF5 locations are refused, naming what is missing.
+#include <b2nd/error.hpp>
+
+#include "../detail/text.hpp"
+#include "hdf5_gate.hpp"
+
+namespace b2nd::bridges {
+
+namespace {
+
+[[noreturn]] void refuse(const std::string& file) {
+    throw UnsupportedError(detail::quoted_path(file) +
+                           ": this build has no libhdf5 (install libhdf5-dev and rebuild "
+                           "b2nd-cpp to read and write HDF5)");
+}
+
+}  // namespace
+
+bool have_hdf5() noexcept {
+    return false;
+}
+
+AnyArray open_hdf5(const Hdf5Location& at, const OpenOptions&) {
+    refuse(at.file);
+}
+
+void export_hdf5(const AnyArray&, const Hdf5Location& at, const Hdf5Export&) {
+    refuse(at.file);
+}
+
+}  // namespace b2nd::bridges

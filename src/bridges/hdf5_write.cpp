@@ -1,0 +1,170 @@
+// Arrays written as HDF5 datasets (hdf5_gate.hpp): chunked as the array is, shuffle + deflate,
+// one chunk at a time, into a file built or copied under a temporary name and moved into place.
+#include <algorithm>
+#include <filesystem>
+
+#include <b2nd/attrs.hpp>
+#include <b2nd/error.hpp>
+#include <b2nd/storage/sources.hpp>
+
+#include "../detail/text.hpp"
+#include "../objects/objects_detail.hpp"
+#include "../storage/publish.hpp"
+#include "../storage/sources/posix_file.hpp"
+#include "hdf5_detail.hpp"
+#include "hdf5_gate.hpp"
+namespace b2nd::bridges {
+
+namespace {
+
+namespace fs = std::filesystem;
+using detail::num;
+using h5::check;
+using h5::Handle;
+
+/// The array's attributes that are the user's (not python-blosc2's object metadata).
+Value::Map user_attributes(const AnyArray& a) {
+    Value::Map out;
+    const Attrs attrs = a.attrs();
+    for (const std::string& name : attrs.names()) {
+        if (!detail::object_metadata(name)) {
+            out.emplace_back(name, attrs.get(name));
+        }
+    }
+    return out;
+}
+
+void write_dataset(hid_t file,
+                   const AnyArray& a,
+                   const std::string& path,
+                   const Hdf5Export& o,
+                   const std::string& where) {
+    auto held = h5::lock();
+    const int nd = a.ndim();
+    const Grid& g = a.grid();
+    if (H5Lexists(file, path.c_str(), H5P_DEFAULT) > 0) {
+        if (!o.overwrite) {
+            throw UsageError(where +
+                             ": the dataset exists already (the overwrite option "
+                             "replaces it)");
+        }
+        check(H5Ldelete(file, path.c_str(), H5P_DEFAULT), where, "cannot remove the old dataset");
+    }
+    h5::last_error();
+    const Handle type = h5::type_of(a.dtype(), where);
+    std::vector<hsize_t> dims(a.shape().begin(), a.shape().end());
+    std::vector<hsize_t> maxdims = dims;
+    Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+    if (nd > 0) {
+        std::vector<hsize_t> chunk(static_cast<std::size_t>(nd));
+        for (int d = 0; d < nd; ++d) {
+            const auto u = static_cast<std::size_t>(d);
+            // HDF5 chunks lie within fixed dimensions; an empty dimension is made extensible.
+            chunk[u] = static_cast<hsize_t>(std::max<std::int64_t>(
+                1, std::min(g.chunk_shape()[u], std::max<std::int64_t>(g.shape()[u], 1))));
+            if (dims[u] == 0) {
+                maxdims[u] = H5S_UNLIMITED;
+            }
+        }
+        check(H5Pset_chunk(dcpl.get(), nd, chunk.data()), where, "cannot set the chunk shape");
+        if (o.shuffle && a.itemsize() > 1) {
+            check(H5Pset_shuffle(dcpl.get()), where, "cannot add the shuffle filter");
+        }
+        check(H5Pset_deflate(dcpl.get(), static_cast<unsigned>(std::clamp(o.gzip_level, 0, 9))),
+              where, "cannot add the deflate filter");
+    }
+    Handle space(
+        nd == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(nd, dims.data(), maxdims.data()),
+        H5Sclose);
+    Handle lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
+    H5Pset_create_intermediate_group(lcpl.get(), 1);
+    Handle dset(check(H5Dcreate2(file, path.c_str(), type.get(), space.get(), lcpl.get(),
+                                 dcpl.get(), H5P_DEFAULT),
+                      where, "cannot create the dataset"),
+                H5Dclose);
+    h5::write_attributes(dset.get(), user_attributes(a), where);
+
+    const std::int64_t n = nd == 0 ? 1 : g.nchunks();
+    std::vector<std::uint8_t> buf;
+    for (std::int64_t ci = 0; ci < n; ++ci) {
+        Box box = Box::whole(a.shape());
+        if (nd > 0) {
+            std::int64_t cc[kMaxNdim] = {};
+            g.chunk_coords(ci, cc);
+            for (int d = 0; d < nd; ++d) {
+                const auto u = static_cast<std::size_t>(d);
+                box.start[u] = cc[d] * g.chunk_shape()[u];
+                box.count[u] = std::min(g.chunk_shape()[u], g.shape()[u] - box.start[u]);
+            }
+        }
+        if (box.size() > 0) {
+            buf.resize(static_cast<std::size_t>(box.size() * a.itemsize()));
+            held.unlock();  // the array decodes with its threads meanwhile
+            a.read(box, buf.data(), buf.size());
+            held.lock();
+            if (nd == 0) {
+                check(H5Dwrite(dset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()),
+                      where, "cannot write the dataset");
+            } else {
+                std::vector<hsize_t> start(box.start.begin(), box.start.end());
+                std::vector<hsize_t> count(box.count.begin(), box.count.end());
+                Handle fs(H5Dget_space(dset.get()), H5Sclose);
+                Handle ms(H5Screate_simple(nd, count.data(), nullptr), H5Sclose);
+                check(H5Sselect_hyperslab(fs.get(), H5S_SELECT_SET, start.data(), nullptr,
+                                          count.data(), nullptr),
+                      where, "cannot select a hyperslab");
+                check(H5Dwrite(dset.get(), type.get(), ms.get(), fs.get(), H5P_DEFAULT, buf.data()),
+                      where, "cannot write chunk " + num(ci));
+            }
+        }
+        if (o.progress) {
+            o.progress(ci + 1, n);
+        }
+    }
+}
+
+}  // namespace
+
+void export_hdf5(const AnyArray& a, const Hdf5Location& at, const Hdf5Export& o) {
+    const std::string where = detail::quoted_path(at.file + ":" + at.dataset);
+    if (at.dataset.empty() || at.dataset.front() != '/' || at.dataset == "/") {
+        throw UsageError(where + ": name the dataset to write as FILE.h5:/path/to/dataset");
+    }
+    if (storage::is_url(at.file)) {
+        throw UnsupportedError(where + ": HDF5 files are written to local paths only");
+    }
+    // An existing HDF5 file is added to: it is copied under the temporary name first.
+    detail::Publication pub(at.file, true, detail::quoted_path(at.file), detail::OutputKind::hdf5);
+    const std::string tmp = pub.temporary();
+    try {
+        std::error_code ec;
+        const bool exists =
+            fs::is_regular_file(pub.target(), ec) && fs::file_size(pub.target(), ec) > 0;
+        if (exists) {
+            fs::copy_file(pub.target(), tmp, fs::copy_options::none);
+        }
+        {
+            auto held = h5::lock();
+            Handle file(
+                check(exists ? H5Fopen(tmp.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)
+                             : H5Fcreate(tmp.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT),
+                      where,
+                      exists ? "cannot open the HDF5 file to add to it"
+                             : "cannot create the HDF5 file"),
+                H5Fclose);
+            held.unlock();
+            write_dataset(file.get(), a, at.dataset, o, where);
+            held.lock();
+            check(H5Fflush(file.get(), H5F_SCOPE_GLOBAL), where, "cannot flush the file");
+            file = Handle();
+        }
+        if (o.durable) {
+            storage::detail::PosixFile(tmp, storage::detail::PosixFile::Mode::read_write).sync();
+        }
+        pub.publish(o.durable);
+    } catch (...) {
+        pub.rethrow();
+    }
+}
+
+}  // namespace b2nd::bridges

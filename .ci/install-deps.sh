@@ -24,3 +24,14 @@ if command -v npm >/dev/null 2>&1 &&
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo npm install -g --no-audit --no-fund s3rver@3.7.1 >/dev/null
 fi
+# zarrita (an independent Zarr v2/v3 implementation, sharding included) with its file-system
+# store: the bridges tests read every Zarr array b2nd exports back with it.
+if command -v npm >/dev/null 2>&1; then
+  root=$(npm root -g)
+  if ! grep -qs '"version": "0.7.5"' "$root/zarrita/package.json" ||
+     [ ! -f "$root/@zarrita/storage/package.json" ]; then
+    echo "installing: zarrita@0.7.5 @zarrita/storage@0.2.0 (npm)"
+    sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo npm install -g --no-audit --no-fund zarrita@0.7.5 @zarrita/storage@0.2.0 >/dev/null
+  fi
+fi

@@ -3,14 +3,13 @@
 #include <algorithm>
 #include <filesystem>
 
-#include <b2nd/attrs.hpp>
 #include <b2nd/error.hpp>
 #include <b2nd/storage/sources.hpp>
 
 #include "../detail/text.hpp"
-#include "../objects/objects_detail.hpp"
 #include "../storage/publish.hpp"
 #include "../storage/sources/posix_file.hpp"
+#include "bridges.hpp"
 #include "hdf5_detail.hpp"
 #include "hdf5_gate.hpp"
 namespace b2nd::bridges {
@@ -21,18 +20,6 @@ namespace fs = std::filesystem;
 using detail::num;
 using h5::check;
 using h5::Handle;
-
-/// The array's attributes that are the user's (not python-blosc2's object metadata).
-Value::Map user_attributes(const AnyArray& a) {
-    Value::Map out;
-    const Attrs attrs = a.attrs();
-    for (const std::string& name : attrs.names()) {
-        if (!detail::object_metadata(name)) {
-            out.emplace_back(name, attrs.get(name));
-        }
-    }
-    return out;
-}
 
 void write_dataset(hid_t file,
                    const AnyArray& a,

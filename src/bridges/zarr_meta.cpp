@@ -190,19 +190,7 @@ DType v3_dtype(const Value& v, const std::string& where) {
                                " is an extension data type this library does not have");
     }
     const std::string t = v.as<std::string>();
-    using K = DType::Kind;
-    struct Named {
-        const char* name;
-        K kind;
-        int size;
-    };
-    static const Named names[] = {
-        {"bool", K::boolean, 1},       {"int8", K::int_, 1},           {"int16", K::int_, 2},
-        {"int32", K::int_, 4},         {"int64", K::int_, 8},          {"uint8", K::uint, 1},
-        {"uint16", K::uint, 2},        {"uint32", K::uint, 4},         {"uint64", K::uint, 8},
-        {"float16", K::float_, 2},     {"float32", K::float_, 4},      {"float64", K::float_, 8},
-        {"complex64", K::complex_, 8}, {"complex128", K::complex_, 16}};
-    for (const Named& n : names) {
+    for (const ZarrV3Type& n : zarr_v3_types()) {
         if (t == n.name) {
             return DType::make(n.kind, n.size, n.size == 1 ? '|' : '<');
         }

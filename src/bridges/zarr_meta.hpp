@@ -74,6 +74,15 @@ ZarrMeta parse_zarr_v2(const std::string& zarray,
 /// Parses v3 `zarr.json` of an array. \throws as parse_zarr_v2; UsageError for a group.
 ZarrMeta parse_zarr_v3(const std::string& json, const std::string& where);
 
+/// One of v3's core data types and the dtype it is here (little-endian).
+struct ZarrV3Type {
+    const char* name;
+    DType::Kind kind;
+    int size;
+};
+/// v3's core data types: bool, int8-64, uint8-64, float16-64, complex64/128 (r<bits> aside).
+const std::vector<ZarrV3Type>& zarr_v3_types();
+
 /// One item of `dtype` holding a metadata fill value (v2: a number, "NaN", "Infinity",
 /// "-Infinity", base64 of the bytes, a string for U; v3: also "0x..." of the bits, [re, im],
 /// lists of bytes), in dtype's byte order; zeros for null. \throws FormatError naming `where`

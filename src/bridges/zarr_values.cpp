@@ -213,6 +213,17 @@ std::vector<std::uint8_t> zarr_fill_bytes(const Value& v,
     return out;
 }
 
+const std::vector<ZarrV3Type>& zarr_v3_types() {
+    using K = DType::Kind;
+    static const std::vector<ZarrV3Type> types = {
+        {"bool", K::boolean, 1},       {"int8", K::int_, 1},           {"int16", K::int_, 2},
+        {"int32", K::int_, 4},         {"int64", K::int_, 8},          {"uint8", K::uint, 1},
+        {"uint16", K::uint, 2},        {"uint32", K::uint, 4},         {"uint64", K::uint, 8},
+        {"float16", K::float_, 2},     {"float32", K::float_, 4},      {"float64", K::float_, 8},
+        {"complex64", K::complex_, 8}, {"complex128", K::complex_, 16}};
+    return types;
+}
+
 std::string codecs_text(const ZarrCodecs& c) {
     std::string t;
     if (!c.order.empty()) {

@@ -23,6 +23,7 @@ const char* const kExportHelp =
     "usage: b2nd export PATH OUT.npy|- [--slice EXPR | --points PTS.npy | --mask MASK.npy]\n"
     "                   [--field NAME] [--overwrite] [--dtype DTYPE] [--nthreads N]\n"
     "       b2nd export PATH OUT.h5:/path/to/dataset [--clevel N] [--overwrite]\n"
+    "       b2nd export PATH OUT.zarr [--zarr-format 2] [--codec C] [--clevel N] [--overwrite]\n"
     "\n"
     "Writes the array, or part of it, as a .npy file of the same dtype. OUT.npy is written\n"
     "under a temporary name and appears only once complete; OUT '-' writes to stdout. A\n"
@@ -50,12 +51,19 @@ const char* const kExportHelp =
     "array, compressed with shuffle + gzip (level --clevel, default 4), which h5py reads\n"
     "without plugins; the array's attributes become the dataset's. The file is created, or\n"
     "the dataset added to it (replaced with --overwrite); the file is rebuilt beside itself\n"
-    "and replaces the old one in one step. PATH may be any array: a b2nd file, a Zarr array,\n"
-    "an HDF5 dataset.\n"
+    "and replaces the old one in one step.\n"
+    "\n"
+    "A Zarr output is a v3 array: the array's chunks become shards of inner chunks of its block\n"
+    "shape, compressed with blosc (the array's codec and shuffle, or --codec and --clevel; zstd\n"
+    "where Blosc 1.x lacks the codec), the shard index checked by crc32c. --zarr-format 2\n"
+    "writes a v2 array of the array's chunks with the blosc compressor. Attributes go along.\n"
+    "\n"
+    "PATH may be any array: a b2nd file, a Zarr array, an HDF5 dataset.\n"
     "\n"
     "example:\n"
     "  b2nd export t.b2nd day0.npy --slice '0, :, 100:200'\n"
-    "  b2nd export t.b2nd results.h5:/run7/temperature\n";
+    "  b2nd export t.b2nd results.h5:/run7/temperature\n"
+    "  b2nd export t.b2nd t.zarr --codec lz4 --clevel 5\n";
 
 /// The coordinates of a points file (an integer .npy of shape (N, ndim), or (N,) for ndim 1),
 /// as int64, N * ndim of them; negative ones count from the end, as NumPy's.
@@ -120,9 +128,10 @@ std::vector<std::int64_t> load_points(const std::string& path,
 }  // namespace
 
 int cmd_export(const std::vector<std::string>& argv) {
-    const Args a = Args::parse(
-        argv, {"--slice", "--points", "--mask", "--field", "--dtype", "--nthreads", "--clevel"},
-        {"--overwrite", "--salvage", "--help"});
+    const Args a = Args::parse(argv,
+                               {"--slice", "--points", "--mask", "--field", "--dtype", "--nthreads",
+                                "--clevel", "--codec", "--zarr-format"},
+                               {"--overwrite", "--salvage", "--help"});
     if (a.has("--help")) {
         std::cout << kExportHelp;
         return 0;
@@ -148,8 +157,10 @@ int cmd_export(const std::vector<std::string>& argv) {
     if (bridge_output(out_path)) {
         return export_bridge(a, a.positional[0], out_path);
     }
-    if (a.has("--clevel")) {
-        throw ArgError("--clevel goes with an HDF5 or Zarr output");
+    for (const char* opt : {"--clevel", "--codec", "--zarr-format"}) {
+        if (a.has(opt)) {
+            throw ArgError(std::string(opt) + " goes with an HDF5 or Zarr output");
+        }
     }
     const bool to_stdout = out_path == "-";
     if (to_stdout && ::isatty(STDOUT_FILENO) != 0) {

@@ -1,18 +1,32 @@
-// b2nd export to other formats: an HDF5 dataset (OUT.h5:/path) or a Zarr array (OUT.zarr).
+// b2nd export to other formats: an HDF5 dataset (OUT.h5:/path) or a Zarr array (OUT.zarr,
+// v3 sharded or v2).
 #include <iostream>
 #include <memory>
 
 #include <b2nd/any_array.hpp>
 #include <b2nd/error.hpp>
 
+#include "../bridges/bridges.hpp"
 #include "../bridges/hdf5_gate.hpp"
 #include "cli.hpp"
 #include "progress.hpp"
 
 namespace b2nd::cli {
 
+namespace {
+
+bool zarr_output(const std::string& out) {
+    std::string o = out;
+    while (o.size() > 1 && o.back() == '/') {
+        o.pop_back();
+    }
+    return o.size() > 5 && o.compare(o.size() - 5, 5, ".zarr") == 0;
+}
+
+}  // namespace
+
 bool bridge_output(const std::string& out) {
-    return bridges::hdf5_location(out).has_value();
+    return bridges::hdf5_location(out).has_value() || zarr_output(out);
 }
 
 int export_bridge(const Args& a, const std::string& in_path, const std::string& out) {
@@ -34,6 +48,26 @@ int export_bridge(const Args& a, const std::string& in_path, const std::string& 
             bar->update(done);
         }
     };
+    if (zarr_output(out)) {
+        bridges::ZarrExport z;
+        z.format = static_cast<int>(a.get_int("--zarr-format", 3, 2, 3));
+        z.overwrite = a.has("--overwrite");
+        if (a.has("--codec")) {
+            const auto c = codec::parse_codec(a.get("--codec"));
+            if (!c) {
+                throw ArgError("--codec: unknown codec '" + a.get("--codec") + "'");
+            }
+            z.codec = *c;
+        }
+        z.clevel = static_cast<int>(a.get_int("--clevel", -1, 0, 9));
+        z.nthreads = static_cast<int>(a.get_int("--nthreads", 0, 0, 1024));
+        z.progress = progress;
+        bridges::export_zarr(in, out, z);
+        return 0;
+    }
+    if (a.has("--zarr-format") || a.has("--codec")) {
+        throw ArgError("--zarr-format and --codec go with a Zarr output (OUT.zarr)");
+    }
     const auto at = bridges::hdf5_location(out);
     bridges::Hdf5Export o;
     o.overwrite = a.has("--overwrite");

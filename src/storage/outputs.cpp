@@ -210,6 +210,8 @@ const char* output_kind_name(OutputKind kind) {
             return "a store";
         case OutputKind::hdf5:
             return "an HDF5 file";
+        case OutputKind::zarr:
+            return "a Zarr array";
     }
     return "an output";
 }
@@ -243,6 +245,8 @@ std::string replacement_refusal(const std::string& path, OutputKind kind) {
             case OutputKind::hdf5:
                 ok = first_bytes(path, 8) == "\x89HDF\r\n\x1a\n";
                 break;
+            case OutputKind::zarr:
+                break;  // a Zarr array is a directory
         }
         return ok ? std::string() : "is " + file_kind(path) + ", not " + what + only;
     }
@@ -259,6 +263,9 @@ std::string replacement_refusal(const std::string& path, OutputKind kind) {
                                : "is a sparse frame directory that also holds " +
                                      quoted_path(foreign) + ", which is not part of an array" +
                                      "; b2nd replaces nothing that holds other files";
+    }
+    if (kind == OutputKind::zarr && (fs::exists(p + "/zarr.json") || fs::exists(p + "/.zarray"))) {
+        return {};
     }
     if (kind == OutputKind::store && fs::exists(p + "/embed.b2e")) {
         const std::string foreign = foreign_in_store(p);
@@ -297,6 +304,8 @@ std::string remote_replacement_refusal(const storage::detail::RemotePresence& p,
                 break;
             case OutputKind::hdf5:
                 ok = p.head.rfind("\x89HDF\r\n\x1a\n", 0) == 0;
+                break;
+            case OutputKind::zarr:
                 break;
         }
         if (!ok) {

@@ -25,6 +25,7 @@ enum class OutputKind {
     npy,    ///< a NumPy .npy file
     store,  ///< a python-blosc2 store: a .b2z zip, a .b2d directory or a .b2e frame
     hdf5,   ///< an HDF5 file (datasets are added to it)
+    zarr,   ///< a Zarr array: a directory holding zarr.json or .zarray
 };
 
 /// "an array", "an .npy file", "a store"

@@ -1,6 +1,12 @@
-// HDF5 locations as users spell them (hdf5_gate.hpp), with or without libhdf5 in the build.
+// What every bridge shares, with or without libhdf5 in the build: HDF5 locations as users
+// spell them (hdf5_gate.hpp), the attributes an export carries (bridges.hpp).
+#include "bridges.hpp"
+
 #include <cctype>
 
+#include <b2nd/attrs.hpp>
+
+#include "../objects/objects_detail.hpp"
 #include "hdf5_gate.hpp"
 
 namespace b2nd::bridges {
@@ -33,6 +39,17 @@ std::optional<Hdf5Location> hdf5_location(const std::string& spec) {
         return Hdf5Location{spec, ""};
     }
     return std::nullopt;
+}
+
+Value::Map user_attributes(const AnyArray& a) {
+    Value::Map out;
+    const Attrs attrs = a.attrs();
+    for (const std::string& name : attrs.names()) {
+        if (!detail::object_metadata(name)) {
+            out.emplace_back(name, attrs.get(name));
+        }
+    }
+    return out;
 }
 
 }  // namespace b2nd::bridges

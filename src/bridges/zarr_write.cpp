@@ -1,0 +1,426 @@
+// Arrays written as Zarr arrays (bridges.hpp): v3 with the array's chunks as shards of its blocks
+// (sharding_indexed: inner codecs bytes + blosc, or zstd; the index checked by crc32c), or v2
+// with the array's chunks and the blosc compressor. Built under a temporary name chunk by chunk,
+// in parallel, and moved into place whole.
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+
+#include <b2nd/codec/filters.hpp>
+#include <b2nd/error.hpp>
+#include <b2nd/storage/sources.hpp>
+
+#include "../codec/blosc1.hpp"
+#include "../codec/compressors.hpp"
+#include "../detail/text.hpp"
+#include "../storage/publish.hpp"
+#include "../storage/sources/posix_file.hpp"
+#include "bridges.hpp"
+#include "crc32c.hpp"
+#include "zarr_meta.hpp"
+
+namespace b2nd::bridges {
+
+namespace {
+
+namespace fs = std::filesystem;
+using detail::num;
+
+/// How chunks (v2) or inner chunks (v3) are compressed.
+struct Compression {
+    bool blosc = true;  // else a zstd stream (v3 only)
+    codec::Codec codec = codec::Codec::zstd;
+    int clevel = 5;
+    int shuffle = 1;
+};
+
+bool blosc1_has(codec::Codec c) {
+    using codec::Codec;
+    return c == Codec::blosclz || c == Codec::lz4 || c == Codec::lz4hc || c == Codec::zlib ||
+           c == Codec::zstd;
+}
+
+Compression compression_of(const AnyArray& a, const ZarrExport& o) {
+    const CompressionParams p = a.compression();
+    Compression c;
+    c.codec = o.codec.value_or(p.codec);
+    c.clevel = o.clevel >= 0 ? o.clevel : p.clevel;
+    c.shuffle = 0;
+    for (const auto& f : p.filters) {
+        if (f.id == codec::Filter::shuffle) {
+            c.shuffle = 1;
+        } else if (f.id == codec::Filter::bitshuffle) {
+            c.shuffle = 2;
+        }
+    }
+    if (!blosc1_has(c.codec)) {
+        // Blosc 1.x lacks it (ZFP, NDLZ, ...): zstd (v3's codec; v2's blosc-zstd).
+        c.blosc = o.format == 2;
+        c.codec = codec::Codec::zstd;
+    }
+    return c;
+}
+
+const char* blosc_shuffle_name(int s) {
+    return s == 2 ? "bitshuffle" : s == 1 ? "shuffle" : "noshuffle";
+}
+
+/// v3's inner chunks must divide the shard: the array's block shape where it divides the chunk
+/// shape, else along that dimension the largest divisor of the chunk's extent below the block's.
+Shape inner_shape(const Grid& g) {
+    Shape inner;
+    for (int d = 0; d < g.ndim(); ++d) {
+        const std::int64_t c =
+            std::max<std::int64_t>(g.chunk_shape()[static_cast<std::size_t>(d)], 1);
+        std::int64_t b =
+            std::min(std::max<std::int64_t>(g.block_shape()[static_cast<std::size_t>(d)], 1), c);
+        while (c % b != 0) {
+            --b;
+        }
+        inner.push_back(b);
+    }
+    return inner;
+}
+
+Shape shard_shape(const Grid& g) {
+    Shape s = g.chunk_shape();
+    for (std::int64_t& e : s) {
+        e = std::max<std::int64_t>(e, 1);
+    }
+    return s;
+}
+
+Value shape_value(const Shape& s) {
+    return Value(Value::Array(s.begin(), s.end()));
+}
+
+/// v2's dtype: NumPy's string, or a structured dtype's list of [name, dtype(, shape)].
+Value v2_dtype(const DType& d, const std::string& where) {
+    if (d.kind() != DType::Kind::structured) {
+        return d.str();
+    }
+    Value::Array fields;
+    std::int64_t end = 0;
+    for (const DType::Field& f : d.fields()) {
+        if (f.offset != end) {
+            throw UnsupportedError(where +
+                                   ": a structured dtype with padding between fields, "
+                                   "which Zarr v2's dtype lists cannot say");
+        }
+        Value::Array e{f.name, v2_dtype(*f.type, where)};
+        std::int64_t n = 1;
+        if (!f.shape.empty()) {
+            e.push_back(shape_value(f.shape));
+            for (const std::int64_t x : f.shape) {
+                n *= x;
+            }
+        }
+        end += n * f.type->itemsize();
+        fields.emplace_back(std::move(e));
+    }
+    if (end != d.itemsize()) {
+        throw UnsupportedError(where + ": a structured dtype with padding at its end");
+    }
+    return Value(std::move(fields));
+}
+
+Value zero_fill(const DType& d, int format) {
+    switch (d.kind()) {
+        case DType::Kind::boolean:
+            return false;
+        case DType::Kind::float_:
+            return 0.0;
+        case DType::Kind::complex_:
+            return Value(Value::Array{0.0, 0.0});
+        case DType::Kind::int_:
+        case DType::Kind::uint:
+            return 0;
+        case DType::Kind::bytes:
+        case DType::Kind::unicode:
+            return "";  // v2: base64 of nothing, an empty string
+        default:
+            return format == 2 ? Value(nullptr) : Value(0);
+    }
+}
+
+std::string v3_type_name(const DType& d, const std::string& where) {
+    for (const ZarrV3Type& t : zarr_v3_types()) {
+        if (d.kind() == t.kind && d.itemsize() == t.size) {
+            return t.name;
+        }
+    }
+    throw UnsupportedError(where + ": dtype " + d.str() +
+                           " has no Zarr v3 core data type (write --zarr-format 2)");
+}
+
+std::string metadata_json(const AnyArray& a,
+                          const Compression& c,
+                          int format,
+                          const std::string& where) {
+    const DType& d = a.dtype();
+    const int typesize = static_cast<int>(std::min<std::int64_t>(d.itemsize(), 255));
+    if (format == 2) {
+        Value::Map z = {
+            {"zarr_format", 2},
+            {"shape", shape_value(a.shape())},
+            {"chunks", shape_value(shard_shape(a.grid()))},
+            {"dtype", v2_dtype(d, where)},
+            {"compressor", Value::map({{"id", "blosc"},
+                                       {"cname", std::string(codec::codec_name(c.codec))},
+                                       {"clevel", c.clevel},
+                                       {"shuffle", c.shuffle},
+                                       {"blocksize", 0}})},
+            {"fill_value", zero_fill(d, 2)},
+            {"order", "C"},
+            {"filters", nullptr},
+            {"dimension_separator", "."}};
+        return Value::map(std::move(z)).to_json(4) + "\n";
+    }
+    const bool big = d.byteorder() == '>';
+    Value::Array inner{Value::map(
+        {{"name", "bytes"}, {"configuration", Value::map({{"endian", big ? "big" : "little"}})}})};
+    if (c.blosc) {
+        inner.push_back(Value::map(
+            {{"name", "blosc"},
+             {"configuration", Value::map({{"cname", std::string(codec::codec_name(c.codec))},
+                                           {"clevel", c.clevel},
+                                           {"shuffle", blosc_shuffle_name(c.shuffle)},
+                                           {"typesize", typesize},
+                                           {"blocksize", 0}})}}));
+    } else {
+        inner.push_back(Value::map(
+            {{"name", "zstd"},
+             {"configuration", Value::map({{"level", c.clevel}, {"checksum", false}})}}));
+    }
+    const Value sharding = Value::map(
+        {{"name", "sharding_indexed"},
+         {"configuration",
+          Value::map({{"chunk_shape", shape_value(inner_shape(a.grid()))},
+                      {"codecs", Value(std::move(inner))},
+                      {"index_codecs",
+                       Value(Value::Array{
+                           Value::map({{"name", "bytes"},
+                                       {"configuration", Value::map({{"endian", "little"}})}}),
+                           Value::map({{"name", "crc32c"}})})},
+                      {"index_location", "end"}})}});
+    Value::Map z = {
+        {"zarr_format", 3},
+        {"node_type", "array"},
+        {"shape", shape_value(a.shape())},
+        {"data_type", v3_type_name(d, where)},
+        {"chunk_grid",
+         Value::map({{"name", "regular"},
+                     {"configuration",
+                      Value::map({{"chunk_shape", shape_value(shard_shape(a.grid()))}})}})},
+        {"chunk_key_encoding",
+         Value::map({{"name", "default"}, {"configuration", Value::map({{"separator", "/"}})}})},
+        {"fill_value", zero_fill(d, 3)},
+        {"codecs", Value(Value::Array{sharding})},
+        {"attributes", Value::map(user_attributes(a))}};
+    return Value::map(std::move(z)).to_json(2) + "\n";
+}
+
+/// count items of a box at src_start in a C-order array of src_shape, into a C-order array of
+/// dst_shape at its origin.
+void copy_box(const std::uint8_t* src,
+              const Shape& src_shape,
+              const Shape& src_start,
+              std::uint8_t* dst,
+              const Shape& dst_shape,
+              const Shape& count,
+              std::size_t item) {
+    const std::size_t nd = count.size();
+    if (nd == 0) {
+        std::memcpy(dst, src, item);
+        return;
+    }
+    for (const std::int64_t c : count) {
+        if (c <= 0) {
+            return;
+        }
+    }
+    std::int64_t idx[kMaxNdim] = {};
+    const auto row = static_cast<std::size_t>(count[nd - 1]) * item;
+    while (true) {
+        std::int64_t so = 0, dof = 0;
+        for (std::size_t d = 0; d < nd; ++d) {
+            so = so * src_shape[d] + src_start[d] + idx[d];
+            dof = dof * dst_shape[d] + idx[d];
+        }
+        std::memcpy(dst + static_cast<std::size_t>(dof) * item,
+                    src + static_cast<std::size_t>(so) * item, row);
+        std::size_t d = nd - 1;
+        while (d-- > 0) {
+            if (++idx[d] < count[d]) {
+                break;
+            }
+            idx[d] = 0;
+        }
+        if (d == static_cast<std::size_t>(-1)) {
+            return;
+        }
+    }
+}
+
+std::vector<std::uint8_t> compress(const Compression& c,
+                                   const std::vector<std::uint8_t>& raw,
+                                   int typesize) {
+    if (c.blosc) {
+        return codec::detail::encode_blosc1_chunk(raw.data(), raw.size(), c.codec, c.clevel,
+                                                  c.shuffle, typesize);
+    }
+    return codec::detail::compress_whole(codec::detail::WholeStream::zstd, c.clevel, raw.data(),
+                                         raw.size());
+}
+
+void write_file(const std::string& path, const std::vector<std::uint8_t>& bytes, bool durable) {
+    std::error_code ec;
+    fs::create_directories(fs::path(path).parent_path(), ec);
+    storage::detail::PosixFile f(path, storage::detail::PosixFile::Mode::create_new);
+    f.write_at({bytes.data(), bytes.size()}, 0);
+    if (durable) {
+        f.sync();
+    }
+}
+
+/// Writes chunk `ci` (its `region`, C order) under `dir`: a v2 chunk, or a v3 shard.
+void write_chunk(const AnyArray& a,
+                 const ZarrMeta& keys,
+                 const Compression& c,
+                 int format,
+                 std::int64_t ci,
+                 const Box& region,
+                 const std::uint8_t* data,
+                 const std::string& dir,
+                 bool durable) {
+    const Grid& g = a.grid();
+    const int nd = g.ndim();
+    const auto item = static_cast<std::size_t>(g.itemsize());
+    const int typesize = static_cast<int>(std::min<std::int64_t>(g.itemsize(), 255));
+    std::int64_t cc[kMaxNdim] = {};
+    g.chunk_coords(ci, cc);
+    const std::string path = dir + "/" + chunk_key(keys, cc);
+    const Shape origin(static_cast<std::size_t>(nd), 0);
+    if (format == 2) {
+        const Shape cs = shard_shape(g);
+        std::int64_t items = 1;
+        for (const std::int64_t e : cs) {
+            items *= e;
+        }
+        std::vector<std::uint8_t> raw(static_cast<std::size_t>(items) * item, 0);
+        copy_box(data, region.count, origin, raw.data(), cs, region.count, item);
+        write_file(path, compress(c, raw, typesize), durable);
+        return;
+    }
+    // A shard: its inner chunks in C order, then the index and its crc32c.
+    std::vector<std::uint8_t> shard;
+    std::vector<std::uint8_t> index;
+    const Shape bs = inner_shape(g);
+    std::int64_t per[kMaxNdim] = {};
+    std::int64_t inners = 1;
+    for (int d = 0; d < nd; ++d) {
+        per[d] = std::max<std::int64_t>(g.chunk_shape()[static_cast<std::size_t>(d)], 1) /
+                 bs[static_cast<std::size_t>(d)];
+        inners *= per[d];
+    }
+    std::int64_t inner_items = 1;
+    for (const std::int64_t e : bs) {
+        inner_items *= e;
+    }
+    std::vector<std::uint8_t> raw(static_cast<std::size_t>(inner_items) * item);
+    for (std::int64_t b = 0; b < inners; ++b) {
+        Shape start(static_cast<std::size_t>(nd)), count(static_cast<std::size_t>(nd));
+        std::int64_t rest = b;
+        bool empty = false;
+        for (int d = nd - 1; d >= 0; --d) {
+            const auto u = static_cast<std::size_t>(d);
+            start[u] = rest % per[d] * bs[u];
+            rest /= per[d];
+            count[u] = std::min(bs[u], region.count[u] - start[u]);
+            empty = empty || count[u] <= 0;
+        }
+        std::uint64_t entry[2] = {~std::uint64_t{0}, ~std::uint64_t{0}};
+        if (!empty) {
+            std::fill(raw.begin(), raw.end(), 0);
+            copy_box(data, region.count, start, raw.data(), bs, count, item);
+            const std::vector<std::uint8_t> enc = compress(c, raw, typesize);
+            entry[0] = shard.size();
+            entry[1] = enc.size();
+            shard.insert(shard.end(), enc.begin(), enc.end());
+        }
+        for (const std::uint64_t v : entry) {
+            for (int k = 0; k < 8; ++k) {
+                index.push_back(static_cast<std::uint8_t>(v >> (8 * k)));
+            }
+        }
+    }
+    const std::uint32_t crc = crc32c(index.data(), index.size());
+    for (int k = 0; k < 4; ++k) {
+        index.push_back(static_cast<std::uint8_t>(crc >> (8 * k)));
+    }
+    shard.insert(shard.end(), index.begin(), index.end());
+    write_file(path, shard, durable);
+}
+
+}  // namespace
+
+void export_zarr(const AnyArray& a, const std::string& out, const ZarrExport& o) {
+    const std::string where = detail::quoted_path(out);
+    if (o.format != 2 && o.format != 3) {
+        throw UsageError("Zarr format " + num(o.format) + ": 2 or 3");
+    }
+    if (storage::is_url(out)) {
+        throw UnsupportedError(where + ": Zarr arrays are written to local paths only");
+    }
+    const Compression c = compression_of(a, o);
+    const std::string meta = metadata_json(a, c, o.format, where);
+    ZarrMeta keys;  // how chunk keys are spelled
+    keys.version = o.format;
+    keys.shape = a.shape();
+    keys.key_prefix = o.format == 3 ? "c" : "";
+    keys.separator = o.format == 3 ? '/' : '.';
+
+    detail::Publication pub(out, o.overwrite, where, detail::OutputKind::zarr);
+    const std::string tmp = pub.temporary();
+    try {
+        storage::detail::make_directory(tmp);
+        write_file(tmp + (o.format == 3 ? "/zarr.json" : "/.zarray"),
+                   std::vector<std::uint8_t>(meta.begin(), meta.end()), o.durable);
+        if (o.format == 2) {
+            const std::string attrs = Value::map(user_attributes(a)).to_json(4) + "\n";
+            write_file(tmp + "/.zattrs", std::vector<std::uint8_t>(attrs.begin(), attrs.end()),
+                       o.durable);
+        }
+        std::atomic<std::int64_t> done{0};
+        std::mutex progress_mutex;
+        const std::int64_t total = a.grid().nchunks();
+        const Grid& g = a.grid();
+        a.for_each_chunk(
+            a.all_chunks(),
+            [&](std::int64_t ci, const Box& region, const std::uint8_t* data,
+                const std::uint8_t* uniform) {
+                std::vector<std::uint8_t> filled;
+                if (data == nullptr) {
+                    const auto item = static_cast<std::size_t>(g.itemsize());
+                    filled.resize(static_cast<std::size_t>(region.size()) * item);
+                    for (std::size_t k = 0; k < filled.size(); k += item) {
+                        std::memcpy(filled.data() + k, uniform, item);
+                    }
+                    data = filled.data();
+                }
+                write_chunk(a, keys, c, o.format, ci, region, data, tmp, o.durable);
+                const std::int64_t n = ++done;
+                if (o.progress) {
+                    std::lock_guard<std::mutex> lock(progress_mutex);
+                    o.progress(n, total);
+                }
+            },
+            o.nthreads);
+        pub.publish(o.durable);
+    } catch (...) {
+        pub.rethrow();
+    }
+}
+
+}  // namespace b2nd::bridges

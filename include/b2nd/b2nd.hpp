@@ -8,6 +8,7 @@
 
 #include <b2nd/any_array.hpp>
 #include <b2nd/attrs.hpp>
+#include <b2nd/bridges.hpp>
 #include <b2nd/datetime.hpp>
 #include <b2nd/dtype.hpp>
 #include <b2nd/error.hpp>

@@ -5,7 +5,9 @@
 #include <cctype>
 
 #include <b2nd/attrs.hpp>
+#include <b2nd/error.hpp>
 
+#include "../detail/text.hpp"
 #include "../objects/objects_detail.hpp"
 #include "hdf5_gate.hpp"
 
@@ -53,3 +55,17 @@ Value::Map user_attributes(const AnyArray& a) {
 }
 
 }  // namespace b2nd::bridges
+
+namespace b2nd {
+
+void export_hdf5(const AnyArray& a, const std::string& location, const Hdf5ExportOptions& o) {
+    const auto at = bridges::hdf5_location(location);
+    if (!at) {
+        throw UsageError(
+            detail::quoted_path(location) +
+            ": not an HDF5 location (FILE.h5:/path/to/dataset; also .hdf5, .he5, .nc)");
+    }
+    bridges::export_hdf5(a, *at, o);
+}
+
+}  // namespace b2nd

@@ -8,7 +8,7 @@
 #include <string>
 
 #include <b2nd/any_array.hpp>
-#include <b2nd/codec/ids.hpp>
+#include <b2nd/bridges.hpp>
 #include <b2nd/params.hpp>
 #include <b2nd/value.hpp>
 
@@ -30,27 +30,5 @@ Value zarr_summary(const std::string& path, const OpenOptions& options);
 
 /// The attributes of `a` an export carries: its vlmeta, python-blosc2's object metadata aside.
 Value::Map user_attributes(const AnyArray& a);
-
-/// How export_zarr writes.
-struct ZarrExport {
-    int format = 3;          ///< 3: sharded; 2: one chunk per file
-    bool overwrite = false;  ///< replace an existing Zarr array at the path
-    /// The compressor; default: the array's where Blosc 1.x has it, else zstd.
-    std::optional<codec::Codec> codec;
-    int clevel = -1;  ///< -1: the array's
-    bool durable = true;
-    int nthreads = 0;
-    /// Called after each chunk written: (chunks done, total).
-    std::function<void(std::int64_t, std::int64_t)> progress;
-};
-
-/// Writes `a` as a Zarr array at `out` (a directory, built under a temporary name and moved into
-/// place whole). v3: the array's chunks are shards (sharding_indexed) of inner chunks of its
-/// block shape (where a block's extent does not divide the chunk's, the largest divisor of the
-/// chunk's below it: Zarr's inner chunks tile the shard), compressed with bytes + blosc (the
-/// array's codec and shuffle where Blosc 1.x has them, else zstd), the index at the end with
-/// crc32c. v2: the array's chunks, the blosc compressor. Attributes become the Zarr array's.
-/// \throws UnsupportedError for a dtype the format has no type for (v3: strings, records)
-void export_zarr(const AnyArray& a, const std::string& out, const ZarrExport& o);
 
 }  // namespace b2nd::bridges

@@ -7,10 +7,6 @@
 
 namespace b2nd::bridges {
 
-bool have_hdf5() noexcept {
-    return true;
-}
-
 namespace h5 {
 
 std::unique_lock<std::recursive_mutex> lock() {
@@ -57,3 +53,11 @@ hid_t check(hid_t id, const std::string& where, const std::string& what) {
 }  // namespace h5
 
 }  // namespace b2nd::bridges
+
+namespace b2nd {
+
+bool have_hdf5() noexcept {
+    return true;
+}
+
+}  // namespace b2nd

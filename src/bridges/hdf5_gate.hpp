@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <b2nd/any_array.hpp>
+#include <b2nd/bridges.hpp>
 #include <b2nd/params.hpp>
 
 namespace b2nd::bridges {
@@ -24,9 +25,6 @@ struct Hdf5Location {
 /// .he5 or .nc (any case); nothing for other names.
 std::optional<Hdf5Location> hdf5_location(const std::string& spec);
 
-/// Whether this build reads and writes HDF5 (libhdf5 was found).
-bool have_hdf5() noexcept;
-
 /// Opens a dataset read-only, lazily: an array whose blocks are hyperslabs read from it (the
 /// array's chunks follow the dataset's). Without a dataset path, the file's only dataset.
 /// Attributes become the array's (vlmeta). \throws IoError for a missing file; UsageError for a
@@ -34,20 +32,10 @@ bool have_hdf5() noexcept;
 /// library does not map (variable-length strings, references, enumerations other than bool)
 AnyArray open_hdf5(const Hdf5Location& at, const OpenOptions& o);
 
-/// How export_hdf5 writes.
-struct Hdf5Export {
-    bool overwrite = false;  ///< replace a dataset of that path (else refused)
-    int gzip_level = 4;      ///< deflate level, 0-9
-    bool shuffle = true;     ///< the shuffle filter before deflate
-    bool durable = true;     ///< fsync the file before it replaces the old one
-    /// Called after each chunk written: (chunks done, total).
-    std::function<void(std::int64_t, std::int64_t)> progress;
-};
-
 /// Writes `a` as the dataset at.dataset (intermediate groups made) of at.file, chunked as `a` is
 /// and compressed with shuffle + deflate, which h5py reads without plugins; attributes as HDF5
 /// attributes. A new file is built under a temporary name; an existing one is copied, added to,
 /// and replaces the old in one step: readers see the old file or the new, never a part.
-void export_hdf5(const AnyArray& a, const Hdf5Location& at, const Hdf5Export& o);
+void export_hdf5(const AnyArray& a, const Hdf5Location& at, const Hdf5ExportOptions& o);
 
 }  // namespace b2nd::bridges

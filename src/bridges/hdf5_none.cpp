@@ -16,16 +16,20 @@ namespace {
 
 }  // namespace
 
-bool have_hdf5() noexcept {
-    return false;
-}
-
 AnyArray open_hdf5(const Hdf5Location& at, const OpenOptions&) {
     refuse(at.file);
 }
 
-void export_hdf5(const AnyArray&, const Hdf5Location& at, const Hdf5Export&) {
+void export_hdf5(const AnyArray&, const Hdf5Location& at, const Hdf5ExportOptions&) {
     refuse(at.file);
 }
 
 }  // namespace b2nd::bridges
+
+namespace b2nd {
+
+bool have_hdf5() noexcept {
+    return false;
+}
+
+}  // namespace b2nd

@@ -24,7 +24,7 @@ using h5::Handle;
 void write_dataset(hid_t file,
                    const AnyArray& a,
                    const std::string& path,
-                   const Hdf5Export& o,
+                   const Hdf5ExportOptions& o,
                    const std::string& where) {
     auto held = h5::lock();
     const int nd = a.ndim();
@@ -112,7 +112,7 @@ void write_dataset(hid_t file,
 
 }  // namespace
 
-void export_hdf5(const AnyArray& a, const Hdf5Location& at, const Hdf5Export& o) {
+void export_hdf5(const AnyArray& a, const Hdf5Location& at, const Hdf5ExportOptions& o) {
     const std::string where = detail::quoted_path(at.file + ":" + at.dataset);
     if (at.dataset.empty() || at.dataset.front() != '/' || at.dataset == "/") {
         throw UsageError(where + ": name the dataset to write as FILE.h5:/path/to/dataset");

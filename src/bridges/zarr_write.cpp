@@ -41,7 +41,7 @@ bool blosc1_has(codec::Codec c) {
            c == Codec::zstd;
 }
 
-Compression compression_of(const AnyArray& a, const ZarrExport& o) {
+Compression compression_of(const AnyArray& a, const ZarrExportOptions& o) {
     const CompressionParams p = a.compression();
     Compression c;
     c.codec = o.codec.value_or(p.codec);
@@ -365,7 +365,12 @@ void write_chunk(const AnyArray& a,
 
 }  // namespace
 
-void export_zarr(const AnyArray& a, const std::string& out, const ZarrExport& o) {
+}  // namespace b2nd::bridges
+
+namespace b2nd {
+
+void export_zarr(const AnyArray& a, const std::string& out, const ZarrExportOptions& o) {
+    using namespace bridges;
     const std::string where = detail::quoted_path(out);
     if (o.format != 2 && o.format != 3) {
         throw UsageError("Zarr format " + num(o.format) + ": 2 or 3");
@@ -423,4 +428,4 @@ void export_zarr(const AnyArray& a, const std::string& out, const ZarrExport& o)
     }
 }
 
-}  // namespace b2nd::bridges
+}  // namespace b2nd

@@ -49,7 +49,7 @@ int export_bridge(const Args& a, const std::string& in_path, const std::string& 
         }
     };
     if (zarr_output(out)) {
-        bridges::ZarrExport z;
+        ZarrExportOptions z;
         z.format = static_cast<int>(a.get_int("--zarr-format", 3, 2, 3));
         z.overwrite = a.has("--overwrite");
         if (a.has("--codec")) {
@@ -62,14 +62,14 @@ int export_bridge(const Args& a, const std::string& in_path, const std::string& 
         z.clevel = static_cast<int>(a.get_int("--clevel", -1, 0, 9));
         z.nthreads = static_cast<int>(a.get_int("--nthreads", 0, 0, 1024));
         z.progress = progress;
-        bridges::export_zarr(in, out, z);
+        export_zarr(in, out, z);
         return 0;
     }
     if (a.has("--zarr-format") || a.has("--codec")) {
         throw ArgError("--zarr-format and --codec go with a Zarr output (OUT.zarr)");
     }
     const auto at = bridges::hdf5_location(out);
-    bridges::Hdf5Export o;
+    Hdf5ExportOptions o;
     o.overwrite = a.has("--overwrite");
     o.gzip_level = static_cast<int>(a.get_int("--clevel", 4, 0, 9));
     o.progress = progress;

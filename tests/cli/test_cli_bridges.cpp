@@ -14,7 +14,6 @@
 #include "../support/json.hpp"
 #include "../support/reference.hpp"
 #include "../support/temp_dir.hpp"
-#include "bridges/hdf5_gate.hpp"
 #include "run.hpp"
 #include <sys/wait.h>
 
@@ -84,7 +83,7 @@ TEST_CASE("cli bridges: import of every HDF5 dataset and Zarr array, attributes 
     int n = 0;
     for (const Json& c : m["cases"].as_array()) {
         const std::string kind = c["kind"].as_string();
-        if (kind != "zarr2" && kind != "zarr3" && (kind != "hdf5" || !b2nd::bridges::have_hdf5())) {
+        if (kind != "zarr2" && kind != "zarr3" && (kind != "hdf5" || !b2nd::have_hdf5())) {
             continue;
         }
         const std::string name = c["name"].as_string();
@@ -106,7 +105,7 @@ TEST_CASE("cli bridges: import of every HDF5 dataset and Zarr array, attributes 
             }
         }
     }
-    CHECK(n >= (b2nd::bridges::have_hdf5() ? 81 : 45));
+    CHECK(n >= (b2nd::have_hdf5() ? 81 : 45));
 }
 
 TEST_CASE("cli bridges: import follows a sharded array's shards and inner chunks",
@@ -218,7 +217,7 @@ TEST_CASE("cli bridges: exports to HDF5 and Zarr read back with h5py, zarr-pytho
             const std::string chunks = joined(c.entry["chunks"]);
             std::string out, said;
             if (target == "hdf5") {
-                if (!b2nd::bridges::have_hdf5()) {
+                if (!b2nd::have_hdf5()) {
                     continue;
                 }
                 out = tmp / "exports.h5:" + c.entry["h5_path"].as_string();

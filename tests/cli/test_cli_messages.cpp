@@ -16,7 +16,6 @@
 #include "../support/files.hpp"
 #include "../support/process.hpp"
 #include "../support/temp_dir.hpp"
-#include "bridges/hdf5_gate.hpp"
 #include "run.hpp"
 #include <sys/wait.h>
 
@@ -80,13 +79,11 @@ TEST_CASE("cli: messages name formats, files and flags as the user knows them", 
     const std::vector<Case> cases = {
         {"info " + q(tmp / "t.h5"),
          1,
-         {b2nd::bridges::have_hdf5() ? "cannot open the HDF5 file" : "this build has no libhdf5",
-          "t.h5"}},
+         {b2nd::have_hdf5() ? "cannot open the HDF5 file" : "this build has no libhdf5", "t.h5"}},
         {"info " + q(tmp / "t.nc"), 1, {"is a netCDF classic file", "t.nc"}},
         {"import " + q(tmp / "t.h5") + " " + q(tmp / "x.b2nd"),
          1,
-         {b2nd::bridges::have_hdf5() ? "cannot open the HDF5 file" : "this build has no libhdf5",
-          "t.h5"}},
+         {b2nd::have_hdf5() ? "cannot open the HDF5 file" : "this build has no libhdf5", "t.h5"}},
         {"import " + q(a) + " " + q(tmp / "x.b2nd"), 1, {"this is a Blosc2 frame", "convert"}},
         {"info ''", 2, {"the path is empty"}},
         {"checksum add", 2, {"add needs the PATH"}},

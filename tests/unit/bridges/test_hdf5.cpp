@@ -16,7 +16,6 @@
 #include "../../support/random_box.hpp"
 #include "../../support/reference.hpp"
 #include "../../support/temp_dir.hpp"
-#include "bridges/hdf5_gate.hpp"
 #include <sys/stat.h>
 
 using b2nd::AnyArray;
@@ -28,7 +27,7 @@ using Catch::Matchers::Contains;
 
 #define REQUIRE_HDF5()                                                    \
     do {                                                                  \
-        if (!b2nd::bridges::have_hdf5()) {                                \
+        if (!b2nd::have_hdf5()) {                                         \
             B2ND_SKIP("this build has no libhdf5 (install libhdf5-dev)"); \
         }                                                                 \
     } while (0)
@@ -131,10 +130,10 @@ TEST_CASE("hdf5: an array written as a dataset reads back, beside what the file 
     a.attrs().set("scale", 0.5);
     a.attrs().set("range", b2nd::Value(b2nd::Value::Array{-1, 7}));
     const std::string file = dir / "out.h5";
-    b2nd::bridges::export_hdf5(a, {file, "/run/t"}, {});
+    b2nd::export_hdf5(a, file + ":/run/t", {});
     ::chmod(file.c_str(), 0640);
     // A second dataset added: the first stays, and so does the file's mode.
-    b2nd::bridges::export_hdf5(a, {file, "/run/u"}, {});
+    b2nd::export_hdf5(a, file + ":/run/u", {});
     struct stat st {};
     REQUIRE(::stat(file.c_str(), &st) == 0);
     CHECK((st.st_mode & 0777) == 0640);
@@ -150,11 +149,11 @@ TEST_CASE("hdf5: an array written as a dataset reads back, beside what the file 
     }
     // An existing dataset needs overwrite; refused, the file is left byte for byte.
     const auto before = b2nd::test::read_file(file);
-    CHECK_THROWS_WITH(b2nd::bridges::export_hdf5(a, {file, "/run/t"}, {}), Contains("exists"));
+    CHECK_THROWS_WITH(b2nd::export_hdf5(a, file + ":/run/t", {}), Contains("exists"));
     CHECK(b2nd::test::read_file(file) == before);
-    b2nd::bridges::Hdf5Export o;
+    b2nd::Hdf5ExportOptions o;
     o.overwrite = true;
-    b2nd::bridges::export_hdf5(a, {file, "/run/t"}, o);
+    b2nd::export_hdf5(a, file + ":/run/t", o);
     CHECK(AnyArray::open(file + ":/run/t").read() == a.read());
     // Nothing left beside it.
     int entries = 0;
@@ -170,10 +169,9 @@ TEST_CASE("hdf5: a file that is not HDF5 is never written into", "[bridges][hdf5
     const AnyArray a = AnyArray::create_in_memory(b2nd::dtype_of<std::int32_t>(), {10});
     const std::string file = dir / "notes.h5";
     std::ofstream(file) << "my notes, not an HDF5 file";
-    CHECK_THROWS_WITH(b2nd::bridges::export_hdf5(a, {file, "/x"}, {}),
+    CHECK_THROWS_WITH(b2nd::export_hdf5(a, file + ":/x", {}),
                       Contains("notes.h5") && Contains("not an HDF5 file"));
     CHECK(b2nd::test::read_text(file) == "my notes, not an HDF5 file");
-    CHECK_THROWS_WITH(b2nd::bridges::export_hdf5(a, {dir / "new.h5", ""}, {}),
-                      Contains("name the dataset"));
+    CHECK_THROWS_WITH(b2nd::export_hdf5(a, dir / "new.h5", {}), Contains("name the dataset"));
     CHECK_FALSE(std::filesystem::exists(dir / "new.h5"));
 }

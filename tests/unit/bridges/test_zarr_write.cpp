@@ -11,7 +11,6 @@
 
 #include "../../support/files.hpp"
 #include "../../support/temp_dir.hpp"
-#include "bridges/bridges.hpp"
 
 using b2nd::AnyArray;
 using Catch::Matchers::Contains;
@@ -41,9 +40,9 @@ TEST_CASE("zarr write: v3 and v2 read back, shards of blocks, attributes along",
     for (const int format : {3, 2}) {
         INFO("v" << format);
         const std::string out = dir / ("a" + std::to_string(format) + ".zarr");
-        b2nd::bridges::ZarrExport o;
+        b2nd::ZarrExportOptions o;
         o.format = format;
-        b2nd::bridges::export_zarr(a, out, o);
+        b2nd::export_zarr(a, out, o);
         const AnyArray z = AnyArray::open(out);
         CHECK(z.read() == a.read());
         CHECK(z.chunk_shape() == a.chunk_shape());
@@ -69,19 +68,18 @@ TEST_CASE("zarr write: what is at the path is replaced only when asked, and only
     b2nd::test::TempDir dir;
     const AnyArray a = sample(dir / "a.b2nd");
     const std::string out = dir / "a.zarr";
-    b2nd::bridges::export_zarr(a, out, {});
-    CHECK_THROWS_WITH(b2nd::bridges::export_zarr(a, out, {}), Contains("already exists"));
-    b2nd::bridges::ZarrExport o;
+    b2nd::export_zarr(a, out, {});
+    CHECK_THROWS_WITH(b2nd::export_zarr(a, out, {}), Contains("already exists"));
+    b2nd::ZarrExportOptions o;
     o.overwrite = true;
     o.format = 2;
-    b2nd::bridges::export_zarr(a, out, o);
+    b2nd::export_zarr(a, out, o);
     CHECK(std::filesystem::exists(out + "/.zarray"));
     CHECK_FALSE(std::filesystem::exists(out + "/zarr.json"));
     // A directory of the user's files is not a Zarr array: never replaced.
     std::filesystem::create_directories(dir / "notes.zarr");
     std::ofstream(dir / "notes.zarr/todo.txt") << "keep me";
-    CHECK_THROWS_WITH(b2nd::bridges::export_zarr(a, dir / "notes.zarr", o),
-                      Contains("not a Zarr array"));
+    CHECK_THROWS_WITH(b2nd::export_zarr(a, dir / "notes.zarr", o), Contains("not a Zarr array"));
     CHECK(b2nd::test::read_text(dir / "notes.zarr/todo.txt") == "keep me");
     // Nothing left beside the outputs.
     for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
@@ -93,12 +91,12 @@ TEST_CASE("zarr write: dtypes without a v3 type are refused; v2 takes records", 
     b2nd::test::TempDir dir;
     const b2nd::DType rec = b2nd::DType::parse("[('id', '<i4'), ('tag', 'S3')]");
     const AnyArray r = AnyArray::create_in_memory(rec, {5});
-    CHECK_THROWS_WITH(b2nd::bridges::export_zarr(r, dir / "r.zarr", {}),
+    CHECK_THROWS_WITH(b2nd::export_zarr(r, dir / "r.zarr", {}),
                       Contains("no Zarr v3 core data type"));
     CHECK_FALSE(std::filesystem::exists(dir / "r.zarr"));
-    b2nd::bridges::ZarrExport o;
+    b2nd::ZarrExportOptions o;
     o.format = 2;
-    b2nd::bridges::export_zarr(r, dir / "r.zarr", o);
+    b2nd::export_zarr(r, dir / "r.zarr", o);
     const AnyArray back = AnyArray::open(dir / "r.zarr");
     CHECK(back.dtype() == rec);
     CHECK(back.read() == r.read());

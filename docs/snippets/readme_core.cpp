@@ -294,6 +294,34 @@ void integrity() {
 
 }  // namespace
 
+// clang-format off
+void bridges() {
+    b2nd::NDArray<float>::create_from("t.b2nd", {64, 48}, ramp(64 * 48));
+    // docs/bridges.md: "From the library"
+    b2nd::AnyArray a = b2nd::AnyArray::open("t.b2nd");
+    b2nd::export_zarr(a, "t.zarr");                       // Zarr v3, sharded
+    b2nd::ZarrExportOptions v2;
+    v2.format = 2;
+    b2nd::export_zarr(a, "t2.zarr", v2);                   // Zarr v2, blosc
+
+    b2nd::AnyArray z = b2nd::AnyArray::open("t.zarr");    // read in place, lazily
+    std::vector<std::uint8_t> row = z.read(b2nd::parse_selection("5, :"));
+    b2nd::copy(z, "back.b2nd");                           // imported
+
+    if (b2nd::have_hdf5()) {
+        b2nd::export_hdf5(a, "results.h5:/run7/t");        // shuffle + gzip
+        auto t = b2nd::open<float>("results.h5:/run7/t");  // an HDF5 dataset, in place
+    }
+    // end
+    check(row == a.read(b2nd::parse_selection("5, :")), "a row read in place");
+    check(b2nd::AnyArray::open("back.b2nd").read() == a.read(), "the import holds the values");
+    check(b2nd::AnyArray::open("t2.zarr").read() == a.read(), "the v2 array holds the values");
+    if (b2nd::have_hdf5()) {
+        check(b2nd::open<float>("results.h5:/run7/t").read() == ramp(64 * 48), "the dataset");
+    }
+}
+// clang-format on
+
 int main() {
     const SnippetDir dir;  // a fresh directory, the current one while the snippets run
     try {
@@ -309,6 +337,7 @@ int main() {
         dir.section("plugins", plugins);
         dir.section("errors", errors);
         dir.section("integrity", integrity);
+        dir.section("bridges", bridges);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "%s\n", e.what());
         return 1;

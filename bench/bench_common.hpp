@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <string>
 
+#include <b2nd/b2nd.hpp>
+
 namespace b2nd::bench {
 
 /// Best time of one call of fn over at least min_reps repetitions lasting min_seconds in all.
@@ -73,6 +75,29 @@ inline float f32cube_value(std::size_t flat, std::int64_t edge) {
         20 * std::sin(kTp * i / 256) * std::cos(kTp * j / 300) + 0.05 * (j - 256) / 256;
     const double u = static_cast<double>(mix(flat) >> 11) / 9007199254740992.0;
     return static_cast<float>(a + 10 * std::sin(kTp * (i + k) / 200) + 0.01 * (u - 0.5));
+}
+
+/// The f32cube of `edge`^3 as an array at `path`, with `scale` and `shift` applied (operands
+/// that differ), written chunk by chunk.
+inline b2nd::NDArray<float> f32cube_array(const std::string& path,
+                                          std::int64_t edge,
+                                          float scale,
+                                          float shift,
+                                          const b2nd::CreateOptions& o) {
+    auto a = b2nd::create<float>(path, {edge, edge, edge}, o);
+    a.any().write_chunks(
+        a.any().all_chunks(), [&](std::int64_t, const b2nd::Box& r, std::uint8_t* out) {
+            float* p = reinterpret_cast<float*>(out);
+            for (std::int64_t i = r.start[0]; i < r.start[0] + r.count[0]; ++i) {
+                for (std::int64_t j = r.start[1]; j < r.start[1] + r.count[1]; ++j) {
+                    for (std::int64_t k = r.start[2]; k < r.start[2] + r.count[2]; ++k) {
+                        const auto flat = static_cast<std::size_t>((i * edge + j) * edge + k);
+                        *p++ = f32cube_value(flat, edge) * scale + shift;
+                    }
+                }
+            }
+        });
+    return a;
 }
 
 }  // namespace b2nd::bench

@@ -46,28 +46,6 @@ struct Range {
     }
 };
 
-/// The f32cube, with `scale` and `shift` applied (three different operands).
-b2nd::NDArray<float> cube(const std::string& path,
-                          std::int64_t edge,
-                          float scale,
-                          float shift,
-                          const b2nd::CreateOptions& o) {
-    auto a = b2nd::create<float>(path, {edge, edge, edge}, o);
-    a.any().write_chunks(
-        a.any().all_chunks(), [&](std::int64_t, const b2nd::Box& r, std::uint8_t* out) {
-            float* p = reinterpret_cast<float*>(out);
-            for (std::int64_t i = r.start[0]; i < r.start[0] + r.count[0]; ++i) {
-                for (std::int64_t j = r.start[1]; j < r.start[1] + r.count[1]; ++j) {
-                    for (std::int64_t k = r.start[2]; k < r.start[2] + r.count[2]; ++k) {
-                        const auto flat = static_cast<std::size_t>((i * edge + j) * edge + k);
-                        *p++ = b2nd::bench::f32cube_value(flat, edge) * scale + shift;
-                    }
-                }
-            }
-        });
-    return a;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -106,9 +84,9 @@ int main(int argc, char** argv) {
     o.block_shape = {32, 32, 32};
     o.overwrite = true;
     o.cache_bytes = 0;
-    auto a = cube(dir + "/a.b2nd", edge, 1.0f, 0.0f, o);
-    auto b = cube(dir + "/b.b2nd", edge, 0.5f, 1.0f, o);
-    auto c = cube(dir + "/c.b2nd", edge, 0.1f, -2.0f, o);
+    auto a = b2nd::bench::f32cube_array(dir + "/a.b2nd", edge, 1.0f, 0.0f, o);
+    auto b = b2nd::bench::f32cube_array(dir + "/b.b2nd", edge, 0.5f, 1.0f, o);
+    auto c = b2nd::bench::f32cube_array(dir + "/c.b2nd", edge, 0.1f, -2.0f, o);
     const double cube_bytes = static_cast<double>(a.any().nbytes());
     std::printf("\nf32cube %lld^3 (%.0f MiB), zstd 1 + shuffle, chunks 128^3, blocks 32^3\n",
                 static_cast<long long>(edge), cube_bytes / 1048576.0);

@@ -1,6 +1,7 @@
 // Zarr chunks decoded: bytes-to-bytes codecs undone last first, then the bytes codec's byte
 // order and the transposition; shard indexes read and checked (zarr_meta.hpp).
 #include <cstring>
+#include <iterator>
 
 #include <b2nd/codec/chunk_decoder.hpp>
 #include <b2nd/error.hpp>
@@ -44,13 +45,16 @@ const char* codec_name(ZarrBytesCodec::Kind k) {
 }
 
 /// Undoes the bytes-to-bytes codecs of `c` on stored[0, n); returns the bytes left (in one of
-/// the two scratch buffers, or `stored` itself when there is nothing to undo).
+/// the two scratch buffers, or `stored` itself when there is nothing to undo). With `direct`
+/// (room for `want` bytes), the last codec undone writes there when it decodes to `want` bytes
+/// and says so first (Blosc, LZ4, zstd frames with their size): no copy after.
 ByteSpan undo_bytes_codecs(const std::vector<ZarrBytesCodec>& codecs,
                            const std::uint8_t* stored,
                            std::size_t n,
                            std::size_t want,
                            std::vector<std::uint8_t> (&scratch)[2],
-                           const std::string& where) {
+                           const std::string& where,
+                           std::uint8_t* direct = nullptr) {
     const std::uint8_t* p = stored;
     std::size_t len = n;
     int next = 0;
@@ -59,6 +63,7 @@ ByteSpan undo_bytes_codecs(const std::vector<ZarrBytesCodec>& codecs,
     for (auto it = codecs.rbegin(); it != codecs.rend(); ++it) {
         std::vector<std::uint8_t>& out = scratch[next];
         const std::string who = where + ": " + codec_name(it->kind) + " codec";
+        const bool last = direct != nullptr && std::next(it) == codecs.rend();
         switch (it->kind) {
             case ZarrBytesCodec::Kind::crc32c: {
                 if (len < 4) {
@@ -75,12 +80,20 @@ ByteSpan undo_bytes_codecs(const std::vector<ZarrBytesCodec>& codecs,
             }
             case ZarrBytesCodec::Kind::blosc:
                 try {
-                    out =
-                        codec::decode_chunk(ByteSpan(p, len), 1, static_cast<std::int64_t>(limit));
+                    const codec::ChunkDecoder dec(ByteSpan(p, len));
+                    const auto size = static_cast<std::size_t>(dec.nbytes());
+                    if (size > limit) {
+                        corrupt(who, "the chunk claims " + num(dec.nbytes()) +
+                                         " decoded bytes, more than it can hold");
+                    }
+                    if (last && size == want) {
+                        dec.decode({direct, size});
+                        return ByteSpan(direct, size);
+                    }
+                    out.resize(size);
+                    dec.decode({out.data(), size});
                 } catch (const FormatError& e) {
                     rethrow_with_context(e, who);
-                } catch (const UsageError& e) {
-                    corrupt(who, e.what());
                 }
                 break;
             case ZarrBytesCodec::Kind::lz4: {
@@ -93,10 +106,17 @@ ByteSpan undo_bytes_codecs(const std::vector<ZarrBytesCodec>& codecs,
                     corrupt(who, "the chunk claims " + num(static_cast<std::int64_t>(size)) +
                                      " decoded bytes, more than it can hold");
                 }
-                out.resize(size);
-                if (const char* e = codec::detail::decompress_stream(
-                        codec::CompFormat::lz4, p + 4, len - 4, out.data(), size, nullptr)) {
+                std::uint8_t* to = direct;
+                if (!last || size != want) {
+                    out.resize(size);
+                    to = out.data();
+                }
+                if (const char* e = codec::detail::decompress_stream(codec::CompFormat::lz4, p + 4,
+                                                                     len - 4, to, size, nullptr)) {
                     corrupt(who, e);
+                }
+                if (to == direct) {
+                    return ByteSpan(direct, size);
                 }
                 break;
             }
@@ -107,6 +127,13 @@ ByteSpan undo_bytes_codecs(const std::vector<ZarrBytesCodec>& codecs,
                 const W f = it->kind == ZarrBytesCodec::Kind::zstd   ? W::zstd
                             : it->kind == ZarrBytesCodec::Kind::zlib ? W::zlib
                                                                      : W::gzip;
+                if (last && f == W::zstd && codec::detail::zstd_frame_size(p, len) == want) {
+                    if (const char* e = codec::detail::decompress_stream(
+                            codec::CompFormat::zstd, p, len, direct, want, nullptr)) {
+                        corrupt(who, e);
+                    }
+                    return ByteSpan(direct, want);
+                }
                 if (const char* e = codec::detail::decompress_whole(f, p, len, out, limit)) {
                     corrupt(who, e);
                 }
@@ -185,14 +212,17 @@ void decode_zarr_chunk(const ZarrCodecs& c,
     const auto itemsize = static_cast<std::size_t>(dtype.itemsize());
     const std::size_t want = static_cast<std::size_t>(items) * itemsize;
     thread_local std::vector<std::uint8_t> scratch[2];
-    const ByteSpan raw = undo_bytes_codecs(c.bytes_codecs, stored, n, want, scratch, where);
+    const ByteSpan raw = undo_bytes_codecs(c.bytes_codecs, stored, n, want, scratch, where,
+                                           c.order.empty() ? out : nullptr);
     if (raw.size() != want) {
         corrupt(where, "the chunk decodes to " + num(static_cast<std::int64_t>(raw.size())) +
                            " bytes; " + to_string(chunk) + " items of " + dtype.str() + " take " +
                            num(static_cast<std::int64_t>(want)));
     }
     if (c.order.empty()) {
-        std::memcpy(out, raw.data(), want);
+        if (raw.data() != out) {
+            std::memcpy(out, raw.data(), want);
+        }
     } else {
         untranspose(c.order, chunk, itemsize, raw.data(), out);
     }

@@ -263,15 +263,18 @@ void copy_box(const std::uint8_t* src,
     }
 }
 
-std::vector<std::uint8_t> compress(const Compression& c,
-                                   const std::vector<std::uint8_t>& raw,
-                                   int typesize) {
+/// raw compressed into `out` (its room reused).
+void compress(const Compression& c,
+              const std::vector<std::uint8_t>& raw,
+              int typesize,
+              std::vector<std::uint8_t>& out) {
     if (c.blosc) {
-        return codec::detail::encode_blosc1_chunk(raw.data(), raw.size(), c.codec, c.clevel,
-                                                  c.shuffle, typesize);
+        codec::detail::encode_blosc1_chunk(raw.data(), raw.size(), c.codec, c.clevel, c.shuffle,
+                                           typesize, out);
+        return;
     }
-    return codec::detail::compress_whole(codec::detail::WholeStream::zstd, c.clevel, raw.data(),
-                                         raw.size());
+    out = codec::detail::compress_whole(codec::detail::WholeStream::zstd, c.clevel, raw.data(),
+                                        raw.size());
 }
 
 void write_file(const std::string& path, const std::vector<std::uint8_t>& bytes, bool durable) {
@@ -302,20 +305,22 @@ void write_chunk(const AnyArray& a,
     g.chunk_coords(ci, cc);
     const std::string path = dir + "/" + chunk_key(keys, cc);
     const Shape origin(static_cast<std::size_t>(nd), 0);
+    thread_local std::vector<std::uint8_t> shard, index, raw, enc;  // their room reused
     if (format == 2) {
         const Shape cs = shard_shape(g);
         std::int64_t items = 1;
         for (const std::int64_t e : cs) {
             items *= e;
         }
-        std::vector<std::uint8_t> raw(static_cast<std::size_t>(items) * item, 0);
+        raw.assign(static_cast<std::size_t>(items) * item, 0);
         copy_box(data, region.count, origin, raw.data(), cs, region.count, item);
-        write_file(path, compress(c, raw, typesize), durable);
+        compress(c, raw, typesize, enc);
+        write_file(path, enc, durable);
         return;
     }
     // A shard: its inner chunks in C order, then the index and its crc32c.
-    std::vector<std::uint8_t> shard;
-    std::vector<std::uint8_t> index;
+    shard.clear();
+    index.clear();
     const Shape bs = inner_shape(g);
     std::int64_t per[kMaxNdim] = {};
     std::int64_t inners = 1;
@@ -328,7 +333,7 @@ void write_chunk(const AnyArray& a,
     for (const std::int64_t e : bs) {
         inner_items *= e;
     }
-    std::vector<std::uint8_t> raw(static_cast<std::size_t>(inner_items) * item);
+    raw.resize(static_cast<std::size_t>(inner_items) * item);
     for (std::int64_t b = 0; b < inners; ++b) {
         Shape start(static_cast<std::size_t>(nd)), count(static_cast<std::size_t>(nd));
         std::int64_t rest = b;
@@ -344,7 +349,7 @@ void write_chunk(const AnyArray& a,
         if (!empty) {
             std::fill(raw.begin(), raw.end(), 0);
             copy_box(data, region.count, start, raw.data(), bs, count, item);
-            const std::vector<std::uint8_t> enc = compress(c, raw, typesize);
+            compress(c, raw, typesize, enc);
             entry[0] = shard.size();
             entry[1] = enc.size();
             shard.insert(shard.end(), enc.begin(), enc.end());

@@ -22,13 +22,14 @@ void put32(std::uint8_t* p, std::uint32_t v) {
 
 }  // namespace
 
-std::vector<std::uint8_t> encode_blosc1_chunk(const std::uint8_t* src,
-                                              std::size_t n,
-                                              Codec codec,
-                                              int clevel,
-                                              int shuffle,
-                                              int typesize,
-                                              std::size_t blocksize) {
+void encode_blosc1_chunk(const std::uint8_t* src,
+                         std::size_t n,
+                         Codec codec,
+                         int clevel,
+                         int shuffle,
+                         int typesize,
+                         std::vector<std::uint8_t>& out,
+                         std::size_t blocksize) {
     if (codec != Codec::blosclz && codec != Codec::lz4 && codec != Codec::lz4hc &&
         codec != Codec::zlib && codec != Codec::zstd) {
         throw UsageError("Blosc 1.x has no codec " + std::string(codec_name(codec)));
@@ -46,7 +47,7 @@ std::vector<std::uint8_t> encode_blosc1_chunk(const std::uint8_t* src,
         blocksize = n;
     }
     const std::size_t nblocks = n == 0 ? 0 : (n + blocksize - 1) / blocksize;
-    std::vector<std::uint8_t> out(kHeader + 4 * nblocks + n + 4 * nblocks + 64);
+    out.resize(kHeader + 4 * nblocks + n + 4 * nblocks + 64);
     out[0] = 2;  // format version of Blosc 1.x
     out[1] = 1;  // the codec's format version
     const auto compformat = static_cast<std::uint8_t>(comp_format_of(codec));
@@ -62,7 +63,9 @@ std::vector<std::uint8_t> encode_blosc1_chunk(const std::uint8_t* src,
     put32(out.data() + 8, static_cast<std::uint32_t>(blocksize));
     std::size_t at = kHeader + 4 * nblocks;
     bool fits = clevel > 0;
-    std::vector<std::uint8_t> filtered(blocksize), scratch(blocksize);
+    thread_local std::vector<std::uint8_t> filtered, scratch;  // their room reused
+    filtered.resize(blocksize);
+    scratch.resize(blocksize);
     for (std::size_t b = 0; b < nblocks && fits; ++b) {
         const std::size_t len = std::min(blocksize, n - b * blocksize);
         const std::uint8_t* block = src + b * blocksize;
@@ -91,7 +94,7 @@ std::vector<std::uint8_t> encode_blosc1_chunk(const std::uint8_t* src,
     }
     if (!fits) {
         // Compression does not pay: the chunk is stored whole (memcpyed), unfiltered.
-        out.assign(kHeader + n, 0);
+        out.resize(kHeader + n);
         out[0] = 2;
         out[1] = 1;
         out[2] = static_cast<std::uint8_t>(format::chunk_flags::kMemcpyed |
@@ -107,7 +110,6 @@ std::vector<std::uint8_t> encode_blosc1_chunk(const std::uint8_t* src,
     out.resize(at);
     out[2] = fits ? flags : out[2];
     put32(out.data() + 12, static_cast<std::uint32_t>(at));
-    return out;
 }
 
 }  // namespace b2nd::codec::detail

@@ -341,6 +341,13 @@ const char* zstd_whole(const std::uint8_t* src,
 
 }  // namespace
 
+std::size_t zstd_frame_size(const std::uint8_t* src, std::size_t n) noexcept {
+    const unsigned long long d = ZSTD_getFrameContentSize(src, n);
+    return d == ZSTD_CONTENTSIZE_ERROR || d == ZSTD_CONTENTSIZE_UNKNOWN || d > SIZE_MAX
+               ? SIZE_MAX
+               : static_cast<std::size_t>(d);
+}
+
 const char* decompress_whole(WholeStream f,
                              const std::uint8_t* src,
                              std::size_t n,

@@ -80,6 +80,10 @@ const char* decompress_whole(WholeStream f,
                              std::vector<std::uint8_t>& out,
                              std::size_t limit);
 
+/// The decoded size a zstd frame's header declares, or SIZE_MAX when it declares none (or is
+/// not a frame).
+std::size_t zstd_frame_size(const std::uint8_t* src, std::size_t n) noexcept;
+
 /// Compresses src[0, n) as a whole stream of format `f` at `level` (zstd: its levels; zlib and
 /// gzip: 0-9) and returns it. \throws CodecError when the library fails
 std::vector<std::uint8_t> compress_whole(WholeStream f,

@@ -54,7 +54,8 @@ void decode(const b2nd::bridges::ZarrMeta& m, const std::uint8_t* p, std::size_t
             if (e[k] > n || e[k + 1] > n - e[k]) {
                 continue;  // the reader refuses it (FormatError); nothing to decode
             }
-            decode_zarr_chunk(s->codecs, m.dtype, s->inner, p + e[k], e[k + 1], out.data(), "inner");
+            decode_zarr_chunk(s->codecs, m.dtype, s->inner, p + e[k], e[k + 1], out.data(),
+                              "inner");
         }
         return;
     }

@@ -24,21 +24,9 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using b2nd::bench::Range;
+using b2nd::bench::seconds;
 
-double seconds(const std::function<void()>& fn) {
-    const auto t0 = Clock::now();
-    fn();
-    return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-struct Range {
-    double lo = 1e300, hi = 0;
-    void add(double v) {
-        lo = std::min(lo, v);
-        hi = std::max(hi, v);
-    }
-};
 
 void report(const char* what, const Range& secs, double bytes) {
     std::printf("%-34s %6.3f-%6.3f s   %5.2f-%5.2f GB/s\n", what, secs.lo, secs.hi,

@@ -29,6 +29,22 @@ inline double best_seconds(const std::function<void()>& fn, double min_seconds, 
     return best;
 }
 
+/// Seconds one call of fn takes.
+inline double seconds(const std::function<void()>& fn) {
+    const auto t0 = std::chrono::steady_clock::now();
+    fn();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/// The smallest and largest of values over runs.
+struct Range {
+    double lo = 1e300, hi = 0;
+    void add(double v) {
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+    }
+};
+
 /// Where a benchmark writes: a new directory of its own, PARENT/b2nd-bench-NAME-XXXXXX (PARENT:
 /// the user's --dir, else the temporary directory), removed at the end with what the benchmark
 /// made in it, and nothing else: the user's directory and what it held stay.

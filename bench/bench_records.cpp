@@ -27,20 +27,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using b2nd::bench::Range;
+using b2nd::bench::seconds;
+
 double value(std::size_t i, int k) {
     const double u =
         static_cast<double>(b2nd::bench::mix(i * 5 + static_cast<std::size_t>(k)) >> 11) /
         9007199254740992.0;
     return 100 * std::sin(static_cast<double>(i) / (300.0 + 70 * k)) + 0.01 * (u - 0.5);
 }
-
-struct Range {
-    double lo = 1e300, hi = 0;
-    void add(double v) {
-        lo = std::min(lo, v);
-        hi = std::max(hi, v);
-    }
-};
 
 double seconds_of(const b2nd::AnyArray& a, void* out, std::size_t bytes) {
     const auto t0 = std::chrono::steady_clock::now();

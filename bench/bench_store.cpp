@@ -30,21 +30,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using b2nd::bench::Range;
+using b2nd::bench::seconds;
 
-double seconds(const std::function<void()>& fn) {
-    const auto t0 = Clock::now();
-    fn();
-    return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-struct Range {
-    double lo = 1e300, hi = 0;
-    void add(double v) {
-        lo = std::min(lo, v);
-        hi = std::max(hi, v);
-    }
-};
 
 }  // namespace
 

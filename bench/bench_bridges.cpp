@@ -27,7 +27,6 @@ namespace {
 using b2nd::bench::Range;
 using b2nd::bench::seconds;
 
-
 void report(const char* what, const Range& secs, double bytes) {
     std::printf("%-34s %6.3f-%6.3f s   %5.2f-%5.2f GB/s\n", what, secs.lo, secs.hi,
                 bytes / secs.hi / 1e9, bytes / secs.lo / 1e9);

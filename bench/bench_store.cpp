@@ -33,7 +33,6 @@ namespace {
 using b2nd::bench::Range;
 using b2nd::bench::seconds;
 
-
 }  // namespace
 
 int main(int argc, char** argv) {

@@ -3,6 +3,7 @@
 // NAME` JSON), export/info/show/diff read them in place, exports read back with h5py and
 // zarr-python, and every damaged source fails naming its file, leaving nothing behind.
 #include <filesystem>
+#include <sstream>
 
 #include <catch2/catch.hpp>
 
@@ -259,4 +260,38 @@ TEST_CASE("cli bridges: exports to HDF5 and Zarr read back with h5py, zarr-pytho
         WARN(skipped << " exports not read back: a reader is not installed (.ci/install-deps.sh)");
     }
     CHECK(checked + skipped == 28);  // the manifest's export targets
+}
+
+TEST_CASE("cli bridges: sources made here by h5py and zarr-python import to their values",
+          "[cli][bridges]") {
+    b2nd::test::TempDir tmp;
+    const char* python =
+        std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+    int st = 0;
+    // Made with the Blosc filter plugin where h5py has it; read here without any plugin.
+    const std::string made = b2nd::test::command_text(
+        "HDF5_PLUGIN_PATH=/usr/lib/x86_64-linux-gnu/hdf5/serial/plugins " + std::string(python) +
+            " " + q(B2ND_MAKE_SOURCES) + " " + q(tmp.path()) + " 96",
+        &st);
+    if (st == 77) {
+        B2ND_SKIP("h5py, zarr-python or numpy is not installed (python3-h5py, python3-zarr)");
+    }
+    REQUIRE(st == 0);
+    std::istringstream lines(made);
+    std::string src, name;
+    int n = 0;
+    while (lines >> src >> name) {
+        if (src.find(".h5:") != std::string::npos && !b2nd::have_hdf5()) {
+            continue;
+        }
+        INFO(src);
+        const std::string out = tmp / (name + ".b2nd");
+        REQUIRE(
+            run("import " + q(tmp / src) + " " + q(out), "HDF5_PLUGIN_PATH=/nonexistent").status ==
+            0);
+        CHECK(b2nd::AnyArray::open(out).read() ==
+              b2nd::test::read_npy_payload(tmp / (name + ".npy")).data);
+        ++n;
+    }
+    CHECK(n >= (b2nd::have_hdf5() ? 3 : 1));
 }

@@ -31,7 +31,7 @@ write_basic_package_version_file("${PROJECT_BINARY_DIR}/b2nd-config-version.cmak
   COMPATIBILITY SameMinorVersion)
 install(FILES "${PROJECT_BINARY_DIR}/b2nd-config.cmake"
               "${PROJECT_BINARY_DIR}/b2nd-config-version.cmake"
-              cmake/FindLZ4.cmake cmake/FindZFP.cmake
+              cmake/FindLZ4.cmake cmake/FindZFP.cmake cmake/FindHDF5Serial.cmake
         DESTINATION ${B2ND_CMAKE_DIR})
 
 # The prefix relative to the .pc file, so that an installed tree can be moved.

@@ -85,7 +85,7 @@ TEST_CASE("cli: SIGINT and SIGTERM remove the command's temporaries", "[cli][pro
         std::vector<std::string> argv;
         std::string out;
     };
-    const std::vector<Case> cases = {
+    std::vector<Case> cases = {
         {{"convert", src, tmp / "o.b2frame", "--codec", "zlib", "--clevel", "9", "--nthreads", "1"},
          "o.b2frame"},
         {{"import", tmp / "src.npy", tmp / "i.b2nd", "--codec", "zlib", "--clevel", "9",
@@ -93,17 +93,24 @@ TEST_CASE("cli: SIGINT and SIGTERM remove the command's temporaries", "[cli][pro
          "i.b2nd"},
         {{"export", src, tmp / "e.npy", "--nthreads", "1"}, "e.npy"},
         {{"pack", tmp / "st.b2d", tmp / "p.b2z"}, "p.b2z"},
+        {{"export", src, tmp / "z.zarr", "--codec", "zlib", "--clevel", "9", "--nthreads", "1"},
+         "z.zarr"},
     };
+    if (b2nd::have_hdf5()) {
+        cases.push_back({{"export", src, tmp / "h.h5:/d", "--clevel", "9"}, "h.h5"});
+    }
     std::mt19937 pick(11);
     int interrupted = 0;
-    for (int round = 0; round < 16; ++round) {
+    for (int round = 0; round < 18; ++round) {
         const Case& c = cases[static_cast<std::size_t>(round) % cases.size()];
         std::vector<std::string> argv = {B2ND_CLI_PATH};
         argv.insert(argv.end(), c.argv.begin(), c.argv.end());
         b2nd::test::Child child(argv);
         std::this_thread::sleep_for(
             std::chrono::milliseconds(std::uniform_int_distribution<int>(5, 120)(pick)));
-        const int sig = round % 2 == 0 ? SIGINT : SIGTERM;
+        // Each command meets both signals.
+        const int sig =
+            (round + round / static_cast<int>(cases.size())) % 2 == 0 ? SIGINT : SIGTERM;
         ::kill(child.pid(), sig);
         int status = 0;
         (void)child.finish(&status);

@@ -28,6 +28,16 @@ AnyArray open_zarr(const std::string& path, const OpenOptions& options);
 /// (codecs_text), fill_value (its bytes), attributes and dimension_names.
 Value zarr_summary(const std::string& path, const OpenOptions& options);
 
+/// Copies `count` items of the box at `src_start` of a C-order array of `src_shape` into a C-order
+/// array of `dst_shape`, at its origin (an export's chunk, padded, made from a region).
+void copy_box(const std::uint8_t* src,
+              const Shape& src_shape,
+              const Shape& src_start,
+              std::uint8_t* dst,
+              const Shape& dst_shape,
+              const Shape& count,
+              std::size_t item);
+
 /// The attributes of `a` an export carries: its vlmeta, python-blosc2's object metadata aside.
 Value::Map user_attributes(const AnyArray& a);
 

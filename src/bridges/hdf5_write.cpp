@@ -1,11 +1,15 @@
-// Arrays written as HDF5 datasets (hdf5_gate.hpp): chunked as the array is, shuffle + deflate,
-// one chunk at a time, into a file built or copied under a temporary name and moved into place.
+// Arrays written as HDF5 datasets (hdf5_gate.hpp): chunked as the array is, shuffle + deflate
+// applied here on the array's threads and chunks filed as stored, into a file built or copied
+// under a temporary name and moved into place.
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 
+#include <b2nd/codec/filters.hpp>
 #include <b2nd/error.hpp>
 #include <b2nd/storage/sources.hpp>
 
+#include "../codec/compressors.hpp"
 #include "../detail/text.hpp"
 #include "../storage/publish.hpp"
 #include "../storage/sources/posix_file.hpp"
@@ -71,43 +75,70 @@ void write_dataset(hid_t file,
                 H5Dclose);
     h5::write_attributes(dset.get(), user_attributes(a), where);
 
-    const std::int64_t n = nd == 0 ? 1 : g.nchunks();
-    std::vector<std::uint8_t> buf;
-    for (std::int64_t ci = 0; ci < n; ++ci) {
-        Box box = Box::whole(a.shape());
-        if (nd > 0) {
-            std::int64_t cc[kMaxNdim] = {};
-            g.chunk_coords(ci, cc);
-            for (int d = 0; d < nd; ++d) {
-                const auto u = static_cast<std::size_t>(d);
-                box.start[u] = cc[d] * g.chunk_shape()[u];
-                box.count[u] = std::min(g.chunk_shape()[u], g.shape()[u] - box.start[u]);
-            }
-        }
-        if (box.size() > 0) {
-            buf.resize(static_cast<std::size_t>(box.size() * a.itemsize()));
-            held.unlock();  // the array decodes with its threads meanwhile
-            a.read(box, buf.data(), buf.size());
-            held.lock();
-            if (nd == 0) {
-                check(H5Dwrite(dset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()),
-                      where, "cannot write the dataset");
-            } else {
-                std::vector<hsize_t> start(box.start.begin(), box.start.end());
-                std::vector<hsize_t> count(box.count.begin(), box.count.end());
-                Handle fs(H5Dget_space(dset.get()), H5Sclose);
-                Handle ms(H5Screate_simple(nd, count.data(), nullptr), H5Sclose);
-                check(H5Sselect_hyperslab(fs.get(), H5S_SELECT_SET, start.data(), nullptr,
-                                          count.data(), nullptr),
-                      where, "cannot select a hyperslab");
-                check(H5Dwrite(dset.get(), type.get(), ms.get(), fs.get(), H5P_DEFAULT, buf.data()),
-                      where, "cannot write chunk " + num(ci));
-            }
-        }
+    if (nd == 0) {
+        std::vector<std::uint8_t> item(static_cast<std::size_t>(a.itemsize()));
+        held.unlock();
+        a.read(Box::whole(a.shape()), item.data(), item.size());
+        held.lock();
+        check(H5Dwrite(dset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, item.data()), where,
+              "cannot write the dataset");
         if (o.progress) {
-            o.progress(ci + 1, n);
+            o.progress(1, 1);
+        }
+        return;
+    }
+    // Chunks are shuffled and deflated here, on the array's threads, and filed as they are
+    // stored (H5Dwrite_chunk): libhdf5, one call at a time, only files them. HDF5 keeps edge
+    // chunks whole: the part past the array is zeros.
+    Shape hchunk(static_cast<std::size_t>(nd));
+    std::int64_t hitems = 1;
+    {
+        std::vector<hsize_t> c(static_cast<std::size_t>(nd));
+        H5Pget_chunk(dcpl.get(), nd, c.data());
+        for (int d = 0; d < nd; ++d) {
+            hchunk[static_cast<std::size_t>(d)] =
+                static_cast<std::int64_t>(c[static_cast<std::size_t>(d)]);
+            hitems *= hchunk[static_cast<std::size_t>(d)];
         }
     }
+    const auto item = static_cast<std::size_t>(a.itemsize());
+    const bool shuffle = o.shuffle && item > 1;
+    const int level = std::clamp(o.gzip_level, 0, 9);
+    const std::int64_t total = g.nchunks();
+    std::int64_t done = 0;
+    const hid_t ds = dset.get();
+    held.unlock();
+    a.for_each_chunk(a.all_chunks(), [&](std::int64_t ci, const Box& region,
+                                         const std::uint8_t* data, const std::uint8_t* uniform) {
+        thread_local std::vector<std::uint8_t> raw, shuffled, filled;
+        if (data == nullptr) {
+            filled.resize(static_cast<std::size_t>(region.size()) * item);
+            for (std::size_t k = 0; k < filled.size(); k += item) {
+                std::memcpy(filled.data() + k, uniform, item);
+            }
+            data = filled.data();
+        }
+        raw.assign(static_cast<std::size_t>(hitems) * item, 0);
+        copy_box(data, region.count, Shape(static_cast<std::size_t>(nd), 0), raw.data(), hchunk,
+                 region.count, item);
+        const std::uint8_t* in = raw.data();
+        if (shuffle) {
+            shuffled.resize(raw.size());
+            codec::shuffle(static_cast<int>(item), raw.size(), raw.data(), shuffled.data());
+            in = shuffled.data();
+        }
+        const std::vector<std::uint8_t> z =
+            codec::detail::compress_whole(codec::detail::WholeStream::zlib, level, in, raw.size());
+        std::vector<hsize_t> offset(region.start.begin(), region.start.end());
+        auto filing = h5::lock();
+        check(H5Dwrite_chunk(ds, H5P_DEFAULT, 0, offset.data(), z.size(), z.data()), where,
+              "cannot write chunk " + num(ci));
+        ++done;
+        if (o.progress) {
+            o.progress(done, total);
+        }
+    });
+    held.lock();
 }
 
 }  // namespace

@@ -221,48 +221,6 @@ std::string metadata_json(const AnyArray& a,
     return Value::map(std::move(z)).to_json(2) + "\n";
 }
 
-/// count items of a box at src_start in a C-order array of src_shape, into a C-order array of
-/// dst_shape at its origin.
-void copy_box(const std::uint8_t* src,
-              const Shape& src_shape,
-              const Shape& src_start,
-              std::uint8_t* dst,
-              const Shape& dst_shape,
-              const Shape& count,
-              std::size_t item) {
-    const std::size_t nd = count.size();
-    if (nd == 0) {
-        std::memcpy(dst, src, item);
-        return;
-    }
-    for (const std::int64_t c : count) {
-        if (c <= 0) {
-            return;
-        }
-    }
-    std::int64_t idx[kMaxNdim] = {};
-    const auto row = static_cast<std::size_t>(count[nd - 1]) * item;
-    while (true) {
-        std::int64_t so = 0, dof = 0;
-        for (std::size_t d = 0; d < nd; ++d) {
-            so = so * src_shape[d] + src_start[d] + idx[d];
-            dof = dof * dst_shape[d] + idx[d];
-        }
-        std::memcpy(dst + static_cast<std::size_t>(dof) * item,
-                    src + static_cast<std::size_t>(so) * item, row);
-        std::size_t d = nd - 1;
-        while (d-- > 0) {
-            if (++idx[d] < count[d]) {
-                break;
-            }
-            idx[d] = 0;
-        }
-        if (d == static_cast<std::size_t>(-1)) {
-            return;
-        }
-    }
-}
-
 /// raw compressed into `out` (its room reused).
 void compress(const Compression& c,
               const std::vector<std::uint8_t>& raw,

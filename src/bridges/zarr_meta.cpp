@@ -326,6 +326,17 @@ void check_geometry(const ZarrMeta& m) {
                                  " does not divide the shard shape " + to_string(m.chunks));
             }
         }
+        // A shard's index holds 16 bytes per inner chunk: a count the index cannot hold is no
+        // shard (and would overflow what is computed from it).
+        std::int64_t inners = 1;
+        for (std::size_t d = 0; d < m.chunks.size(); ++d) {
+            const std::int64_t per = m.chunks[d] / s->inner[d];
+            if (per != 0 && inners > (std::int64_t{1} << 32) / per) {
+                bad(m.where, "shards of " + to_string(m.chunks) +
+                                 " hold more than 2^32 inner chunks of " + to_string(s->inner));
+            }
+            inners *= per;
+        }
     }
 }
 

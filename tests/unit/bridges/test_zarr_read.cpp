@@ -206,6 +206,13 @@ TEST_CASE("zarr: arrays made here: big-endian bytes, missing chunks, hostile met
                  "chunk_key_encoding": {"name": "default"}, "fill_value": 300,
                  "codecs": [{"name": "bytes"}]})",
              "out of range"},
+            {R"({"zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "int8",
+                 "chunk_grid": {"name": "regular",
+                                "configuration": {"chunk_shape": [4611686018427387904]}},
+                 "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
+                 "codecs": [{"name": "sharding_indexed", "configuration": {"chunk_shape": [1],
+                   "codecs": [{"name": "bytes"}]}}]})",
+             "more than 2^32 inner chunks"},
         };
         for (const auto& [json, says] : bad) {
             INFO(json);

@@ -9,13 +9,16 @@
 // --zfp runs the lossy arrays instead: the same f32cube with ZFP accuracy 1e-2 and precision 14
 // (no filter), decoded by both libraries through the same libzfp.
 //
-// --checksums [RUNS] measures what verifying checksums costs instead (array_checksums.hpp).
+// --checksums [RUNS] measures what verifying checksums costs instead (array_checksums.hpp);
+// --slice-processes [PAIRS] what it costs a process that reads one slice and exits
+// (array_slice_processes.hpp).
 //
 //   build-bench/bench/bench_array [--quick] [--dir DIR] [--array NAME | --zfp]
 //                                 [--no-copy | --copy-only | --checksums [RUNS]]
 #include "array_blosc2.hpp"
 #include "array_checksums.hpp"
 #include "array_limits.hpp"
+#include "array_slice_processes.hpp"
 #include "array_workloads.hpp"
 
 using namespace b2nd::bench::array;
@@ -372,6 +375,7 @@ int main(int argc, char** argv) {
     std::string only;
     bool quick = false;
     int checksum_runs = 0;  // --checksums
+    int slice_pairs = 0;    // --slice-processes
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--quick") {
@@ -386,12 +390,15 @@ int main(int argc, char** argv) {
             g_zfp = true;
         } else if (a == "--checksums") {
             checksum_runs = i + 1 < argc && argv[i + 1][0] != '-' ? std::atoi(argv[++i]) : 5;
+        } else if (a == "--slice-processes") {
+            slice_pairs = i + 1 < argc && argv[i + 1][0] != '-' ? std::atoi(argv[++i]) : 9;
         } else if (a == "--array" && i + 1 < argc) {
             only = argv[++i];
         } else {
             std::fprintf(stderr,
                          "usage: bench_array [--quick] [--dir DIR] [--array NAME | --zfp] "
-                         "[--no-copy | --copy-only | --checksums [RUNS]]\n");
+                         "[--no-copy | --copy-only | --checksums [RUNS] | "
+                         "--slice-processes [PAIRS]]\n");
             return 2;
         }
     }
@@ -466,7 +473,17 @@ int main(int argc, char** argv) {
             data = f32cube(edge);
             cube_made = true;
         }
-        if (checksum_runs > 0) {
+        if (slice_pairs > 0) {
+            // The slices of issue 41's table (fresh processes, with and without checksums).
+            const std::string mid = std::to_string(edge / 2 - 156);  // 100 at edge 512
+            const std::string box = mid + ":" + std::to_string(edge / 2 - 140);
+            if (s.name == "f32cube_lz4") {
+                bench_slice_processes(s, data, dir, {mid}, slice_pairs);
+            } else if (s.name == "f32cube_zstd1") {
+                bench_slice_processes(s, data, dir, {":," + mid, box + "," + box + "," + box},
+                                      slice_pairs);
+            }
+        } else if (checksum_runs > 0) {
             bench_checksums(s, data, dir, checksum_runs);
         } else {
             bench_array(s, data, dir, npoints);
@@ -483,7 +500,9 @@ int main(int argc, char** argv) {
                         b2nd::Codec::zstd,
                         5,
                         b2nd::Filter::bitshuffle};
-        if (checksum_runs > 0) {
+        if (slice_pairs > 0) {
+            bench_slice_processes(grid, data, dir, {std::to_string(rows / 4)}, slice_pairs);
+        } else if (checksum_runs > 0) {
             bench_checksums(grid, data, dir, checksum_runs);
         } else {
             bench_array(grid, data, dir, npoints);

@@ -1,7 +1,7 @@
 // Frame benchmark: time to open a contiguous frame (header + offsets index + trailer) with 10,
 // 10^4 and 10^6 chunks, the page faults opening takes (chunk bytes must not be touched), and the
 // cost of looking up one chunk's span afterwards (O(1)); then commits per second, durable (the
-// default) and not. With c-blosc2 available
+// default) and not; and the checksum table's size and open cost. With c-blosc2 available
 // (B2ND_HAVE_BLOSC2), blosc2_schunk_open is timed on the same files.
 //
 //   build-bench/bench/bench_frame [DIR]     (default DIR: /tmp)
@@ -40,17 +40,23 @@ long minor_faults() {
     return u.ru_minflt + u.ru_majflt;
 }
 
-/// A contiguous frame with n stored chunks of 1 KiB (a few hundred bytes each once encoded).
-void make_frame(const std::string& path, std::int64_t n) {
+/// A contiguous frame with n stored chunks of 1 KiB (a few hundred bytes each once encoded), in
+/// blocks of `blocksize` bytes, with a checksum table or without.
+void make_frame(const std::string& path,
+                std::int64_t n,
+                std::int32_t blocksize = 1024,
+                bool checksums = true) {
     std::filesystem::remove(path);
     b2nd::storage::FrameParams fp;
     fp.typesize = 4;
     fp.chunksize = 1024;
-    fp.blocksize = 1024;
+    fp.blocksize = blocksize;
+    fp.checksums = checksums;
     auto f = b2nd::storage::Frame::create(path, fp);
     b2nd::codec::EncodeParams p;
     p.typesize = 4;
     p.clevel = 5;
+    p.blocksize = blocksize;
     std::vector<std::uint32_t> data(256);
     std::vector<std::vector<std::uint8_t>> batch;
     for (std::int64_t i = 0; i < n; ++i) {
@@ -63,6 +69,57 @@ void make_frame(const std::string& path, std::int64_t n) {
             std::vector<b2nd::ByteSpan> spans(batch.begin(), batch.end());
             f.append_chunks(spans);
             batch.clear();
+        }
+    }
+}
+
+/// Opening a frame: the best time of 5, the page faults it took, the table's size, the chunks.
+struct Opened {
+    double best = 1e9;
+    long faults = 0;
+    std::size_t table = 0;
+    std::int64_t nchunks = 0;
+};
+
+Opened time_open(const std::string& path) {
+    Opened o;
+    for (int rep = 0; rep < 5; ++rep) {
+        const long f0 = minor_faults();
+        const auto t0 = Clock::now();
+        const auto f = b2nd::storage::Frame::open(path);
+        o.best = std::min(o.best, seconds(t0));
+        o.faults = minor_faults() - f0;
+        o.table = f.checksums().table_bytes;
+        o.nchunks = f.nchunks();
+    }
+    return o;
+}
+
+/// The checksum table's cost (docs/CHECKSUMS.md): frames of 10^4 and 10^6 chunks of 64 blocks,
+/// with a table (version 2: 8 bytes per chunk in the table, a record of 64 digests after each
+/// chunk) and without; the table's size, the records' size, and the best open time of 5.
+void table_cost(const std::string& dir) {
+    std::printf("\nchecksum table (chunks of 64 blocks; open: best of 5)\n");
+    std::printf("%10s %10s %12s %12s %12s %14s %14s\n", "chunks", "table", "table KiB",
+                "records MiB", "file MiB", "open ms", "open faults");
+    for (std::int64_t n : {10000LL, 1000000LL}) {
+        for (const bool sums : {false, true}) {
+            const std::string path = dir + "/b2nd-table-" + std::to_string(n) + ".b2nd";
+            make_frame(path, n, 16, sums);
+            const auto size = std::filesystem::file_size(path);
+            const Opened o = time_open(path);
+            std::size_t records = 0;
+            {
+                const auto f = b2nd::storage::Frame::open(path);
+                for (std::int64_t i = 0; sums && i < n; i += n / 100) {
+                    records += f.chunk(i).record.size() * static_cast<std::size_t>(n / 100);
+                }
+            }
+            std::printf("%10lld %10s %12.1f %12.1f %12.1f %14.3f %14ld\n",
+                        static_cast<long long>(n), sums ? "version 2" : "none",
+                        static_cast<double>(o.table) / 1024, static_cast<double>(records) / (1 << 20),
+                        static_cast<double>(size) / (1 << 20), o.best * 1e3, o.faults);
+            std::filesystem::remove(path);
         }
     }
 }
@@ -133,18 +190,12 @@ int main(int argc, char** argv) {
         const std::string path = dir + "/b2nd-bench-" + std::to_string(n) + ".b2nd";
         make_frame(path, n);
         const auto size = std::filesystem::file_size(path);
-        double best = 1e9;
-        long faults = 0;
-        for (int rep = 0; rep < 5; ++rep) {
-            const long f0 = minor_faults();
-            const auto t0 = Clock::now();
-            const auto f = b2nd::storage::Frame::open(path);
-            best = std::min(best, seconds(t0));
-            faults = minor_faults() - f0;
-            if (f.nchunks() != n) {
-                std::fprintf(stderr, "wrong chunk count\n");
-                return 1;
-            }
+        const Opened o = time_open(path);
+        const double best = o.best;
+        const long faults = o.faults;
+        if (o.nchunks != n) {
+            std::fprintf(stderr, "wrong chunk count\n");
+            return 1;
         }
         // Lookups: random chunk spans, touching one byte of each so the work is real.
         const auto f = b2nd::storage::Frame::open(path);
@@ -176,6 +227,7 @@ int main(int argc, char** argv) {
             std::printf("(no bytes)\n");
         }
     }
+    table_cost(dir);
     commits(dir);
 #if defined(B2ND_HAVE_BLOSC2)
     blosc2_destroy();

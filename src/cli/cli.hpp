@@ -179,6 +179,8 @@ int cmd_verify(const std::vector<std::string>& argv);
 int cmd_checksum(const std::vector<std::string>& argv);
 /// "checksums: current (...)", "checksums: none (...)": what b2nd checksum and info say.
 const char* checksum_state_text(storage::ChecksumReport::State s);
+/// How a covered frame's chunks are checked (its table version); empty when not covered.
+std::string checksum_version_text(const storage::ChecksumReport& r);
 /// "current", "stale", "broken", "none" (b2nd info --json).
 const char* checksum_state_name(storage::ChecksumReport::State s);
 int cmd_convert(const std::vector<std::string>& argv);

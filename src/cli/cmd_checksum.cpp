@@ -21,14 +21,18 @@ const char* const kHelp =
     "usage: b2nd checksum PATH\n"
     "       b2nd checksum add PATH [--nthreads N]\n"
     "\n"
-    "Files b2nd-cpp writes carry checksums: XXH3-64 digests of every chunk, the chunk index,\n"
-    "the header and the vlmetalayers, in a vlmetalayer ('_b2nd_checksums') that c-blosc2\n"
-    "and python-blosc2 ignore. Reads check them; 'b2nd verify' reports every mismatch.\n"
+    "Files b2nd-cpp writes carry checksums: XXH3-64 digests of every block of every chunk\n"
+    "(stored after each chunk), the chunk index, the header and the vlmetalayers, in a\n"
+    "vlmetalayer ('_b2nd_checksums') and bytes that c-blosc2 and python-blosc2 ignore. Reads\n"
+    "check each block before decoding it; 'b2nd verify' checks every block and reports every\n"
+    "mismatch.\n"
     "\n"
     "b2nd checksum PATH      says whether PATH carries checksums, and whether they are\n"
     "                        current (another program's changes make them stale).\n"
     "b2nd checksum add PATH  decodes every chunk (as b2nd verify does) and, if all are good,\n"
-    "                        adds checksums covering the file as it is, in one commit.\n"
+    "                        adds checksums covering the file as it is, in one commit\n"
+    "                        (every chunk written again with its block digests; a file\n"
+    "                        with version-1 checksums is upgraded to per-block ones).\n"
     "                        PATH is a frame (.b2nd, a sparse frame directory, .b2e) or a\n"
     "                        .b2d store directory (each of its frames). A .b2z store cannot\n"
     "                        change in place: unpack it (b2nd pack S.b2z S.b2d), add, pack.\n"
@@ -51,6 +55,16 @@ const char* checksum_state_text(storage::ChecksumReport::State s) {
         default:
             return "checksums: none (b2nd checksum add adds them)";
     }
+}
+
+std::string checksum_version_text(const storage::ChecksumReport& r) {
+    if (r.state != storage::ChecksumReport::State::covered) {
+        return {};
+    }
+    return r.version >= 2 ? "table version " + std::to_string(r.version) +
+                                ": each block is checked before it is decoded"
+                          : "table version 1: each chunk is checked whole (b2nd checksum add "
+                            "upgrades it to per-block checks)";
 }
 
 const char* checksum_state_name(storage::ChecksumReport::State s) {
@@ -167,6 +181,9 @@ int cmd_checksum(const std::vector<std::string>& argv) {
     const storage::Frame& frame = input_frame(path, own, leaf, false);
     const storage::ChecksumReport r = frame.checksums();
     std::cout << path << ": " << checksum_state_text(r.state) << "\n";
+    if (!checksum_version_text(r).empty()) {
+        std::cout << path << ": " << checksum_version_text(r) << "\n";
+    }
     for (const std::string& p : r.problems) {
         std::cout << "  " << p << "\n";
     }

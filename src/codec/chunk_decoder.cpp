@@ -232,6 +232,7 @@ void ChunkDecoder::decode_block_impl(std::int32_t i,
         fill_special(g.offset, dest, n);
         return;
     }
+    check(i, i);
     if (memcpyed()) {
         b2nd::detail::copy_bytes(dest, chunk_.data() + header_.header_size() + g.offset, n);
         return;
@@ -304,6 +305,7 @@ void ChunkDecoder::decode_block_prefix(std::int32_t i,
         fill_special(g.offset, dest.data(), need);
         return;
     }
+    check(i, i);
     if (memcpyed()) {
         b2nd::detail::copy_bytes(dest.data(), chunk_.data() + header_.header_size() + g.offset,
                                  need);
@@ -347,6 +349,9 @@ void ChunkDecoder::decode_block_rows(std::int32_t i,
     // The one filter to undo is a byte shuffle of whole items (or a bit shuffle of whole groups
     // of 8 items) over items split into rows: the unshuffle writes each row where it goes.
     const Filter last = sole_filter();
+    if (special() == Special::none) {
+        check(i, i);
+    }
     const bool whole_rows =
         special() == Special::none && !memcpyed() && n % ts == 0 && rows.row_bytes % ts == 0;
     if (whole_rows && last == Filter::shuffle && ts > 1) {
@@ -402,6 +407,7 @@ void ChunkDecoder::decode(MutableByteSpan dest, int nthreads) const {
         return;
     }
     if (memcpyed()) {
+        check(0, nblocks_ - 1);
         b2nd::detail::copy_bytes(dest.data(), chunk_.data() + header_.header_size(), n);
         return;
     }
@@ -434,11 +440,6 @@ void ChunkDecoder::decode_range(std::int64_t offset, MutableByteSpan dest) const
         fill_special(offset, dest.data(), dest.size());
         return;
     }
-    if (memcpyed()) {
-        b2nd::detail::copy_bytes(dest.data(), chunk_.data() + header_.header_size() + offset,
-                                 dest.size());
-        return;
-    }
     auto block_of = [this](std::int64_t pos) -> std::int32_t {
         if (vl_offsets_.empty()) {
             return static_cast<std::int32_t>(pos / blocksize_);
@@ -448,6 +449,12 @@ void ChunkDecoder::decode_range(std::int64_t offset, MutableByteSpan dest) const
     };
     const std::int32_t first = block_of(offset);
     const std::int32_t last = block_of(offset + len - 1);
+    if (memcpyed()) {
+        check(first, last);
+        b2nd::detail::copy_bytes(dest.data(), chunk_.data() + header_.header_size() + offset,
+                                 dest.size());
+        return;
+    }
     DecodeBuffers& s = scratch();
     const std::uint8_t* block0 = nullptr;
     for (std::int32_t b = first; b <= last; ++b) {

@@ -35,4 +35,16 @@ std::uint64_t digest64(const std::uint8_t* p, std::size_t n) noexcept {
     return fn(p, n);
 }
 
+std::uint64_t digest64(ByteSpan a, ByteSpan b) noexcept {
+    if (b.empty()) {
+        return digest64(a);
+    }
+    XXH3_state_t state;
+    XXH3_INITSTATE(&state);
+    XXH3_64bits_reset(&state);
+    XXH3_64bits_update(&state, a.data(), a.size());
+    XXH3_64bits_update(&state, b.data(), b.size());
+    return XXH3_64bits_digest(&state);
+}
+
 }  // namespace b2nd::codec::detail

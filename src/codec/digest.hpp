@@ -18,6 +18,9 @@ inline std::uint64_t digest64(ByteSpan b) noexcept {
     return digest64(b.data(), b.size());
 }
 
+/// XXH3-64 (seed 0) of the bytes of `a` followed by those of `b`, without joining them.
+std::uint64_t digest64(ByteSpan a, ByteSpan b) noexcept;
+
 /// The baseline build (SSE2 on x86-64), which digest64 uses on CPUs without AVX2.
 std::uint64_t digest64_baseline(const std::uint8_t* p, std::size_t n) noexcept;
 

@@ -161,7 +161,8 @@ std::vector<std::string> AnyArray::salvaged() const {
 
 std::int64_t AnyArray::cbytes() const {
     const storage::Frame& f = core().frame();
-    return f.header().cbytes - f.dead_bytes();  // what updates left behind is not the array's
+    // What updates left behind is not the array's, nor are the checksums' block digests.
+    return f.header().cbytes - f.dead_bytes() - f.record_bytes();
 }
 bool AnyArray::sparse() const {
     return core().frame().sparse();

@@ -141,8 +141,9 @@ LoadedChunk ChunkSource::load_chunk(std::int64_t ci,
         c.stored_ = std::move(*held);  // no request
     } else {
         c.stored_ = blocks != nullptr ? storage::FrameInternal::chunk_blocks(frame_, ci, *blocks)
-                                      : frame_.chunk(ci);
+                                      : storage::FrameInternal::chunk_to_decode(frame_, ci);
         if (remote_cache_) {
+            check_blocks(c, blocks);  // what is kept was checked
             remote_cache_->store(ci, c.stored_, blocks);
         }
     }
@@ -166,6 +167,7 @@ LoadedChunk ChunkSource::load_chunk(std::int64_t ci,
         // ZFP, NDCELL and NDMEAN take their geometry from the array (FORMAT-NOTES.md).
         static const Shape kNone;
         c.decoder_.emplace(c.stored_.bytes, plain_ ? kNone : grid_.block_shape());
+        c.decoder_->set_block_check(c.stored_.check.get());
     } catch (const FormatError& e) {
         rethrow(c, e);
     }
@@ -308,6 +310,7 @@ BlockView ChunkSource::view_block(const LoadedChunk& c,
             v.data = c.element_.data();
             return v;
         case LoadedChunk::Kind::raw:
+            check_blocks_of(c, block, block);
             v.data = c.raw_ + block * grid_.block_nbytes();
             v.stride = isz;
             return v;
@@ -373,6 +376,7 @@ void ChunkSource::copy_block(const LoadedChunk& c,
             fill_strided(box, dst, c.element_.data() + part.offset, eb, stream);
             return;
         case LoadedChunk::Kind::raw:
+            check_blocks_of(c, block, block);
             copy_strided(box, c.raw_ + block * grid_.block_nbytes() + first * isz + part.offset,
                          dst, eb, stream);
             return;
@@ -414,7 +418,40 @@ std::pair<storage::StoredChunk, bool> ChunkSource::stored_checked(std::int64_t c
         origin_->require(ci, BlockOrigin::kWholeChunk);
     }
     const LoadedChunk c = load(ci, false, {});
+    if (c.decoder_) {
+        check_blocks_of(c, 0, c.decoder_->nblocks() - 1);  // copied as stored: checked whole
+    }
     return {c.stored_, c.kind_ == LoadedChunk::Kind::uniform};
+}
+
+void ChunkSource::check_blocks_of(const LoadedChunk& c,
+                                  std::int64_t first,
+                                  std::int64_t last) const {
+    if (!c.stored_.check) {
+        return;
+    }
+    try {
+        for (std::int64_t b = first; b <= last; ++b) {
+            c.stored_.check->check_block(static_cast<std::int32_t>(b));
+        }
+    } catch (const FormatError& e) {
+        rethrow(c, e);
+    }
+}
+
+void ChunkSource::check_blocks(const LoadedChunk& c,
+                               const std::vector<std::int32_t>* blocks) const {
+    if (!c.stored_.check) {
+        return;
+    }
+    if (blocks == nullptr || !c.stored_.partial) {
+        const format::ChunkHeader h = format::read_chunk_header(c.stored_.bytes, false);
+        check_blocks_of(c, 0, h.nblocks() - 1);
+        return;
+    }
+    for (const std::int32_t b : *blocks) {
+        check_blocks_of(c, b, b);
+    }
 }
 
 void ChunkSource::decode_chunk(std::int64_t ci, std::uint8_t* buf, int threads) const {
@@ -436,6 +473,7 @@ void ChunkSource::decode_chunk(std::int64_t ci, std::uint8_t* buf, int threads) 
             fill_elements(buf, static_cast<std::size_t>(n), c.element_.data(), grid_.itemsize());
             return;
         case LoadedChunk::Kind::raw:
+            check_blocks_of(c, 0, c.decoder_->nblocks() - 1);
             copy_bytes(buf, c.raw_, static_cast<std::size_t>(n));
             return;
         case LoadedChunk::Kind::encoded:

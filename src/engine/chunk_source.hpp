@@ -235,6 +235,12 @@ private:
                            const CachePolicy& policy,
                            BlockCache::Buffer hold,
                            std::size_t need = SIZE_MAX) const;
+    /// Runs the block check of blocks [first, last] of `c` (StoredChunk::check; nothing without
+    /// one): for bytes used without a decoder (memcpyed chunks, chunks copied as stored).
+    void check_blocks_of(const LoadedChunk& c, std::int64_t first, std::int64_t last) const;
+    /// The block check of the blocks a remote chunk brought (`blocks`; null: all of them),
+    /// before the persistent cache keeps them.
+    void check_blocks(const LoadedChunk& c, const std::vector<std::int32_t>* blocks) const;
     /// A chunk's decode error, with the file, the chunk and the offset in the file.
     [[noreturn]] void rethrow(const LoadedChunk& c, const FormatError& e) const;
     /// A chunk that contradicts the grid; `field` is the chunk header offset of the culprit.

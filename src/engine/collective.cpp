@@ -19,7 +19,9 @@ void make_chunks(const AnyArray& a,
     const storage::Frame& frame = core.frame();
     core.make_chunks(chunks, first, last, threads, produce, [&](std::size_t k, ByteSpan c) {
         const ReservedStaging::Classified cl = ReservedStaging::classify(frame, c);
-        place(k, MadeChunk{cl.bytes, cl.entry, cl.nbytes, cl.digest});
+        place(k,
+              MadeChunk{
+                  cl.bytes, cl.entry, cl.nbytes, cl.digest, {cl.record.data(), cl.record.size()}});
         return storage::StagedChunk{};
     });
 }
@@ -32,8 +34,8 @@ std::uint64_t reserve(AnyArray& a, std::uint64_t amount) {
     return ReservedStaging::reserve(EngineAccess::writable_core(a).frame_for_writing(), amount);
 }
 
-void write_reserved(const AnyArray& a, std::uint64_t position, ByteSpan bytes) {
-    ReservedStaging::write(EngineAccess::core(a).frame(), position, bytes);
+void write_reserved(const AnyArray& a, std::uint64_t position, ByteSpan bytes, ByteSpan tail) {
+    ReservedStaging::write(EngineAccess::core(a).frame(), position, bytes, tail);
 }
 
 void commit_reserved(AnyArray& a, const std::vector<Reserved>& chunks) {

@@ -23,6 +23,7 @@ struct MadeChunk {
     std::int64_t entry = 0;  ///< the index entry of an index-only special chunk
     std::int32_t nbytes = 0;
     std::uint64_t digest = 0;  ///< checksum of `bytes`, for the commit's table
+    ByteSpan record;           ///< with a version-2 table: to store right after `bytes`
 };
 
 /// Makes chunks[first, last) of `a` on up to `threads` threads, as AnyArray::write_chunks makes
@@ -46,7 +47,7 @@ std::uint64_t reserve(AnyArray& a, std::uint64_t amount);
 
 /// Any handle: stored chunk bytes written at a reserved position (several chunks may go in one
 /// call to a contiguous frame).
-void write_reserved(const AnyArray& a, std::uint64_t position, ByteSpan bytes);
+void write_reserved(const AnyArray& a, std::uint64_t position, ByteSpan bytes, ByteSpan tail = {});
 
 /// A chunk written at a reserved position, or an index-only special chunk (cbytes 0, position
 /// its index entry).

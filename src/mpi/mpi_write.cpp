@@ -208,30 +208,32 @@ void write_chunks_with(MPI_Comm comm,
     std::mutex mutex;  // the round buffer, progress
     // Makes chunks[first, last) on `threads` threads; place(k, info, bytes) receives each one's
     // bytes (empty for an index-only special chunk) from the encoder's scratch.
-    const auto make = [&](std::size_t first, std::size_t last,
-                          const std::function<void(std::size_t, Placed&, ByteSpan)>& place) {
-        collective::make_chunks(
-            a, chunks, first, last, threads, produce,
-            [&](std::size_t k, const collective::MadeChunk& m) {
-                placed[k] = {chunks[k], m.entry, m.nbytes,
-                             static_cast<std::int64_t>(m.bytes.size()), m.digest};
-                place(k, placed[k], m.bytes);
-                if (options.progress) {
-                    std::lock_guard<std::mutex> lock(mutex);
-                    options.progress(++done, static_cast<std::int64_t>(chunks.size()));
-                }
-            });
-    };
+    const auto make =
+        [&](std::size_t first, std::size_t last,
+            const std::function<void(std::size_t, Placed&, const collective::MadeChunk&)>& place) {
+            collective::make_chunks(
+                a, chunks, first, last, threads, produce,
+                [&](std::size_t k, const collective::MadeChunk& m) {
+                    placed[k] = {chunks[k], m.entry, m.nbytes,
+                                 static_cast<std::int64_t>(m.bytes.size()), m.digest};
+                    place(k, placed[k], m);
+                    if (options.progress) {
+                        std::lock_guard<std::mutex> lock(mutex);
+                        options.progress(++done, static_cast<std::int64_t>(chunks.size()));
+                    }
+                });
+        };
 
     if (sparse) {
         // One chunk file number per chunk, reserved up front (index-only special chunks leave
         // theirs unused): each chunk goes to its file as soon as it is made, nothing is held.
         const std::uint64_t mine = reserve_room(comm, a, chunks.size());
         err = attempt([&] {
-            make(0, chunks.size(), [&](std::size_t k, Placed& p, ByteSpan bytes) {
-                if (!bytes.empty()) {
+            make(0, chunks.size(), [&](std::size_t k, Placed& p, const collective::MadeChunk& m) {
+                if (!m.bytes.empty()) {
                     p.position = static_cast<std::int64_t>(mine + k);
-                    collective::write_reserved(a, static_cast<std::uint64_t>(p.position), bytes);
+                    collective::write_reserved(a, static_cast<std::uint64_t>(p.position), m.bytes,
+                                               m.record);
                 }
             });
         });
@@ -251,19 +253,25 @@ void write_chunks_with(MPI_Comm comm,
                 while (next < chunks.size() && held < options.round_bytes) {
                     const std::size_t batch = std::min(
                         chunks.size() - next, static_cast<std::size_t>(std::max(1, threads)));
-                    make(next, next + batch, [&](std::size_t, Placed& p, ByteSpan bytes) {
-                        if (bytes.empty()) {
-                            return;  // index-only: p.position holds its special entry
-                        }
-                        std::lock_guard<std::mutex> lock(mutex);
-                        if (round.size() < held + bytes.size()) {
-                            round.resize(std::max(held + bytes.size(),
-                                                  std::min(options.round_bytes, held * 2 + 1)));
-                        }
-                        b2nd::detail::copy_bytes(round.data() + held, bytes.data(), bytes.size());
-                        p.position = static_cast<std::int64_t>(held);  // in the buffer, for now
-                        held += bytes.size();
-                    });
+                    make(next, next + batch,
+                         [&](std::size_t, Placed& p, const collective::MadeChunk& m) {
+                             if (m.bytes.empty()) {
+                                 return;  // index-only: p.position holds its special entry
+                             }
+                             // The chunk, then its record (a version-2 table's block digests).
+                             const std::size_t n = m.bytes.size() + m.record.size();
+                             std::lock_guard<std::mutex> lock(mutex);
+                             if (round.size() < held + n) {
+                                 round.resize(std::max(
+                                     held + n, std::min(options.round_bytes, held * 2 + 1)));
+                             }
+                             b2nd::detail::copy_bytes(round.data() + held, m.bytes.data(),
+                                                      m.bytes.size());
+                             b2nd::detail::copy_bytes(round.data() + held + m.bytes.size(),
+                                                      m.record.data(), m.record.size());
+                             p.position = static_cast<std::int64_t>(held);  // in the buffer
+                             held += n;
+                         });
                     next += batch;
                 }
             });

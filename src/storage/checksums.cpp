@@ -2,7 +2,9 @@
 #include "checksums.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 
 #include <b2nd/codec/chunk_decoder.hpp>
 #include <b2nd/codec/chunk_encoder.hpp>
@@ -14,6 +16,7 @@
 
 #include "../codec/digest.hpp"
 #include "../detail/text.hpp"
+#include "block_seals.hpp"
 
 namespace b2nd::storage::detail {
 
@@ -22,7 +25,6 @@ using b2nd::detail::num;
 namespace {
 
 constexpr std::array<std::uint8_t, 4> kMagic{'B', '2', 'C', 'K'};
-constexpr std::uint8_t kVersion = 1;
 constexpr std::uint8_t kAlgorithmXxh3 = 1;
 constexpr std::array<std::uint8_t, 8> kStampMarker{'b', '2', 'n', 'd', 's', 'u', 'm', '1'};
 constexpr std::size_t kFixedBytes = 40;  // magic .. chunk count
@@ -39,7 +41,7 @@ std::vector<std::uint8_t> table_body(const ChecksumTable& t) {
     std::vector<std::uint8_t> b;
     b.reserve(kFixedBytes + t.vlmeta.size() * 40 + t.chunks.size() * 8 + 8);
     b.insert(b.end(), kMagic.begin(), kMagic.end());
-    b.push_back(kVersion);
+    b.push_back(static_cast<std::uint8_t>(t.version));
     b.push_back(kAlgorithmXxh3);
     put_le<std::uint16_t>(b, 0);
     put_le<std::uint64_t>(b, t.header);
@@ -135,10 +137,11 @@ ChecksumTable decode_table(ByteSpan content) {
     }
     const std::uint8_t version = b.u8("checksum table version");
     const std::uint8_t algorithm = b.u8("checksum table algorithm");
-    if (version != kVersion || algorithm != kAlgorithmXxh3) {
+    if (version < 1 || version > kTableVersion || algorithm != kAlgorithmXxh3) {
         throw UnsupportedError("checksum table version " + num(version) + ", algorithm " +
-                               num(algorithm) + " (this build reads version 1, XXH3-64)");
+                               num(algorithm) + " (this build reads versions 1 and 2, XXH3-64)");
     }
+    t.version = version;
     b.skip(2, "checksum table reserved");
     t.header = b.read_le<std::uint64_t>("checksum table header digest");
     t.index = b.read_le<std::uint64_t>("checksum table index digest");
@@ -183,7 +186,8 @@ Checks Checks::read(ByteSpan header,
                     ByteSpan index,
                     std::size_t nchunks,
                     format::FrameTrailer& trailer,
-                    bool enforce) {
+                    bool enforce,
+                    bool remember) {
     using State = ChecksumReport::State;
     Checks c;
     c.enforce_ = enforce;
@@ -255,9 +259,8 @@ Checks Checks::read(ByteSpan header,
         c.state_ = State::broken;
         return c;
     }
-    c.state_ = State::covered;
-    c.chunks_ = std::move(t.chunks);
-    c.verified_.reset(new std::atomic<std::uint8_t>[c.chunks_.size()]());
+    c.start(std::move(t.chunks), t.version, remember);
+    c.table_bytes_ = entry.content.size();
     return c;
 }
 
@@ -265,16 +268,163 @@ Checks Checks::written(const ChecksumTable* t, bool enforce) {
     Checks c;
     c.enforce_ = enforce;
     if (t != nullptr) {
-        c.state_ = ChecksumReport::State::covered;
-        c.chunks_ = t->chunks;
-        c.verified_.reset(new std::atomic<std::uint8_t>[c.chunks_.size()]());
+        c.start(t->chunks, t->version, true);
+        c.table_bytes_ = t->stored;
     }
     return c;
 }
 
-std::string Checks::mismatch(std::size_t i, ByteSpan bytes) const {
+/// What a snapshot verified: per chunk, version 1, whether its bytes matched (1); version 2, its
+/// ChunkSeal once head and record matched. Slots are allocated zeroed and untouched (calloc:
+/// opening a frame of 10^6 chunks touches none of them).
+class SealSet {
+public:
+    SealSet(std::size_t n, int version, bool remember)
+        : version_(version), remember_(remember), n_(n) {
+        slots_ = static_cast<std::atomic<std::uintptr_t>*>(
+            std::calloc(std::max<std::size_t>(n, 1), sizeof(std::atomic<std::uintptr_t>)));
+        if (slots_ == nullptr) {
+            throw std::bad_alloc();
+        }
+    }
+    ~SealSet() {
+        for (std::size_t i = 0; version_ == 2 && i < n_; ++i) {
+            delete reinterpret_cast<ChunkSeal*>(slots_[i].load(std::memory_order_relaxed));
+        }
+        std::free(slots_);
+    }
+    SealSet(const SealSet&) = delete;
+    SealSet& operator=(const SealSet&) = delete;
+
+    bool remember() const noexcept { return remember_; }
+    std::uintptr_t get(std::size_t i) const noexcept {
+        return remember_ ? slots_[i].load(std::memory_order_acquire) : 0;
+    }
+    void mark(std::size_t i) const noexcept {
+        if (remember_) {
+            slots_[i].store(1, std::memory_order_release);
+        }
+    }
+    /// Keeps `s` as chunk i's seal, or the one another thread kept first.
+    const ChunkSeal* keep(std::size_t i, std::unique_ptr<ChunkSeal> s) const noexcept {
+        std::uintptr_t expected = 0;
+        const auto mine = reinterpret_cast<std::uintptr_t>(s.get());
+        if (slots_[i].compare_exchange_strong(expected, mine, std::memory_order_acq_rel)) {
+            return s.release();
+        }
+        return reinterpret_cast<const ChunkSeal*>(expected);
+    }
+
+private:
+    int version_;
+    bool remember_;
+    std::size_t n_;
+    std::atomic<std::uintptr_t>* slots_ = nullptr;
+};
+
+namespace {
+
+/// A chunk's block check, bound to the bytes of one use of it.
+class BoundSeal final : public codec::BlockCheck {
+public:
+    BoundSeal(std::shared_ptr<const SealSet> set,
+              std::unique_ptr<ChunkSeal> own,
+              const ChunkSeal* seal,
+              ByteSpan chunk)
+        : set_(std::move(set)), own_(std::move(own)), seal_(seal), chunk_(chunk) {}
+    void check_block(std::int32_t i) const override {
+        const auto b = static_cast<std::size_t>(i);
+        if (b >= seal_->nblocks()) {
+            throw FormatError("block " + num(i) + " has no digest (the chunk holds " +
+                                  num(static_cast<std::int64_t>(seal_->nblocks())) + ")",
+                              0);
+        }
+        if (!seal_->check(b, chunk_)) {
+            throw FormatError(block_mismatch(b, seal_->block_bytes(b)), seal_->begin(b));
+        }
+    }
+
+private:
+    std::shared_ptr<const SealSet> set_;  // keeps seal_ alive
+    std::unique_ptr<ChunkSeal> own_;      // a seal not remembered
+    const ChunkSeal* seal_;
+    ByteSpan chunk_;
+};
+
+}  // namespace
+
+void Checks::start(std::vector<std::uint64_t> chunks, int version, bool remember) {
+    state_ = ChecksumReport::State::covered;
+    version_ = version;
+    chunks_ = std::move(chunks);
+    seals_ = std::make_shared<SealSet>(chunks_.size(), version, remember);
+}
+
+bool Checks::verify_whole(std::size_t i, ByteSpan bytes, ByteSpan record, std::string& why) const {
+    if (version_ == 1) {
+        if (seals_->get(i) != 0) {
+            return true;
+        }
+        why = mismatch(i, bytes, record);
+        if (!why.empty()) {
+            return false;
+        }
+        seals_->mark(i);
+        return true;
+    }
+    std::unique_ptr<ChunkSeal> own;
+    const ChunkSeal* seal = seal_of(i, bytes, record, own, why);
+    for (std::size_t k = 0; seal != nullptr && k < seal->nblocks(); ++k) {
+        if (!seal->check(k, bytes)) {
+            why = block_mismatch(k, seal->block_bytes(k)) + " (at byte " +
+                  num(static_cast<std::int64_t>(seal->begin(k))) + " of the chunk)";
+            return false;
+        }
+    }
+    return seal != nullptr;
+}
+
+const ChunkSeal* Checks::seal_of(std::size_t i,
+                                 ByteSpan bytes,
+                                 ByteSpan record,
+                                 std::unique_ptr<ChunkSeal>& own,
+                                 std::string& why) const {
+    if (const std::uintptr_t kept = seals_->get(i)) {
+        return reinterpret_cast<const ChunkSeal*>(kept);
+    }
+    own = ChunkSeal::open(bytes, record, chunks_[i], seals_->remember(), why);
+    if (!own || !seals_->remember()) {
+        return own.get();
+    }
+    return seals_->keep(i, std::move(own));
+}
+
+std::shared_ptr<const codec::BlockCheck> Checks::bind_blocks(std::size_t i,
+                                                             ByteSpan bytes,
+                                                             ByteSpan record,
+                                                             std::string& why) const {
+    std::unique_ptr<ChunkSeal> own;
+    const ChunkSeal* seal = seal_of(i, bytes, record, own, why);
+    if (seal == nullptr || seal->nblocks() == 0) {
+        return nullptr;  // a mismatch, or a chunk checked whole (its head is all of it)
+    }
+    return std::make_shared<BoundSeal>(own ? nullptr : seals_, std::move(own), seal, bytes);
+}
+
+std::string Checks::mismatch(std::size_t i, ByteSpan bytes, ByteSpan record) const {
     if (state_ != ChecksumReport::State::covered || i >= chunks_.size()) {
         return {};
+    }
+    if (version_ == 2 && !bytes.empty()) {
+        std::string why;
+        std::unique_ptr<ChunkSeal> s = ChunkSeal::open(bytes, record, chunks_[i], false, why);
+        for (std::size_t k = 0; s && k < s->nblocks(); ++k) {
+            if (!s->check(k, bytes)) {
+                return block_mismatch(k, s->block_bytes(k)) + " (at byte " +
+                       num(static_cast<std::int64_t>(s->begin(k))) + " of the chunk)";
+            }
+        }
+        return why;
     }
     const std::uint64_t d = bytes.empty() ? 0 : bytes_digest(bytes);
     if (d == chunks_[i]) {
@@ -293,11 +443,13 @@ std::vector<std::uint8_t> trailer_with_checksums(ByteSpan header,
                                                  ByteSpan index,
                                                  const std::vector<format::Metalayer>& vlmeta,
                                                  const std::vector<std::uint64_t>* digests,
+                                                 int version,
                                                  ChecksumTable* table_out) {
     if (digests == nullptr) {
         return format::write_frame_trailer(vlmeta);
     }
     ChecksumTable t;
+    t.version = version;
     t.header = header_digest(header);
     t.index = bytes_digest(index);
     t.chunks = *digests;
@@ -316,6 +468,7 @@ std::vector<std::uint8_t> trailer_with_checksums(ByteSpan header,
     const ByteSpan stored{all.back().content.data(), all.back().content.size()};
     std::vector<std::uint8_t> trailer = format::write_frame_trailer(all, kStampType, stamp(stored));
     if (table_out != nullptr) {
+        t.stored = stored.size();
         *table_out = std::move(t);
     }
     return trailer;

@@ -40,6 +40,7 @@
 // (contiguous) or unnamed files (sparse) that later commits and compaction reclaim.
 #include <b2nd/format/frame_header.hpp>
 
+#include "block_seals.hpp"
 #include "frame_impl.hpp"
 
 namespace b2nd::storage {
@@ -48,8 +49,21 @@ void Frame::Impl::commit(FrameCommit c) {
     CommitSteps& kind = require_writable("commit");
     {
         detail::Sidecar::Lock lock = commit_lock();  // 1
-        kind.place_chunks(c);                        // 2
-        CommitImage img;                             // 3
+        detail::ChecksumTable table;
+        if (c.checksums) {  // the new chunks' digests (and with version 2, their records)
+            c.records.assign(c.checksum_version == 2 ? c.writes.size() : 0, {});
+            for (std::size_t k = 0; k < c.writes.size(); ++k) {
+                if (c.checksum_version == 2) {
+                    detail::Seal sealed = detail::seal(c.writes[k]);
+                    c.digests[c.slots[k]] = sealed.digest;
+                    c.records[k] = std::move(sealed.record);
+                } else {
+                    c.digests[c.slots[k]] = detail::bytes_digest(c.writes[k]);
+                }
+            }
+        }
+        kind.place_chunks(c);  // 2
+        CommitImage img;       // 3
         img.header = header;
         img.header.metalayers = c.metalayers;
         img.header.has_vlmetalayers = !c.vlmeta.empty() || c.checksums;
@@ -57,17 +71,11 @@ void Frame::Impl::commit(FrameCommit c) {
         if (c.nbytes > 0) {
             img.index = encode_index(c.index);
         }
-        detail::ChecksumTable table;
-        if (c.checksums) {
-            for (std::size_t k = 0; k < c.writes.size(); ++k) {
-                c.digests[c.slots[k]] = detail::bytes_digest(c.writes[k]);
-            }
-        }
         const std::vector<std::uint8_t> head =
             c.checksums ? format::write_frame_header(img.header) : std::vector<std::uint8_t>();
-        img.trailer = detail::trailer_with_checksums({head.data(), head.size()},
-                                                     {img.index.data(), img.index.size()}, c.vlmeta,
-                                                     c.checksums ? &c.digests : nullptr, &table);
+        img.trailer = detail::trailer_with_checksums(
+            {head.data(), head.size()}, {img.index.data(), img.index.size()}, c.vlmeta,
+            c.checksums ? &c.digests : nullptr, c.checksum_version, &table);
         kind.write_image(img, c);
         if (options.durable) {
             kind.flush_written();  // 4

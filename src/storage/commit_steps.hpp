@@ -20,10 +20,13 @@ struct FrameCommit {
     std::int64_t nbytes = 0;          ///< uncompressed bytes of all chunks
     std::vector<ByteSpan> writes;     ///< chunks to store now ...
     std::vector<std::size_t> slots;   ///< ... at these index positions
-    std::int64_t staged_bytes = 0;    ///< bytes of staged chunks the index names
+    /// ... each followed by its block digests (a version-2 table; set by commit.cpp)
+    std::vector<std::vector<std::uint8_t>> records;
+    std::int64_t staged_bytes = 0;  ///< bytes of staged chunks the index names
     std::vector<format::Metalayer> metalayers;
     std::vector<format::Metalayer> vlmeta;
-    bool checksums = false;              ///< write a checksum table (checksums.hpp)
+    bool checksums = false;              ///< write a checksum table (checksums.hpp) ...
+    int checksum_version = 0;            ///< ... of this version
     std::vector<std::uint64_t> digests;  ///< with it: per index position (writes' filled in later)
 };
 
@@ -40,12 +43,13 @@ struct CommitSteps {
     virtual ~CommitSteps() = default;
 
     // ---- staging: chunks written ahead of the commit that names them ----
-    /// Writes a chunk's bytes ahead of a commit; returns its index entry.
-    virtual std::int64_t stage_bytes(ByteSpan bytes) = 0;
+    /// Writes a chunk's bytes, then `record` (its block digests; may be empty), ahead of a
+    /// commit; returns its index entry.
+    virtual std::int64_t stage_bytes(ByteSpan bytes, ByteSpan record) = 0;
     /// Frame::reserve_staging: room after everything staged so far; its start.
     virtual std::uint64_t reserve_bytes(std::uint64_t amount) = 0;
-    /// Frame::write_reserved (any handle).
-    virtual void write_reserved(std::uint64_t position, ByteSpan bytes) const = 0;
+    /// Frame::write_reserved (any handle): `bytes`, then `tail` right after them.
+    virtual void write_reserved(std::uint64_t position, ByteSpan bytes, ByteSpan tail) const = 0;
     /// The index entry of a chunk written at a reserved position of `cbytes` bytes.
     /// \throws UsageError outside the reserved room
     virtual std::int64_t reserved_entry(std::uint64_t position, std::int64_t cbytes) const = 0;
@@ -53,7 +57,8 @@ struct CommitSteps {
     virtual void drop_staged(const std::vector<std::int64_t>& live) = 0;
 
     // ---- the commit, in the order commit.cpp runs it ----
-    /// Writes c.writes where the kind keeps chunks and names them in c.index (the slots).
+    /// Writes c.writes (each followed by its record, if any) where the kind keeps chunks and
+    /// names them in c.index (the slots).
     virtual void place_chunks(FrameCommit& c) = 0;
     /// Writes the new frame but for its commit point; sets the header's lengths in `img`.
     virtual void write_image(CommitImage& img, const FrameCommit& c) = 0;

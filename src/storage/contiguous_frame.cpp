@@ -69,7 +69,10 @@ public:
                                       " does not fit the chunks section",
                                   offset_out + kCbytesAt);
             }
-            len = static_cast<std::uint64_t>(cbytes);
+            // ... and its block digests after them, with a version-2 table.
+            const std::size_t record =
+                checks.carried() && checks.version() == 2 ? detail::record_size(head.bytes) : 0;
+            len = std::min(len, static_cast<std::uint64_t>(cbytes) + record);
         }
         SourceBytes b = frame_bytes(start, len);
         c.owner = std::move(b.owner);
@@ -94,20 +97,19 @@ public:
             }
         }
         const std::int64_t end =
-            last < 0 ? 0
-                     : last + static_cast<std::int64_t>(
-                                  chunk_unlocked(static_cast<std::int64_t>(at)).bytes.size());
+            last < 0 ? 0 : last + stored_size(chunk_unlocked(static_cast<std::int64_t>(at)));
         return base + static_cast<std::uint64_t>(header.header_len + end);
     }
 
-    std::int64_t stage_bytes(ByteSpan bytes) override {
+    std::int64_t stage_bytes(ByteSpan bytes, ByteSpan record) override {
         if (staging_end_ == 0) {
             staging_end_ = free_from(index);
         }
         detail::PosixFile f(path, detail::PosixFile::Mode::read_write);
         f.write_at(bytes, staging_end_);
+        f.write_at(record, staging_end_ + bytes.size());
         const auto entry = static_cast<std::int64_t>(staging_end_ - base) - header.header_len;
-        staging_end_ += bytes.size();
+        staging_end_ += bytes.size() + record.size();
         return entry;
     }
 
@@ -121,9 +123,10 @@ public:
         return at;
     }
 
-    void write_reserved(std::uint64_t position, ByteSpan bytes) const override {
+    void write_reserved(std::uint64_t position, ByteSpan bytes, ByteSpan tail) const override {
         detail::PosixFile f(path, detail::PosixFile::Mode::read_write);
         f.write_at(bytes, position);
+        f.write_at(tail, position + bytes.size());
         if (options.durable) {
             f.sync();
         }
@@ -150,9 +153,11 @@ public:
         // After the live frame and after anything staged: staged bytes the index names stay.
         std::uint64_t pos = std::max<std::uint64_t>(free_from(c.index), staging_end_);
         for (std::size_t k = 0; k < c.writes.size(); ++k) {
+            const ByteSpan record = record_of(c, k);
             f.write_at(c.writes[k], pos);
+            f.write_at(record, pos + c.writes[k].size());
             c.index[c.slots[k]] = static_cast<std::int64_t>(pos - base) - header.header_len;
-            pos += c.writes[k].size();
+            pos += c.writes[k].size() + record.size();
         }
         chunks_end_ = pos;
     }
@@ -307,8 +312,7 @@ public:
         std::int64_t live = 0;
         for (std::size_t i = 0; i < index.size(); ++i) {
             if (index[i] >= 0) {
-                live += static_cast<std::int64_t>(
-                    chunk_unlocked(static_cast<std::int64_t>(i)).bytes.size());
+                live += stored_size(chunk_unlocked(static_cast<std::int64_t>(i)));
             }
         }
         return header.cbytes - live;
@@ -330,7 +334,8 @@ private:
             }
             idx[i] = static_cast<std::int64_t>(pos) - static_cast<std::int64_t>(head.size());
             f.write_at(c.bytes, pos);
-            pos += c.bytes.size();
+            f.write_at(c.record, pos + c.bytes.size());  // checked with the chunk
+            pos += c.bytes.size() + c.record.size();
             if (progress) {
                 progress(static_cast<std::int64_t>(i + 1), static_cast<std::int64_t>(index.size()));
             }
@@ -344,9 +349,9 @@ private:
         for (std::size_t i = 0; checks.carried() && i < index.size(); ++i) {
             digests.push_back(checks.chunk_digest(i));
         }
-        const std::vector<std::uint8_t> trailer =
-            detail::trailer_with_checksums({head.data(), head.size()}, {tail.data(), tail.size()},
-                                           vlmeta, checks.carried() ? &digests : nullptr);
+        const std::vector<std::uint8_t> trailer = detail::trailer_with_checksums(
+            {head.data(), head.size()}, {tail.data(), tail.size()}, vlmeta,
+            checks.carried() ? &digests : nullptr, checks.version());
         tail.insert(tail.end(), trailer.begin(), trailer.end());
         f.write_at(tail, pos);
         pos += tail.size();

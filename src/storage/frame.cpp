@@ -331,7 +331,7 @@ void Frame::Impl::load(const std::shared_ptr<const ByteSource>& bytes,
             throw FormatError("frame: negative cbytes", format::frame_offsets::kCbytes);
         }
         detail::Checks sums = detail::Checks::read(hbytes.bytes, istored.bytes, idx.size(), t,
-                                                   options.verify_checksums);
+                                                   options.verify_checksums, !fetched());
         if (options.verify_checksums && sums.state() == ChecksumReport::State::broken) {
             const auto more = static_cast<std::int64_t>(sums.problems().size()) - 1;
             throw FormatError(
@@ -452,6 +452,11 @@ StoredChunk Frame::chunk(std::int64_t i) const {
     return impl_->checked_chunk(i);
 }
 
+StoredChunk Frame::chunk_to_decode(std::int64_t i) const {
+    std::shared_lock<std::shared_mutex> lock(impl_->mutex);
+    return impl_->checked_chunk(i, nullptr, false);
+}
+
 StoredChunk Frame::chunk_unchecked(std::int64_t i) const {
     std::shared_lock<std::shared_mutex> lock(impl_->mutex);
     const Impl& f = *impl_;
@@ -536,6 +541,11 @@ std::vector<std::uint8_t> Frame::decode_chunk(std::int64_t i, int nthreads) cons
 std::int64_t Frame::dead_bytes() const {
     std::shared_lock<std::shared_mutex> lock(impl_->mutex);
     return impl_->dead_bytes();
+}
+
+std::int64_t Frame::record_bytes() const {
+    std::shared_lock<std::shared_mutex> lock(impl_->mutex);
+    return impl_->record_bytes();
 }
 
 }  // namespace b2nd::storage

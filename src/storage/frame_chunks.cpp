@@ -7,6 +7,7 @@
 #include <b2nd/format/endian.hpp>
 
 #include "../detail/text.hpp"
+#include "block_seals.hpp"
 #include "frame_impl.hpp"
 
 namespace b2nd::storage {
@@ -60,20 +61,48 @@ StoredChunk Frame::Impl::chunk_unlocked(std::int64_t i,
                           region_base + 12);
     }
     c.bytes = region.first(static_cast<std::size_t>(cbytes));
+    if (checks.carried() && checks.version() == 2) {
+        // The block digests after the chunk (what the region holds of them: a short record is
+        // a mismatch when the chunk is checked).
+        const std::size_t rest = region.size() - c.bytes.size();
+        c.record = region.subspan(c.bytes.size(), std::min(rest, detail::record_size(c.bytes)));
+    }
     c.nbytes = nbytes;
     c.offset = region_base;
     return c;
 }
 
 StoredChunk Frame::Impl::checked_chunk(std::int64_t i,
-                                       const std::vector<std::int32_t>* blocks) const {
+                                       const std::vector<std::int32_t>* blocks,
+                                       bool whole) const {
     StoredChunk c = chunk_unlocked(i, blocks);
-    if (c.partial) {
-        return c;  // the table covers whole chunks: checked once one is fetched whole
+    if (c.index_only() || (c.partial && checks.version() != 2)) {
+        return c;  // a version-1 table covers whole chunks: checked once one is fetched whole
     }
-    checks.verify(static_cast<std::size_t>(i), c.bytes, c.offset,
-                  [&] { return chunk_context(i, c.file); });
+    const auto context = [&] { return chunk_context(i, c.file); };
+    const auto at = static_cast<std::size_t>(i);
+    if (whole && !c.partial) {
+        checks.verify(at, c.bytes, c.record, c.offset, context);
+    } else {
+        c.check = checks.bind(at, c.bytes, c.record, c.offset, context);
+    }
     return c;
+}
+
+std::int64_t Frame::Impl::record_bytes() const {
+    if (sparse() || !checks.carried() || checks.version() != 2) {
+        return 0;
+    }
+    fetch_heads_from(0);  // a remote frame: the chunks' headers, in batches
+    static const std::vector<std::int32_t> kHeadOnly;
+    std::int64_t n = 0;
+    for (std::size_t i = 0; i < index.size(); ++i) {
+        if (index[i] >= 0) {
+            n += static_cast<std::int64_t>(detail::record_size(
+                chunk_unlocked(static_cast<std::int64_t>(i), &kHeadOnly).bytes));
+        }
+    }
+    return n;
 }
 
 }  // namespace b2nd::storage

@@ -27,6 +27,7 @@
 #include <b2nd/storage/frame.hpp>
 #include <b2nd/storage/mapped_file.hpp>
 
+#include "block_seals.hpp"
 #include "checksums.hpp"
 #include "commit_steps.hpp"
 #include "sidecar.hpp"
@@ -109,9 +110,13 @@ struct Frame::Impl {
     StoredChunk chunk_unlocked(std::int64_t i,
                                const std::vector<std::int32_t>* blocks = nullptr) const;
     /// chunk_unlocked, and its bytes checked against the checksum table on their first use in
-    /// this snapshot (Frame::chunk, compaction's copy). \throws FormatError on a mismatch
+    /// this snapshot: `whole`, all of them (Frame::chunk, compaction's copy); else, with a
+    /// version-2 table, its head and block digests, and StoredChunk::check set for the decoder
+    /// to check each block it decodes (a partial remote chunk is always so).
+    /// \throws FormatError on a mismatch
     StoredChunk checked_chunk(std::int64_t i,
-                              const std::vector<std::int32_t>* blocks = nullptr) const;
+                              const std::vector<std::int32_t>* blocks = nullptr,
+                              bool whole = true) const;
     std::int32_t special_nbytes(std::int64_t i) const;
 
     // ---- writing (frame_writer.cpp) ----
@@ -122,6 +127,18 @@ struct Frame::Impl {
         std::int32_t nbytes;
     };
     ClassifiedChunk classify(ByteSpan chunk) const;
+    /// What the current table records for a new chunk: nothing without a table; version 1, the
+    /// digest of its bytes; version 2, its record and digest (block_seals.hpp).
+    detail::Seal seal_for_table(ByteSpan chunk) const;
+    /// The bytes a chunk takes where it is stored: its own, and its record after them.
+    static std::int64_t stored_size(const StoredChunk& c) noexcept {
+        return static_cast<std::int64_t>(c.bytes.size() + c.record.size());
+    }
+    /// The record of c.writes[k] (empty without one).
+    static ByteSpan record_of(const FrameCommit& c, std::size_t k) noexcept {
+        return k < c.records.size() ? ByteSpan(c.records[k].data(), c.records[k].size())
+                                    : ByteSpan();
+    }
     /// Frame::apply, with the lock held.
     void apply(const FrameEdit& edit);
     /// Sets vlmetalayer `name` in v to `content` (encoded as c-blosc2 stores it), or removes it
@@ -178,6 +195,8 @@ struct Frame::Impl {
     /// Called by load() once the header and index are parsed.
     virtual void loaded() {}
     virtual std::int64_t dead_bytes() const = 0;
+    /// Frame::record_bytes.
+    std::int64_t record_bytes() const;
     /// The commit steps, for the kinds that can be written (null for the others).
     virtual CommitSteps* steps() noexcept { return nullptr; }
 };

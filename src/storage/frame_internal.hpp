@@ -14,11 +14,17 @@ struct FrameInternal {
     /// Frame::fetch: a remote frame fetches what reading these blocks needs (two batches of
     /// requests at most); other frames: nothing.
     static void fetch(const Frame& f, const std::vector<ChunkBlocks>& wants) { f.fetch(wants); }
-    /// Chunk i, of which `blocks` at least may be decoded (a remote frame fetches only those).
+    /// Chunk i, of which `blocks` at least may be decoded (a remote frame fetches only those),
+    /// with StoredChunk::check set for a version-2 checksum table (Frame::Impl::checked_chunk).
     static StoredChunk chunk_blocks(const Frame& f,
                                     std::int64_t i,
                                     const std::vector<std::int32_t>& blocks) {
         return f.chunk_blocks(i, blocks);
+    }
+    /// Chunk i for decoding: checked whole with a version-1 checksum table, else its head and
+    /// block digests, with StoredChunk::check for the decoder.
+    static StoredChunk chunk_to_decode(const Frame& f, std::int64_t i) {
+        return f.chunk_to_decode(i);
     }
     /// Bumps the lock file's generation after the frame's file was replaced under its path.
     static void announce_replaced(Frame& f) { f.announce_replaced(); }

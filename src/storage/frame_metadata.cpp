@@ -50,14 +50,15 @@ std::optional<std::vector<std::uint8_t>> Frame::vlmeta(const std::string& name) 
 
 ChecksumReport Frame::checksums() const {
     std::shared_lock<std::shared_mutex> lock(impl_->mutex);
-    return {impl_->checks.state(), impl_->checks.problems()};
+    const detail::Checks& c = impl_->checks;
+    return {c.state(), c.problems(), c.carried() ? c.version() : 0, c.table_bytes()};
 }
 
 std::string Frame::check_chunk(std::int64_t i) const {
     std::shared_lock<std::shared_mutex> lock(impl_->mutex);
     const Impl& f = *impl_;
     const StoredChunk c = f.chunk_unlocked(i);
-    const std::string why = f.checks.mismatch(static_cast<std::size_t>(i), c.bytes);
+    const std::string why = f.checks.mismatch(static_cast<std::size_t>(i), c.bytes, c.record);
     if (why.empty()) {
         return why;
     }

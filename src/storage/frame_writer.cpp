@@ -10,6 +10,7 @@
 #include <b2nd/format/endian.hpp>
 
 #include "../detail/text.hpp"
+#include "block_seals.hpp"
 #include "frame_impl.hpp"
 #include "reserved_staging.hpp"
 #include "sources/posix_file.hpp"
@@ -112,6 +113,7 @@ void Frame::Impl::apply(const FrameEdit& edit) {
     c.index.resize(slots.size());
     c.checksums = checks.carried();
     if (c.checksums) {
+        c.checksum_version = checks.version();
         c.digests.assign(slots.size(), 0);
     }
     for (std::size_t p = 0; p < slots.size(); ++p) {
@@ -174,14 +176,25 @@ void Frame::Impl::apply(const FrameEdit& edit) {
     commit(std::move(c));
 }
 
+detail::Seal Frame::Impl::seal_for_table(ByteSpan chunk) const {
+    if (!checks.carried()) {
+        return {};
+    }
+    if (checks.version() == 2) {
+        return detail::seal(chunk);
+    }
+    return {{}, detail::bytes_digest(chunk)};
+}
+
 StagedChunk Frame::Impl::stage(ByteSpan chunk) {
     CommitSteps& kind = require_writable("stage");
     refresh_unlocked();  // another writer's commit ends what was staged
     const ClassifiedChunk c = classify(chunk);
     StagedChunk s{c.entry, c.nbytes, static_cast<std::int64_t>(c.bytes.size()), staging_epoch};
     if (!c.bytes.empty()) {
-        s.digest = detail::bytes_digest(c.bytes);
-        s.entry = kind.stage_bytes(c.bytes);
+        const detail::Seal sealed = seal_for_table(c.bytes);
+        s.digest = sealed.digest;
+        s.entry = kind.stage_bytes(c.bytes, {sealed.record.data(), sealed.record.size()});
     }
     return s;
 }
@@ -252,7 +265,8 @@ Frame Frame::create(const std::string& path,
     const std::vector<std::uint64_t> no_chunks;
     std::vector<std::uint8_t> image = format::write_frame_header(h);
     const std::vector<std::uint8_t> trailer = detail::trailer_with_checksums(
-        {image.data(), image.size()}, {}, {}, params.checksums ? &no_chunks : nullptr);
+        {image.data(), image.size()}, {}, {}, params.checksums ? &no_chunks : nullptr,
+        detail::kTableVersion);
     image.insert(image.end(), trailer.begin(), trailer.end());
     format::store_be<std::uint64_t>(image.data() + format::frame_offsets::kFrameLen, image.size());
 
@@ -281,7 +295,13 @@ StagedChunk Frame::stage(ByteSpan chunk) {
 ReservedStaging::Classified ReservedStaging::classify(const Frame& f, ByteSpan chunk) {
     std::shared_lock<std::shared_mutex> lock(f.impl_->mutex);
     const Frame::Impl::ClassifiedChunk c = f.impl_->classify(chunk);
-    return {c.bytes, c.entry, c.nbytes, c.bytes.empty() ? 0 : detail::bytes_digest(c.bytes)};
+    Classified out{c.bytes, c.entry, c.nbytes, 0, {}};
+    if (!c.bytes.empty()) {
+        detail::Seal sealed = f.impl_->seal_for_table(c.bytes);
+        out.digest = sealed.digest;
+        out.record = std::move(sealed.record);
+    }
+    return out;
 }
 
 std::uint64_t ReservedStaging::reserve(Frame& f, std::uint64_t amount) {
@@ -291,13 +311,13 @@ std::uint64_t ReservedStaging::reserve(Frame& f, std::uint64_t amount) {
     return kind.reserve_bytes(amount);
 }
 
-void ReservedStaging::write(const Frame& f, std::uint64_t position, ByteSpan bytes) {
+void ReservedStaging::write(const Frame& f, std::uint64_t position, ByteSpan bytes, ByteSpan tail) {
     std::shared_lock<std::shared_mutex> lock(f.impl_->mutex);
     const CommitSteps* const kind = f.impl_->steps();
     if (f.impl_->path.empty() || kind == nullptr) {
         throw UsageError(f.impl_->where() + ": write_reserved needs a frame on disk");
     }
-    kind->write_reserved(position, bytes);
+    kind->write_reserved(position, bytes, tail);
 }
 
 StagedChunk ReservedStaging::adopt(Frame& f,
@@ -401,6 +421,7 @@ FrameCommit vlmeta_commit(const Frame::Impl& m, std::vector<format::Metalayer> v
     c.vlmeta = std::move(vlmeta);
     c.checksums = m.checks.carried();
     if (c.checksums) {
+        c.checksum_version = m.checks.version();
         c.digests.resize(m.index.size());
         for (std::size_t i = 0; i < c.digests.size(); ++i) {
             c.digests[i] = m.checks.chunk_digest(i);
@@ -470,20 +491,32 @@ bool Frame::delete_vlmeta(const std::string& name) {
 }
 
 void Frame::add_checksums() {
-    std::unique_lock<std::shared_mutex> lock(impl_->mutex);
-    Impl& m = *impl_;
-    m.require_writable("add_checksums");
-    m.refresh_unlocked();
-    FrameCommit c = vlmeta_commit(m, m.vlmeta);
-    c.checksums = true;
-    c.digests.assign(m.index.size(), 0);
-    for (std::size_t i = 0; i < c.digests.size(); ++i) {
-        const StoredChunk sc = m.chunk_unlocked(static_cast<std::int64_t>(i));
-        if (!sc.index_only()) {
-            c.digests[i] = detail::bytes_digest(sc.bytes);
+    {
+        std::unique_lock<std::shared_mutex> lock(impl_->mutex);
+        Impl& m = *impl_;
+        m.require_writable("add_checksums");
+        m.refresh_unlocked();
+        // Every stored chunk is written again (checked whole first where a table covers it),
+        // and the commit seals each: a version-2 table, and each chunk's block digests after it.
+        FrameCommit c = vlmeta_commit(m, m.vlmeta);
+        c.checksums = true;
+        c.checksum_version = detail::kTableVersion;
+        c.digests.assign(m.index.size(), 0);
+        std::vector<StoredChunk> held;  // keeps the bytes mapped until the commit
+        for (std::size_t i = 0; i < m.index.size(); ++i) {
+            const auto k = static_cast<std::int64_t>(i);
+            StoredChunk sc = m.checks.carried() ? m.checked_chunk(k) : m.chunk_unlocked(k);
+            if (!sc.index_only()) {
+                c.writes.push_back(sc.bytes);
+                c.slots.push_back(i);
+                held.push_back(std::move(sc));
+            }
         }
+        m.commit(std::move(c));
     }
-    m.commit(std::move(c));
+    if (!impl_->sparse() && impl_->base == 0 && !impl_->path.empty()) {
+        compact({});  // the chunks' first copies are dead space
+    }
 }
 
 void Frame::sync() {

@@ -14,6 +14,7 @@
 #include <b2nd/format/endian.hpp>
 
 #include "../detail/text.hpp"
+#include "block_seals.hpp"
 #include "sources/http_source.hpp"
 
 namespace b2nd::storage::detail {
@@ -31,7 +32,9 @@ struct RemoteChunks::Image {
     Place place;
     std::atomic<bool> head_known{false};
     format::ChunkHeader h;
+    // What the image holds: the chunk's cbytes, and with records its block digests after them.
     std::atomic<std::uint64_t> cbytes{0};
+    bool records = false;  // a version-2 checksum table: block digests follow the chunk
     std::atomic<std::uint64_t> fetched{0};       // bytes of `have`
     std::atomic<std::uint64_t>* held = nullptr;  // the owner's sum of `fetched` over its images
     bool whole_only = false;  // fetched whole: nothing to take apart, or not worth it
@@ -109,7 +112,13 @@ struct RemoteChunks::Image {
                                   " remain",
                               12);
         }
-        const auto n = static_cast<std::uint64_t>(h.cbytes);
+        auto n = static_cast<std::uint64_t>(h.cbytes);
+        if (records) {
+            // The record after the chunk, as far as the chunk's place has room for it (a short
+            // one is a checksum mismatch, reported by the read).
+            n = std::min(n + record_size(ByteSpan(head, static_cast<std::size_t>(got))),
+                         ended ? std::max(got, n) : std::max(place.room, n));
+        }
         bytes.reset(new std::uint8_t[n]);
         const std::uint64_t keep = std::min(n, got);
         std::memcpy(bytes.get(), head, static_cast<std::size_t>(keep));
@@ -164,14 +173,13 @@ struct RemoteChunks::Image {
     }
 };
 
-RemoteChunks::RemoteChunks(Locate locate,
-                           std::int64_t nblocks_hint,
-                           std::uint64_t budget,
-                           bool blocks)
+RemoteChunks::RemoteChunks(
+    Locate locate, std::int64_t nblocks_hint, std::uint64_t budget, bool blocks, bool records)
     : locate_(std::move(locate)),
       nblocks_hint_(std::clamp<std::int64_t>(nblocks_hint, 1, 1 << 16)),
       budget_(budget),
-      blocks_(blocks) {
+      blocks_(blocks),
+      records_(records) {
     b2nd::detail::CacheLedger::get().join(this);
 }
 
@@ -195,6 +203,7 @@ std::shared_ptr<RemoteChunks::Image> RemoteChunks::image(std::int64_t key) const
     }
     auto img = std::make_shared<Image>();
     img->place = locate_(key);
+    img->records = records_;
     img->held = &held_;
     lru_.push_front(key);
     images_.emplace(key, Entry{img, lru_.begin(), b2nd::detail::CacheLedger::get().tick()});
@@ -274,10 +283,14 @@ void RemoteChunks::drop_oldest(std::uint64_t before, std::size_t bytes) {
 void RemoteChunks::fetch_heads(const std::vector<std::shared_ptr<Image>>& images,
                                const std::vector<const Want*>& wants) const {
     std::vector<std::vector<std::uint8_t>> heads;
+    // With records: a chunk read in part asks for its record with its head, at the end of its
+    // likely bytes (up to the next chunk, where the record lies), not in a third round trip.
+    std::vector<std::vector<std::uint8_t>> tails;
     std::vector<std::uint64_t> got(images.size(), 0);
     std::vector<SourceRanges> batch;
     std::vector<Image*> asked;
     heads.reserve(images.size());
+    tails.reserve(images.size());
     for (std::size_t k = 0; k < images.size(); ++k) {
         Image& img = *images[k];
         if (img.head_known) {
@@ -297,13 +310,31 @@ void RemoteChunks::fetch_heads(const std::vector<std::shared_ptr<Image>>& images
         if (r.got == nullptr) {
             got[asked.size() - 1] = n;
         }
+        tails.emplace_back();
+        const std::uint64_t likely = img.place.likely;
+        if (records_ && !wants[k]->blocks.empty() && likely > n && likely <= img.place.room) {
+            const std::uint64_t t =
+                std::min(likely - n, 8 * static_cast<std::uint64_t>(nblocks_hint_));
+            tails.back().resize(static_cast<std::size_t>(t));
+            batch.back().ranges.push_back(
+                {img.place.offset + likely - t, t, tails.back().data(), nullptr});
+        }
     }
     if (asked.empty()) {
         return;
     }
     read_guarded(batch);
     for (std::size_t k = 0; k < asked.size(); ++k) {
-        asked[k]->adopt_head(heads[k].data(), got[k], got[k] < heads[k].size());
+        Image& img = *asked[k];
+        img.adopt_head(heads[k].data(), got[k], got[k] < heads[k].size());
+        const std::uint64_t t = tails[k].size();
+        const std::uint64_t from = img.place.likely - t;  // where the tail starts in the chunk
+        const auto rec = static_cast<std::uint64_t>(img.h.cbytes);
+        if (t > 0 && rec >= from && img.cbytes.load() <= img.place.likely) {
+            std::memcpy(img.bytes.get() + rec, tails[k].data() + (rec - from),
+                        static_cast<std::size_t>(img.cbytes.load() - rec));
+            img.add(rec, img.cbytes.load());
+        }
     }
 }
 
@@ -369,6 +400,7 @@ void RemoteChunks::fetch_bodies(const std::vector<std::shared_ptr<Image>>& image
         for (std::int32_t b : w.blocks) {
             block(b);
         }
+        ask(img, static_cast<std::uint64_t>(img.h.cbytes), img.cbytes.load());  // the record
     }
     run();
 }

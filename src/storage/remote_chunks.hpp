@@ -47,7 +47,13 @@ public:
     /// `nblocks_hint`: how many blocks a chunk usually has (the first request for a chunk asks
     /// for that many block starts); `budget`: bytes of images kept; `blocks`: fetch blocks
     /// apart (false: whole chunks, one request each where their length is known).
-    RemoteChunks(Locate locate, std::int64_t nblocks_hint, std::uint64_t budget, bool blocks);
+    /// `records`: each chunk is followed by its block digests (a version-2 checksum table,
+    /// block_seals.hpp), which are fetched with it (whole, or with any of its blocks).
+    RemoteChunks(Locate locate,
+                 std::int64_t nblocks_hint,
+                 std::uint64_t budget,
+                 bool blocks,
+                 bool records = false);
     ~RemoteChunks() override;
     RemoteChunks(const RemoteChunks&) = delete;
     RemoteChunks& operator=(const RemoteChunks&) = delete;
@@ -68,7 +74,8 @@ public:
     void fetch(const std::vector<Want>& wants) const;
     /// Whether chunk `key`'s header is at hand.
     bool head_known(std::int64_t key) const;
-    /// A chunk's stored bytes (cbytes of them), where they are in their file, and whether all of
+    /// A chunk's stored bytes (cbytes of them, and its block digests after them with records),
+    /// where they are in their file, and whether all of
     /// them were fetched.
     struct Chunk {
         SourceBytes bytes;
@@ -131,6 +138,7 @@ private:
     std::int64_t nblocks_hint_;
     std::uint64_t budget_;
     bool blocks_;
+    bool records_;
     mutable std::mutex mutex_;               // the map, the LRU list, the images' busy flags
     mutable std::condition_variable freed_;  // an image's claim ended
     struct Entry {

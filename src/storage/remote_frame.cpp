@@ -48,12 +48,13 @@ public:
         std::shared_ptr<const ByteSource> origin = origin_;
         RemoteChunks::Locate locate;
         if (sparse_) {
-            // A chunk file holds its chunk alone, at most a memcpyed chunk's size: asking for
-            // that much gets a chunk wanted whole in one request (the answer stops at the end).
+            // A chunk file holds its chunk (and its block digests), at most a memcpyed chunk's
+            // size and 8 bytes a block: asking for that much gets a chunk wanted whole in one
+            // request (the answer stops at the end).
             const std::uint64_t most =
                 h.chunksize > 0 && h.blocksize > 0
                     ? static_cast<std::uint64_t>(h.chunksize) + 64 +
-                          4 * static_cast<std::uint64_t>(h.chunksize / h.blocksize + 1)
+                          12 * static_cast<std::uint64_t>(h.chunksize / h.blocksize + 1)
                     : 0;
             locate = [origin, where_, pos, most](std::int64_t entry) {
                 if (entry > kMaxFileNumber) {
@@ -89,7 +90,8 @@ public:
         const std::int64_t hint =
             h.blocksize > 0 && h.chunksize > 0 ? (h.chunksize + h.blocksize - 1) / h.blocksize : 64;
         auto chunks = std::make_shared<RemoteChunks>(
-            std::move(locate), hint, options.http.memory_bytes, options.http.block_reads);
+            std::move(locate), hint, options.http.memory_bytes, options.http.block_reads,
+            checks.carried() && checks.version() == 2);
         const RemoteChunks::Guard guard = identify();
         if (!file->strong_identity()) {
             chunks->set_guard(guard);  // each batch also probes the file's end
@@ -243,8 +245,7 @@ public:
         std::int64_t live = 0;
         for (std::size_t i = 0; i < index.size(); ++i) {
             if (index[i] >= 0) {
-                live += static_cast<std::int64_t>(
-                    chunk_unlocked(static_cast<std::int64_t>(i), &kHeadOnly).bytes.size());
+                live += stored_size(chunk_unlocked(static_cast<std::int64_t>(i), &kHeadOnly));
             }
         }
         return header.cbytes - live;
@@ -357,7 +358,7 @@ std::unique_ptr<Frame::Impl> open_url_once(const std::string& url, const OpenOpt
 
 StoredChunk Frame::chunk_blocks(std::int64_t i, const std::vector<std::int32_t>& blocks) const {
     std::shared_lock<std::shared_mutex> lock(impl_->mutex);
-    return impl_->checked_chunk(i, impl_->fetched() ? &blocks : nullptr);
+    return impl_->checked_chunk(i, impl_->fetched() ? &blocks : nullptr, false);
 }
 
 bool Frame::remote() const noexcept {

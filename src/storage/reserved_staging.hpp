@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include <b2nd/byte_span.hpp>
 #include <b2nd/storage/frame.hpp>
@@ -23,7 +24,9 @@ struct ReservedStaging {
         ByteSpan bytes;
         std::int64_t entry = 0;
         std::int32_t nbytes = 0;
-        std::uint64_t digest = 0;  ///< checksum of `bytes` (0 for specials)
+        std::uint64_t digest = 0;  ///< its table entry (0 for specials; checksums.hpp)
+        /// With a version-2 table: its block digests, to write right after `bytes`.
+        std::vector<std::uint8_t> record;
     };
     static Classified classify(const Frame& f, ByteSpan chunk);
     /// Writer: reserves room for chunks other processes write ahead of the next commit, and
@@ -32,9 +35,10 @@ struct ReservedStaging {
     /// dead space (removed files) at the next commit, as staged chunks do.
     static std::uint64_t reserve(Frame& f, std::uint64_t amount);
     /// Any handle on the same frame: writes chunk bytes at a reserved position (a file position
-    /// of a contiguous frame, or a chunk file number of a sparse frame). Several chunks may go
-    /// in one call to a contiguous frame. \throws IoError
-    static void write(const Frame& f, std::uint64_t position, ByteSpan bytes);
+    /// of a contiguous frame, or a chunk file number of a sparse frame), and `tail` right after
+    /// them (a chunk's record). Several chunks may go in one call to a contiguous frame.
+    /// \throws IoError
+    static void write(const Frame& f, std::uint64_t position, ByteSpan bytes, ByteSpan tail = {});
     /// Writer: a chunk another process wrote at `position` (reserved since the last commit), of
     /// `nbytes` uncompressed and `cbytes` stored bytes, as a staged chunk for apply(); with
     /// cbytes == 0, `position` is the index entry of an index-only special chunk. `digest`: the

@@ -74,13 +74,13 @@ public:
         return file->bytes();
     }
 
-    std::int64_t stage_bytes(ByteSpan bytes) override {
+    std::int64_t stage_bytes(ByteSpan bytes, ByteSpan record) override {
         if (next_staged_id_ < 0) {
             next_staged_id_ = next_free_number();
         }
         const std::int64_t id = claim_number(next_staged_id_);
         detail::write_file_atomically(chunk_file_path(static_cast<std::uint32_t>(id)), bytes,
-                                      options.durable, frame_file());
+                                      options.durable, frame_file(), record);
         staged_ids_.push_back(id);
         return id;
     }
@@ -101,13 +101,13 @@ public:
         return static_cast<std::uint64_t>(at);
     }
 
-    void write_reserved(std::uint64_t position, ByteSpan bytes) const override {
+    void write_reserved(std::uint64_t position, ByteSpan bytes, ByteSpan tail) const override {
         if (position > static_cast<std::uint64_t>(kMaxFileNumber)) {
             throw UsageError(where() + ": chunk file number " +
                              num(static_cast<std::int64_t>(position)) + " is out of range");
         }
         detail::write_file_atomically(chunk_file_path(static_cast<std::uint32_t>(position)), bytes,
-                                      options.durable, frame_file());
+                                      options.durable, frame_file(), tail);
     }
 
     std::int64_t reserved_entry(std::uint64_t position, std::int64_t /*cbytes*/) const override {
@@ -128,7 +128,7 @@ public:
             const std::int64_t id = claim_number(next_id);
             const std::string file = chunk_file_path(static_cast<std::uint32_t>(id));
             detail::write_file_atomically(file, c.writes[k], false,  // fsync: flush_written
-                                          frame_file());
+                                          frame_file(), record_of(c, k));
             written_.push_back(file);
             c.index[c.slots[k]] = id;
         }

@@ -27,7 +27,7 @@ void write_bytes(const std::string& path, const std::vector<std::uint8_t>& bytes
                static_cast<std::streamsize>(bytes.size()));
 }
 
-/// A 64 x 64 int32 array in 4 chunks of 2 blocks each.
+/// A 64 x 64 int32 array in 4 chunks of 4 blocks each (2 x 2).
 void make_array(const std::string& path, bool checksums = true) {
     std::vector<std::int32_t> v(64 * 64);
     for (std::size_t i = 0; i < v.size(); ++i) {
@@ -68,13 +68,18 @@ TEST_CASE("cli: verify checks checksums and lists every corrupt chunk", "[cli]")
     write_bytes(tmp / "b.b2nd", bytes);
     r = run("verify " + q(tmp / "b.b2nd"));
     CHECK(r.status == 1);
-    CHECK_THAT(r.output, Contains("chunk 1: its ") && Contains("chunk 3: its ") &&
+    // verify checks every block: chunk 1's last block, chunk 3's head (its block table).
+    CHECK_THAT(r.output, Contains("chunk 1: block 3: its ") &&
+                             Contains("chunk 3: its header, block table or block digests") &&
                              Contains("do not match their checksum") && !Contains("chunk 0:") &&
                              !Contains("chunk 2:") && Contains("2 of 4 chunks corrupt"));
-    // Reads refuse both, naming them; the others read.
+    // Reads refuse what they would decode of them, naming it; the rest reads.
     const auto b = b2nd::NDArray<std::int32_t>::open(tmp / "b.b2nd");
     CHECK_NOTHROW(b(0, 0));
-    CHECK_THROWS_WITH(b(16, 0), Contains("chunk 1") && Contains("checksum"));
+    CHECK_NOTHROW(b(16, 0));  // chunk 1, block 0
+    CHECK_THROWS_WITH(b(24, 40),
+                      Contains("chunk 1") && Contains("block 3") && Contains("checksum"));
+    CHECK_THROWS_WITH(b(48, 0), Contains("chunk 3") && Contains("checksum"));
     CHECK_THROWS_AS(b.read(), b2nd::FormatError);
 
     // The dtype in the b2nd metalayer changed ('<i4' to '<u4'): the header no longer matches.

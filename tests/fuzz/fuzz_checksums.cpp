@@ -1,15 +1,20 @@
-// Fuzz target: arbitrary bytes as a checksum table (docs/CHECKSUMS.md), and as a frame trailer
-// carrying one. Only b2nd::Error may escape; a table that decodes encodes to the same bytes; the
-// checks of a trailer never throw (a bad table is a state, with its problems).
+// Fuzz target: arbitrary bytes as a checksum table (docs/CHECKSUMS.md), as a frame trailer
+// carrying one, and as a chunk followed by its record of block digests (table version 2). Only
+// b2nd::Error may escape; a table that decodes encodes to the same bytes; the checks of a trailer
+// never throw (a bad table is a state, with its problems); any bytes sealed open with their own
+// record and every block matches, and a record that opens against the input's own digest
+// checks blocks without reading outside the chunk.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include <b2nd/error.hpp>
 #include <b2nd/format/frame_header.hpp>
 
+#include "storage/block_seals.hpp"
 #include "storage/checksums.hpp"
 
 using namespace b2nd::storage::detail;
@@ -35,6 +40,31 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             std::abort();
         }
     } catch (const b2nd::Error&) {
+    }
+    // The input as a chunk (its header's cbytes of it, or all) and the record after it.
+    std::size_t cut = size;
+    if (size >= 16) {
+        const std::uint32_t cbytes =
+            static_cast<std::uint32_t>(data[12]) | static_cast<std::uint32_t>(data[13]) << 8 |
+            static_cast<std::uint32_t>(data[14]) << 16 | static_cast<std::uint32_t>(data[15]) << 24;
+        cut = std::min<std::size_t>(cbytes, size);
+    }
+    const b2nd::ByteSpan chunk(data, cut), record(data + cut, size - cut);
+    const Seal sealed = seal(chunk);
+    std::string why;
+    const auto own = ChunkSeal::open(chunk, {sealed.record.data(), sealed.record.size()},
+                                     sealed.digest, true, why);
+    if (!own || !why.empty()) {
+        std::abort();  // sealed bytes open with their own record
+    }
+    for (std::size_t b = 0; b < own->nblocks(); ++b) {
+        if (!own->check(b, chunk) || !own->check(b, chunk)) {  // the second: remembered
+            std::abort();
+        }
+    }
+    const auto given = ChunkSeal::open(chunk, record, sealed.digest, false, why);
+    for (std::size_t b = 0; given && b < given->nblocks(); ++b) {
+        (void)given->check(b, chunk);
     }
     return 0;
 }

@@ -305,7 +305,7 @@ void write_container_seeds(const std::string& dir) {
 }
 
 /// fuzz_index, fuzz_meta, fuzz_checksums: the pieces of small frames we write (offsets index
-/// chunks, b2nd metalayers, trailers, checksum tables).
+/// chunks, b2nd metalayers, trailers, checksum tables, a chunk with its block digests).
 void write_piece_seeds(const std::string& root) {
     namespace fs = std::filesystem;
     for (const char* d : {"/fuzz_index", "/fuzz_meta", "/fuzz_checksums"}) {
@@ -358,6 +358,16 @@ void write_piece_seeds(const std::string& root) {
         if (index_at < file.size() - tlen) {
             save(root + "/fuzz_index" + base + ".index",
                  all.subspan(index_at, file.size() - tlen - index_at));
+        }
+        // A stored chunk followed by its record of block digests (table version 2).
+        for (std::int64_t i = 0; i < f.nchunks(); ++i) {
+            const b2nd::storage::StoredChunk c = f.chunk(i);
+            if (!c.index_only() && !c.record.empty()) {
+                std::vector<std::uint8_t> sealed(c.bytes.begin(), c.bytes.end());
+                sealed.insert(sealed.end(), c.record.begin(), c.record.end());
+                save(root + "/fuzz_checksums" + base + ".sealed", {sealed.data(), sealed.size()});
+                break;
+            }
         }
         for (const auto& m : b2nd::format::read_frame_trailer(trailer).vlmetalayers) {
             if (m.name == "_b2nd_checksums") {

@@ -10,7 +10,10 @@
 //       frame kinds; a sparse frame's mutants change one of its files (chunks.b2frame or a chunk)
 //
 // Mutations, one per mutant, chosen uniformly: 1 to 4 flipped bits, one byte set to a random
-// value, or a truncation at a random length. Prints a line per group and the totals.
+// value, or a truncation at a random length. Each mutant is read whole, and --parts N times
+// (default 3) in part, each on a fresh handle: a random box (steps 1 to 3), a slice (one index
+// along one axis) or 1 to 4 points, compared with the same part of the original. Prints a line
+// per group and the totals.
 // --only NAME runs one group (as printed); --dump DIR writes the silent mutants of contiguous
 // frames there, to replay.
 #include <algorithm>
@@ -50,11 +53,17 @@ struct Rng {
 
 struct Counts {
     std::uint64_t mutants = 0, refused = 0, same = 0, silent = 0;
+    // Partial reads (a box, a slice, points: each on a fresh handle of the mutant).
+    std::uint64_t parts = 0, parts_refused = 0, parts_same = 0, parts_silent = 0;
     void add(const Counts& o) {
         mutants += o.mutants;
         refused += o.refused;
         same += o.same;
         silent += o.silent;
+        parts += o.parts;
+        parts_refused += o.parts_refused;
+        parts_same += o.parts_same;
+        parts_silent += o.parts_silent;
     }
 };
 
@@ -113,6 +122,108 @@ Content read_array(const std::function<AnyArray()>& open) {
     return c;
 }
 
+/// A partial read: a box (steps 1 to 3), a slice (one index along one axis), or a few points.
+struct Part {
+    enum Kind { box, slice, points } kind = box;
+    Box region;
+    std::vector<std::int64_t> coords;  // points: ndim per point
+};
+
+/// A random partial read of an array of `shape`.
+Part random_part(const Shape& shape, Rng& rng) {
+    Part p;
+    const auto nd = shape.size();
+    p.kind = static_cast<Part::Kind>(rng.below(3));
+    if (p.kind == Part::points) {
+        const std::size_t n = 1 + rng.below(4);
+        for (std::size_t k = 0; k < n; ++k) {
+            for (std::size_t d = 0; d < nd; ++d) {
+                p.coords.push_back(static_cast<std::int64_t>(
+                    rng.below(static_cast<std::size_t>(std::max<std::int64_t>(shape[d], 1)))));
+            }
+        }
+        return p;
+    }
+    const std::size_t axis = rng.below(nd);
+    for (std::size_t d = 0; d < nd; ++d) {
+        const auto n = static_cast<std::size_t>(std::max<std::int64_t>(shape[d], 1));
+        if (p.kind == Part::slice) {
+            const bool one = d == axis;
+            p.region.start.push_back(one ? static_cast<std::int64_t>(rng.below(n)) : 0);
+            p.region.count.push_back(one ? 1 : shape[d]);
+            p.region.step.push_back(1);
+            continue;
+        }
+        const auto step = static_cast<std::int64_t>(1 + rng.below(3));
+        const auto start = static_cast<std::int64_t>(rng.below(n));
+        const std::int64_t room = (shape[d] - start + step - 1) / step;
+        p.region.start.push_back(start);
+        p.region.count.push_back(
+            1 + static_cast<std::int64_t>(rng.below(static_cast<std::size_t>(room))));
+        p.region.step.push_back(step);
+    }
+    return p;
+}
+
+/// What `p` reads from an array of `shape` whose bytes (C order) are `all`.
+std::vector<std::uint8_t> expected_part(const Part& p,
+                                        const Shape& shape,
+                                        std::size_t itemsize,
+                                        const std::vector<std::uint8_t>& all) {
+    std::vector<std::uint8_t> out;
+    const auto nd = shape.size();
+    const auto at = [&](const std::int64_t* idx) {
+        std::int64_t off = 0;
+        for (std::size_t d = 0; d < nd; ++d) {
+            off = off * shape[d] + idx[d];
+        }
+        const auto* b = all.data() + static_cast<std::size_t>(off) * itemsize;
+        out.insert(out.end(), b, b + itemsize);
+    };
+    if (p.kind == Part::points) {
+        for (std::size_t k = 0; k < p.coords.size(); k += nd) {
+            at(p.coords.data() + k);
+        }
+        return out;
+    }
+    std::vector<std::int64_t> i(nd, 0), idx(nd);
+    for (bool more = true; more;) {
+        for (std::size_t d = 0; d < nd; ++d) {
+            idx[d] = p.region.start[d] + i[d] * p.region.step[d];
+        }
+        at(idx.data());
+        more = false;
+        for (std::size_t d = nd; d-- > 0;) {
+            if (++i[d] < p.region.count[d]) {
+                more = true;
+                break;
+            }
+            i[d] = 0;
+        }
+    }
+    return out;
+}
+
+/// `p` read from the array `open` opens (empty, ok false: refused).
+Content read_part(const std::function<AnyArray()>& open, const Part& p) {
+    Content c;
+    try {
+        const AnyArray a = open();
+        c.desc = a.dtype().str() + to_string(a.shape());
+        if (p.kind == Part::points) {
+            const std::size_t n = p.coords.size() / a.shape().size();
+            c.bytes.resize(n * static_cast<std::size_t>(a.dtype().itemsize()));
+            a.read_points(p.coords.data(), n, c.bytes.data());
+        } else {
+            c.bytes = a.read(p.region);
+        }
+        c.ok = true;
+    } catch (const Error&) {
+        c = Content{};
+    }
+    return c;
+}
+
 OpenOptions read_options() {
     OpenOptions o;
     o.nthreads = 1;
@@ -141,6 +252,31 @@ void classify(const Content& got, const Content& want, Counts& c) {
     }
 }
 
+/// Partial reads per mutant (--parts N).
+std::size_t g_parts = 3;
+
+/// g_parts random partial reads of a mutant, each on a fresh handle, against the original.
+void classify_parts(const std::function<AnyArray()>& open,
+                    const Content& want,
+                    const Shape& shape,
+                    std::size_t itemsize,
+                    Rng& rng,
+                    Counts& c) {
+    for (std::size_t k = 0; k < g_parts; ++k) {
+        const Part p = random_part(shape, rng);
+        const Content got = read_part(open, p);
+        ++c.parts;
+        if (!got.ok) {
+            ++c.parts_refused;
+        } else if (got.desc == want.desc &&
+                   got.bytes == expected_part(p, shape, itemsize, want.bytes)) {
+            ++c.parts_same;
+        } else {
+            ++c.parts_silent;
+        }
+    }
+}
+
 /// Where silent mutants are written (--dump DIR), empty for nowhere.
 std::string g_dump;
 
@@ -156,12 +292,20 @@ Counts mutate_buffer(const std::vector<std::uint8_t>& file,
     }
     Rng rng{seed};
     std::vector<std::uint8_t> m;
+    const AnyArray original = AnyArray::open_buffer({file.data(), file.size()}, read_options());
+    const Shape shape = original.shape();
+    const auto itemsize = static_cast<std::size_t>(original.dtype().itemsize());
     for (std::size_t k = 0; k < n; ++k) {
         m = file;
         mutate(m, rng);
-        const std::uint64_t silent = c.silent;
+        const std::uint64_t silent = c.silent + c.parts_silent;
+        classify_parts(
+            [&] {
+                return AnyArray::open_buffer({m.data(), m.size()}, read_options());
+            },
+            want, shape, itemsize, rng, c);
         classify(read_buffer(m), want, c);
-        if (c.silent != silent && !g_dump.empty()) {
+        if (c.silent + c.parts_silent != silent && !g_dump.empty()) {
             std::string base = name;
             std::replace(base.begin(), base.end(), '/', '_');
             write_file(g_dump + "/" + base + "-" + std::to_string(k) + ".b2nd", m);
@@ -187,12 +331,17 @@ Counts mutate_sparse(const std::string& dir, std::size_t n, std::uint64_t seed) 
     }
     std::sort(files.begin(), files.end());
     Rng rng{seed};
+    const AnyArray original = AnyArray::open(dir, read_options());
+    const Shape shape = original.shape();
+    const auto itemsize = static_cast<std::size_t>(original.dtype().itemsize());
     for (std::size_t k = 0; k < n; ++k) {
         const std::string& f = files[rng.below(files.size())];
         const std::vector<std::uint8_t> orig = read_file(f);
         std::vector<std::uint8_t> m = orig;
         mutate(m, rng);
         write_file(f, m);
+        classify_parts([&] { return AnyArray::open(dir, read_options()); }, want, shape, itemsize,
+                       rng, c);
         classify(read_path(dir), want, c);
         write_file(f, orig);
     }
@@ -287,7 +436,7 @@ int usage() {
                  "usage: b2nd_mutate corpus DIR [--per-file N] [--seed S] [--threads T]\n"
                  "       b2nd_mutate ours [--per-file N] [--seed S] [--threads T] "
                  "[--require-zero]\n"
-                 "       (both: [--only NAME] [--dump DIR])\n");
+                 "       (both: [--only NAME] [--dump DIR] [--parts N])\n");
     return 2;
 }
 
@@ -327,6 +476,8 @@ int main(int argc, char** argv) {
         } else if (a == "--dump" && i + 1 < argc) {
             g_dump = argv[++i];
             fs::create_directories(g_dump);
+        } else if (a == "--parts" && i + 1 < argc) {
+            g_parts = std::strtoull(argv[++i], nullptr, 10);
         } else if (a == "--require-zero") {
             require_zero = true;
         } else {
@@ -376,8 +527,8 @@ int main(int argc, char** argv) {
     }
     Counts total;
     std::size_t used = 0;
-    std::printf("%-48s %9s %9s %9s %9s %7s\n", "file", "mutants", "refused", "same", "silent",
-                "silent%");
+    std::printf("%-40s %8s %8s %8s %6s | %8s %8s %8s %6s\n", "file", "mutants", "refused", "same",
+                "silent", "partial", "refused", "same", "silent");
     for (std::size_t g = 0; g < groups.size(); ++g) {
         const Counts& c = counts[g];
         if (c.mutants == 0) {
@@ -386,10 +537,13 @@ int main(int argc, char** argv) {
         ++used;
         total.add(c);
         std::printf(
-            "%-48s %9llu %9llu %9llu %9llu %6.1f%%\n", groups[g].name.c_str(),
+            "%-40s %8llu %8llu %8llu %6llu | %8llu %8llu %8llu %6llu\n", groups[g].name.c_str(),
             static_cast<unsigned long long>(c.mutants), static_cast<unsigned long long>(c.refused),
             static_cast<unsigned long long>(c.same), static_cast<unsigned long long>(c.silent),
-            100.0 * static_cast<double>(c.silent) / static_cast<double>(c.mutants));
+            static_cast<unsigned long long>(c.parts),
+            static_cast<unsigned long long>(c.parts_refused),
+            static_cast<unsigned long long>(c.parts_same),
+            static_cast<unsigned long long>(c.parts_silent));
     }
     std::printf(
         "total: %zu arrays, %llu mutants: %llu refused, %llu same data, %llu silent "
@@ -400,8 +554,15 @@ int main(int argc, char** argv) {
         total.mutants == 0
             ? 0.0
             : 100.0 * static_cast<double>(total.silent) / static_cast<double>(total.mutants));
+    std::printf(
+        "partial reads: %llu (box, slice or points, each on a fresh handle): %llu "
+        "refused, %llu same data, %llu silent\n",
+        static_cast<unsigned long long>(total.parts),
+        static_cast<unsigned long long>(total.parts_refused),
+        static_cast<unsigned long long>(total.parts_same),
+        static_cast<unsigned long long>(total.parts_silent));
     if (!scratch.empty()) {
         fs::remove_all(scratch);
     }
-    return require_zero && total.silent > 0 ? 1 : 0;
+    return require_zero && total.silent + total.parts_silent > 0 ? 1 : 0;
 }

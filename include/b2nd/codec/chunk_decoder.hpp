@@ -38,6 +38,21 @@ struct CodecPlugin;
 struct FilterPlugin;
 struct BlockContext;
 
+/// Checks a block's stored bytes right before they are decoded, on the thread that decodes them
+/// (a checksum table's per-block digests, docs/CHECKSUMS.md).
+class BlockCheck {
+public:
+    virtual ~BlockCheck() = default;
+    /// \throws FormatError (its offset counted from the chunk's first byte) when block i's
+    /// stored bytes are not those that were written
+    virtual void check_block(std::int32_t i) const = 0;
+
+protected:
+    BlockCheck() = default;
+    BlockCheck(const BlockCheck&) = default;
+    BlockCheck& operator=(const BlockCheck&) = default;
+};
+
 /// A Blosc (1.x or 2.x) chunk, validated once, decoded whole or block by block on any thread
 /// (each call is independent; the decoder is read-only after construction).
 class ChunkDecoder {
@@ -55,6 +70,10 @@ public:
     ChunkDecoder& operator=(ChunkDecoder&&) noexcept;
     ChunkDecoder(const ChunkDecoder&) = delete;
     ChunkDecoder& operator=(const ChunkDecoder&) = delete;
+
+    /// Has every block checked by `check` right before it is decoded or copied (null: none).
+    /// `check` must outlive the decoder's use.
+    void set_block_check(const BlockCheck* check) noexcept { check_ = check; }
 
     /// The parsed header.
     const format::ChunkHeader& header() const noexcept { return header_; }
@@ -169,6 +188,12 @@ private:
                               std::size_t out_size,
                               std::uint64_t at) const;
     [[noreturn]] void fail(std::int32_t block, const std::string& what, std::uint64_t at) const;
+    /// The block check of blocks [first, last].
+    void check(std::int32_t first, std::int32_t last) const {
+        for (std::int32_t b = first; check_ != nullptr && b <= last; ++b) {
+            check_->check_block(b);
+        }
+    }
 
     ByteSpan chunk_;
     format::ChunkHeader header_;
@@ -182,6 +207,7 @@ private:
     std::array<const FilterPlugin*, 6> filter_plugins_{};  // plugin filters, by slot
     std::vector<std::int64_t> blockshape_;                 // kept when a plugin needs it
     std::vector<std::int64_t> vl_offsets_;  // VL-block chunks: nblocks + 1 decoded offsets
+    const BlockCheck* check_ = nullptr;
 };
 
 /// Where each block's stored bytes lie in a chunk with header `h`: [start, end) from its entry

@@ -32,6 +32,10 @@
 #include <b2nd/storage/mapped_file.hpp>
 #include <b2nd/storage/open_options.hpp>
 
+namespace b2nd::codec {
+class BlockCheck;
+}
+
 namespace b2nd::storage {
 
 /// One chunk of a frame as stored: a span of the chunk's bytes, or, for chunks recorded only in
@@ -46,8 +50,15 @@ struct StoredChunk {
     std::uint64_t offset = 0;
     std::int64_t file = -1;  ///< sparse frames: the chunk file's number (-1: the frame file)
     /// A remote chunk of which only some blocks were fetched (Frame::chunk_blocks): only those
-    /// blocks may be decoded, and its checksum is not checked.
+    /// blocks may be decoded (each checked before, with a version-2 checksum table).
     bool partial = false;
+    /// With a version-2 checksum table: the chunk's block digests, stored right after it
+    /// (docs/CHECKSUMS.md); empty otherwise.
+    ByteSpan record;
+    /// The check a decoder runs on each block before decoding it
+    /// (codec::ChunkDecoder::set_block_check), when the chunk was handed out for decoding block
+    /// by block; null when it was checked whole, or nothing is checked.
+    std::shared_ptr<const codec::BlockCheck> check;
 
     /// Whether the chunk lives in the offsets index alone (a special chunk with no bytes).
     bool index_only() const noexcept { return bytes.empty(); }
@@ -87,11 +98,15 @@ struct ChecksumReport {
         stale,    ///< a table, but another program (c-blosc2, python-blosc2) changed the frame
                   ///< after it was written: nothing is checked (b2nd checksum add renews it)
         covered,  ///< the table covers this frame: header, index and vlmetalayers matched at
-                  ///< open; each chunk is checked the first time its bytes are used
+                  ///< open; each chunk (version 2: each block) is checked when first used
         broken,   ///< the table, its stamp or something it covers disagrees (`problems`)
     };
     State state = State::none;          ///< what the checksums cover
     std::vector<std::string> problems;  ///< broken: what disagrees, one message each
+    /// covered: the table's version (1: chunks checked whole; 2: block by block)
+    int version = 0;
+    /// covered: the table's size as stored in the trailer (the records after the chunks apart)
+    std::size_t table_bytes = 0;
 };
 
 /// A chunk written ahead by Frame::stage: its bytes are on disk (or it is an index-only special
@@ -232,8 +247,9 @@ public:
     /// Chunk i as stored, O(1). \throws UsageError for an index out of range; FormatError when
     /// the index entry or the chunk's header does not fit the frame; IoError for a missing
     /// sparse chunk file.
-    /// With a checksum table (OpenOptions::verify_checksums), the chunk's bytes are checked the
-    /// first time they are handed out in this snapshot: a mismatch is a FormatError.
+    /// With a checksum table (OpenOptions::verify_checksums), all of the chunk's bytes are
+    /// checked the first time they are handed out in this snapshot: a mismatch is a
+    /// FormatError.
     StoredChunk chunk(std::int64_t i) const;
     /// chunk() without the checksum check: for tools that look at chunk headers only (kinds,
     /// sizes; b2nd info). Never decode from these bytes.
@@ -343,8 +359,13 @@ public:
         std::shared_ptr<void> hold_;
     };
 
-    /// Bytes of the file (contiguous frames: the frame length) not used by any chunk.
+    /// Bytes of the file (contiguous frames: the frame length) not used by any chunk (nor by
+    /// the block digests after it).
     std::int64_t dead_bytes() const;
+    /// Bytes of the block digests stored after the chunks (a version-2 checksum table) that the
+    /// header's cbytes counts (contiguous frames; 0 for sparse ones, whose cbytes counts the
+    /// chunks alone): header().cbytes - dead_bytes() - record_bytes() is what the chunks take.
+    std::int64_t record_bytes() const;
 
     /// The implementation (src/storage/frame_impl.hpp); named here so that the two kinds of
     /// frame can derive from it.
@@ -363,6 +384,8 @@ private:
     /// Chunk i, of which `blocks` at least may be decoded: for a remote frame only those are
     /// fetched (partial unless that is all of it); otherwise chunk(i).
     StoredChunk chunk_blocks(std::int64_t i, const std::vector<std::int32_t>& blocks) const;
+    /// Chunk i for decoding (FrameInternal::chunk_to_decode).
+    StoredChunk chunk_to_decode(std::int64_t i) const;
     /// For the writer of a frame whose file (or directory) another one has just replaced under
     /// its path, by a rename: bumps the lock file's generation, so that handles that follow it
     /// (OpenOptions::follow, refresh()) take a snapshot of the new one.

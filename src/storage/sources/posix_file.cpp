@@ -125,11 +125,13 @@ std::uint64_t PosixFile::size() const {
 void write_file_atomically(const std::string& path,
                            ByteSpan data,
                            bool durable,
-                           const std::string& mode_of) {
+                           const std::string& mode_of,
+                           ByteSpan tail) {
     b2nd::detail::Temporary tmp(b2nd::detail::temporary_name(path));
     {
         PosixFile f(tmp.path(), PosixFile::Mode::create_new, mode_of.empty() ? path : mode_of);
         f.write_at(data, 0);
+        f.write_at(tail, data.size());
         if (durable) {
             f.sync();
         }

@@ -53,11 +53,12 @@ std::uint64_t fsync_calls() noexcept;
 
 /// Whole-file helpers.
 /// `path` written under a temporary name beside it and renamed over it; the new file takes the mode
-/// and owner of `mode_of` (default: the file it replaces).
+/// and owner of `mode_of` (default: the file it replaces). `tail` follows `data` in the file.
 void write_file_atomically(const std::string& path,
                            ByteSpan data,
                            bool durable,
-                           const std::string& mode_of = {});
+                           const std::string& mode_of = {},
+                           ByteSpan tail = {});
 void fsync_directory(const std::string& dir);
 void rename_file(const std::string& from, const std::string& to);
 void remove_file(const std::string& path);

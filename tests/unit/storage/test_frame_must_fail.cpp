@@ -197,11 +197,12 @@ TEST_CASE("frame must fail: a corrupt chunk is located in its file", "[storage]"
             chunk2_at = static_cast<std::uint64_t>(f.header().header_len + f.index_entry(2));
         }
         patch_i32(path, chunk2_at + kBstart1, -16);
-        // The checksum finds it first, at the chunk's start; without it, the decoder, exactly.
+        // The checksum finds it first (the block table is in the head that a chunk's digest
+        // covers), at the chunk's start; without it, the decoder, exactly.
         REQUIRE_THROWS_WITH(
             Frame::open(path).decode_chunk(2),
-            Catch::Matchers::Contains("c.b2nd\": chunk 2: its 284 stored bytes do "
-                                      "not match their checksum") &&
+            Catch::Matchers::Contains("c.b2nd\": chunk 2: its header, block table or block "
+                                      "digests (308 bytes) do not match their checksum") &&
                 Catch::Matchers::EndsWith("at offset " + std::to_string(chunk2_at)));
         const Frame f = Frame::open(path, unchecked());
         CHECK(f.decode_chunk(1) == data);
@@ -218,8 +219,9 @@ TEST_CASE("frame must fail: a corrupt chunk is located in its file", "[storage]"
         }
         patch_i32(path + "/00000002.chunk", kBstart1, -16);
         REQUIRE_THROWS_WITH(Frame::open(path).decode_chunk(2),
-                            Catch::Matchers::Contains("chunk 2 (file 00000002.chunk): its 284 "
-                                                      "stored bytes do not match their checksum") &&
+                            Catch::Matchers::Contains("chunk 2 (file 00000002.chunk): its header, "
+                                                      "block table or block digests (308 bytes) "
+                                                      "do not match their checksum") &&
                                 Catch::Matchers::EndsWith("at offset 0"));
         const Frame f = Frame::open(path, unchecked());
         REQUIRE_THROWS_WITH(

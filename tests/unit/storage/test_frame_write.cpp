@@ -219,10 +219,11 @@ TEST_CASE("frame write: an exclusive writer commits over the last index and leav
         f.append_chunk(encoded(i * 1000));  // six commits, each after the chunks, not the index
     }
     CHECK(f.dead_bytes() == 0);
-    std::size_t stored = 0;
+    std::size_t stored = 0;  // each chunk and its block digests (checksum table version 2)
     for (int i = 0; i < 6; ++i) {
-        stored += encoded(i * 1000).size();
+        stored += encoded(i * 1000).size() + f.chunk(i).record.size();
     }
+    CHECK(f.chunk(0).record.size() > 0);
     CHECK(f.header().cbytes == static_cast<std::int64_t>(stored));
     // A commit that shrinks the frame cuts the file at the new end.
     storage::FrameEdit e = f.keep_all();
@@ -468,25 +469,31 @@ TEST_CASE("frame write: chunks written by another handle into reserved room join
         CHECK(k7.bytes.size() == c7.size());
         CHECK(kz.bytes.empty());
         CHECK(kz.entry == static_cast<std::int64_t>(0x8100000000000000ULL));
+        // Each chunk is written with its block digests after it (checksum table version 2).
+        const ReservedStaging::Classified k8 = ReservedStaging::classify(other, c8);
+        CHECK(k7.record.size() > 0);
+        const auto r7 = ByteSpan(k7.record.data(), k7.record.size());
+        const auto r8 = ByteSpan(k8.record.data(), k8.record.size());
         // Room for two chunks: bytes (contiguous, one write of both) or two file numbers.
-        const std::uint64_t amount = sparse ? 2 : c7.size() + c8.size();
+        const std::uint64_t amount = sparse ? 2 : c7.size() + r7.size() + c8.size() + r8.size();
         const std::uint64_t at = ReservedStaging::reserve(f, amount);
         std::uint64_t at8 = at + 1;
         if (sparse) {
-            ReservedStaging::write(other, at, c7);
-            ReservedStaging::write(other, at8, c8);
+            ReservedStaging::write(other, at, c7, r7);
+            ReservedStaging::write(other, at8, c8, r8);
         } else {
             std::vector<std::uint8_t> both(c7);
+            both.insert(both.end(), r7.begin(), r7.end());
             both.insert(both.end(), c8.begin(), c8.end());
-            ReservedStaging::write(other, at, both);
-            at8 = at + c7.size();
+            ReservedStaging::write(other, at, both, r8);
+            at8 = at + c7.size() + r7.size();
         }
         CHECK(firsts(path) == std::vector<std::int32_t>{0, 1000});  // nothing visible yet
         // Outside the reserved room, or a "special" entry that is none: refused.
         CHECK_THROWS_AS(ReservedStaging::adopt(f, at + amount + 64, kChunk, 100, 0), UsageError);
         CHECK_THROWS_AS(ReservedStaging::adopt(f, 12345, kChunk, 0, 0), UsageError);
         storage::FrameEdit e = f.keep_all();
-        const std::uint64_t d8 = ReservedStaging::classify(other, c8).digest;
+        const std::uint64_t d8 = k8.digest;
         e.replace(0,
                   ReservedStaging::adopt(f, at8, kChunk, static_cast<std::int64_t>(c8.size()), d8));
         e.add_staged(

@@ -1,8 +1,8 @@
 // bench_array --slice-processes: what checksums cost a program that opens a file, reads one
 // slice and exits (issue 41's table): `b2nd export FILE OUT.npy --slice S`, each run a fresh
 // process, on the array written with checksums and without; `pairs` alternating pairs, CPU time
-// (user + system) and peak memory (maxrss) of each process from wait4; printed: the medians and
-// the median of the per-pair ratios (with / without), with their ranges.
+// (user + system) and peak memory (maxrss) of each process (measured by bench_rusage); printed:
+// the medians and the median of the per-pair ratios (with / without), with their ranges.
 #pragma once
 
 #include <algorithm>
@@ -12,33 +12,48 @@
 #include <vector>
 
 #include "array_workloads.hpp"
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 namespace b2nd::bench::array {
 
-/// One run of `b2nd export path out --slice slice --overwrite`: (CPU seconds, maxrss KiB).
+/// One run of `b2nd export path out --slice slice --overwrite`: (CPU seconds, maxrss KiB),
+/// started through bench_rusage (rusage_runner.cpp), so that the peak is the process's own.
 inline std::pair<double, long> export_process(const std::string& path,
                                               const std::string& out,
                                               const std::string& slice) {
+    int fd[2];
+    if (::pipe(fd) != 0) {
+        std::perror("pipe");
+        std::exit(1);
+    }
+    std::fflush(stdout);
     const pid_t pid = ::fork();
     if (pid == 0) {
-        std::FILE* null = std::freopen("/dev/null", "w", stdout);
-        (void)null;
-        ::execl(B2ND_CLI, "b2nd", "export", path.c_str(), out.c_str(), "--slice", slice.c_str(),
-                "--overwrite", static_cast<char*>(nullptr));
+        ::dup2(fd[1], 1);
+        ::close(fd[0]);
+        ::close(fd[1]);
+        ::execl(B2ND_RUSAGE, "bench_rusage", B2ND_CLI, "export", path.c_str(), out.c_str(),
+                "--slice", slice.c_str(), "--overwrite", static_cast<char*>(nullptr));
         ::_exit(127);
     }
+    ::close(fd[1]);
+    char line[128] = {0};
+    std::size_t got = 0;
+    for (ssize_t n;
+         got + 1 < sizeof line && (n = ::read(fd[0], line + got, sizeof line - 1 - got)) > 0;) {
+        got += static_cast<std::size_t>(n);
+    }
+    ::close(fd[0]);
     int status = 0;
-    rusage u{};
-    if (::wait4(pid, &status, 0, &u) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    double cpu = 0;
+    long rss = 0;
+    if (::waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+        std::sscanf(line, "%lf %ld", &cpu, &rss) != 2) {
         std::fprintf(stderr, "b2nd export %s --slice %s failed\n", path.c_str(), slice.c_str());
         std::exit(1);
     }
-    const double cpu = static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-                       static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
-    return {cpu, u.ru_maxrss};
+    return {cpu, rss};
 }
 
 inline double median(std::vector<double> v) {

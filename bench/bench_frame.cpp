@@ -117,7 +117,8 @@ void table_cost(const std::string& dir) {
             }
             std::printf("%10lld %10s %12.1f %12.1f %12.1f %14.3f %14ld\n",
                         static_cast<long long>(n), sums ? "version 2" : "none",
-                        static_cast<double>(o.table) / 1024, static_cast<double>(records) / (1 << 20),
+                        static_cast<double>(o.table) / 1024,
+                        static_cast<double>(records) / (1 << 20),
                         static_cast<double>(size) / (1 << 20), o.best * 1e3, o.faults);
             std::filesystem::remove(path);
         }

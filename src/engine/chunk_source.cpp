@@ -310,7 +310,7 @@ BlockView ChunkSource::view_block(const LoadedChunk& c,
             v.data = c.element_.data();
             return v;
         case LoadedChunk::Kind::raw:
-            check_blocks_of(c, block, block);
+            check_raw_block(c, block);
             v.data = c.raw_ + block * grid_.block_nbytes();
             v.stride = isz;
             return v;
@@ -376,7 +376,7 @@ void ChunkSource::copy_block(const LoadedChunk& c,
             fill_strided(box, dst, c.element_.data() + part.offset, eb, stream);
             return;
         case LoadedChunk::Kind::raw:
-            check_blocks_of(c, block, block);
+            check_raw_block(c, block);
             copy_strided(box, c.raw_ + block * grid_.block_nbytes() + first * isz + part.offset,
                          dst, eb, stream);
             return;
@@ -436,6 +436,15 @@ void ChunkSource::check_blocks_of(const LoadedChunk& c,
         }
     } catch (const FormatError& e) {
         rethrow(c, e);
+    }
+}
+
+void ChunkSource::check_raw_block(const LoadedChunk& c, std::int64_t block) const {
+    // A plain frame's chunk is one block of the grid, however many blocks it is stored as.
+    if (plain_) {
+        check_blocks_of(c, 0, c.decoder_->nblocks() - 1);
+    } else {
+        check_blocks_of(c, block, block);
     }
 }
 

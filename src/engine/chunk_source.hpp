@@ -238,6 +238,9 @@ private:
     /// Runs the block check of blocks [first, last] of `c` (StoredChunk::check; nothing without
     /// one): for bytes used without a decoder (memcpyed chunks, chunks copied as stored).
     void check_blocks_of(const LoadedChunk& c, std::int64_t first, std::int64_t last) const;
+    /// check_blocks_of for the grid's block `block` of a memcpyed chunk (all of its stored blocks
+    /// for a plain frame, whose chunks are one block of the grid).
+    void check_raw_block(const LoadedChunk& c, std::int64_t block) const;
     /// The block check of the blocks a remote chunk brought (`blocks`; null: all of them),
     /// before the persistent cache keeps them.
     void check_blocks(const LoadedChunk& c, const std::vector<std::int32_t>* blocks) const;

@@ -359,22 +359,37 @@ void write_piece_seeds(const std::string& root) {
             save(root + "/fuzz_index" + base + ".index",
                  all.subspan(index_at, file.size() - tlen - index_at));
         }
-        // A stored chunk followed by its record of block digests (table version 2).
-        for (std::int64_t i = 0; i < f.nchunks(); ++i) {
-            const b2nd::storage::StoredChunk c = f.chunk(i);
-            if (!c.index_only() && !c.record.empty()) {
-                std::vector<std::uint8_t> sealed(c.bytes.begin(), c.bytes.end());
-                sealed.insert(sealed.end(), c.record.begin(), c.record.end());
-                save(root + "/fuzz_checksums" + base + ".sealed", {sealed.data(), sealed.size()});
-                break;
-            }
-        }
         for (const auto& m : b2nd::format::read_frame_trailer(trailer).vlmetalayers) {
             if (m.name == "_b2nd_checksums") {
                 const auto table = decode_chunk({m.content.data(), m.content.size()});
                 save(root + "/fuzz_checksums" + base + ".table", {table.data(), table.size()});
             }
         }
+    }
+    // Stored chunks, each followed by its record of block digests (table version 2): memcpyed,
+    // LZ4 and ZSTD with a byte shuffle.
+    const b2nd::CompressionParams sealed_kinds[] = {
+        {b2nd::Codec::blosclz, 0, {}},
+        {b2nd::Codec::lz4, 5, {{b2nd::Filter::shuffle, 0}}},
+        {b2nd::Codec::zstd, 3, {{b2nd::Filter::shuffle, 0}}}};
+    int kind = 0;
+    for (const b2nd::CompressionParams& c : sealed_kinds) {
+        fs::remove(tmp);
+        std::vector<std::int32_t> v(20 * 10);
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            v[i] = static_cast<std::int32_t>(i * 7 % 97);
+        }
+        b2nd::CreateOptions o;
+        o.chunk_shape = {8, 10};
+        o.block_shape = {4, 5};
+        o.compression = c;
+        o.locking = false;
+        (void)b2nd::NDArray<std::int32_t>::create_from(tmp, {20, 10}, v, o);
+        const b2nd::storage::StoredChunk ch = b2nd::storage::Frame::open(tmp).chunk(0);
+        std::vector<std::uint8_t> sealed(ch.bytes.begin(), ch.bytes.end());
+        sealed.insert(sealed.end(), ch.record.begin(), ch.record.end());
+        save(root + "/fuzz_checksums/chunk-" + std::to_string(kind++) + ".sealed",
+             {sealed.data(), sealed.size()});
     }
     fs::remove(tmp);
 }

@@ -214,6 +214,10 @@ TEST_CASE("interop: checksums are invisible to c-blosc2, and its changes make th
                 {reinterpret_cast<const std::uint8_t*>(v.data()), v.size() * 4}, o);
             a.set_vlmeta("note", std::vector<std::uint8_t>{0xa2, 'h', 'i'});
             CHECK(a.frame().checksums().state == b2nd::storage::ChecksumReport::State::covered);
+            // Version 2: each chunk followed by its block digests (in the frame file, or at the
+            // end of its chunk file), which c-blosc2 skips.
+            CHECK(a.frame().checksums().version == 2);
+            CHECK(a.frame().chunk(0).record.size() == 4 * 8);
             B2ND_REQUIRE_SAME_BYTES(read_with_blosc2(path, a), a.read());
         }
         check_frame_in_blosc2(path);

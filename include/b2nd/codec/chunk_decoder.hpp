@@ -49,7 +49,9 @@ public:
 
 protected:
     BlockCheck() = default;
+    /// Copies a check (for derived classes).
     BlockCheck(const BlockCheck&) = default;
+    /// Copies a check (for derived classes).
     BlockCheck& operator=(const BlockCheck&) = default;
 };
 

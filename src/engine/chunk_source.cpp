@@ -453,13 +453,18 @@ void ChunkSource::check_blocks(const LoadedChunk& c,
     if (!c.stored_.check) {
         return;
     }
+    const format::ChunkHeader h = format::read_chunk_header(c.stored_.bytes, false);
     if (blocks == nullptr || !c.stored_.partial) {
-        const format::ChunkHeader h = format::read_chunk_header(c.stored_.bytes, false);
         check_blocks_of(c, 0, h.nblocks() - 1);
         return;
     }
     for (const std::int32_t b : *blocks) {
         check_blocks_of(c, b, b);
+    }
+    // With DELTA, block 0 came too (the others' reference), and is kept with them.
+    if (std::find(h.filters.begin(), h.filters.end(),
+                  static_cast<std::uint8_t>(codec::Filter::delta)) != h.filters.end()) {
+        check_blocks_of(c, 0, 0);
     }
 }
 

@@ -134,6 +134,9 @@ Part random_part(const Shape& shape, Rng& rng) {
     Part p;
     const auto nd = shape.size();
     p.kind = static_cast<Part::Kind>(rng.below(3));
+    if (nd == 0) {
+        p.kind = Part::box;  // a scalar: the one element (points need coordinates)
+    }
     if (p.kind == Part::points) {
         const std::size_t n = 1 + rng.below(4);
         for (std::size_t k = 0; k < n; ++k) {
@@ -211,6 +214,10 @@ Content read_part(const std::function<AnyArray()>& open, const Part& p) {
         const AnyArray a = open();
         c.desc = a.dtype().str() + to_string(a.shape());
         if (p.kind == Part::points) {
+            if (a.shape().empty()) {
+                c.ok = true;  // the mutant reads as a scalar: other data (its description)
+                return c;
+            }
             const std::size_t n = p.coords.size() / a.shape().size();
             c.bytes.resize(n * static_cast<std::size_t>(a.dtype().itemsize()));
             a.read_points(p.coords.data(), n, c.bytes.data());
@@ -262,6 +269,9 @@ void classify_parts(const std::function<AnyArray()>& open,
                     std::size_t itemsize,
                     Rng& rng,
                     Counts& c) {
+    if (std::find(shape.begin(), shape.end(), 0) != shape.end()) {
+        return;  // no element to read in part
+    }
     for (std::size_t k = 0; k < g_parts; ++k) {
         const Part p = random_part(shape, rng);
         const Content got = read_part(open, p);

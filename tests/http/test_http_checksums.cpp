@@ -72,3 +72,25 @@ TEST_CASE("http checksums: the persistent cache never keeps a block that failed 
         CHECK(a.read(kA) == s.local().read(kA));
     }
 }
+
+TEST_CASE(
+    "http checksums: with DELTA, the block 0 a read fetches as reference is checked before "
+    "it is cached",
+    "[http]") {
+    B2ND_HTTP_FIXTURE(s, serve);
+    // d.b2nd beside a.b2nd: the same values, DELTA after the shuffle (blocks need block 0).
+    const std::vector<std::uint8_t> all = s.local().read();
+    b2nd::CreateOptions co;
+    co.chunk_shape = {16, 32, 32};
+    co.block_shape = {8, 16, 16};
+    co.compression = {b2nd::Codec::lz4, 5, {{b2nd::Filter::shuffle, 0}, {b2nd::Filter::delta, 0}}};
+    const std::string d = s.dir / "d.b2nd";
+    (void)b2nd::AnyArray::create_from(d, b2nd::DType::parse("<f4"), {32, 64, 64},
+                                      {all.data(), all.size()}, co);
+    change_block(d, 0);
+    for (int round = 0; round < 2; ++round) {
+        INFO("handle " << round);
+        const auto a = b2nd::AnyArray::open(s.server->url("d.b2nd"), s.cached());
+        CHECK_THROWS_WITH(a.read(kB), Contains("chunk 0") && Contains("block 0"));
+    }
+}

@@ -343,13 +343,12 @@ std::optional<std::vector<std::pair<std::uint32_t, std::uint32_t>>> block_extent
     }
     std::sort(starts.begin(), starts.end());
     std::vector<std::pair<std::uint32_t, std::uint32_t>> out(static_cast<std::size_t>(nb));
-    for (std::size_t k = 0; k < starts.size(); ++k) {
-        std::uint64_t end = n;
-        for (std::size_t j = k + 1; j < starts.size(); ++j) {
-            if (starts[j].first > starts[k].first) {
-                end = starts[j].first;
-                break;
-            }
+    // From the back: each block ends at the next larger start (blocks sharing a start share an
+    // end), in one pass whatever the table holds.
+    std::uint64_t end = n;
+    for (std::size_t k = starts.size(); k-- > 0;) {
+        if (k + 1 < starts.size() && starts[k + 1].first > starts[k].first) {
+            end = starts[k + 1].first;
         }
         out[static_cast<std::size_t>(starts[k].second)] = {
             static_cast<std::uint32_t>(starts[k].first), static_cast<std::uint32_t>(end)};

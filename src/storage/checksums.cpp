@@ -351,6 +351,17 @@ private:
     ByteSpan chunk_;
 };
 
+/// What the first block of `chunk` that does not match its digest is told ("" when all match).
+std::string first_bad_block(const ChunkSeal& seal, ByteSpan chunk) {
+    for (std::size_t k = 0; k < seal.nblocks(); ++k) {
+        if (!seal.check(k, chunk)) {
+            return block_mismatch(k, seal.block_bytes(k)) + " (at byte " +
+                   num(static_cast<std::int64_t>(seal.begin(k))) + " of the chunk)";
+        }
+    }
+    return {};
+}
+
 }  // namespace
 
 void Checks::start(std::vector<std::uint64_t> chunks, int version, bool remember) {
@@ -374,14 +385,10 @@ bool Checks::verify_whole(std::size_t i, ByteSpan bytes, ByteSpan record, std::s
     }
     std::unique_ptr<ChunkSeal> own;
     const ChunkSeal* seal = seal_of(i, bytes, record, own, why);
-    for (std::size_t k = 0; seal != nullptr && k < seal->nblocks(); ++k) {
-        if (!seal->check(k, bytes)) {
-            why = block_mismatch(k, seal->block_bytes(k)) + " (at byte " +
-                  num(static_cast<std::int64_t>(seal->begin(k))) + " of the chunk)";
-            return false;
-        }
+    if (seal != nullptr) {
+        why = first_bad_block(*seal, bytes);
     }
-    return seal != nullptr;
+    return seal != nullptr && why.empty();
 }
 
 const ChunkSeal* Checks::seal_of(std::size_t i,
@@ -417,14 +424,8 @@ std::string Checks::mismatch(std::size_t i, ByteSpan bytes, ByteSpan record) con
     }
     if (version_ == 2 && !bytes.empty()) {
         std::string why;
-        std::unique_ptr<ChunkSeal> s = ChunkSeal::open(bytes, record, chunks_[i], false, why);
-        for (std::size_t k = 0; s && k < s->nblocks(); ++k) {
-            if (!s->check(k, bytes)) {
-                return block_mismatch(k, s->block_bytes(k)) + " (at byte " +
-                       num(static_cast<std::int64_t>(s->begin(k))) + " of the chunk)";
-            }
-        }
-        return why;
+        const std::unique_ptr<ChunkSeal> s = ChunkSeal::open(bytes, record, chunks_[i], false, why);
+        return s ? first_bad_block(*s, bytes) : why;
     }
     const std::uint64_t d = bytes.empty() ? 0 : bytes_digest(bytes);
     if (d == chunks_[i]) {

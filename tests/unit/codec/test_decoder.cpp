@@ -288,3 +288,36 @@ TEST_CASE("decoder: decode_block_rows scatters a block's rows, unshuffling in pl
     const std::ptrdiff_t offsets[2] = {0, 0};
     CHECK_THROWS_AS(dec.decode_block_rows(0, out.data(), {ts * 37, 2, offsets}), b2nd::UsageError);
 }
+
+TEST_CASE("block_extents: each block ends at the next larger start, shared starts share an end",
+          "[codec]") {
+    // A chunk of 1000 one-byte blocks (as a corrupted table could claim) whose starts are all
+    // equal but for the last two: found in one pass, not one scan per block.
+    const std::int32_t nb = 1000;
+    b2nd::format::ChunkHeader h;
+    h.version = 5;
+    h.versionlz = 1;
+    h.flags = 0x05;  // extended header
+    h.typesize = 1;
+    h.nbytes = nb;
+    h.blocksize = 1;
+    h.extended = true;
+    const std::int32_t table_end = 32 + 4 * nb;
+    h.cbytes = table_end + 100;
+    std::vector<std::uint8_t> chunk(static_cast<std::size_t>(h.cbytes));
+    b2nd::format::write_chunk_header(h, chunk.data());
+    for (std::int32_t b = 0; b < nb; ++b) {
+        const std::int32_t start = b == nb - 1 ? table_end + 90
+                                   : b == 0    ? table_end + 50
+                                               : table_end;
+        std::memcpy(chunk.data() + 32 + 4 * b, &start, 4);
+    }
+    const auto ext = block_extents({chunk.data(), chunk.size()}, h);
+    REQUIRE(ext);
+    REQUIRE(ext->size() == static_cast<std::size_t>(nb));
+    const auto t = static_cast<std::uint32_t>(table_end);
+    CHECK((*ext)[1] == std::make_pair(t, t + 50));
+    CHECK((*ext)[nb / 2] == std::make_pair(t, t + 50));
+    CHECK((*ext)[0] == std::make_pair(t + 50, t + 90));
+    CHECK((*ext)[nb - 1] == std::make_pair(t + 90, t + 100));
+}

@@ -127,7 +127,10 @@ struct CreateOptions {
     std::vector<std::uint8_t> fill_value;  ///< one element, in the stored byte order (Fill::value)
     /// User metalayers (fixed size once written; vlmeta can be changed later).
     std::vector<std::pair<std::string, std::vector<std::uint8_t>>> metalayers;
-    int nthreads = 0;  ///< threads that encode and decode (0: all cores)
+    /// Threads that encode and decode (0: all cores). The file holds the same bytes for any
+    /// number (chunks go to it in their order), but for the count the header records (bytes
+    /// 0x3f-0x42, as c-blosc2 records its own) and the checksum table's digest of the header.
+    int nthreads = 0;
     std::size_t cache_bytes = kDefaultCacheBytes;  ///< the decoded blocks' cache of its handle
     /// The new array's data, then its directory entry, are fsynced before create returns (and
     /// its handle's commits are durable, as OpenOptions::durable); off for scratch data.

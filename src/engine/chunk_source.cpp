@@ -30,7 +30,7 @@ ChunkSource::ChunkSource(storage::Frame frame, Grid grid, bool plain, std::size_
     : frame_(std::move(frame)), grid_(std::move(grid)), plain_(plain), cache_(cache_bytes) {
     encode_params_ = encode_params_of(frame_.header(), grid_);
     write_refusal_ = codec::check_encode_params(encode_params_);
-    // Lossy plugins that see whole blocks get edge-replicated padding (stage_chunk).
+    // Lossy plugins that see whole blocks get edge-replicated padding (make_chunk).
     const auto lossy_geometry = [](const auto* plugin) {
         return plugin != nullptr && plugin->lossy && plugin->needs_geometry;
     };

@@ -162,28 +162,28 @@ public:
     const BlockOrigin* origin() const noexcept { return origin_.get(); }
 
     // ---- writing ----
-    /// Makes and stages a chunk of the grid from `buf` (padded block layout): uniform chunks
-    /// become special chunks (zeros: index-only; other values: a repeated-value chunk), others
-    /// are encoded with the array's parameters on up to `threads` threads.
+    /// Where a new chunk's bytes go: Frame::stage, in order (storage/ordered_staging.hpp), or
+    /// elsewhere (b2nd::mpi keeps them to write them itself); called once per chunk.
+    using ChunkSink = std::function<storage::StagedChunk(ByteSpan)>;
+    /// Makes a chunk of the grid from `buf` (padded block layout) and hands its bytes to `sink`
+    /// (on any handle: nothing is written here): uniform chunks become special chunks (zeros:
+    /// index-only; other values: a repeated-value chunk), others are encoded with the array's
+    /// parameters on up to `threads` threads.
     /// `ci` is the chunk's index in the grid (-1: unknown), for lossy geometry plugins (ZFP,
     /// NDMEAN): where they encode, the padding of blocks that straddle the chunk's edge repeats
     /// the nearest valid element (edge replication), so that it does not bend the values near
     /// the edge.
-    storage::StagedChunk stage_chunk(const std::uint8_t* buf, int threads, std::int64_t ci);
-    /// Where a new chunk's bytes go: Frame::stage, or elsewhere (b2nd::mpi keeps them to write
-    /// them itself); called once per chunk with the bytes stage_chunk would stage.
-    using ChunkSink = std::function<storage::StagedChunk(ByteSpan)>;
-    /// stage_chunk with the bytes handed to `sink` (on any handle: nothing is written here).
     storage::StagedChunk make_chunk(const std::uint8_t* buf,
                                     int threads,
                                     std::int64_t ci,
                                     const ChunkSink& sink) const;
-    /// stage_chunk for a chunk whose blocks `fill` writes one at a time (each into a buffer that
-    /// stays in the cache); `first` is the chunk's first element. Same bytes as stage_chunk.
-    storage::StagedChunk stage_blocks(const codec::BlockFill& fill,
-                                      const std::uint8_t* first,
-                                      int threads,
-                                      std::int64_t ci);
+    /// make_chunk for a chunk whose blocks `fill` writes one at a time (each into a buffer that
+    /// stays in the cache); `first` is the chunk's first element. Same bytes as make_chunk.
+    storage::StagedChunk make_chunk_by_blocks(const codec::BlockFill& fill,
+                                              const std::uint8_t* first,
+                                              int threads,
+                                              std::int64_t ci,
+                                              const ChunkSink& sink) const;
     /// Why chunks of this array cannot be encoded ("" when they can): its codec or a filter
     /// cannot write (an unregistered plugin, ZFP in a build without it, ZFP after SHUFFLE...).
     const std::string& write_refusal() const noexcept { return write_refusal_; }

@@ -161,12 +161,6 @@ void throw_item_error(const codec::ItemError& e,
     throw UsageError(quoted_path(name) + ": the element at " + to_string(at) + ": " + e.what());
 }
 
-storage::StagedChunk ChunkSource::stage_chunk(const std::uint8_t* buf,
-                                              int threads,
-                                              std::int64_t ci) {
-    return make_chunk(buf, threads, ci, [this](ByteSpan c) { return frame_.stage(c); });
-}
-
 storage::StagedChunk ChunkSource::make_chunk(const std::uint8_t* buf,
                                              int threads,
                                              std::int64_t ci,
@@ -181,10 +175,11 @@ storage::StagedChunk ChunkSource::make_chunk(const std::uint8_t* buf,
     return stage_encoded(buf, nullptr, nullptr, nullptr, threads, ci, sink);
 }
 
-storage::StagedChunk ChunkSource::stage_blocks(const codec::BlockFill& fill,
-                                               const std::uint8_t* first,
-                                               int threads,
-                                               std::int64_t ci) {
+storage::StagedChunk ChunkSource::make_chunk_by_blocks(const codec::BlockFill& fill,
+                                                       const std::uint8_t* first,
+                                                       int threads,
+                                                       std::int64_t ci,
+                                                       const ChunkSink& sink) const {
     const auto isz = static_cast<std::size_t>(grid_.itemsize());
     // Whether every block seen so far repeats the first element: checked as the encoder asks
     // for blocks (a check that stops at the first differing element once one is found).
@@ -195,8 +190,7 @@ storage::StagedChunk ChunkSource::stage_blocks(const codec::BlockFill& fill,
             uniform.store(false, std::memory_order_relaxed);
         }
     };
-    return stage_encoded(nullptr, &checked, &uniform, first, threads, ci,
-                         [this](ByteSpan c) { return frame_.stage(c); });
+    return stage_encoded(nullptr, &checked, &uniform, first, threads, ci, sink);
 }
 
 std::vector<std::uint8_t> ChunkSource::zeros_chunk(const Grid& g) const {

@@ -6,6 +6,7 @@
 #include "../detail/memory.hpp"
 #include "../detail/thread_pool.hpp"
 #include "../select/box_plan.hpp"
+#include "../storage/ordered_staging.hpp"
 #include "array_core.hpp"
 
 namespace b2nd::detail {
@@ -19,18 +20,18 @@ void ArrayCore::write_chunks(const std::vector<std::int64_t>& ids,
     require_chunks(ids);
     ChunkSource& source = *source_;
     const int threads = in_flight > 0 ? std::min(in_flight, nthreads_) : nthreads_;
-    std::vector<storage::StagedChunk> staged(ids.size());
+    storage::detail::OrderedStaging order(source.frame(), ids.size());
     std::mutex progress_mutex;
     std::int64_t done = 0;
     make_chunks(ids, 0, ids.size(), threads, produce, [&](std::size_t k, ByteSpan c) {
-        staged[k] = source.frame().stage(c);
+        const storage::StagedChunk s = order.stage(k, c);
         if (progress) {
             std::lock_guard<std::mutex> lock(progress_mutex);
             progress(++done, static_cast<std::int64_t>(ids.size()));
         }
-        return staged[k];
+        return s;
     });
-    commit_staged(ids, staged);
+    commit_staged(ids, order.take());
 }
 
 void ArrayCore::make_chunks(const std::vector<std::int64_t>& ids,

@@ -10,6 +10,7 @@
 #include "../detail/text.hpp"
 #include "../detail/thread_pool.hpp"
 #include "../select/box_plan.hpp"
+#include "../storage/ordered_staging.hpp"
 #include "array_core.hpp"
 
 namespace b2nd::detail {
@@ -65,7 +66,7 @@ void ArrayCore::rebuild(const Grid& ng,
     std::int64_t user_stride[kMaxNdim];
     c_strides(user_shape.data(), user_shape.size(), isz, user_stride);
 
-    std::vector<storage::StagedChunk> staged(computed.size());
+    storage::detail::OrderedStaging order(source.frame(), computed.size());
     parallel_for(computed.size(), nthreads_, [&](std::size_t i) {
         thread_local Scratch buf;
         buf.assign(static_cast<std::size_t>(ng.chunk_nbytes()), 0);
@@ -95,10 +96,12 @@ void ArrayCore::rebuild(const Grid& ng,
             const std::uint8_t* src0 = src + plan.walk_strides(stride, walk);
             pack_chunk(plan, plan.chunks().front(), src0, walk, buf.data(), ng);
         }
-        staged[i] = source.stage_chunk(buf.data(), 1, -1);  // same chunk and block shapes as now
+        // The same chunk and block shapes as now.
+        source.make_chunk(buf.data(), 1, -1, [&](ByteSpan made) { return order.stage(i, made); });
         release_if_large(buf);
     });
 
+    const std::vector<storage::StagedChunk> staged = order.take();
     const std::vector<std::uint8_t> zeros = source.zeros_chunk(ng);
     storage::FrameEdit e;
     std::size_t next_staged = 0;

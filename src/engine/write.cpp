@@ -14,6 +14,7 @@
 #include "../detail/text.hpp"
 #include "../detail/thread_pool.hpp"
 #include "../select/box_plan.hpp"
+#include "../storage/ordered_staging.hpp"
 #include "array_core.hpp"
 #include "commit_hooks.hpp"
 
@@ -24,12 +25,13 @@ namespace {
 /// Stages chunk task ct, which the box covers, gathering each block from the caller's elements
 /// as the encoder asks for it. The padding of edge chunks repeats the chunk's first element, so
 /// that a chunk whose valid elements are all equal is recognized as uniform.
-storage::StagedChunk stage_covered(ChunkSource& source,
+storage::StagedChunk stage_covered(const ChunkSource& source,
                                    const BoxPlan& plan,
                                    const ChunkTask& ct,
                                    const std::uint8_t* src0,
                                    const std::int64_t* walk,
-                                   int threads) {
+                                   int threads,
+                                   const ChunkSource::ChunkSink& sink) {
     const Grid& g = source.grid();
     const std::int64_t isz = g.itemsize();
     // The box's part of each block of the chunk (blocks wholly in the padding have none).
@@ -59,7 +61,7 @@ storage::StagedChunk stage_covered(ChunkSource& source,
             gather_strided(bp->box, src0 + bp->in_walk, dest + bp->in_block * isz, isz);
         }
     };
-    return source.stage_blocks(fill, first, threads, ct.ci);
+    return source.make_chunk_by_blocks(fill, first, threads, ct.ci, sink);
 }
 
 }  // namespace
@@ -126,41 +128,42 @@ void ArrayCore::write_box(const Box& box,
     const std::uint8_t* const src0 = src + plan.walk_strides(src_strides, walk);
     const std::vector<ChunkTask>& tasks = plan.chunks();
     const int inner = tasks.size() == 1 ? nthreads_ : 1;
-    std::vector<storage::StagedChunk> staged(tasks.size());
     std::vector<std::int64_t> ids(tasks.size());
+    storage::detail::OrderedStaging order(source.frame(), tasks.size());
     parallel_for(tasks.size(), nthreads_, [&](std::size_t k) {
         const ChunkTask& ct = tasks[k];
         ids[k] = ct.ci;
+        const ChunkSource::ChunkSink sink = [&](ByteSpan c) { return order.stage(k, c); };
         if (part.whole() && plan.covers(ct)) {
             // Each block is gathered right before it is encoded, into a buffer that stays in the
             // cache: the chunk is never gathered whole (which costs a pass through memory).
-            staged[k] = stage_covered(source, plan, ct, src0, walk, inner);
+            stage_covered(source, plan, ct, src0, walk, inner, sink);
             return;
         }
         thread_local Scratch buf;
         buf.resize(static_cast<std::size_t>(g.chunk_nbytes()));
         source.decode_chunk(ct.ci, buf.data(), inner);
         pack_chunk(plan, ct, src0, walk, buf.data(), g, part);
-        staged[k] = source.stage_chunk(buf.data(), inner, ct.ci);
+        source.make_chunk(buf.data(), inner, ct.ci, sink);
         release_if_large(buf);
     });
-    commit_staged(ids, staged);
+    commit_staged(ids, order.take());
 }
 
 void ArrayCore::patch_chunks(const std::vector<std::int64_t>& ids,
                              const std::function<void(std::size_t, std::uint8_t*)>& patch) {
     ChunkSource& source = *source_;
-    std::vector<storage::StagedChunk> staged(ids.size());
+    storage::detail::OrderedStaging order(source.frame(), ids.size());
     const int inner = ids.size() == 1 ? nthreads_ : 1;
     parallel_for(ids.size(), nthreads_, [&](std::size_t k) {
         thread_local Scratch buf;
         buf.resize(static_cast<std::size_t>(source.grid().chunk_nbytes()));
         source.decode_chunk(ids[k], buf.data(), inner);
         patch(k, buf.data());
-        staged[k] = source.stage_chunk(buf.data(), inner, ids[k]);
+        source.make_chunk(buf.data(), inner, ids[k], [&](ByteSpan c) { return order.stage(k, c); });
         release_if_large(buf);
     });
-    commit_staged(ids, staged);
+    commit_staged(ids, order.take());
 }
 
 void ArrayCore::write_points(const std::int64_t* coords,

@@ -18,6 +18,7 @@
 #include "../engine/engine_access.hpp"
 #include "../objects/derived.hpp"
 #include "../objects/objects_detail.hpp"
+#include "../storage/ordered_staging.hpp"
 #include "../storage/outputs.hpp"
 #include "../values/params_detail.hpp"
 
@@ -283,30 +284,32 @@ AnyArray build(Plan& p, const std::string& dst, const CopyOptions& o) {
             storage::Frame f = storage::Frame::open(tmp, so);
             const int ts = detail::chunk_typesize(p.grid.itemsize());
             const auto bn = static_cast<std::size_t>(p.grid.block_nbytes());
+            // Staged in the chunks' order whatever order the threads finish them in.
+            const std::size_t ns = stored.size();
+            storage::detail::OrderedStaging order(f, ns + transcoded.size());
             // A source chunk as it is stored (index-only specials made into 32-byte chunks).
-            auto stage_stored = [&](const storage::StoredChunk& c) {
+            auto stage_stored = [&](std::size_t k, const storage::StoredChunk& c) {
                 if (c.index_only()) {
                     const std::vector<std::uint8_t> sp = storage::materialize_special(
                         c.special, c.nbytes, ts, static_cast<std::int32_t>(bn));
-                    return f.stage({sp.data(), sp.size()});
+                    order.stage(k, {sp.data(), sp.size()});
+                } else {
+                    order.stage(k, c.bytes);
                 }
-                return f.stage(c.bytes);
             };
             // Each chunk checked against its source's grid as reads check it. As stored: staged
             // as it is (decoded first with `verify`, so that a corrupt chunk stops the copy).
             // Other compression, same layout: decoded whole and encoded again. Uniform (special)
             // chunks hold no codec: kept either way. Chunks in parallel.
-            const std::size_t ns = stored.size();
-            std::vector<storage::StagedChunk> staged(ns + transcoded.size());
             const codec::EncodeParams ep = detail::encode_params(p.compression, p.grid);
             const auto cn = static_cast<std::size_t>(p.grid.chunk_nbytes());
-            parallel_for(staged.size(), o.nthreads, [&](std::size_t k) {
+            parallel_for(ns + transcoded.size(), o.nthreads, [&](std::size_t k) {
                 const bool reencode = k >= ns;
                 const SourceChunk& sc = reencode ? transcoded[k - ns].second : stored[k].second;
                 const detail::ArrayCore& src = EngineAccess::core(p.pieces[sc.piece].arr);
                 const auto [c, uniform] = src.stored_chunk(sc.chunk);
                 if (uniform || (!reencode && !o.verify)) {
-                    staged[k] = stage_stored(c);
+                    stage_stored(k, c);
                     tick();
                     return;
                 }
@@ -314,7 +317,7 @@ AnyArray build(Plan& p, const std::string& dst, const CopyOptions& o) {
                 buf.resize(cn);
                 src.decode_chunk(sc.chunk, buf.data());
                 if (!reencode) {
-                    staged[k] = stage_stored(c);
+                    stage_stored(k, c);
                     tick();
                     return;
                 }
@@ -331,9 +334,10 @@ AnyArray build(Plan& p, const std::string& dst, const CopyOptions& o) {
                 } catch (const codec::ItemError& e) {
                     detail::throw_item_error(e, p.grid, transcoded[k - ns].first, dst);
                 }
-                staged[k] = f.stage({enc.data(), n});
+                order.stage(k, {enc.data(), n});
                 tick();
             });
+            const std::vector<storage::StagedChunk> staged = order.take();
             storage::FrameEdit e = f.keep_all();
             for (std::size_t k = 0; k < stored.size(); ++k) {
                 e.replace(stored[k].first, staged[k]);

@@ -1,0 +1,111 @@
+// Chunks staged in the order of their tasks (ordered_staging.hpp).
+#include "ordered_staging.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace b2nd::storage::detail {
+
+namespace {
+
+using b2nd::detail::Scratch;
+
+/// Buffers for kept chunks, reused across writes: a fresh buffer costs its first touch (page
+/// faults) on every write. A few are kept, none beyond 64 MiB.
+class SparePool {
+public:
+    static SparePool& get() {
+        static SparePool pool;
+        return pool;
+    }
+    Scratch take(std::size_t n) {
+        Scratch b;
+        {
+            std::lock_guard<std::mutex> l(mutex_);
+            if (!spare_.empty()) {
+                b = std::move(spare_.back());
+                spare_.pop_back();
+            }
+        }
+        b2nd::detail::scratch_bytes(b, n);
+        return b;
+    }
+    void give(Scratch&& b) {
+        b2nd::detail::release_if_large(b);
+        std::lock_guard<std::mutex> l(mutex_);
+        if (spare_.size() < kKept && b.capacity() > 0) {
+            spare_.push_back(std::move(b));
+        }
+    }
+
+private:
+    static constexpr std::size_t kKept = 4;
+    std::mutex mutex_;
+    std::vector<Scratch> spare_;
+};
+
+}  // namespace
+
+OrderedStaging::OrderedStaging(Frame& frame, std::size_t n) : frame_(frame), staged_(n) {}
+
+OrderedStaging::~OrderedStaging() {
+    for (auto& kc : kept_) {
+        SparePool::get().give(std::move(kc.second.bytes));
+    }
+}
+
+StagedChunk OrderedStaging::stage(std::size_t k, ByteSpan chunk) {
+    std::unique_lock<std::mutex> l(mutex_);
+    if (failed_) {
+        return {};
+    }
+    if (next_ != k) {
+        Kept c{SparePool::get().take(chunk.size()), chunk.size()};
+        b2nd::detail::copy_bytes(c.bytes.data(), chunk.data(), chunk.size());
+        kept_.emplace(k, std::move(c));
+        return {};
+    }
+    stage_from(k, chunk, l);
+    return staged_[k];
+}
+
+void OrderedStaging::stage_from(std::size_t k, ByteSpan chunk, std::unique_lock<std::mutex>& l) {
+    Kept held;
+    for (;;) {
+        // Staged without the lock: the threads that finish meanwhile keep their chunks.
+        l.unlock();
+        StagedChunk s;
+        try {
+            s = frame_.stage(chunk);
+        } catch (...) {
+            l.lock();
+            failed_ = true;
+            SparePool::get().give(std::move(held.bytes));
+            throw;
+        }
+        l.lock();
+        staged_[k] = s;
+        SparePool::get().give(std::move(held.bytes));
+        held = {};
+        next_ = k + 1;
+        const auto it = kept_.find(next_);
+        if (it == kept_.end()) {
+            return;
+        }
+        held = std::move(it->second);
+        kept_.erase(it);
+        k = next_;
+        chunk = {held.bytes.data(), held.size};
+    }
+}
+
+std::vector<StagedChunk> OrderedStaging::take() {
+    std::lock_guard<std::mutex> l(mutex_);
+    if (failed_ || next_ != staged_.size()) {
+        throw std::logic_error("ordered staging: " + std::to_string(staged_.size() - next_) +
+                               " chunks were not staged");
+    }
+    return std::move(staged_);
+}
+
+}  // namespace b2nd::storage::detail

@@ -2,6 +2,8 @@
 // measured in the same run as the workloads, as the ceilings the results are compared with.
 #pragma once
 
+#include <atomic>
+
 #include "array_workloads.hpp"
 
 namespace b2nd::bench::array {
@@ -119,10 +121,13 @@ inline double store_seconds(std::vector<std::uint8_t>& out) {
     });
 }
 
-/// The codec limit of writing the array: seconds to encode, on one thread, every chunk as it is
-/// stored (padded block layout, taken back from the file we wrote) with the array's parameters,
-/// into a buffer already touched — no packing, no file.
-inline double encode_limit(const std::string& path, const b2nd::Grid& g, const Spec& s) {
+/// The codec limit of writing the array: seconds to encode, on `threads` threads (one chunk each
+/// at a time), every chunk as it is stored (padded block layout, taken back from the file we
+/// wrote) with the array's parameters, into buffers already touched — no packing, no file.
+inline double encode_limit(const std::string& path,
+                           const b2nd::Grid& g,
+                           const Spec& s,
+                           int threads = 1) {
     const auto frame = b2nd::storage::Frame::open(path);
     std::vector<std::vector<std::uint8_t>> chunks;
     for (std::int64_t c = 0; c < frame.nchunks(); ++c) {
@@ -141,11 +146,25 @@ inline double encode_limit(const std::string& path, const b2nd::Grid& g, const S
     p.filters = b2nd::codec::make_pipeline({{s.filter, 0}});
     p.typesize = static_cast<int>(g.itemsize());
     p.blocksize = static_cast<std::int32_t>(g.block_nbytes());
-    std::vector<std::uint8_t> dest(
-        b2nd::codec::max_encoded_size(static_cast<std::size_t>(g.chunk_nbytes())));
+    const std::size_t cap =
+        b2nd::codec::max_encoded_size(static_cast<std::size_t>(g.chunk_nbytes()));
+    std::vector<std::vector<std::uint8_t>> dest(static_cast<std::size_t>(threads),
+                                                std::vector<std::uint8_t>(cap, 1));
     return best_seconds([&] {
-        for (const auto& c : chunks) {
-            b2nd::codec::encode_chunk({c.data(), c.size()}, p, {dest.data(), dest.size()});
+        std::atomic<std::size_t> next{0};
+        const auto work = [&](std::size_t t) {
+            for (std::size_t i; (i = next++) < chunks.size();) {
+                b2nd::codec::encode_chunk({chunks[i].data(), chunks[i].size()}, p,
+                                          {dest[t].data(), dest[t].size()});
+            }
+        };
+        std::vector<std::thread> helpers;
+        for (std::size_t t = 1; t < dest.size(); ++t) {
+            helpers.emplace_back(work, t);
+        }
+        work(0);
+        for (auto& h : helpers) {
+            h.join();
         }
     });
 }

@@ -97,8 +97,8 @@ void bench_array(const Spec& s,
                 std::string(b2nd::codec::codec_name(s.codec)).c_str(), s.clevel,
                 b2nd::codec::filter_name(static_cast<std::uint8_t>(s.filter)).c_str());
 
-    // write
-    double write_time[2] = {0, 0}, write_theirs[2] = {0, 0};
+    // write: durable (fsynced, our default), and not (as c-blosc2 writes)
+    double write_time[2] = {0, 0}, write_theirs[2] = {0, 0}, write_no_sync[2] = {0, 0};
     for (int threads : {1, 2}) {
         b2nd::CreateOptions o;
         o.chunk_shape = s.chunks;
@@ -113,6 +113,10 @@ void bench_array(const Spec& s,
         const double ours = best_seconds([&] {
             b2nd::AnyArray::create_from(ours_path, dt, s.shape, {data.data(), data.size()}, o);
         });
+        o.durable = false;
+        write_no_sync[threads - 1] = best_seconds([&] {
+            b2nd::AnyArray::create_from(ours_path, dt, s.shape, {data.data(), data.size()}, o);
+        });
         double theirs = 0;
 #if defined(B2ND_HAVE_BLOSC2)
         read_path = dir + "/" + s.name + ".c-blosc2.b2nd";
@@ -122,12 +126,24 @@ void bench_array(const Spec& s,
         write_theirs[threads - 1] = theirs;
     }
     {
-        const double limit = encode_limit(ours_path, b2nd::AnyArray::open(ours_path).grid(), s);
+        const b2nd::Grid grid = b2nd::AnyArray::open(ours_path).grid();
+        const double limit = encode_limit(ours_path, grid, s);
         for (int threads : {1, 2}) {
             g_limit = limit;
             row(s.name, "write", threads, write_time[threads - 1], nbytes,
                 write_theirs[threads - 1]);
+            g_limit = limit;
+            row(s.name, "write, no fsync", threads, write_no_sync[threads - 1], nbytes,
+                write_theirs[threads - 1]);
         }
+        // The codec limit above at 2 threads is half the one-thread encoding; what two threads
+        // encoding at once take here, measured:
+        const double limit2 = encode_limit(ours_path, grid, s, 2);
+        std::printf(
+            "%-16s encode on 2 threads %.1f ms (%.0f%% of half the one-thread time); the 2-thread "
+            "writes take %.0f%% (fsynced) and %.0f%% (not) of it\n",
+            s.name.c_str(), limit2 * 1e3, 100.0 * limit / 2 / limit2,
+            100.0 * limit2 / write_time[1], 100.0 * limit2 / write_no_sync[1]);
         // What a write cannot go below on one core: encoding every chunk, then handing the
         // compressed bytes to the kernel (which, for a new file, takes and fills fresh pages).
         std::vector<std::uint8_t> file;

@@ -185,6 +185,7 @@ std::shared_ptr<ArrayCore> ArrayCore::create(const std::string& path,
             t.nthreads = o.nthreads;
             t.cache_bytes = 0;
             t.durable = false;
+            t.flush_behind = o.durable;  // the sync below then waits for little
             t.exclusive = true;
             build(pub.temporary(), t);
         }

@@ -281,6 +281,7 @@ AnyArray build(Plan& p, const std::string& dst, const CopyOptions& o) {
             so.locking = false;
             so.exclusive = true;  // private until published: no dead space left behind
             so.auto_compact = false;
+            so.flush_behind = private_open.flush_behind;
             storage::Frame f = storage::Frame::open(tmp, so);
             const int ts = detail::chunk_typesize(p.grid.itemsize());
             const auto bn = static_cast<std::size_t>(p.grid.block_nbytes());
@@ -294,7 +295,7 @@ AnyArray build(Plan& p, const std::string& dst, const CopyOptions& o) {
                         c.special, c.nbytes, ts, static_cast<std::int32_t>(bn));
                     order.stage(k, {sp.data(), sp.size()});
                 } else {
-                    order.stage(k, c.bytes);
+                    order.stage(k, c.bytes, c.owner);  // kept mapped, not copied, till its turn
                 }
             };
             // Each chunk checked against its source's grid as reads check it. As stored: staged

@@ -77,6 +77,9 @@ void Frame::Impl::commit(FrameCommit c) {
             {head.data(), head.size()}, {img.index.data(), img.index.size()}, c.vlmeta,
             c.checksums ? &c.digests : nullptr, c.checksum_version, &table);
         kind.write_image(img, c);
+        if (flush_behind) {
+            flush_behind->finish();  // a staged chunk that could not be flushed stops the commit
+        }
         if (options.durable) {
             kind.flush_written();  // 4
         }

@@ -108,6 +108,7 @@ public:
         detail::PosixFile f(path, detail::PosixFile::Mode::read_write);
         f.write_at(bytes, staging_end_);
         f.write_at(record, staging_end_ + bytes.size());
+        staged_to(path, bytes.size() + record.size());
         const auto entry = static_cast<std::int64_t>(staging_end_ - base) - header.header_len;
         staging_end_ += bytes.size() + record.size();
         return entry;

@@ -387,6 +387,9 @@ Frame Frame::open(const std::string& path, const OpenOptions& options) {
     impl->options = options;
     impl->base = options.offset;
     impl->is_writable = options.writable;
+    if (options.writable && options.flush_behind) {
+        impl->flush_behind = std::make_unique<detail::FlushBehind>();
+    }
     impl->attach_sidecar();
     impl->load_snapshot();
     return Frame(std::move(impl));

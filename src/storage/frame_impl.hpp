@@ -30,6 +30,7 @@
 #include "block_seals.hpp"
 #include "checksums.hpp"
 #include "commit_steps.hpp"
+#include "flush_behind.hpp"
 #include "sidecar.hpp"
 
 namespace b2nd::storage {
@@ -48,6 +49,14 @@ struct Frame::Impl {
     bool is_writable = false;
     std::uint64_t base = 0;  // frame offset in the file
     OpenOptions options;
+    // Staged bytes flushed in the background (OpenOptions::flush_behind; null without).
+    std::unique_ptr<detail::FlushBehind> flush_behind;
+    /// `bytes` were staged in the file at `file`: flushed in the background with flush_behind.
+    void staged_to(const std::string& file, std::uint64_t bytes) {
+        if (flush_behind) {
+            flush_behind->wrote(file, bytes);
+        }
+    }
 
     // What is mapped and parsed. Guarded by `mutex`: readers share it, writers take it alone.
     mutable std::shared_mutex mutex;

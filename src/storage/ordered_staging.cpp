@@ -54,14 +54,23 @@ OrderedStaging::~OrderedStaging() {
     }
 }
 
-StagedChunk OrderedStaging::stage(std::size_t k, ByteSpan chunk) {
+StagedChunk OrderedStaging::stage(std::size_t k,
+                                  ByteSpan chunk,
+                                  std::shared_ptr<const void> owner) {
     std::unique_lock<std::mutex> l(mutex_);
     if (failed_) {
         return {};
     }
     if (next_ != k) {
-        Kept c{SparePool::get().take(chunk.size()), chunk.size()};
-        b2nd::detail::copy_bytes(c.bytes.data(), chunk.data(), chunk.size());
+        Kept c;
+        if (owner) {
+            c.owner = std::move(owner);
+            c.chunk = chunk;
+        } else {
+            c.bytes = SparePool::get().take(chunk.size());
+            b2nd::detail::copy_bytes(c.bytes.data(), chunk.data(), chunk.size());
+            c.chunk = {c.bytes.data(), chunk.size()};
+        }
         kept_.emplace(k, std::move(c));
         return {};
     }
@@ -95,7 +104,7 @@ void OrderedStaging::stage_from(std::size_t k, ByteSpan chunk, std::unique_lock<
         held = std::move(it->second);
         kept_.erase(it);
         k = next_;
-        chunk = {held.bytes.data(), held.size};
+        chunk = held.chunk;
     }
 }
 

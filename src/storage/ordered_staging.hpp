@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -27,18 +28,20 @@ public:
     OrderedStaging& operator=(const OrderedStaging&) = delete;
     ~OrderedStaging();
 
-    /// Task k's chunk (its bytes valid during the call only), staged in its turn. Returns what
-    /// Frame::stage said once it is staged, or an empty StagedChunk while it is kept for its
-    /// turn: take() gives every task's.
-    StagedChunk stage(std::size_t k, ByteSpan chunk);
+    /// Task k's chunk, staged in its turn. Returns what Frame::stage said once it is staged, or
+    /// an empty StagedChunk while it is kept for its turn: take() gives every task's. The bytes
+    /// need to stay valid during the call only (they are copied to be kept), or as long as
+    /// `owner` lives when one is given (they are kept as they are: chunks copied as stored).
+    StagedChunk stage(std::size_t k, ByteSpan chunk, std::shared_ptr<const void> owner = nullptr);
 
     /// Every task's staged chunk, in task order (after every task staged its chunk).
     std::vector<StagedChunk> take();
 
 private:
     struct Kept {
-        b2nd::detail::Scratch bytes;
-        std::size_t size = 0;
+        b2nd::detail::Scratch bytes;        ///< a copy, or
+        std::shared_ptr<const void> owner;  ///< what keeps `chunk` valid
+        ByteSpan chunk;
     };
     /// Stages chunk k and then every kept chunk whose turn follows; `l` holds mutex_.
     void stage_from(std::size_t k, ByteSpan chunk, std::unique_lock<std::mutex>& l);

@@ -79,8 +79,9 @@ public:
             next_staged_id_ = next_free_number();
         }
         const std::int64_t id = claim_number(next_staged_id_);
-        detail::write_file_atomically(chunk_file_path(static_cast<std::uint32_t>(id)), bytes,
-                                      options.durable, frame_file(), record);
+        const std::string file = chunk_file_path(static_cast<std::uint32_t>(id));
+        detail::write_file_atomically(file, bytes, options.durable, frame_file(), record);
+        staged_to(file, bytes.size() + record.size());
         staged_ids_.push_back(id);
         return id;
     }

@@ -30,6 +30,11 @@ struct OpenOptions {
     /// default; off for scratch data, where commits are several times faster (docs/sharing.md,
     /// "Sharing an array between processes").
     bool durable = true;
+    /// Writing: flush the chunks staged to the disk in the background, every few tens of MiB,
+    /// while writing goes on (on a thread that waits on the disk, not on a core). For a file made
+    /// durable at the end (one sync(), as b2nd's own create and copy do): that fsync then waits
+    /// for little. A flush that fails makes the next commit fail (IoError naming the file).
+    bool flush_behind = false;
     /// Take part in the lock protocol shared with c-blosc2 (the NAME.b2lock sidecar): one writer
     /// at a time, snapshots parsed while no commit is in progress, the generation counter. Off:
     /// no sidecar is touched (for frames nobody else uses, or media where none can exist).

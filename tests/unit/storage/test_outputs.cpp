@@ -226,3 +226,34 @@ TEST_CASE("outputs: a compaction that fails (a full disk) leaves no temporary",
     CHECK(b2nd::test::read_file(tmp / "c.b2nd") == before);
     CHECK_FALSE(temporaries_beside(tmp.path()));
 }
+
+TEST_CASE("outputs: a file replaced is let go of (closed in the background)",
+          "[storage][outputs]") {
+    b2nd::test::TempDir dir;
+    const std::string path = dir / "a.b2nd";
+    (void)make(path, 1);
+    struct stat old {};
+    REQUIRE(::stat(path.c_str(), &old) == 0);
+    (void)make(path, 2, true);
+    struct stat now {};
+    REQUIRE(::stat(path.c_str(), &now) == 0);
+    CHECK(now.st_ino != old.st_ino);
+    // No descriptor of this process keeps the old file (and its blocks) alive for long.
+    const auto holds_old = [&] {
+        for (const auto& e : fs::directory_iterator("/proc/self/fd")) {
+            struct stat st {};
+            if (::stat(e.path().c_str(), &st) == 0 && st.st_ino == old.st_ino &&
+                st.st_dev == old.st_dev) {
+                return true;
+            }
+        }
+        return false;
+    };
+    bool held = holds_old();
+    for (int i = 0; i < 500 && held; ++i) {
+        ::usleep(10000);
+        held = holds_old();
+    }
+    CHECK_FALSE(held);
+    CHECK(b2nd::NDArray<double>::open(path).read() == values(64 * 16, 2));
+}

@@ -11,7 +11,7 @@ namespace {
 using b2nd::detail::Scratch;
 
 /// Buffers for kept chunks, reused across writes: a fresh buffer costs its first touch (page
-/// faults) on every write. A few are kept, none beyond 64 MiB.
+/// faults) on every write. At most 64 MiB are kept, in at most 4 buffers.
 class SparePool {
 public:
     static SparePool& get() {
@@ -31,15 +31,19 @@ public:
         return b;
     }
     void give(Scratch&& b) {
-        b2nd::detail::release_if_large(b);
         std::lock_guard<std::mutex> l(mutex_);
-        if (spare_.size() < kKept && b.capacity() > 0) {
+        std::size_t held = b.capacity();
+        for (const Scratch& s : spare_) {
+            held += s.capacity();
+        }
+        if (spare_.size() < kKept && b.capacity() > 0 && held <= kKeptBytes) {
             spare_.push_back(std::move(b));
         }
     }
 
 private:
     static constexpr std::size_t kKept = 4;
+    static constexpr std::size_t kKeptBytes = std::size_t{64} << 20;
     std::mutex mutex_;
     std::vector<Scratch> spare_;
 };
@@ -58,6 +62,11 @@ StagedChunk OrderedStaging::stage(std::size_t k,
                                   ByteSpan chunk,
                                   std::shared_ptr<const void> owner) {
     std::unique_lock<std::mutex> l(mutex_);
+    if (k >= staged_.size() || k < next_ || kept_.count(k) != 0) {
+        throw std::logic_error("ordered staging: task " + std::to_string(k) + " of " +
+                               std::to_string(staged_.size()) +
+                               (k >= staged_.size() ? " does not exist" : " was staged already"));
+    }
     if (failed_) {
         return {};
     }

@@ -312,11 +312,19 @@ Publication::~Publication() = default;
 
 namespace {
 
-/// A descriptor of a file being replaced: closed on the way out (an error), or in the
-/// background once the new file is in place.
+/// A descriptor of a file being replaced: closed on the way out (an error), or once the new
+/// file is in place: in the background for a large file (freeing its blocks takes a while),
+/// at once for a small one (a thread would cost more).
 struct ReplacedFile {
     int fd;
-    explicit ReplacedFile(int f) : fd(f) {}
+    explicit ReplacedFile(int f) : fd(f) {
+        struct stat st {};
+        if (fd >= 0 && ::fstat(fd, &st) == 0 && st.st_size < kLarge) {
+            ::close(fd);  // nothing worth a thread: let the rename free it
+            fd = -1;
+        }
+    }
+    static constexpr off_t kLarge = off_t{16} << 20;
     ReplacedFile(const ReplacedFile&) = delete;
     ReplacedFile& operator=(const ReplacedFile&) = delete;
     ~ReplacedFile() {

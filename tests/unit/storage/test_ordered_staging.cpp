@@ -127,6 +127,10 @@ TEST_CASE("ordered staging: chunks made out of order are staged in task order", 
         CHECK(order.stage(0, {chunks[0].data(), chunks[0].size()}).cbytes ==
               static_cast<std::int64_t>(chunks[0].size()));
         CHECK_THROWS_AS(order.take(), std::logic_error);  // 1 to 5 not staged yet
+        // A task that does not exist, or one staged or kept already: refused.
+        CHECK_THROWS_AS(order.stage(n, {chunks[0].data(), chunks[0].size()}), std::logic_error);
+        CHECK_THROWS_AS(order.stage(0, {chunks[0].data(), chunks[0].size()}), std::logic_error);
+        CHECK_THROWS_AS(order.stage(4, {chunks[4].data(), chunks[4].size()}), std::logic_error);
         CHECK(order.stage(3, {chunks[3].data(), chunks[3].size()}).cbytes == 0);
         CHECK(order.stage(1, {chunks[1].data(), chunks[1].size()}).cbytes ==
               static_cast<std::int64_t>(chunks[1].size()));

@@ -227,33 +227,49 @@ TEST_CASE("outputs: a compaction that fails (a full disk) leaves no temporary",
     CHECK_FALSE(temporaries_beside(tmp.path()));
 }
 
-TEST_CASE("outputs: a file replaced is let go of (closed in the background)",
+TEST_CASE("outputs: a file replaced is let go of (a large one closed in the background)",
           "[storage][outputs]") {
-    b2nd::test::TempDir dir;
-    const std::string path = dir / "a.b2nd";
-    (void)make(path, 1);
-    struct stat old {};
-    REQUIRE(::stat(path.c_str(), &old) == 0);
-    (void)make(path, 2, true);
-    struct stat now {};
-    REQUIRE(::stat(path.c_str(), &now) == 0);
-    CHECK(now.st_ino != old.st_ino);
-    // No descriptor of this process keeps the old file (and its blocks) alive for long.
-    const auto holds_old = [&] {
-        for (const auto& e : fs::directory_iterator("/proc/self/fd")) {
-            struct stat st {};
-            if (::stat(e.path().c_str(), &st) == 0 && st.st_ino == old.st_ino &&
-                st.st_dev == old.st_dev) {
-                return true;
-            }
+    // Small (closed at once) and large enough (48 MiB of values, over 16 MiB stored) to be
+    // closed on a thread of its own.
+    for (const std::size_t rows : {std::size_t{64}, std::size_t{48 * 1024}}) {
+        b2nd::test::TempDir dir;
+        const std::string path = dir / "a.b2nd";
+        b2nd::CreateOptions o;
+        o.chunk_shape = {1024, 16};
+        o.durable = false;
+        const auto write = [&](double base) {
+            (void)b2nd::NDArray<double>::create_from(path, {static_cast<std::int64_t>(rows), 128},
+                                                     values(rows * 128, base), o);
+            o.overwrite = true;
+        };
+        write(1);
+        struct stat old {};
+        REQUIRE(::stat(path.c_str(), &old) == 0);
+        INFO("bytes " << old.st_size);
+        if (rows > 64) {
+            REQUIRE(old.st_size >= 16 << 20);  // the background path (publish.cpp's kLarge)
         }
-        return false;
-    };
-    bool held = holds_old();
-    for (int i = 0; i < 500 && held; ++i) {
-        ::usleep(10000);
-        held = holds_old();
+        write(2);
+        struct stat now {};
+        REQUIRE(::stat(path.c_str(), &now) == 0);
+        CHECK(now.st_ino != old.st_ino);
+        // No descriptor of this process keeps the old file (and its blocks) alive for long.
+        const auto holds_old = [&] {
+            for (const auto& e : fs::directory_iterator("/proc/self/fd")) {
+                struct stat st {};
+                if (::stat(e.path().c_str(), &st) == 0 && st.st_ino == old.st_ino &&
+                    st.st_dev == old.st_dev) {
+                    return true;
+                }
+            }
+            return false;
+        };
+        bool held = holds_old();
+        for (int i = 0; i < 500 && held; ++i) {
+            ::usleep(10000);
+            held = holds_old();
+        }
+        CHECK_FALSE(held);
+        CHECK(b2nd::NDArray<double>::open(path).read() == values(rows * 128, 2));
     }
-    CHECK_FALSE(held);
-    CHECK(b2nd::NDArray<double>::open(path).read() == values(64 * 16, 2));
 }

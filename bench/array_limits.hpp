@@ -124,10 +124,14 @@ inline double store_seconds(std::vector<std::uint8_t>& out) {
 /// The codec limit of writing the array: seconds to encode, on `threads` threads (one chunk each
 /// at a time), every chunk as it is stored (padded block layout, taken back from the file we
 /// wrote) with the array's parameters, into buffers already touched — no packing, no file.
+/// With `write_to`, each chunk encoded is also written (pwrite, no fsync) into a new file that
+/// then replaces `write_to`, as a write of an array replaces the old file: a plain writer on these
+/// threads, with nothing of ours between the codec and the kernel.
 inline double encode_limit(const std::string& path,
                            const b2nd::Grid& g,
                            const Spec& s,
-                           int threads = 1) {
+                           int threads = 1,
+                           const std::string& write_to = {}) {
     const auto frame = b2nd::storage::Frame::open(path);
     std::vector<std::vector<std::uint8_t>> chunks;
     for (std::int64_t c = 0; c < frame.nchunks(); ++c) {
@@ -150,12 +154,27 @@ inline double encode_limit(const std::string& path,
         b2nd::codec::max_encoded_size(static_cast<std::size_t>(g.chunk_nbytes()));
     std::vector<std::vector<std::uint8_t>> dest(static_cast<std::size_t>(threads),
                                                 std::vector<std::uint8_t>(cap, 1));
-    return best_seconds([&] {
+    const std::string tmp = write_to + ".tmp";
+    const double secs = best_seconds([&] {
+        const int fd =
+            write_to.empty() ? -1 : ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (!write_to.empty() && fd < 0) {
+            throw std::runtime_error("cannot create " + tmp);
+        }
         std::atomic<std::size_t> next{0};
+        std::atomic<std::uint64_t> end{0};
+        std::atomic<bool> failed{false};
         const auto work = [&](std::size_t t) {
             for (std::size_t i; (i = next++) < chunks.size();) {
-                b2nd::codec::encode_chunk({chunks[i].data(), chunks[i].size()}, p,
-                                          {dest[t].data(), dest[t].size()});
+                const std::size_t n = b2nd::codec::encode_chunk(
+                    {chunks[i].data(), chunks[i].size()}, p, {dest[t].data(), dest[t].size()});
+                if (fd >= 0) {
+                    const std::uint64_t at = end.fetch_add(n);
+                    if (::pwrite(fd, dest[t].data(), n, static_cast<off_t>(at)) !=
+                        static_cast<ssize_t>(n)) {
+                        failed = true;
+                    }
+                }
             }
         };
         std::vector<std::thread> helpers;
@@ -166,7 +185,17 @@ inline double encode_limit(const std::string& path,
         for (auto& h : helpers) {
             h.join();
         }
+        if (fd >= 0) {
+            ::close(fd);
+            if (failed || ::rename(tmp.c_str(), write_to.c_str()) != 0) {
+                throw std::runtime_error("cannot write " + tmp);
+            }
+        }
     });
+    if (!write_to.empty()) {
+        ::unlink(write_to.c_str());
+    }
+    return secs;
 }
 
 /// Seconds to write `bytes` as a new file in `dir` (as a write of an array does: the old file is

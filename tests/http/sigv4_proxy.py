@@ -13,7 +13,8 @@ upload parts forwarded.
 
 Faults, for the upload tests: GET /_faults?fail_part=N answers 500 (S3's InternalError) to
 every upload of part N and later of any multipart upload; GET /_faults?delay_ms=D delays every
-request by D ms before it is forwarded; GET /_faults resets both.
+request by D ms before it is forwarded, or with &delay_from_part=N only the uploads of part N and
+later (the others pass at once); GET /_faults resets them all.
 """
 import argparse
 import hashlib
@@ -27,7 +28,7 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 STATS = {"requests": 0, "checked": 0, "parts": 0}
-FAULTS = {"fail_part": 0, "delay_ms": 0}
+FAULTS = {"fail_part": 0, "delay_ms": 0, "delay_from_part": 0}
 LOCK = threading.Lock()
 
 
@@ -101,6 +102,7 @@ class Handler(BaseHTTPRequestHandler):
             with LOCK:
                 FAULTS["fail_part"] = int(q.get("fail_part", "0"))
                 FAULTS["delay_ms"] = int(q.get("delay_ms", "0"))
+                FAULTS["delay_from_part"] = int(q.get("delay_from_part", "0"))
             self.reply(200, b"{}", [("Content-Type", "application/json")])
             return
         with LOCK:
@@ -118,11 +120,13 @@ class Handler(BaseHTTPRequestHandler):
             return
         with LOCK:
             STATS["checked"] += 1
-        if faults["delay_ms"]:
-            time.sleep(faults["delay_ms"] / 1000.0)
         query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.path).query))
-        if method == "PUT" and "partNumber" in query:
-            if faults["fail_part"] and int(query["partNumber"]) >= faults["fail_part"]:
+        part = int(query["partNumber"]) if method == "PUT" and "partNumber" in query else 0
+        if faults["delay_ms"] and (not faults["delay_from_part"] or
+                                   part >= faults["delay_from_part"]):
+            time.sleep(faults["delay_ms"] / 1000.0)
+        if part:
+            if faults["fail_part"] and part >= faults["fail_part"]:
                 self.reply(500, b"<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>"
                                 b"InternalError</Code><Message>Injected by the test proxy."
                                 b"</Message></Error>", [("Content-Type", "application/xml")])

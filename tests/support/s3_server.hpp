@@ -110,8 +110,8 @@ public:
         }
         return out;
     }
-    /// Sets the proxy's faults (sigv4_proxy.py's /_faults: "fail_part=N", "delay_ms=D"; empty
-    /// resets them); false when the proxy did not answer.
+    /// Sets the proxy's faults (sigv4_proxy.py's /_faults: "fail_part=N", "delay_ms=D",
+    /// "delay_ms=D&delay_from_part=N"; empty resets them); false when the proxy did not answer.
     bool faults(const std::string& query) const {
         const std::string cmd = "python3 -c \"import urllib.request; urllib.request.urlopen('" +
                                 endpoint() + "/_faults?" + query + "').read()\"";

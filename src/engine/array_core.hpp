@@ -37,6 +37,10 @@
 #include "../select/plan.hpp"
 #include "chunk_source.hpp"
 
+namespace b2nd::storage::detail {
+class OrderedStaging;
+}
+
 namespace b2nd::detail {
 
 class BoxPlan;
@@ -196,12 +200,14 @@ public:
     /// to place(k, bytes), which stores them (or not) and says how. Any handle; the array is not
     /// locked (produce may read it).
     using ChunkPlacer = std::function<storage::StagedChunk(std::size_t, ByteSpan)>;
+    /// With `order` (whose tasks are ids[first, last), first 0), the chunks are made by its run().
     void make_chunks(const std::vector<std::int64_t>& ids,
                      std::size_t first,
                      std::size_t last,
                      int threads,
                      const ChunkProducer& produce,
-                     const ChunkPlacer& place) const;
+                     const ChunkPlacer& place,
+                     storage::detail::OrderedStaging* order = nullptr) const;
     /// Commits chunks staged or adopted in the frame at positions ids, in one commit, as
     /// write_chunks does.
     void commit_chunks(const std::vector<std::int64_t>& ids,

@@ -23,14 +23,17 @@ void ArrayCore::write_chunks(const std::vector<std::int64_t>& ids,
     storage::detail::OrderedStaging order(source.frame(), ids.size());
     std::mutex progress_mutex;
     std::int64_t done = 0;
-    make_chunks(ids, 0, ids.size(), threads, produce, [&](std::size_t k, ByteSpan c) {
-        const storage::StagedChunk s = order.stage(k, c);
-        if (progress) {
-            std::lock_guard<std::mutex> lock(progress_mutex);
-            progress(++done, static_cast<std::int64_t>(ids.size()));
-        }
-        return s;
-    });
+    make_chunks(
+        ids, 0, ids.size(), threads, produce,
+        [&](std::size_t k, ByteSpan c) {
+            const storage::StagedChunk s = order.stage(k, c);
+            if (progress) {
+                std::lock_guard<std::mutex> lock(progress_mutex);
+                progress(++done, static_cast<std::int64_t>(ids.size()));
+            }
+            return s;
+        },
+        &order);
     commit_staged(ids, order.take());
 }
 
@@ -39,11 +42,12 @@ void ArrayCore::make_chunks(const std::vector<std::int64_t>& ids,
                             std::size_t last,
                             int threads,
                             const ChunkProducer& produce,
-                            const ChunkPlacer& place) const {
+                            const ChunkPlacer& place,
+                            storage::detail::OrderedStaging* order) const {
     const ChunkSource& source = *source_;
     const Grid& g = source.grid();
     const std::int64_t isz = g.itemsize();
-    parallel_for(last - first, threads, [&](std::size_t j) {
+    const auto make = [&](std::size_t j) {
         const std::size_t k = first + j;
         const std::int64_t ci = ids[k];
         const Box region = g.chunk_box(ci);
@@ -62,7 +66,12 @@ void ArrayCore::make_chunks(const std::vector<std::int64_t>& ids,
         source.make_chunk(buf.data(), 1, ci, [&](ByteSpan c) { return place(k, c); });
         release_if_large(buf);
         release_if_large(values);
-    });
+    };
+    if (order != nullptr) {
+        order->run(threads, make);
+    } else {
+        parallel_for(last - first, threads, make);
+    }
 }
 
 void ArrayCore::commit_chunks(const std::vector<std::int64_t>& ids,

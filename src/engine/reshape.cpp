@@ -8,7 +8,6 @@
 
 #include "../detail/memory.hpp"
 #include "../detail/text.hpp"
-#include "../detail/thread_pool.hpp"
 #include "../select/box_plan.hpp"
 #include "../storage/ordered_staging.hpp"
 #include "array_core.hpp"
@@ -67,7 +66,7 @@ void ArrayCore::rebuild(const Grid& ng,
     c_strides(user_shape.data(), user_shape.size(), isz, user_stride);
 
     storage::detail::OrderedStaging order(source.frame(), computed.size());
-    parallel_for(computed.size(), nthreads_, [&](std::size_t i) {
+    order.run(nthreads_, [&](std::size_t i) {
         thread_local Scratch buf;
         buf.assign(static_cast<std::size_t>(ng.chunk_nbytes()), 0);
         Scratch old;

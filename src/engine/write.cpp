@@ -12,7 +12,6 @@
 
 #include "../detail/memory.hpp"
 #include "../detail/text.hpp"
-#include "../detail/thread_pool.hpp"
 #include "../select/box_plan.hpp"
 #include "../storage/ordered_staging.hpp"
 #include "array_core.hpp"
@@ -130,7 +129,7 @@ void ArrayCore::write_box(const Box& box,
     const int inner = tasks.size() == 1 ? nthreads_ : 1;
     std::vector<std::int64_t> ids(tasks.size());
     storage::detail::OrderedStaging order(source.frame(), tasks.size());
-    parallel_for(tasks.size(), nthreads_, [&](std::size_t k) {
+    order.run(nthreads_, [&](std::size_t k) {
         const ChunkTask& ct = tasks[k];
         ids[k] = ct.ci;
         const ChunkSource::ChunkSink sink = [&](ByteSpan c) { return order.stage(k, c); };
@@ -155,7 +154,7 @@ void ArrayCore::patch_chunks(const std::vector<std::int64_t>& ids,
     ChunkSource& source = *source_;
     storage::detail::OrderedStaging order(source.frame(), ids.size());
     const int inner = ids.size() == 1 ? nthreads_ : 1;
-    parallel_for(ids.size(), nthreads_, [&](std::size_t k) {
+    order.run(nthreads_, [&](std::size_t k) {
         thread_local Scratch buf;
         buf.resize(static_cast<std::size_t>(source.grid().chunk_nbytes()));
         source.decode_chunk(ids[k], buf.data(), inner);

@@ -304,7 +304,7 @@ AnyArray build(Plan& p, const std::string& dst, const CopyOptions& o) {
             // chunks hold no codec: kept either way. Chunks in parallel.
             const codec::EncodeParams ep = detail::encode_params(p.compression, p.grid);
             const auto cn = static_cast<std::size_t>(p.grid.chunk_nbytes());
-            parallel_for(ns + transcoded.size(), o.nthreads, [&](std::size_t k) {
+            order.run(o.nthreads, [&](std::size_t k) {
                 const bool reencode = k >= ns;
                 const SourceChunk& sc = reencode ? transcoded[k - ns].second : stored[k].second;
                 const detail::ArrayCore& src = EngineAccess::core(p.pieces[sc.piece].arr);

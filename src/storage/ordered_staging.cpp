@@ -1,8 +1,11 @@
 // Chunks staged in the order of their tasks (ordered_staging.hpp).
 #include "ordered_staging.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
+
+#include "../detail/thread_pool.hpp"
 
 namespace b2nd::storage::detail {
 
@@ -50,7 +53,8 @@ private:
 
 }  // namespace
 
-OrderedStaging::OrderedStaging(Frame& frame, std::size_t n) : frame_(frame), staged_(n) {}
+OrderedStaging::OrderedStaging(Frame& frame, std::size_t n, std::size_t keep_bytes)
+    : frame_(frame), staged_(n), handed_(n, 0), keep_bytes_(keep_bytes) {}
 
 OrderedStaging::~OrderedStaging() {
     for (auto& kc : kept_) {
@@ -62,14 +66,20 @@ StagedChunk OrderedStaging::stage(std::size_t k,
                                   ByteSpan chunk,
                                   std::shared_ptr<const void> owner) {
     std::unique_lock<std::mutex> l(mutex_);
-    if (k >= staged_.size() || k < next_ || kept_.count(k) != 0) {
+    if (k >= staged_.size() || handed_[k] != 0) {
         throw std::logic_error("ordered staging: task " + std::to_string(k) + " of " +
                                std::to_string(staged_.size()) +
                                (k >= staged_.size() ? " does not exist" : " was staged already"));
     }
+    const std::size_t copy = owner ? 0 : chunk.size();
+    if (running_ && copy > 0) {
+        // Past the bound, the chunk waits for its turn rather than being copied.
+        turn_.wait(l, [&] { return failed_ || next_ == k || kept_bytes_ + copy <= keep_bytes_; });
+    }
     if (failed_) {
         return {};
     }
+    handed_[k] = 1;
     if (next_ != k) {
         Kept c;
         if (owner) {
@@ -81,6 +91,8 @@ StagedChunk OrderedStaging::stage(std::size_t k,
             c.chunk = {c.bytes.data(), chunk.size()};
         }
         kept_.emplace(k, std::move(c));
+        kept_bytes_ += copy;
+        peak_kept_bytes_ = std::max(peak_kept_bytes_, kept_bytes_);
         return {};
     }
     stage_from(k, chunk, l);
@@ -99,6 +111,7 @@ void OrderedStaging::stage_from(std::size_t k, ByteSpan chunk, std::unique_lock<
             l.lock();
             failed_ = true;
             SparePool::get().give(std::move(held.bytes));
+            turn_.notify_all();
             throw;
         }
         l.lock();
@@ -106,15 +119,60 @@ void OrderedStaging::stage_from(std::size_t k, ByteSpan chunk, std::unique_lock<
         SparePool::get().give(std::move(held.bytes));
         held = {};
         next_ = k + 1;
+        turn_.notify_all();
         const auto it = kept_.find(next_);
         if (it == kept_.end()) {
             return;
         }
         held = std::move(it->second);
         kept_.erase(it);
+        kept_bytes_ -= held.owner ? 0 : held.chunk.size();
         k = next_;
         chunk = held.chunk;
     }
+}
+
+void OrderedStaging::abandon() {
+    std::lock_guard<std::mutex> l(mutex_);
+    failed_ = true;
+    turn_.notify_all();
+}
+
+void OrderedStaging::run(int threads, const std::function<void(std::size_t)>& body) {
+    struct Running {
+        OrderedStaging& o;
+        explicit Running(OrderedStaging& s) : o(s) {
+            std::lock_guard<std::mutex> l(o.mutex_);
+            o.running_ = true;
+        }
+        ~Running() {
+            std::lock_guard<std::mutex> l(o.mutex_);
+            o.running_ = false;
+        }
+        Running(const Running&) = delete;
+        Running& operator=(const Running&) = delete;
+    } running(*this);
+    b2nd::detail::parallel_for(staged_.size(), threads, [&](std::size_t k) {
+        try {
+            body(k);
+        } catch (...) {
+            abandon();
+            throw;
+        }
+        bool handed = false;
+        {
+            std::lock_guard<std::mutex> l(mutex_);
+            handed = handed_[k] != 0;
+        }
+        if (!handed) {
+            abandon();  // take() says so
+        }
+    });
+}
+
+std::size_t OrderedStaging::peak_kept_bytes() const {
+    std::lock_guard<std::mutex> l(mutex_);
+    return peak_kept_bytes_;
 }
 
 std::vector<StagedChunk> OrderedStaging::take() {

@@ -1,8 +1,13 @@
 // Chunks staged in the order of their tasks (storage/ordered_staging.hpp): whatever order they
 // are made in, and so writes whose files hold the same bytes for any number of threads.
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <functional>
+#include <future>
+#include <stdexcept>
 #include <thread>
 
 #include <catch2/catch.hpp>
@@ -99,6 +104,25 @@ std::vector<std::uint8_t> placement(const std::string& path) {
     return out;
 }
 
+/// Commits the staged chunks in `f` (at `path`), then checks that the frame holds `chunks`, in
+/// order.
+void commit_and_compare(Frame& f,
+                        const std::string& path,
+                        const std::vector<storage::StagedChunk>& staged,
+                        const std::vector<std::vector<std::uint8_t>>& chunks) {
+    storage::FrameEdit e;
+    for (const auto& s : staged) {
+        e.add_staged(s);
+    }
+    f.apply(e);
+    const Frame back = Frame::open(path);
+    REQUIRE(back.nchunks() == static_cast<std::int64_t>(chunks.size()));
+    for (std::size_t k = 0; k < chunks.size(); ++k) {
+        const auto c = back.chunk(static_cast<std::int64_t>(k));
+        CHECK(std::vector<std::uint8_t>(c.bytes.begin(), c.bytes.end()) == chunks[k]);
+    }
+}
+
 /// Where two files first differ (-1: nowhere).
 std::int64_t first_difference(const std::vector<std::uint8_t>& a,
                               const std::vector<std::uint8_t>& b) {
@@ -141,17 +165,7 @@ TEST_CASE("ordered staging: chunks made out of order are staged in task order", 
             CHECK(staged[k].entry > staged[k - 1].entry);
             CHECK(staged[k].cbytes == static_cast<std::int64_t>(chunks[k].size()));
         }
-        storage::FrameEdit e;
-        for (const auto& s : staged) {
-            e.add_staged(s);
-        }
-        f.apply(e);
-        const Frame back = Frame::open(path);
-        REQUIRE(back.nchunks() == static_cast<std::int64_t>(n));
-        for (std::size_t k = 0; k < n; ++k) {
-            const auto c = back.chunk(static_cast<std::int64_t>(k));
-            CHECK(std::vector<std::uint8_t>(c.bytes.begin(), c.bytes.end()) == chunks[k]);
-        }
+        commit_and_compare(f, path, staged, chunks);
     }
 }
 
@@ -251,5 +265,98 @@ TEST_CASE("ordered staging: writes give the same file for any number of threads"
             }
             CHECK(first_difference(created[0], patched[0]) != -1);
         }
+    }
+}
+
+namespace {
+
+/// Chunks of one size: stored as they are (clevel 0), `kChunk` bytes of values each.
+std::vector<std::vector<std::uint8_t>> same_size_chunks(std::size_t n) {
+    std::vector<std::vector<std::uint8_t>> out;
+    for (std::size_t k = 0; k < n; ++k) {
+        std::vector<std::uint8_t> values(kChunk, static_cast<std::uint8_t>(k * 13 + 1));
+        values[0] = static_cast<std::uint8_t>(k);
+        codec::EncodeParams p;
+        p.typesize = 4;
+        p.clevel = 0;
+        std::vector<std::uint8_t> c(codec::max_encoded_size(values.size()));
+        c.resize(codec::encode_chunk({values.data(), values.size()}, p, {c.data(), c.size()}));
+        out.push_back(std::move(c));
+    }
+    return out;
+}
+
+/// Waits (at most 20 s) until `ready`; false when it never was.
+bool wait_until(const std::function<bool()>& ready) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!ready()) {
+        if (std::chrono::steady_clock::now() > until) {
+            return false;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return true;
+}
+
+}  // namespace
+
+TEST_CASE("ordered staging: copies kept for their turn stay within the bound", "[storage]") {
+    const std::size_t n = 24;
+    const std::vector<std::vector<std::uint8_t>> chunks = same_size_chunks(n);
+    const std::size_t size = chunks[0].size();
+    REQUIRE(chunks[n - 1].size() == size);
+    for (const bool bounded : {true, false}) {
+        INFO((bounded ? "a bound of 3 chunks" : "the default bound"));
+        test::TempDir dir;
+        Frame f = new_frame(dir / "f.b2nd", false);
+        OrderedStaging order(f, n, bounded ? 3 * size : OrderedStaging::kKeepBytes);
+        std::atomic<std::size_t> returned{0};
+        bool waited = true;
+        // Task 0 is made last: with the bound, once 3 copies are kept (and the other threads
+        // have had time to reach their next chunk); without it, once every other chunk is in.
+        order.run(3, [&](std::size_t k) {
+            if (k == 0) {
+                waited = bounded ? wait_until([&] { return order.peak_kept_bytes() >= 3 * size; })
+                                 : wait_until([&] { return returned == n - 1; });
+                std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            }
+            order.stage(k, {chunks[k].data(), chunks[k].size()});
+            ++returned;
+        });
+        CHECK(waited);
+        CHECK(order.peak_kept_bytes() == (bounded ? 3 : n - 1) * size);
+        commit_and_compare(f, dir / "f.b2nd", order.take(), chunks);
+    }
+}
+
+TEST_CASE("ordered staging: a task that fails or stages nothing releases the waiting threads",
+          "[storage]") {
+    const std::size_t n = 12;
+    const std::vector<std::vector<std::uint8_t>> chunks = same_size_chunks(n);
+    for (const bool throws : {true, false}) {
+        INFO((throws ? "task 0 throws" : "task 0 returns without staging"));
+        test::TempDir dir;
+        Frame f = new_frame(dir / "f.b2nd", false);
+        OrderedStaging order(f, n, chunks[0].size());  // one copy: the next chunk waits
+        auto done = std::async(std::launch::async, [&] {
+            order.run(3, [&](std::size_t k) {
+                if (k == 0) {
+                    (void)wait_until([&] { return order.peak_kept_bytes() > 0; });
+                    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+                    if (throws) {
+                        throw std::runtime_error("task 0 failed");
+                    }
+                    return;
+                }
+                order.stage(k, {chunks[k].data(), chunks[k].size()});
+            });
+        });
+        REQUIRE(done.wait_for(std::chrono::seconds(30)) == std::future_status::ready);
+        if (throws) {
+            CHECK_THROWS_WITH(done.get(), "task 0 failed");
+        } else {
+            CHECK_NOTHROW(done.get());
+        }
+        CHECK_THROWS_AS(order.take(), std::logic_error);
     }
 }

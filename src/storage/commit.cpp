@@ -20,8 +20,7 @@
 //      chunks (an empty frame: a whole new file under a temporary name). Sparse:
 //      chunks.b2frame.tmp.
 //   4. * flush_written, with OpenOptions::durable only: fsync of what 2 and 3 wrote (contiguous:
-//      the file, staged chunks included; sparse: the new chunk files and the staged ones the
-//      index names, chunks.b2frame.tmp and the directory).
+//      the file; sparse: the new chunk files, chunks.b2frame.tmp and the directory).
 //   5. * publish_image, the commit point. Contiguous: one pwrite of the header from byte 16
 //      (frame_len, nbytes, cbytes, has_vlmetalayers, metalayers); an empty frame, the rename of
 //      the new file. Sparse: the rename of chunks.b2frame.tmp over chunks.b2frame. A crash before

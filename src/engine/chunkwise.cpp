@@ -2,6 +2,7 @@
 // for_each_chunk (visit chunks in parallel, uniform chunks without decoding them), the
 // primitives of out-of-core evaluation and reductions.
 #include <mutex>
+#include <stdexcept>
 
 #include "../detail/memory.hpp"
 #include "../detail/thread_pool.hpp"
@@ -68,6 +69,9 @@ void ArrayCore::make_chunks(const std::vector<std::int64_t>& ids,
         release_if_large(values);
     };
     if (order != nullptr) {
+        if (first != 0 || last != order->size()) {
+            throw std::logic_error("make_chunks: the staging's tasks are not ids[first, last)");
+        }
         order->run(threads, make);
     } else {
         parallel_for(last - first, threads, make);

@@ -52,6 +52,9 @@ public:
     /// Every task's staged chunk, in task order (after every task staged its chunk).
     std::vector<StagedChunk> take();
 
+    /// The number of tasks.
+    std::size_t size() const noexcept { return staged_.size(); }
+
     /// The most bytes of copies kept at once so far (for tests).
     std::size_t peak_kept_bytes() const;
 
@@ -68,7 +71,9 @@ private:
 
     Frame& frame_;
     std::vector<StagedChunk> staged_;
-    std::vector<char> handed_;          ///< per task: staged or kept
+    // Per task: staged or kept (not derived from next_ and kept_: a kept chunk leaves kept_
+    // while it is being staged, before next_ passes it).
+    std::vector<char> handed_;
     std::size_t next_ = 0;              ///< the task whose chunk is staged next
     std::map<std::size_t, Kept> kept_;  ///< chunks made before their turn
     std::size_t keep_bytes_;            ///< the bound on copies kept

@@ -279,9 +279,9 @@ std::string describe(const std::string& path, bool json, std::size_t& unreadable
     const ChunkKinds k = count_kinds(frame);
     // One definition of size (as convert and verify state it): the elements' bytes, and what
     // the chunks take as stored. The frame's own nbytes counts edge chunks padded whole.
-    const std::int64_t dead = frame.dead_bytes();  // one pass over the chunk headers
+    const std::int64_t dead = frame.dead_bytes();
     const std::int64_t nbytes = arr ? arr.nbytes() : h.nbytes;
-    const std::int64_t cbytes = h.cbytes - dead - frame.record_bytes();  // as AnyArray::cbytes()
+    const std::int64_t cbytes = frame.chunk_bytes();  // as AnyArray::cbytes()
     const double ratio =
         cbytes > 0 ? static_cast<double>(nbytes) / static_cast<double>(cbytes) : 0.0;
     std::ostringstream o;

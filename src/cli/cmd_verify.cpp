@@ -135,8 +135,7 @@ FrameCheck check_frame(const std::string& path,
         bar.update(i + 1);
     }
     r.nbytes = arr ? arr.nbytes() : frame.header().nbytes;
-    r.cbytes =
-        arr ? arr.cbytes() : frame.header().cbytes - frame.dead_bytes() - frame.record_bytes();
+    r.cbytes = frame.chunk_bytes();
     return r;
 }
 

@@ -160,9 +160,8 @@ std::vector<std::string> AnyArray::salvaged() const {
 }
 
 std::int64_t AnyArray::cbytes() const {
-    const storage::Frame& f = core().frame();
     // What updates left behind is not the array's, nor are the checksums' block digests.
-    return f.header().cbytes - f.dead_bytes() - f.record_bytes();
+    return core().frame().chunk_bytes();
 }
 bool AnyArray::sparse() const {
     return core().frame().sparse();

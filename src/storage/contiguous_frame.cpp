@@ -316,16 +316,6 @@ public:
         }
     }
 
-    std::int64_t dead_bytes() const override {
-        std::int64_t live = 0;
-        for (std::size_t i = 0; i < index.size(); ++i) {
-            if (index[i] >= 0) {
-                live += stored_size(chunk_unlocked(static_cast<std::int64_t>(i)));
-            }
-        }
-        return header.cbytes - live;
-    }
-
 private:
     /// A whole new frame image (header, chunks in order, index, trailer) written to `out`.
     void write_compacted(const std::string& out, const CompactProgress& progress) const {

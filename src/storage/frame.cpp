@@ -551,4 +551,9 @@ std::int64_t Frame::record_bytes() const {
     return impl_->record_bytes();
 }
 
+std::int64_t Frame::chunk_bytes() const {
+    std::shared_lock<std::shared_mutex> lock(impl_->mutex);
+    return impl_->chunk_bytes();
+}
+
 }  // namespace b2nd::storage

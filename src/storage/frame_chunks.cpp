@@ -89,20 +89,36 @@ StoredChunk Frame::Impl::checked_chunk(std::int64_t i,
     return c;
 }
 
-std::int64_t Frame::Impl::record_bytes() const {
-    if (sparse() || !checks.carried() || checks.version() != 2) {
-        return 0;
-    }
-    fetch_heads_from(0);  // a remote frame: the chunks' headers, in batches
+std::int64_t Frame::Impl::sum_over_live(std::int64_t (*size)(const StoredChunk&)) const {
+    fetch_all_heads();
     static const std::vector<std::int32_t> kHeadOnly;
     std::int64_t n = 0;
     for (std::size_t i = 0; i < index.size(); ++i) {
         if (index[i] >= 0) {
-            n += static_cast<std::int64_t>(detail::record_size(
-                chunk_unlocked(static_cast<std::int64_t>(i), &kHeadOnly).bytes));
+            n += size(chunk_unlocked(static_cast<std::int64_t>(i), &kHeadOnly));
         }
     }
     return n;
+}
+
+std::int64_t Frame::Impl::dead_bytes() const {
+    // A sparse frame's cbytes counts its chunks alone, each in its own file.
+    return sparse() ? 0 : header.cbytes - sum_over_live(&stored_size);
+}
+
+std::int64_t Frame::Impl::record_bytes() const {
+    if (sparse() || !checks.carried() || checks.version() != 2) {
+        return 0;
+    }
+    return sum_over_live([](const StoredChunk& c) {
+        return static_cast<std::int64_t>(detail::record_size(c.bytes));
+    });
+}
+
+std::int64_t Frame::Impl::chunk_bytes() const {
+    return sparse() ? header.cbytes : sum_over_live([](const StoredChunk& c) {
+        return static_cast<std::int64_t>(c.bytes.size());
+    });
 }
 
 }  // namespace b2nd::storage

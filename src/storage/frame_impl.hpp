@@ -194,6 +194,9 @@ struct Frame::Impl {
     /// Frame::chunk_unchecked is about to read chunk i's header: fetched kinds get it, and
     /// those of the chunks after it, in one batch.
     virtual void fetch_heads_from(std::int64_t /*i*/) const {}
+    /// A size over the whole frame is about to read every live chunk's header: fetched kinds
+    /// get them all, in batches.
+    virtual void fetch_all_heads() const {}
     /// Re-reads the frame if it changed since this snapshot (the caller holds the lock
     /// exclusively); true when it did. Files: another handle's commit (frame_writer.cpp).
     virtual bool refresh_unlocked();
@@ -203,9 +206,14 @@ struct Frame::Impl {
     virtual void reloaded() {}
     /// Called by load() once the header and index are parsed.
     virtual void loaded() {}
-    virtual std::int64_t dead_bytes() const = 0;
+    /// Frame::dead_bytes.
+    std::int64_t dead_bytes() const;
     /// Frame::record_bytes.
     std::int64_t record_bytes() const;
+    /// Frame::chunk_bytes.
+    std::int64_t chunk_bytes() const;
+    /// The sum of `size` over the live chunks (those the index points at), read head only.
+    std::int64_t sum_over_live(std::int64_t (*size)(const StoredChunk&)) const;
     /// The commit steps, for the kinds that can be written (null for the others).
     virtual CommitSteps* steps() noexcept { return nullptr; }
 };

@@ -197,7 +197,7 @@ public:
         }
     }
 
-    /// Headers are asked for in index order (sizes, kinds: b2nd info, dead_bytes): those of the
+    /// Headers are asked for in index order (kinds: b2nd info): those of the
     /// next chunks come in the same batch, not a round trip each.
     void fetch_heads_from(std::int64_t i) const override {
         if (i < 0 || static_cast<std::size_t>(i) >= index.size() ||
@@ -218,11 +218,11 @@ public:
         }
     }
 
-    /// As for a local contiguous frame (one size per file, local or remote): what the header
-    /// counts less what the live chunks take, from their headers (fetched in batches).
-    std::int64_t dead_bytes() const override {
+    /// Sizes over the whole frame (dead_bytes, chunk_bytes) read every live chunk's header:
+    /// they come in batches of 4,096.
+    void fetch_all_heads() const override {
         if (sparse_ || !chunks_) {
-            return 0;
+            return;
         }
         constexpr std::size_t kBatch = 4096;
         std::vector<RemoteChunks::Want> heads;
@@ -241,14 +241,6 @@ public:
         if (!heads.empty()) {
             flush();
         }
-        static const std::vector<std::int32_t> kHeadOnly;
-        std::int64_t live = 0;
-        for (std::size_t i = 0; i < index.size(); ++i) {
-            if (index[i] >= 0) {
-                live += stored_size(chunk_unlocked(static_cast<std::int64_t>(i), &kHeadOnly));
-            }
-        }
-        return header.cbytes - live;
     }
 
 private:

@@ -291,8 +291,6 @@ public:
         }
     }
 
-    std::int64_t dead_bytes() const override { return 0; }
-
 private:
     std::string chunk_file_path(std::uint32_t id) const {
         char name[32];

@@ -364,8 +364,12 @@ public:
     std::int64_t dead_bytes() const;
     /// Bytes of the block digests stored after the chunks (a version-2 checksum table) that the
     /// header's cbytes counts (contiguous frames; 0 for sparse ones, whose cbytes counts the
-    /// chunks alone): header().cbytes - dead_bytes() - record_bytes() is what the chunks take.
+    /// chunks alone).
     std::int64_t record_bytes() const;
+    /// What the live chunks take as stored, without dead space or block digests: the array's
+    /// compressed size (AnyArray::cbytes). One pass over the chunk headers; equal to
+    /// header().cbytes - dead_bytes() - record_bytes() for a well-formed frame.
+    std::int64_t chunk_bytes() const;
 
     /// The implementation (src/storage/frame_impl.hpp); named here so that the two kinds of
     /// frame can derive from it.

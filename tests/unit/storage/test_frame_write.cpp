@@ -204,6 +204,33 @@ TEST_CASE("frame write: updates leave dead space that compact() reclaims", "[sto
     CHECK(Frame::open(path).nchunks() == 11);
 }
 
+TEST_CASE("frame write: chunk_bytes counts the live chunks alone, not dead space or digests",
+          "[storage]") {
+    test::TempDir dir;
+    const std::string path = dir / "c.b2nd";
+    Frame f = Frame::create(path, params());
+    for (int i = 0; i < 6; ++i) {
+        f.append_chunk(encoded(i * 1000));
+    }
+    f.update_chunk(2, encoded(70000));  // leaves the old chunk 2 behind, dead
+    const auto live = [](const Frame& g) {
+        std::int64_t n = 0;
+        for (std::int64_t i = 0; i < g.nchunks(); ++i) {
+            n += static_cast<std::int64_t>(g.chunk(i).bytes.size());
+        }
+        return n;
+    };
+    const Frame reopened = Frame::open(path);
+    const Frame* const frames[] = {&f, &reopened};
+    for (const Frame* g : frames) {
+        REQUIRE(g->checksums().version == 2);  // each chunk is followed by its block digests
+        CHECK(g->record_bytes() > 0);
+        CHECK(g->dead_bytes() > 0);
+        CHECK(g->chunk_bytes() == live(*g));
+        CHECK(g->chunk_bytes() == g->header().cbytes - g->dead_bytes() - g->record_bytes());
+    }
+}
+
 TEST_CASE("frame write: an exclusive writer commits over the last index and leaves no dead space",
           "[storage]") {
     test::TempDir dir;

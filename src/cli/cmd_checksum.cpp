@@ -61,8 +61,14 @@ std::string checksum_version_text(const storage::ChecksumReport& r) {
     if (r.state != storage::ChecksumReport::State::covered) {
         return {};
     }
-    return r.version >= 2 ? "table version " + std::to_string(r.version) +
-                                ": each block is checked before it is decoded"
+    if (r.version >= 3) {
+        return "table version " + std::to_string(r.version) +
+               ": each block is checked before it is decoded, or what a read decodes of its "
+               "first rows right after";
+    }
+    return r.version == 2 ? "table version 2: each block is checked before it is decoded (b2nd "
+                            "checksum add upgrades it to also check what reads of a block's "
+                            "first rows decode)"
                           : "table version 1: each chunk is checked whole (b2nd checksum add "
                             "upgrades it to per-block checks)";
 }

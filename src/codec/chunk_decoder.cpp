@@ -305,31 +305,41 @@ void ChunkDecoder::decode_block_prefix(std::int32_t i,
         fill_special(g.offset, dest.data(), need);
         return;
     }
-    check(i, i);
+    // A check of decoded pieces: decode up to a piece boundary, check after; else the block's
+    // stored bytes are checked whole, before.
+    const std::size_t upto = check_ != nullptr ? check_->prefix_end(i, need, n) : 0;
+    if (upto >= n) {
+        decode_block_impl(i, dest.data(), block0);
+        return;
+    }
+    if (upto == 0) {
+        check(i, i);
+    } else {
+        need = std::max(need, upto);
+    }
     if (memcpyed()) {
         b2nd::detail::copy_bytes(dest.data(), chunk_.data() + header_.header_size() + g.offset,
                                  need);
-        return;
-    }
-    const int nstreams = stream_count(i);
-    if (!has_filters_ && nstreams == 1) {
+    } else if (!has_filters_ && stream_count(i) == 1) {
         decode_streams(i, g, dest.data(), need);
+    } else if (!has_filters_ || stream_count(i) != header_.typesize) {
+        decode_block_impl(i, dest.data(), block0);  // an unsplit leftover block, checked whole
         return;
+    } else {
+        // Stream k holds byte k of every item: the first m bytes of each give the first m items.
+        const auto ts = static_cast<std::size_t>(header_.typesize);
+        const std::size_t m = (need + ts - 1) / ts;
+        const std::size_t per_stream = n / ts;
+        std::uint8_t* streams = b2nd::detail::scratch_bytes(scratch().streams, n);
+        decode_streams(i, g, streams, m);
+        for (std::size_t k = 1; k < ts; ++k) {
+            std::memmove(streams + k * m, streams + k * per_stream, m);
+        }
+        unshuffle(header_.typesize, m * ts, streams, dest.data());
     }
-    const auto ts = static_cast<std::size_t>(header_.typesize);
-    if (!has_filters_ || nstreams != header_.typesize) {
-        decode_block_impl(i, dest.data(), block0);  // an unsplit leftover block
-        return;
+    if (upto != 0) {
+        check_->check_prefix(i, dest.data(), need);
     }
-    // Stream k holds byte k of every item: the first m bytes of each give the first m items.
-    const std::size_t m = (need + ts - 1) / ts;
-    const std::size_t per_stream = n / ts;
-    std::uint8_t* streams = b2nd::detail::scratch_bytes(scratch().streams, n);
-    decode_streams(i, g, streams, m);
-    for (std::size_t k = 1; k < ts; ++k) {
-        std::memmove(streams + k * m, streams + k * per_stream, m);
-    }
-    unshuffle(header_.typesize, m * ts, streams, dest.data());
 }
 
 void ChunkDecoder::decode_block_rows(std::int32_t i,

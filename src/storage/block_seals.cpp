@@ -1,7 +1,12 @@
-// Table version 2's per-block part (block_seals.hpp; the layout is docs/CHECKSUMS.md).
+// The per-block part of table versions 2 and 3 (block_seals.hpp; the layout is
+// docs/CHECKSUMS.md).
 #include "block_seals.hpp"
 
+#include <limits>
+#include <optional>
+
 #include <b2nd/codec/chunk_decoder.hpp>
+#include <b2nd/codec/ids.hpp>
 #include <b2nd/error.hpp>
 #include <b2nd/format/chunk_header.hpp>
 #include <b2nd/format/endian.hpp>
@@ -16,6 +21,10 @@ using b2nd::detail::num;
 namespace {
 
 constexpr std::size_t kDigestBytes = 8;
+/// Version 3: at most this many pieces a block, and none smaller than kPieceMin bytes (a block
+/// of fewer than 2 * kPieceMin bytes is checked whole).
+constexpr std::size_t kMaxPieces = 32;
+constexpr std::size_t kPieceMin = 4096;
 
 /// The header of a chunk whose blocks are sealed one by one, or false.
 bool sealable(ByteSpan header, format::ChunkHeader& h) noexcept {
@@ -36,6 +45,55 @@ bool sealable(ByteSpan header, format::ChunkHeader& h) noexcept {
     return h.memcpyed() ? h.cbytes == hs + h.nbytes : hs + 4 * n <= h.cbytes;
 }
 
+/// Version 3's pieces a block for a sealable header: for blocks a read may decode in part
+/// (memcpyed, or LZ4 or BloscLZ streams with no filter or byte shuffles), and large enough.
+std::size_t pieces_of(const format::ChunkHeader& h, int version) noexcept {
+    if (version < 3) {
+        return 0;
+    }
+    if (!h.memcpyed()) {
+        const auto f = static_cast<codec::CompFormat>(h.comp_format());
+        if (f != codec::CompFormat::blosclz && f != codec::CompFormat::lz4) {
+            return 0;
+        }
+        for (const std::uint8_t id : h.filters) {
+            if (id != static_cast<std::uint8_t>(codec::Filter::none) &&
+                id != static_cast<std::uint8_t>(codec::Filter::shuffle)) {
+                return 0;
+            }
+        }
+    }
+    const std::size_t k = std::min(kMaxPieces, static_cast<std::size_t>(h.blocksize) / kPieceMin);
+    return k >= 2 ? k : 0;
+}
+
+/// Digests the pieces of each block of `chunk` into `out` (layout.pieces a block; left 0 for a
+/// block that does not decode).
+void digest_pieces(ByteSpan chunk, const SealLayout& l, std::uint8_t* out) {
+    std::optional<codec::ChunkDecoder> dec;
+    try {
+        dec.emplace(chunk);
+    } catch (const Error&) {
+        return;  // a chunk that does not decode: every read of it fails in the decoder
+    }
+    std::vector<std::uint8_t> block(l.blocksize);
+    for (std::size_t i = 0; i < l.blocks.size(); ++i) {
+        try {
+            dec->decode_block(static_cast<std::int32_t>(i), {block.data(), block.size()});
+        } catch (const Error&) {
+            continue;
+        }
+        const std::size_t n = l.decoded_bytes(i);
+        const std::size_t p = l.piece_bytes(i);
+        for (std::size_t j = 0; j < l.pieces; ++j) {
+            const std::size_t a = std::min(j * p, n);
+            format::store_le<std::uint64_t>(
+                out + (i * l.pieces + j) * kDigestBytes,
+                codec::detail::digest64(block.data() + a, std::min(a + p, n) - a));
+        }
+    }
+}
+
 }  // namespace
 
 std::size_t sealed_blocks(ByteSpan header) noexcept {
@@ -43,13 +101,38 @@ std::size_t sealed_blocks(ByteSpan header) noexcept {
     return sealable(header, h) ? static_cast<std::size_t>(h.nblocks()) : 0;
 }
 
-SealLayout seal_layout(ByteSpan chunk) {
+std::size_t sealed_pieces(ByteSpan header, int version) noexcept {
+    format::ChunkHeader h;
+    return sealable(header, h) ? pieces_of(h, version) : 0;
+}
+
+std::size_t record_size(ByteSpan header, int version) noexcept {
+    format::ChunkHeader h;
+    if (version < 2 || !sealable(header, h)) {
+        return 0;
+    }
+    return kDigestBytes * static_cast<std::size_t>(h.nblocks()) * (1 + pieces_of(h, version));
+}
+
+std::size_t max_record_size(std::size_t nblocks, std::int64_t blocksize, int version) noexcept {
+    format::ChunkHeader h;  // memcpyed: pieces wherever the block size allows them
+    h.flags = format::chunk_flags::kMemcpyed;
+    h.blocksize = static_cast<std::int32_t>(
+        std::clamp<std::int64_t>(blocksize, 0, std::numeric_limits<std::int32_t>::max()));
+    return version < 2 ? 0 : kDigestBytes * nblocks * (1 + pieces_of(h, version));
+}
+
+SealLayout seal_layout(ByteSpan chunk, int version) {
     SealLayout l;
     l.head = chunk.size();
     format::ChunkHeader h;
     if (!sealable(chunk, h) || static_cast<std::size_t>(h.cbytes) > chunk.size()) {
         return l;
     }
+    l.pieces = pieces_of(h, version);
+    l.blocksize = static_cast<std::uint32_t>(h.blocksize);
+    l.nbytes = static_cast<std::uint32_t>(h.nbytes);
+    l.typesize = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(h.typesize));
     const auto n = static_cast<std::size_t>(h.nblocks());
     const auto cbytes = static_cast<std::uint32_t>(h.cbytes);
     l.head = static_cast<std::size_t>(cbytes);
@@ -80,26 +163,35 @@ std::uint64_t sealed_digest(ByteSpan chunk, const SealLayout& layout, ByteSpan r
     return codec::detail::digest64(chunk.first(layout.head), record);
 }
 
-Seal seal(ByteSpan chunk) {
-    const SealLayout l = seal_layout(chunk);
+Seal seal(ByteSpan chunk, int version) {
+    const SealLayout l = seal_layout(chunk, version);
+    const std::size_t n = l.blocks.size();
     Seal s;
-    s.record.resize(l.blocks.size() * kDigestBytes);
-    for (std::size_t i = 0; i < l.blocks.size(); ++i) {
+    s.record.resize(n * (1 + l.pieces) * kDigestBytes);
+    for (std::size_t i = 0; i < n; ++i) {
         const auto [b, e] = l.blocks[i];
         format::store_le<std::uint64_t>(s.record.data() + i * kDigestBytes,
                                         codec::detail::digest64(chunk.data() + b, e - b));
+    }
+    if (l.pieces > 0) {
+        digest_pieces(chunk, l, s.record.data() + n * kDigestBytes);
     }
     s.digest = sealed_digest(chunk, l, {s.record.data(), s.record.size()});
     return s;
 }
 
-std::unique_ptr<ChunkSeal> ChunkSeal::open(
-    ByteSpan chunk, ByteSpan record, std::uint64_t expected, bool remember, std::string& why) {
+std::unique_ptr<ChunkSeal> ChunkSeal::open(ByteSpan chunk,
+                                           ByteSpan record,
+                                           int version,
+                                           std::uint64_t expected,
+                                           bool remember,
+                                           std::string& why) {
     auto s = std::make_unique<ChunkSeal>();
-    s->layout_ = seal_layout(chunk);
+    s->layout_ = seal_layout(chunk, version);
     const std::size_t n = s->layout_.blocks.size();
-    if (record.size() != n * kDigestBytes) {
-        why = "its block digests (" + num(static_cast<std::int64_t>(n * kDigestBytes)) +
+    const std::size_t k = s->layout_.pieces;
+    if (record.size() != n * (1 + k) * kDigestBytes) {
+        why = "its block digests (" + num(static_cast<std::int64_t>(n * (1 + k) * kDigestBytes)) +
               " bytes after it) are truncated";
         return nullptr;
     }
@@ -113,6 +205,10 @@ std::unique_ptr<ChunkSeal> ChunkSeal::open(
     s->digests_.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
         s->digests_[i] = format::load_le<std::uint64_t>(record.data() + i * kDigestBytes);
+    }
+    s->pieces_.resize(n * k);
+    for (std::size_t j = 0; j < n * k; ++j) {
+        s->pieces_[j] = format::load_le<std::uint64_t>(record.data() + (n + j) * kDigestBytes);
     }
     if (remember) {
         s->verified_.reset(new std::atomic<std::uint8_t>[n]());
@@ -137,10 +233,45 @@ bool ChunkSeal::check(std::size_t i, ByteSpan chunk) const {
     return true;
 }
 
+std::size_t ChunkSeal::prefix_end(std::size_t i, std::size_t need) const noexcept {
+    if (layout_.pieces == 0 || i >= digests_.size() ||
+        (verified_ && verified_[i].load(std::memory_order_acquire) != 0)) {
+        return 0;
+    }
+    const std::size_t p = layout_.piece_bytes(i);
+    return std::min<std::size_t>(layout_.decoded_bytes(i), (need + p - 1) / p * p);
+}
+
+bool ChunkSeal::check_prefix(std::size_t i, const std::uint8_t* decoded, std::size_t end) const {
+    if (layout_.pieces == 0 || i >= digests_.size()) {
+        return false;
+    }
+    const std::size_t n = layout_.decoded_bytes(i);
+    const std::size_t p = layout_.piece_bytes(i);
+    if (end > n || (end % p != 0 && end != n)) {
+        return false;  // not a piece boundary: nothing to compare with
+    }
+    for (std::size_t j = 0; j * p < end; ++j) {
+        const std::size_t a = j * p;
+        if (codec::detail::digest64(decoded + a, std::min(a + p, end) - a) !=
+            pieces_[i * layout_.pieces + j]) {
+            return false;
+        }
+    }
+    return true;
+}
+
 std::string block_mismatch(std::size_t block, std::size_t nbytes) {
     return "block " + num(static_cast<std::int64_t>(block)) + ": its " +
            num(static_cast<std::int64_t>(nbytes)) +
            " stored bytes do not match their checksum (the file is corrupted, or another "
+           "program changed it in place)";
+}
+
+std::string prefix_mismatch(std::size_t block, std::size_t end) {
+    return "block " + num(static_cast<std::int64_t>(block)) + ": its first " +
+           num(static_cast<std::int64_t>(end)) +
+           " decoded bytes do not match their checksums (the file is corrupted, or another "
            "program changed it in place)";
 }
 

@@ -1,4 +1,4 @@
-// Internal: the per-block part of checksum table version 2 (docs/CHECKSUMS.md).
+// Internal: the per-block part of checksum tables version 2 and 3 (docs/CHECKSUMS.md).
 //
 // A chunk's stored bytes split into a head (its header, block-starts table and dictionary) and
 // its blocks. Right after the chunk (in the frame file, or at the end of its NNNNNNNN.chunk
@@ -7,10 +7,16 @@
 // record once (a chunk's first use), and each block right before it is decoded: what a read
 // checks is what it decodes.
 //
+// Version 3 adds, for chunks whose blocks a read may decode only in part (LZ4, BloscLZ or
+// memcpyed blocks, with no filter or a byte shuffle), the digests of each block's *decoded*
+// bytes in K equal pieces: a read that decodes a block's first rows decodes them up to a piece
+// boundary and checks those pieces, where a block digest would have it hash the whole block.
+//
 // Chunks without a block layout to check (special chunks, Blosc1 headers, VL blocks, a
 // dictionary) carry no record: their head is the whole chunk, as in version 1.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -26,10 +32,14 @@ namespace b2nd::storage::detail {
 /// The number of block digests the record of a chunk with this header holds (0: the chunk is
 /// checked whole). `header`: the chunk's first bytes (fewer than 32: 0). Never throws.
 std::size_t sealed_blocks(ByteSpan header) noexcept;
-/// The record's size in bytes (8 per block digest).
-inline std::size_t record_size(ByteSpan header) noexcept {
-    return 8 * sealed_blocks(header);
-}
+/// The pieces each block's decoded bytes are digested in, in a table of `version` (0: none;
+/// version 3 only). Never throws.
+std::size_t sealed_pieces(ByteSpan header, int version) noexcept;
+/// The record's size in bytes: 8 per block digest, and with version 3, 8 per piece.
+std::size_t record_size(ByteSpan header, int version) noexcept;
+/// The largest record a chunk of `nblocks` blocks of `blocksize` bytes can have in a table of
+/// `version`.
+std::size_t max_record_size(std::size_t nblocks, std::int64_t blocksize, int version) noexcept;
 
 /// How a chunk's stored bytes split: the head [0, head) and each block's [begin, end). Defined
 /// for any bytes (a block table that does not describe the chunk makes the head the whole
@@ -37,15 +47,35 @@ inline std::size_t record_size(ByteSpan header) noexcept {
 struct SealLayout {
     std::size_t head = 0;
     std::vector<std::pair<std::uint32_t, std::uint32_t>> blocks;
-};
-SealLayout seal_layout(ByteSpan chunk);
+    std::size_t pieces = 0;       ///< per block (version 3)
+    std::uint32_t blocksize = 0;  ///< the header's (pieces only)
+    std::uint32_t nbytes = 0;     ///< the chunk's decoded size (pieces only)
+    std::uint32_t typesize = 1;   ///< the header's (pieces only)
 
-/// A chunk sealed for table version 2: the record stored after it, and its table entry.
+    /// Block i's decoded size.
+    std::uint32_t decoded_bytes(std::size_t i) const noexcept {
+        const auto start = static_cast<std::uint64_t>(i) * blocksize;
+        return start >= nbytes
+                   ? 0
+                   : static_cast<std::uint32_t>(std::min<std::uint64_t>(blocksize, nbytes - start));
+    }
+    /// The size of block i's pieces: its decoded bytes over `pieces`, rounded up to whole items
+    /// (the last piece, or the last few, may be shorter or empty).
+    std::size_t piece_bytes(std::size_t i) const noexcept {
+        const std::size_t items = (decoded_bytes(i) + typesize - 1) / typesize;
+        return std::max<std::size_t>(1, (items + pieces - 1) / pieces) * typesize;
+    }
+};
+SealLayout seal_layout(ByteSpan chunk, int version);
+
+/// A chunk sealed for table version 2 or 3: the record stored after it, and its table entry.
 struct Seal {
     std::vector<std::uint8_t> record;
     std::uint64_t digest = 0;
 };
-Seal seal(ByteSpan chunk);
+/// Version 3 decodes the chunk to digest the pieces of its blocks (a block that does not decode
+/// gets digests of 0: a read of it fails in the decoder before any piece is compared).
+Seal seal(ByteSpan chunk, int version);
 /// The table entry of a chunk followed by `record`: the digest of its head and the record.
 std::uint64_t sealed_digest(ByteSpan chunk, const SealLayout& layout, ByteSpan record);
 
@@ -53,8 +83,12 @@ std::uint64_t sealed_digest(ByteSpan chunk, const SealLayout& layout, ByteSpan r
 class ChunkSeal {
 public:
     /// Null, and `why` set, when the chunk's head or its record do not match `expected`.
-    static std::unique_ptr<ChunkSeal> open(
-        ByteSpan chunk, ByteSpan record, std::uint64_t expected, bool remember, std::string& why);
+    static std::unique_ptr<ChunkSeal> open(ByteSpan chunk,
+                                           ByteSpan record,
+                                           int version,
+                                           std::uint64_t expected,
+                                           bool remember,
+                                           std::string& why);
     std::size_t nblocks() const noexcept { return digests_.size(); }
     /// Where block i's stored bytes start in the chunk.
     std::uint64_t begin(std::size_t i) const noexcept { return layout_.blocks[i].first; }
@@ -65,14 +99,24 @@ public:
     /// Whether block i of `chunk` matches its digest (once true, not hashed again when the seal
     /// remembers: the bytes are a mapping of an immutable chunk).
     bool check(std::size_t i, ByteSpan chunk) const;
+    /// Where a decode of block i's first `need` bytes must stop to be checked by its pieces: the
+    /// end of the piece holding byte need - 1; 0 when the block has no pieces or was checked
+    /// whole already (then check() costs nothing).
+    std::size_t prefix_end(std::size_t i, std::size_t need) const noexcept;
+    /// Whether `decoded`, block i's decoded bytes [0, end) (end from prefix_end), match the
+    /// digests of the pieces they hold.
+    bool check_prefix(std::size_t i, const std::uint8_t* decoded, std::size_t end) const;
 
 private:
     SealLayout layout_;
     std::vector<std::uint64_t> digests_;
+    std::vector<std::uint64_t> pieces_;                      // block-major, layout_.pieces a block
     std::unique_ptr<std::atomic<std::uint8_t>[]> verified_;  // null: hash every time
 };
 
 /// What a block that does not match its digest is told (for messages).
 std::string block_mismatch(std::size_t block, std::size_t nbytes);
+/// What a block whose decoded bytes [0, end) do not match their digests is told.
+std::string prefix_mismatch(std::size_t block, std::size_t end);
 
 }  // namespace b2nd::storage::detail

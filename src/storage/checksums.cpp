@@ -139,7 +139,7 @@ ChecksumTable decode_table(ByteSpan content) {
     const std::uint8_t algorithm = b.u8("checksum table algorithm");
     if (version < 1 || version > kTableVersion || algorithm != kAlgorithmXxh3) {
         throw UnsupportedError("checksum table version " + num(version) + ", algorithm " +
-                               num(algorithm) + " (this build reads versions 1 and 2, XXH3-64)");
+                               num(algorithm) + " (this build reads versions 1 to 3, XXH3-64)");
     }
     t.version = version;
     b.skip(2, "checksum table reserved");
@@ -274,8 +274,8 @@ Checks Checks::written(const ChecksumTable* t, bool enforce) {
     return c;
 }
 
-/// What a snapshot verified: per chunk, version 1, whether its bytes matched (1); version 2, its
-/// ChunkSeal once head and record matched. Slots are allocated zeroed and untouched (calloc:
+/// What a snapshot verified: per chunk, version 1, whether its bytes matched (1); versions 2 and 3,
+/// its ChunkSeal once head and record matched. Slots are allocated zeroed and untouched (calloc:
 /// opening a frame of 10^6 chunks touches none of them).
 class SealSet {
 public:
@@ -288,7 +288,7 @@ public:
         }
     }
     ~SealSet() {
-        for (std::size_t i = 0; version_ == 2 && i < n_; ++i) {
+        for (std::size_t i = 0; version_ >= 2 && i < n_; ++i) {
             delete reinterpret_cast<ChunkSeal*>(slots_[i].load(std::memory_order_relaxed));
         }
         std::free(slots_);
@@ -341,6 +341,17 @@ public:
         }
         if (!seal_->check(b, chunk_)) {
             throw FormatError(block_mismatch(b, seal_->block_bytes(b)), seal_->begin(b));
+        }
+    }
+    std::size_t prefix_end(std::int32_t i,
+                           std::size_t need,
+                           std::size_t /*nbytes*/) const override {
+        return seal_->prefix_end(static_cast<std::size_t>(i), need);
+    }
+    void check_prefix(std::int32_t i, const std::uint8_t* decoded, std::size_t end) const override {
+        const auto b = static_cast<std::size_t>(i);
+        if (!seal_->check_prefix(b, decoded, end)) {
+            throw FormatError(prefix_mismatch(b, end), b < seal_->nblocks() ? seal_->begin(b) : 0);
         }
     }
 
@@ -399,7 +410,7 @@ const ChunkSeal* Checks::seal_of(std::size_t i,
     if (const std::uintptr_t kept = seals_->get(i)) {
         return reinterpret_cast<const ChunkSeal*>(kept);
     }
-    own = ChunkSeal::open(bytes, record, chunks_[i], seals_->remember(), why);
+    own = ChunkSeal::open(bytes, record, version_, chunks_[i], seals_->remember(), why);
     if (!own || !seals_->remember()) {
         return own.get();
     }
@@ -422,9 +433,10 @@ std::string Checks::mismatch(std::size_t i, ByteSpan bytes, ByteSpan record) con
     if (state_ != ChecksumReport::State::covered || i >= chunks_.size()) {
         return {};
     }
-    if (version_ == 2 && !bytes.empty()) {
+    if (version_ >= 2 && !bytes.empty()) {
         std::string why;
-        const std::unique_ptr<ChunkSeal> s = ChunkSeal::open(bytes, record, chunks_[i], false, why);
+        const std::unique_ptr<ChunkSeal> s =
+            ChunkSeal::open(bytes, record, version_, chunks_[i], false, why);
         return s ? first_bad_block(*s, bytes) : why;
     }
     const std::uint64_t d = bytes.empty() ? 0 : bytes_digest(bytes);

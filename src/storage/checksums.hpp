@@ -9,9 +9,10 @@
 // rather than wrong, while a corrupted table, stamp or covered byte is an error.
 //
 // Frame::Impl keeps a Checks per snapshot: the state, the chunk digests and what was already
-// verified. Version 1 tables check a chunk whole the first time its bytes are used; version 2
-// (what b2nd-cpp writes) checks a chunk's head and block digests on its first use and each
-// block right before it is decoded (block_seals.hpp).
+// verified. Version 1 tables check a chunk whole the first time its bytes are used; versions 2
+// and 3 (what b2nd-cpp writes) check a chunk's head and record on its first use and each block
+// right before it is decoded, or with version 3 the decoded pieces of a block's first rows
+// right after (block_seals.hpp).
 #pragma once
 
 #include <array>
@@ -34,17 +35,19 @@ inline constexpr const char* kChecksumsName = "_b2nd_checksums";
 /// no flip of up to 4 bits turns a stamp into what c-blosc2 writes.
 inline constexpr std::uint8_t kStampType = 0xF8;
 
-/// The table version b2nd-cpp writes to new frames (block_seals.hpp).
-inline constexpr int kTableVersion = 2;
+/// The table version b2nd-cpp writes to new frames (block_seals.hpp); versions 1 and 2 stay
+/// readable, and a frame keeps its table's version through commits.
+inline constexpr int kTableVersion = 3;
 
 /// The table, decoded.
 struct ChecksumTable {
-    int version = kTableVersion;  ///< 1: chunk digests of whole chunks; 2: of head and record
-    std::uint64_t header = 0;     ///< header_digest()
-    std::uint64_t index = 0;      ///< bytes_digest() of the offsets-index chunk as stored
+    /// 1: chunk digests of whole chunks; 2: of head and record; 3: records with decoded pieces
+    int version = kTableVersion;
+    std::uint64_t header = 0;  ///< header_digest()
+    std::uint64_t index = 0;   ///< bytes_digest() of the offsets-index chunk as stored
     std::vector<std::pair<std::string, std::uint64_t>> vlmeta;  ///< other vlmetalayers
-    /// per chunk (0 for index-only special chunks): version 1, of its stored bytes; version 2,
-    /// of its head and its record (block_seals.hpp)
+    /// per chunk (0 for index-only special chunks): version 1, of its stored bytes; versions 2
+    /// and 3, of its head and its record (block_seals.hpp)
     std::vector<std::uint64_t> chunks;
     std::uint64_t self = 0;  ///< digest of the encoded table (set by encode/decode)
     std::size_t stored = 0;  ///< its vlmetalayer's size in the trailer (trailer_with_checksums)
@@ -96,8 +99,11 @@ public:
     /// Whether the next commit writes a table (a bound table is carried, whatever `enforce`).
     bool carried() const noexcept { return state_ == ChecksumReport::State::covered; }
     /// The table's version (carried() only): 1, chunks checked whole; 2, block by block, with a
-    /// record of block digests after each chunk (block_seals.hpp).
+    /// record of block digests after each chunk; 3, also the pieces of decoded blocks
+    /// (block_seals.hpp).
     int version() const noexcept { return version_; }
+    /// Whether each chunk is followed by a record (carried(), version 2 or later).
+    bool has_records() const noexcept { return carried() && version_ >= 2; }
     /// The table's vlmetalayer size as stored (0 without a table).
     std::size_t table_bytes() const noexcept { return table_bytes_; }
     /// Chunk i's digest in the table (carried() only).
@@ -105,7 +111,7 @@ public:
     std::size_t size() const noexcept { return chunks_.size(); }
 
     /// Checks chunk i's stored bytes whole (enforced() only): version 1, the chunk's digest;
-    /// version 2, its head, its record (the bytes after it) and every block. context() names
+    /// versions 2 and 3, its head, its record (the bytes after it) and every block. context() names
     /// the chunk as messages do (built only for a mismatch). \throws FormatError at `offset`
     template <typename Context>
     void verify(std::size_t i,
@@ -121,8 +127,8 @@ public:
             fail(context(), why, offset);
         }
     }
-    /// Version 2: checks chunk i's head and record (once per snapshot) and returns the check of
-    /// its blocks, for the decoder to run on each block it decodes (null: a version-1 table,
+    /// Versions 2 and 3: checks chunk i's head and record (once per snapshot) and returns the check
+    /// of its blocks, for the decoder to run on each block it decodes (null: a version-1 table,
     /// which verify() checked whole, or nothing enforced). \throws FormatError at `offset`
     template <typename Context>
     std::shared_ptr<const codec::BlockCheck> bind(std::size_t i,
@@ -160,7 +166,7 @@ private:
                                                          ByteSpan record,
                                                          std::string& why) const;
     void start(std::vector<std::uint64_t> chunks, int version, bool remember);
-    /// Chunk i's seal (version 2): the one this snapshot kept, or one opened now (kept, or
+    /// Chunk i's seal (versions 2 and 3): the one this snapshot kept, or one opened now (kept, or
     /// handed to `own` when the snapshot does not remember); null, with `why`, on a mismatch.
     const ChunkSeal* seal_of(std::size_t i,
                              ByteSpan bytes,

@@ -51,10 +51,10 @@ void Frame::Impl::commit(FrameCommit c) {
         detail::Sidecar::Lock lock = commit_lock();  // 1
         detail::ChecksumTable table;
         if (c.checksums) {  // the new chunks' digests (and with version 2, their records)
-            c.records.assign(c.checksum_version == 2 ? c.writes.size() : 0, {});
+            c.records.assign(c.checksum_version >= 2 ? c.writes.size() : 0, {});
             for (std::size_t k = 0; k < c.writes.size(); ++k) {
-                if (c.checksum_version == 2) {
-                    detail::Seal sealed = detail::seal(c.writes[k]);
+                if (c.checksum_version >= 2) {
+                    detail::Seal sealed = detail::seal(c.writes[k], c.checksum_version);
                     c.digests[c.slots[k]] = sealed.digest;
                     c.records[k] = std::move(sealed.record);
                 } else {

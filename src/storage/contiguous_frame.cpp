@@ -72,7 +72,7 @@ public:
             }
             // ... and its block digests after them, with a version-2 table.
             const std::size_t record =
-                checks.carried() && checks.version() == 2 ? detail::record_size(head.bytes) : 0;
+                checks.has_records() ? detail::record_size(head.bytes, checks.version()) : 0;
             len = std::min(len, static_cast<std::uint64_t>(cbytes) + record);
         }
         SourceBytes b = frame_bytes(start, len);

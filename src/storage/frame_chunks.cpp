@@ -61,11 +61,12 @@ StoredChunk Frame::Impl::chunk_unlocked(std::int64_t i,
                           region_base + 12);
     }
     c.bytes = region.first(static_cast<std::size_t>(cbytes));
-    if (checks.carried() && checks.version() == 2) {
+    if (checks.has_records()) {
         // The block digests after the chunk (what the region holds of them: a short record is
         // a mismatch when the chunk is checked).
         const std::size_t rest = region.size() - c.bytes.size();
-        c.record = region.subspan(c.bytes.size(), std::min(rest, detail::record_size(c.bytes)));
+        c.record = region.subspan(c.bytes.size(),
+                                  std::min(rest, detail::record_size(c.bytes, checks.version())));
     }
     c.nbytes = nbytes;
     c.offset = region_base;
@@ -76,7 +77,7 @@ StoredChunk Frame::Impl::checked_chunk(std::int64_t i,
                                        const std::vector<std::int32_t>* blocks,
                                        bool whole) const {
     StoredChunk c = chunk_unlocked(i, blocks);
-    if (c.index_only() || (c.partial && checks.version() != 2)) {
+    if (c.index_only() || (c.partial && checks.version() < 2)) {
         return c;  // a version-1 table covers whole chunks: checked once one is fetched whole
     }
     const auto context = [&] { return chunk_context(i, c.file); };
@@ -89,7 +90,8 @@ StoredChunk Frame::Impl::checked_chunk(std::int64_t i,
     return c;
 }
 
-std::int64_t Frame::Impl::sum_over_live(std::int64_t (*size)(const StoredChunk&)) const {
+std::int64_t Frame::Impl::sum_over_live(
+    const std::function<std::int64_t(const StoredChunk&)>& size) const {
     fetch_all_heads();
     static const std::vector<std::int32_t> kHeadOnly;
     std::int64_t n = 0;
@@ -107,11 +109,12 @@ std::int64_t Frame::Impl::dead_bytes() const {
 }
 
 std::int64_t Frame::Impl::record_bytes() const {
-    if (sparse() || !checks.carried() || checks.version() != 2) {
+    if (sparse() || !checks.has_records()) {
         return 0;
     }
-    return sum_over_live([](const StoredChunk& c) {
-        return static_cast<std::int64_t>(detail::record_size(c.bytes));
+    const int version = checks.version();
+    return sum_over_live([version](const StoredChunk& c) {
+        return static_cast<std::int64_t>(detail::record_size(c.bytes, version));
     });
 }
 

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -213,7 +214,7 @@ struct Frame::Impl {
     /// Frame::chunk_bytes.
     std::int64_t chunk_bytes() const;
     /// The sum of `size` over the live chunks (those the index points at), read head only.
-    std::int64_t sum_over_live(std::int64_t (*size)(const StoredChunk&)) const;
+    std::int64_t sum_over_live(const std::function<std::int64_t(const StoredChunk&)>& size) const;
     /// The commit steps, for the kinds that can be written (null for the others).
     virtual CommitSteps* steps() noexcept { return nullptr; }
 };

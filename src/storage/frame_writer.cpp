@@ -180,8 +180,8 @@ detail::Seal Frame::Impl::seal_for_table(ByteSpan chunk) const {
     if (!checks.carried()) {
         return {};
     }
-    if (checks.version() == 2) {
-        return detail::seal(chunk);
+    if (checks.version() >= 2) {
+        return detail::seal(chunk, checks.version());
     }
     return {{}, detail::bytes_digest(chunk)};
 }
@@ -497,7 +497,7 @@ void Frame::add_checksums() {
         m.require_writable("add_checksums");
         m.refresh_unlocked();
         // Every stored chunk is written again (checked whole first where a table covers it),
-        // and the commit seals each: a version-2 table, and each chunk's block digests after it.
+        // and the commit seals each: a current table, and each chunk's record after it.
         FrameCommit c = vlmeta_commit(m, m.vlmeta);
         c.checksums = true;
         c.checksum_version = detail::kTableVersion;

@@ -34,7 +34,7 @@ struct RemoteChunks::Image {
     format::ChunkHeader h;
     // What the image holds: the chunk's cbytes, and with records its block digests after them.
     std::atomic<std::uint64_t> cbytes{0};
-    bool records = false;  // a version-2 checksum table: block digests follow the chunk
+    int records = 0;  // the checksum table's version when a record follows the chunk, else 0
     std::atomic<std::uint64_t> fetched{0};       // bytes of `have`
     std::atomic<std::uint64_t>* held = nullptr;  // the owner's sum of `fetched` over its images
     bool whole_only = false;  // fetched whole: nothing to take apart, or not worth it
@@ -113,10 +113,10 @@ struct RemoteChunks::Image {
                               12);
         }
         auto n = static_cast<std::uint64_t>(h.cbytes);
-        if (records) {
+        if (records != 0) {
             // The record after the chunk, as far as the chunk's place has room for it (a short
             // one is a checksum mismatch, reported by the read).
-            n = std::min(n + record_size(ByteSpan(head, static_cast<std::size_t>(got))),
+            n = std::min(n + record_size(ByteSpan(head, static_cast<std::size_t>(got)), records),
                          ended ? std::max(got, n) : std::max(place.room, n));
         }
         bytes.reset(new std::uint8_t[n]);
@@ -173,13 +173,18 @@ struct RemoteChunks::Image {
     }
 };
 
-RemoteChunks::RemoteChunks(
-    Locate locate, std::int64_t nblocks_hint, std::uint64_t budget, bool blocks, bool records)
+RemoteChunks::RemoteChunks(Locate locate,
+                           std::int64_t nblocks_hint,
+                           std::uint64_t budget,
+                           bool blocks,
+                           int records,
+                           std::uint64_t record_hint)
     : locate_(std::move(locate)),
       nblocks_hint_(std::clamp<std::int64_t>(nblocks_hint, 1, 1 << 16)),
       budget_(budget),
       blocks_(blocks),
-      records_(records) {
+      records_(records),
+      record_hint_(record_hint) {
     b2nd::detail::CacheLedger::get().join(this);
 }
 
@@ -312,9 +317,8 @@ void RemoteChunks::fetch_heads(const std::vector<std::shared_ptr<Image>>& images
         }
         tails.emplace_back();
         const std::uint64_t likely = img.place.likely;
-        if (records_ && !wants[k]->blocks.empty() && likely > n && likely <= img.place.room) {
-            const std::uint64_t t =
-                std::min(likely - n, 8 * static_cast<std::uint64_t>(nblocks_hint_));
+        if (records_ != 0 && !wants[k]->blocks.empty() && likely > n && likely <= img.place.room) {
+            const std::uint64_t t = std::min(likely - n, record_hint_);
             tails.back().resize(static_cast<std::size_t>(t));
             batch.back().ranges.push_back(
                 {img.place.offset + likely - t, t, tails.back().data(), nullptr});

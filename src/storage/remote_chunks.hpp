@@ -47,13 +47,16 @@ public:
     /// `nblocks_hint`: how many blocks a chunk usually has (the first request for a chunk asks
     /// for that many block starts); `budget`: bytes of images kept; `blocks`: fetch blocks
     /// apart (false: whole chunks, one request each where their length is known).
-    /// `records`: each chunk is followed by its block digests (a version-2 checksum table,
-    /// block_seals.hpp), which are fetched with it (whole, or with any of its blocks).
+    /// `records`: the version of a checksum table whose chunks are each followed by a record of
+    /// block digests (2 or 3, block_seals.hpp; 0: none), which is fetched with the chunk
+    /// (whole, or with any of its blocks); `record_hint`: how long a record usually is (a chunk
+    /// read in part asks for that many bytes at its end with its head).
     RemoteChunks(Locate locate,
                  std::int64_t nblocks_hint,
                  std::uint64_t budget,
                  bool blocks,
-                 bool records = false);
+                 int records = 0,
+                 std::uint64_t record_hint = 0);
     ~RemoteChunks() override;
     RemoteChunks(const RemoteChunks&) = delete;
     RemoteChunks& operator=(const RemoteChunks&) = delete;
@@ -138,7 +141,8 @@ private:
     std::int64_t nblocks_hint_;
     std::uint64_t budget_;
     bool blocks_;
-    bool records_;
+    int records_;
+    std::uint64_t record_hint_;
     mutable std::mutex mutex_;               // the map, the LRU list, the images' busy flags
     mutable std::condition_variable freed_;  // an image's claim ended
     struct Entry {

@@ -16,6 +16,7 @@
 #include <b2nd/storage/sources.hpp>
 
 #include "../detail/text.hpp"
+#include "block_seals.hpp"
 #include "checksums.hpp"
 #include "frame_impl.hpp"
 #include "remote_chunks.hpp"
@@ -89,9 +90,10 @@ public:
         }
         const std::int64_t hint =
             h.blocksize > 0 && h.chunksize > 0 ? (h.chunksize + h.blocksize - 1) / h.blocksize : 64;
+        const int records = checks.has_records() ? checks.version() : 0;
         auto chunks = std::make_shared<RemoteChunks>(
-            std::move(locate), hint, options.http.memory_bytes, options.http.block_reads,
-            checks.carried() && checks.version() == 2);
+            std::move(locate), hint, options.http.memory_bytes, options.http.block_reads, records,
+            detail::max_record_size(static_cast<std::size_t>(hint), h.blocksize, records));
         const RemoteChunks::Guard guard = identify();
         if (!file->strong_identity()) {
             chunks->set_guard(guard);  // each batch also probes the file's end

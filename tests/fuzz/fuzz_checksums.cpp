@@ -1,5 +1,5 @@
 // Fuzz target: arbitrary bytes as a checksum table (docs/CHECKSUMS.md), as a frame trailer
-// carrying one, and as a chunk followed by its record of block digests (table version 2). Only
+// carrying one, and as a chunk followed by its record (table versions 2 and 3). Only
 // b2nd::Error may escape; a table that decodes encodes to the same bytes; the checks of a trailer
 // never throw (a bad table is a state, with its problems); any bytes sealed open with their own
 // record and every block matches, and a record that opens against the input's own digest
@@ -50,21 +50,29 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         cut = std::min<std::size_t>(cbytes, size);
     }
     const b2nd::ByteSpan chunk(data, cut), record(data + cut, size - cut);
-    const Seal sealed = seal(chunk);
-    std::string why;
-    const auto own = ChunkSeal::open(chunk, {sealed.record.data(), sealed.record.size()},
-                                     sealed.digest, true, why);
-    if (!own || !why.empty()) {
-        std::abort();  // sealed bytes open with their own record
-    }
-    for (std::size_t b = 0; b < own->nblocks(); ++b) {
-        if (!own->check(b, chunk) || !own->check(b, chunk)) {  // the second: remembered
-            std::abort();
+    for (const int version : {2, 3}) {
+        const Seal sealed = seal(chunk, version);
+        std::string why;
+        const auto own = ChunkSeal::open(chunk, {sealed.record.data(), sealed.record.size()},
+                                         version, sealed.digest, true, why);
+        if (!own || !why.empty() || sealed.record.size() != record_size(chunk, version)) {
+            std::abort();  // sealed bytes open with their own record, of the size promised
         }
-    }
-    const auto given = ChunkSeal::open(chunk, record, sealed.digest, false, why);
-    for (std::size_t b = 0; given && b < given->nblocks(); ++b) {
-        (void)given->check(b, chunk);
+        for (std::size_t b = 0; b < own->nblocks(); ++b) {
+            if (!own->check(b, chunk) || !own->check(b, chunk)) {  // the second: remembered
+                std::abort();
+            }
+        }
+        const auto given = ChunkSeal::open(chunk, record, version, sealed.digest, false, why);
+        for (std::size_t b = 0; given && b < given->nblocks(); ++b) {
+            (void)given->check(b, chunk);
+            // Pieces checked against any bytes: never read past the prefix they are given.
+            const std::size_t end = given->prefix_end(b, 1 + size % 5000);
+            if (end > 0) {
+                std::vector<std::uint8_t> decoded(end, 0);
+                (void)given->check_prefix(b, decoded.data(), end);
+            }
+        }
     }
     return 0;
 }

@@ -60,6 +60,14 @@ void write_array_seeds(const std::string& dir) {
          b2nd::Codec::blosclz,
          {{b2nd::Filter::bitshuffle, 0}}},
         {"f8be-4d-zlib", ">f8", {3, 4, 2, 5}, {2, 3, 2, 4}, {1, 2, 1, 3}, b2nd::Codec::zlib, {}},
+        // Blocks of 16 KiB: with checksums, their decoded pieces are digested (table version 3).
+        {"f4-2d-lz4-shuffle",
+         "<f4",
+         {40, 512},
+         {16, 512},
+         {8, 512},
+         b2nd::Codec::lz4,
+         {{b2nd::Filter::shuffle, 0}}},
         {"c16-scalar", "<c16", {}, {}, {}, b2nd::Codec::zstd, {{b2nd::Filter::shuffle, 0}}},
         {"struct-2d",
          "[('a', '<i4'), ('b', '<f8')]",
@@ -366,25 +374,31 @@ void write_piece_seeds(const std::string& root) {
             }
         }
     }
-    // Stored chunks, each followed by its record of block digests (table version 2): memcpyed,
-    // LZ4 and ZSTD with a byte shuffle.
-    const b2nd::CompressionParams sealed_kinds[] = {
-        {b2nd::Codec::blosclz, 0, {}},
-        {b2nd::Codec::lz4, 5, {{b2nd::Filter::shuffle, 0}}},
-        {b2nd::Codec::zstd, 3, {{b2nd::Filter::shuffle, 0}}}};
+    // Stored chunks, each followed by its record: memcpyed, LZ4 and ZSTD with a byte shuffle,
+    // and LZ4 in blocks of 16 KiB (4 rows), whose record holds their decoded pieces' digests.
+    struct SealedKind {
+        b2nd::CompressionParams c;
+        b2nd::Shape shape, chunks, blocks;
+    };
+    const b2nd::CompressionParams lz4{b2nd::Codec::lz4, 5, {{b2nd::Filter::shuffle, 0}}};
+    const SealedKind sealed_kinds[] = {
+        {{b2nd::Codec::blosclz, 0, {}}, {20, 10}, {8, 10}, {4, 5}},
+        {lz4, {20, 10}, {8, 10}, {4, 5}},
+        {{b2nd::Codec::zstd, 3, {{b2nd::Filter::shuffle, 0}}}, {20, 10}, {8, 10}, {4, 5}},
+        {lz4, {16, 1024}, {16, 1024}, {4, 1024}}};
     int kind = 0;
-    for (const b2nd::CompressionParams& c : sealed_kinds) {
+    for (const SealedKind& k : sealed_kinds) {
         fs::remove(tmp);
-        std::vector<std::int32_t> v(20 * 10);
+        std::vector<std::int32_t> v(static_cast<std::size_t>(k.shape[0] * k.shape[1]));
         for (std::size_t i = 0; i < v.size(); ++i) {
             v[i] = static_cast<std::int32_t>(i * 7 % 97);
         }
         b2nd::CreateOptions o;
-        o.chunk_shape = {8, 10};
-        o.block_shape = {4, 5};
-        o.compression = c;
+        o.chunk_shape = k.chunks;
+        o.block_shape = k.blocks;
+        o.compression = k.c;
         o.locking = false;
-        (void)b2nd::NDArray<std::int32_t>::create_from(tmp, {20, 10}, v, o);
+        (void)b2nd::NDArray<std::int32_t>::create_from(tmp, k.shape, v, o);
         const b2nd::storage::StoredChunk ch = b2nd::storage::Frame::open(tmp).chunk(0);
         std::vector<std::uint8_t> sealed(ch.bytes.begin(), ch.bytes.end());
         sealed.insert(sealed.end(), ch.record.begin(), ch.record.end());

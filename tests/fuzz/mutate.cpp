@@ -380,6 +380,7 @@ std::vector<Group> write_ours(const std::string& dir) {
         const char* name;
         const char* dtype;
         CompressionParams c;
+        Shape shape = {24, 20}, chunks = {8, 20}, blocks = {4, 10};
     };
     std::vector<Kind> kinds = {
         {"blosclz-nofilter", "<i4", {Codec::blosclz, 5, {}}},
@@ -397,6 +398,15 @@ std::vector<Group> write_ours(const std::string& dir) {
         {"ndcell", "<f4", {Codec::zstd, 5, {{Filter::ndcell, 4}}}},
         {"ndmean", "<f4", {Codec::zstd, 5, {{Filter::ndmean, 4}}}},
         {"int_trunc", "<i4", {Codec::lz4, 5, {{Filter::int_trunc, 4}}}},
+        // Blocks of 16 and 32 KiB: a read of their first rows checks their decoded pieces.
+        {"pieces-lz4-shuffle",
+         "<f4",
+         {Codec::lz4, 5, {{Filter::shuffle, 0}}},
+         {16, 2048},
+         {8, 2048},
+         {4, 2048}},
+        {"pieces-blosclz", "<i4", {Codec::blosclz, 5, {}}, {16, 2048}, {8, 2048}, {2, 2048}},
+        {"pieces-memcpy", "<i2", {Codec::blosclz, 0, {}}, {16, 2048}, {8, 2048}, {4, 2048}},
 #ifdef B2ND_MUTATE_ZFP
         {"zfp-accuracy", "<f4", CompressionParams::zfp_accuracy(-3)},
         {"zfp-precision", "<f8", CompressionParams::zfp_precision(20)},
@@ -407,8 +417,9 @@ std::vector<Group> write_ours(const std::string& dir) {
     for (const Kind& k : kinds) {
         for (const bool sparse : {false, true}) {
             const DType dt = DType::parse(k.dtype);
-            const Shape shape{24, 20};
-            std::vector<std::uint8_t> data(static_cast<std::size_t>(24 * 20 * dt.itemsize()));
+            const Shape& shape = k.shape;
+            std::vector<std::uint8_t> data(
+                static_cast<std::size_t>(shape[0] * shape[1] * dt.itemsize()));
             for (std::size_t i = 0; i < data.size() / static_cast<std::size_t>(dt.itemsize());
                  ++i) {
                 const double v = std::sin(static_cast<double>(i) / 17.0) * 100.0;
@@ -424,8 +435,8 @@ std::vector<Group> write_ours(const std::string& dir) {
                 }
             }
             CreateOptions o;
-            o.chunk_shape = {8, 20};
-            o.block_shape = {4, 10};
+            o.chunk_shape = k.chunks;
+            o.block_shape = k.blocks;
             o.compression = k.c;
             o.sparse = sparse;
             o.locking = false;

@@ -50,7 +50,7 @@ TEST_CASE("http checksums: a changed block is refused by the reads that fetch it
         b2nd::OpenOptions o;
         o.http.block_reads = blocks;
         const auto a = b2nd::AnyArray::open(s.url(), o);
-        CHECK(a.frame().checksums().version == 2);
+        CHECK(a.frame().checksums().version == 3);
         CHECK(a.read(kA) == a_before);
         CHECK_THROWS_WITH(a.read(kB), Contains("chunk 0") && Contains("block 7") &&
                                           Contains("do not match their checksum"));

@@ -216,7 +216,7 @@ TEST_CASE("interop: checksums are invisible to c-blosc2, and its changes make th
             CHECK(a.frame().checksums().state == b2nd::storage::ChecksumReport::State::covered);
             // Version 2: each chunk followed by its block digests (in the frame file, or at the
             // end of its chunk file), which c-blosc2 skips.
-            CHECK(a.frame().checksums().version == 2);
+            CHECK(a.frame().checksums().version == 3);
             CHECK(a.frame().chunk(0).record.size() == 4 * 8);
             B2ND_REQUIRE_SAME_BYTES(read_with_blosc2(path, a), a.read());
         }

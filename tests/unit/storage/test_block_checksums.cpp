@@ -1,4 +1,4 @@
-// Checksum table version 2 (docs/CHECKSUMS.md): a digest per block, stored after each chunk.
+// Checksum tables versions 2 and 3 (docs/CHECKSUMS.md): a digest per block, after each chunk.
 // A read checks the blocks it decodes and only those; a chunk's head and record are checked on
 // its first use; paths that hand out chunks as stored check every block; version-1 tables stay
 // readable, and `add_checksums` upgrades them.
@@ -103,7 +103,7 @@ TEST_CASE("block checksums: a changed block is refused by the reads that decode 
             const Located l = locate(path, 1);
             REQUIRE(l.blocks.size() == 4);
             CHECK(l.record == 4 * 8);  // a digest per block
-            CHECK(Frame::open(path).checksums().version == 2);
+            CHECK(Frame::open(path).checksums().version == 3);
             // A byte inside block 2 of chunk 1 (rows 48 to 55).
             const auto [b2, e2] = l.blocks[2];
             flip(l.file, l.chunk_at + (b2 + e2) / 2);
@@ -237,7 +237,7 @@ TEST_CASE("block checksums: version-1 tables stay readable, and add_checksums up
     }
     const Frame f = Frame::open(path);
     CHECK(f.checksums().state == ChecksumReport::State::covered);
-    CHECK(f.checksums().version == 2);
+    CHECK(f.checksums().version == 3);
     CHECK(f.dead_bytes() == 0);  // compacted after the rewrite
     for (std::int64_t i = 0; i < f.nchunks(); ++i) {
         CHECK(f.check_chunk(i).empty());

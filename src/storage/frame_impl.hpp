@@ -158,8 +158,18 @@ struct Frame::Impl {
                           const std::vector<std::uint8_t>* content) const;
     /// Writes a commit by the protocol of commit.cpp and adopts it.
     void commit(FrameCommit c);
-    /// Frame::stage, with the lock held.
-    StagedChunk stage(ByteSpan chunk);
+    /// A chunk's seal made ahead of its staging, on the thread that made the chunk and under the
+    /// shared lock (FrameInternal::seal_ahead), so that stage() does not seal it under the
+    /// exclusive one: sealing a version-3 chunk decodes it.
+    struct SealAhead {
+        detail::Seal seal;
+        int version = 0;       ///< the table's version then (0: none carried)
+        std::size_t size = 0;  ///< the bytes sealed: the chunk's first `size` (0: none)
+    };
+    SealAhead seal_ahead(ByteSpan chunk) const;
+    /// Frame::stage, with the lock held; `ahead`: the chunk's seal made before, used if the
+    /// table it was made for is still the frame's.
+    StagedChunk stage(ByteSpan chunk, const SealAhead* ahead = nullptr);
     /// The commit steps of a frame open for writing. \throws UsageError naming `op` otherwise
     CommitSteps& require_writable(const char* op);
     /// Ends a staging generation: staged chunks that `live` does not name become dead.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include <b2nd/storage/frame.hpp>
@@ -36,6 +37,12 @@ struct FrameInternal {
     static std::vector<std::int64_t> index_entries(const Frame& f) { return f.index_entries(); }
     /// The inode of the file the snapshot was read from.
     static std::uint64_t file_id(const Frame& f) noexcept { return f.file_id(); }
+    /// What Frame::stage needs to stage `chunk` but the frame's exclusive lock: its seal for the
+    /// checksum table, made under the shared lock on the calling thread.
+    struct Ahead;
+    static std::shared_ptr<const Ahead> seal_ahead(const Frame& f, ByteSpan chunk);
+    /// Frame::stage, with the seal made ahead if the table is still the one it was made for.
+    static StagedChunk stage(Frame& f, ByteSpan chunk, const Ahead* ahead);
 };
 
 }  // namespace b2nd::storage

@@ -12,6 +12,7 @@
 #include "../detail/text.hpp"
 #include "block_seals.hpp"
 #include "frame_impl.hpp"
+#include "frame_internal.hpp"
 #include "reserved_staging.hpp"
 #include "sources/posix_file.hpp"
 
@@ -186,13 +187,26 @@ detail::Seal Frame::Impl::seal_for_table(ByteSpan chunk) const {
     return {{}, detail::bytes_digest(chunk)};
 }
 
-StagedChunk Frame::Impl::stage(ByteSpan chunk) {
+Frame::Impl::SealAhead Frame::Impl::seal_ahead(ByteSpan chunk) const {
+    SealAhead a;
+    const ClassifiedChunk c = classify(chunk);  // stored bytes: the chunk's first cbytes
+    a.version = checks.carried() ? checks.version() : 0;
+    a.size = c.bytes.size();
+    if (!c.bytes.empty()) {
+        a.seal = seal_for_table(c.bytes);
+    }
+    return a;
+}
+
+StagedChunk Frame::Impl::stage(ByteSpan chunk, const SealAhead* ahead) {
     CommitSteps& kind = require_writable("stage");
     refresh_unlocked();  // another writer's commit ends what was staged
     const ClassifiedChunk c = classify(chunk);
     StagedChunk s{c.entry, c.nbytes, static_cast<std::int64_t>(c.bytes.size()), staging_epoch};
     if (!c.bytes.empty()) {
-        const detail::Seal sealed = seal_for_table(c.bytes);
+        const bool fits = ahead != nullptr && ahead->size == c.bytes.size() &&
+                          ahead->version == (checks.carried() ? checks.version() : 0);
+        const detail::Seal sealed = fits ? ahead->seal : seal_for_table(c.bytes);
         s.digest = sealed.digest;
         s.entry = kind.stage_bytes(c.bytes, {sealed.record.data(), sealed.record.size()});
     }
@@ -290,6 +304,21 @@ Frame Frame::create(const std::string& path,
 StagedChunk Frame::stage(ByteSpan chunk) {
     std::unique_lock<std::shared_mutex> lock(impl_->mutex);
     return impl_->stage(chunk);
+}
+
+struct FrameInternal::Ahead : Frame::Impl::SealAhead {};
+
+std::shared_ptr<const FrameInternal::Ahead> FrameInternal::seal_ahead(const Frame& f,
+                                                                      ByteSpan chunk) {
+    std::shared_lock<std::shared_mutex> lock(f.impl_->mutex);
+    auto a = std::make_shared<Ahead>();
+    static_cast<Frame::Impl::SealAhead&>(*a) = f.impl_->seal_ahead(chunk);
+    return a;
+}
+
+StagedChunk FrameInternal::stage(Frame& f, ByteSpan chunk, const Ahead* ahead) {
+    std::unique_lock<std::shared_mutex> lock(f.impl_->mutex);
+    return f.impl_->stage(chunk, ahead);
 }
 
 ReservedStaging::Classified ReservedStaging::classify(const Frame& f, ByteSpan chunk) {

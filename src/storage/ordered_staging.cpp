@@ -65,6 +65,13 @@ OrderedStaging::~OrderedStaging() {
 StagedChunk OrderedStaging::stage(std::size_t k,
                                   ByteSpan chunk,
                                   std::shared_ptr<const void> owner) {
+    // Sealed now, in parallel with the other threads' chunks: sealing a chunk for a version-3
+    // table decodes it. A chunk that cannot be sealed is staged unsealed, to fail in its turn.
+    std::shared_ptr<const FrameInternal::Ahead> ahead;
+    try {
+        ahead = FrameInternal::seal_ahead(frame_, chunk);
+    } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): staging reports it
+    }
     std::unique_lock<std::mutex> l(mutex_);
     if (k >= staged_.size() || handed_[k] != 0) {
         throw std::logic_error("ordered staging: task " + std::to_string(k) + " of " +
@@ -90,23 +97,27 @@ StagedChunk OrderedStaging::stage(std::size_t k,
             b2nd::detail::copy_bytes(c.bytes.data(), chunk.data(), chunk.size());
             c.chunk = {c.bytes.data(), chunk.size()};
         }
+        c.ahead = std::move(ahead);
         kept_.emplace(k, std::move(c));
         kept_bytes_ += copy;
         peak_kept_bytes_ = std::max(peak_kept_bytes_, kept_bytes_);
         return {};
     }
-    stage_from(k, chunk, l);
+    stage_from(k, chunk, std::move(ahead), l);
     return staged_[k];
 }
 
-void OrderedStaging::stage_from(std::size_t k, ByteSpan chunk, std::unique_lock<std::mutex>& l) {
+void OrderedStaging::stage_from(std::size_t k,
+                                ByteSpan chunk,
+                                std::shared_ptr<const FrameInternal::Ahead> ahead,
+                                std::unique_lock<std::mutex>& l) {
     Kept held;
     for (;;) {
         // Staged without the lock: the threads that finish meanwhile keep their chunks.
         l.unlock();
         StagedChunk s;
         try {
-            s = frame_.stage(chunk);
+            s = FrameInternal::stage(frame_, chunk, ahead.get());
         } catch (...) {
             l.lock();
             failed_ = true;
@@ -129,6 +140,7 @@ void OrderedStaging::stage_from(std::size_t k, ByteSpan chunk, std::unique_lock<
         kept_bytes_ -= held.owner ? 0 : held.chunk.size();
         k = next_;
         chunk = held.chunk;
+        ahead = std::move(held.ahead);
     }
 }
 

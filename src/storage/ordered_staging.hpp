@@ -22,6 +22,7 @@
 #include <b2nd/storage/frame.hpp>
 
 #include "../detail/memory.hpp"
+#include "frame_internal.hpp"
 
 namespace b2nd::storage::detail {
 
@@ -41,6 +42,7 @@ public:
     /// an empty StagedChunk while it is kept for its turn: take() gives every task's. The bytes
     /// need to stay valid during the call only (they are copied to be kept), or as long as
     /// `owner` lives when one is given (they are kept as they are: chunks copied as stored).
+    /// The chunk is sealed for the checksum table here, on the calling thread, before its turn.
     StagedChunk stage(std::size_t k, ByteSpan chunk, std::shared_ptr<const void> owner = nullptr);
 
     /// Runs the tasks, body(k) for k = 0..n-1, on up to `threads` threads (parallel_for, which
@@ -63,9 +65,14 @@ private:
         b2nd::detail::Scratch bytes;        ///< a copy, or
         std::shared_ptr<const void> owner;  ///< what keeps `chunk` valid
         ByteSpan chunk;
+        std::shared_ptr<const FrameInternal::Ahead> ahead;  ///< its seal, made by its thread
     };
-    /// Stages chunk k and then every kept chunk whose turn follows; `l` holds mutex_.
-    void stage_from(std::size_t k, ByteSpan chunk, std::unique_lock<std::mutex>& l);
+    /// Stages chunk k (sealed ahead as `ahead`) and then every kept chunk whose turn follows;
+    /// `l` holds mutex_.
+    void stage_from(std::size_t k,
+                    ByteSpan chunk,
+                    std::shared_ptr<const FrameInternal::Ahead> ahead,
+                    std::unique_lock<std::mutex>& l);
     /// Nothing more is staged; waiting threads return.
     void abandon();
 

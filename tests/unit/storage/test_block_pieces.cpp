@@ -131,6 +131,29 @@ TEST_CASE("block pieces: digests of the decoded bytes, checked up to a piece bou
                                        false, why));
 }
 
+TEST_CASE("block pieces: chunks that compress far, in streams of runs, are digested whole",
+          "[storage]") {
+    // 8 MiB of mostly zeros: the split streams become runs of a byte, and the chunk takes a few
+    // KiB (thousands of times smaller); its pieces are still those of every decoded byte.
+    std::vector<std::uint8_t> data(std::size_t{64} << 17, 0);
+    data[40000] = 7;
+    data[5000000] = 9;
+    const std::vector<std::uint8_t> chunk =
+        encoded(data, Codec::lz4, 5, Filter::shuffle, std::int32_t{1} << 17);
+    REQUIRE(chunk.size() * 1024 < data.size());
+    const ByteSpan c(chunk.data(), chunk.size());
+    const seals::Seal s = seals::seal(c, 3);
+    REQUIRE(s.record.size() == 8 * 64 * (1 + 32));
+    for (std::size_t i = 0; i < 64; ++i) {
+        for (std::size_t j = 0; j < 32; ++j) {
+            const std::uint64_t want =
+                codec::detail::digest64(data.data() + (i << 17) + j * 4096, 4096);
+            REQUIRE(format::load_le<std::uint64_t>(s.record.data() + (64 + i * 32 + j) * 8) ==
+                    want);
+        }
+    }
+}
+
 TEST_CASE("block pieces: a read of a block's first rows checks the pieces it decodes",
           "[storage]") {
     test::TempDir dir;

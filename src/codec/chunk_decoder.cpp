@@ -307,7 +307,7 @@ void ChunkDecoder::decode_block_prefix(std::int32_t i,
     }
     // A check of decoded pieces: decode up to a piece boundary, check after; else the block's
     // stored bytes are checked whole, before.
-    const std::size_t upto = check_ != nullptr ? check_->prefix_end(i, need, n) : 0;
+    const std::size_t upto = check_ != nullptr ? check_->prefix_end(i, need) : 0;
     if (upto >= n) {
         decode_block_impl(i, dest.data(), block0);
         return;

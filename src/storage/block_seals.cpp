@@ -70,18 +70,25 @@ std::size_t pieces_of(const format::ChunkHeader& h, int version) noexcept {
 /// Digests the pieces of each block of `chunk` into `out` (layout.pieces a block; left 0 for a
 /// block that does not decode).
 void digest_pieces(ByteSpan chunk, const SealLayout& l, std::uint8_t* out) {
+    const bool memcpyed = l.memcpyed;
     std::optional<codec::ChunkDecoder> dec;
-    try {
-        dec.emplace(chunk);
-    } catch (const Error&) {
-        return;  // a chunk that does not decode: every read of it fails in the decoder
-    }
-    std::vector<std::uint8_t> block(l.blocksize);
-    for (std::size_t i = 0; i < l.blocks.size(); ++i) {
+    if (!memcpyed) {  // memcpyed: a block's decoded bytes are its stored ones
         try {
-            dec->decode_block(static_cast<std::int32_t>(i), {block.data(), block.size()});
+            dec.emplace(chunk);
         } catch (const Error&) {
-            continue;
+            return;  // a chunk that does not decode: every read of it fails in the decoder
+        }
+    }
+    std::vector<std::uint8_t> scratch(memcpyed ? 0 : l.blocksize);
+    for (std::size_t i = 0; i < l.blocks.size(); ++i) {
+        const std::uint8_t* block = chunk.data() + l.blocks[i].first;
+        if (!memcpyed) {
+            try {
+                dec->decode_block(static_cast<std::int32_t>(i), {scratch.data(), scratch.size()});
+            } catch (const Error&) {
+                continue;
+            }
+            block = scratch.data();
         }
         const std::size_t n = l.decoded_bytes(i);
         const std::size_t p = l.piece_bytes(i);
@@ -89,7 +96,7 @@ void digest_pieces(ByteSpan chunk, const SealLayout& l, std::uint8_t* out) {
             const std::size_t a = std::min(j * p, n);
             format::store_le<std::uint64_t>(
                 out + (i * l.pieces + j) * kDigestBytes,
-                codec::detail::digest64(block.data() + a, std::min(a + p, n) - a));
+                codec::detail::digest64(block + a, std::min(a + p, n) - a));
         }
     }
 }
@@ -133,6 +140,7 @@ SealLayout seal_layout(ByteSpan chunk, int version) {
     l.blocksize = static_cast<std::uint32_t>(h.blocksize);
     l.nbytes = static_cast<std::uint32_t>(h.nbytes);
     l.typesize = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(h.typesize));
+    l.memcpyed = h.memcpyed();
     const auto n = static_cast<std::size_t>(h.nblocks());
     const auto cbytes = static_cast<std::uint32_t>(h.cbytes);
     l.head = static_cast<std::size_t>(cbytes);

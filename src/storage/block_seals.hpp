@@ -51,6 +51,7 @@ struct SealLayout {
     std::uint32_t blocksize = 0;  ///< the header's (pieces only)
     std::uint32_t nbytes = 0;     ///< the chunk's decoded size (pieces only)
     std::uint32_t typesize = 1;   ///< the header's (pieces only)
+    bool memcpyed = false;        ///< blocks stored as they decode
 
     /// Block i's decoded size.
     std::uint32_t decoded_bytes(std::size_t i) const noexcept {

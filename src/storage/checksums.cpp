@@ -343,9 +343,7 @@ public:
             throw FormatError(block_mismatch(b, seal_->block_bytes(b)), seal_->begin(b));
         }
     }
-    std::size_t prefix_end(std::int32_t i,
-                           std::size_t need,
-                           std::size_t /*nbytes*/) const override {
+    std::size_t prefix_end(std::int32_t i, std::size_t need) const override {
         return seal_->prefix_end(static_cast<std::size_t>(i), need);
     }
     void check_prefix(std::int32_t i, const std::uint8_t* decoded, std::size_t end) const override {

@@ -206,7 +206,8 @@ StagedChunk Frame::Impl::stage(ByteSpan chunk, const SealAhead* ahead) {
     if (!c.bytes.empty()) {
         const bool fits = ahead != nullptr && ahead->size == c.bytes.size() &&
                           ahead->version == (checks.carried() ? checks.version() : 0);
-        const detail::Seal sealed = fits ? ahead->seal : seal_for_table(c.bytes);
+        detail::Seal now;
+        const detail::Seal& sealed = fits ? ahead->seal : (now = seal_for_table(c.bytes));
         s.digest = sealed.digest;
         s.entry = kind.stage_bytes(c.bytes, {sealed.record.data(), sealed.record.size()});
     }
@@ -306,19 +307,19 @@ StagedChunk Frame::stage(ByteSpan chunk) {
     return impl_->stage(chunk);
 }
 
-struct FrameInternal::Ahead : Frame::Impl::SealAhead {};
+struct FrameInternal::Ahead {
+    Frame::Impl::SealAhead sealed;
+};
 
 std::shared_ptr<const FrameInternal::Ahead> FrameInternal::seal_ahead(const Frame& f,
                                                                       ByteSpan chunk) {
     std::shared_lock<std::shared_mutex> lock(f.impl_->mutex);
-    auto a = std::make_shared<Ahead>();
-    static_cast<Frame::Impl::SealAhead&>(*a) = f.impl_->seal_ahead(chunk);
-    return a;
+    return std::make_shared<const Ahead>(Ahead{f.impl_->seal_ahead(chunk)});
 }
 
 StagedChunk FrameInternal::stage(Frame& f, ByteSpan chunk, const Ahead* ahead) {
     std::unique_lock<std::shared_mutex> lock(f.impl_->mutex);
-    return f.impl_->stage(chunk, ahead);
+    return f.impl_->stage(chunk, ahead != nullptr ? &ahead->sealed : nullptr);
 }
 
 ReservedStaging::Classified ReservedStaging::classify(const Frame& f, ByteSpan chunk) {

@@ -48,6 +48,20 @@ inline std::vector<std::uint8_t> read_file(const std::string& path) {
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+/// Replaces the file's bytes with `bytes`.
+inline void write_file(const std::string& path, const std::vector<std::uint8_t>& bytes) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc)
+        .write(reinterpret_cast<const char*>(bytes.data()),
+               static_cast<std::streamsize>(bytes.size()));
+}
+
+/// Flips bit 4 of the file's byte `at`.
+inline void flip_byte(const std::string& path, std::uint64_t at) {
+    auto bytes = read_file(path);
+    bytes.at(static_cast<std::size_t>(at)) ^= 0x10;
+    write_file(path, bytes);
+}
+
 inline std::string read_text(const std::string& path) {
     const auto b = read_file(path);
     return {b.begin(), b.end()};
@@ -60,9 +74,7 @@ inline void garble_middle(const std::string& path, std::size_t n = 8) {
     for (std::size_t i = bytes.size() / 3; i < bytes.size() / 3 + n && i < bytes.size(); ++i) {
         bytes[i] = 0x5a;
     }
-    std::ofstream(path, std::ios::binary | std::ios::trunc)
-        .write(reinterpret_cast<const char*>(bytes.data()),
-               static_cast<std::streamsize>(bytes.size()));
+    write_file(path, bytes);
 }
 
 inline std::vector<std::string> read_lines(const std::string& path) {

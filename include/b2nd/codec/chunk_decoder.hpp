@@ -46,16 +46,11 @@ public:
     /// \throws FormatError (its offset counted from the chunk's first byte) when block i's
     /// stored bytes are not those that were written
     virtual void check_block(std::int32_t i) const = 0;
-    /// Where a decode of block i's first `need` bytes (of its `nbytes`) must stop for
-    /// check_prefix to check what it decoded; 0 (the default): check_block checks the block,
-    /// before it is decoded.
-    virtual std::size_t prefix_end(std::int32_t /*i*/,
-                                   std::size_t /*need*/,
-                                   std::size_t /*nbytes*/) const {
-        return 0;
-    }
+    /// Where a decode of block i's first `need` bytes must stop for check_prefix to check what
+    /// it decoded; 0 (the default): check_block checks the block, before it is decoded.
+    virtual std::size_t prefix_end(std::int32_t /*i*/, std::size_t /*need*/) const { return 0; }
     /// Checks block i's decoded bytes [0, end) (end from prefix_end), before any use of them.
-    /// 	hrows FormatError (its offset counted from the chunk's first byte) when they are not
+    /// \throws FormatError (its offset counted from the chunk's first byte) when they are not
     /// those that were written
     virtual void check_prefix(std::int32_t /*i*/,
                               const std::uint8_t* /*decoded*/,

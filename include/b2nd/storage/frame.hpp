@@ -362,7 +362,7 @@ public:
     /// Bytes of the file (contiguous frames: the frame length) not used by any chunk (nor by
     /// the block digests after it).
     std::int64_t dead_bytes() const;
-    /// Bytes of the block digests stored after the chunks (a version-2 checksum table) that the
+    /// Bytes of the records stored after the chunks (a checksum table of version 2 or 3) that the
     /// header's cbytes counts (contiguous frames; 0 for sparse ones, whose cbytes counts the
     /// chunks alone).
     std::int64_t record_bytes() const;

@@ -22,12 +22,6 @@ using storage::Frame;
 
 namespace {
 
-void write_bytes(const std::string& path, const std::vector<std::uint8_t>& bytes) {
-    std::ofstream(path, std::ios::binary | std::ios::trunc)
-        .write(reinterpret_cast<const char*>(bytes.data()),
-               static_cast<std::streamsize>(bytes.size()));
-}
-
 /// A 64 x 64 float32 array of two chunks (rows 0-31, 32-63), each of 4 blocks of 8 rows.
 std::vector<float> make(const std::string& path, const CompressionParams& c, bool sparse) {
     std::vector<float> v(64 * 64);
@@ -76,12 +70,6 @@ Located locate(const std::string& path, std::int64_t i) {
     return l;
 }
 
-void flip(const std::string& file, std::uint64_t at) {
-    std::vector<std::uint8_t> b = test::read_file(file);
-    b[at] ^= 0x10;
-    write_bytes(file, b);
-}
-
 std::vector<float> rows(const std::vector<float>& v, std::int64_t from, std::int64_t n) {
     return {v.begin() + from * 64, v.begin() + (from + n) * 64};
 }
@@ -106,7 +94,7 @@ TEST_CASE("block checksums: a changed block is refused by the reads that decode 
             CHECK(Frame::open(path).checksums().version == 3);
             // A byte inside block 2 of chunk 1 (rows 48 to 55).
             const auto [b2, e2] = l.blocks[2];
-            flip(l.file, l.chunk_at + (b2 + e2) / 2);
+            test::flip_byte(l.file, l.chunk_at + (b2 + e2) / 2);
 
             const NDArray<float> a = NDArray<float>::open(path);
             // Rows of chunk 1 in its other blocks, a point among them, and chunk 0: correct.
@@ -161,7 +149,7 @@ TEST_CASE("block checksums: a changed header, block table or record is refused a
             const std::uint64_t at = p == "header"  ? 20              // a filter byte
                                      : p == "table" ? 36              // block 1's start
                                                     : l.cbytes + 13;  // block 1's digest
-            flip(l.file, l.chunk_at + at);
+            test::flip_byte(l.file, l.chunk_at + at);
             const NDArray<float> a = NDArray<float>::open(path);
             CHECK(a.read(Box::region({0, 0}, {32, 64})) == rows(v, 0, 32));
             try {
@@ -184,7 +172,7 @@ TEST_CASE("block checksums: a record cut short is refused, not read past", "[sto
     const Located l = locate(path, 1);
     std::vector<std::uint8_t> b = test::read_file(l.file);
     b.resize(l.cbytes + l.record - 3);
-    write_bytes(l.file, b);
+    test::write_file(l.file, b);
     CHECK(NDArray<float>::open(path)(0, 0) == Approx(0.0));
     CHECK_THROWS_WITH(NDArray<float>::open(path)(40, 0), Contains("are truncated"));
 }
@@ -208,7 +196,7 @@ TEST_CASE("block checksums: version-1 tables stay readable, and add_checksums up
         const std::string bad = dir / "bad.b2nd";
         std::filesystem::copy_file(v1, bad);
         const storage::StoredChunk c = Frame::open(bad).chunk(0);
-        flip(bad, c.offset + c.bytes.size() - 3);
+        test::flip_byte(bad, c.offset + c.bytes.size() - 3);
         std::vector<std::uint8_t> one(4);
         const AnyArray a = AnyArray::open(bad);
         const auto nd = static_cast<std::size_t>(a.ndim());

@@ -53,16 +53,20 @@ std::vector<std::uint8_t> encoded(const std::vector<std::uint8_t>& data,
     return codec::encode_chunk(data, p);
 }
 
-void write_bytes(const std::string& path, const std::vector<std::uint8_t>& bytes) {
-    std::ofstream(path, std::ios::binary | std::ios::trunc)
-        .write(reinterpret_cast<const char*>(bytes.data()),
-               static_cast<std::streamsize>(bytes.size()));
-}
-
-void flip(const std::string& file, std::uint64_t at) {
-    std::vector<std::uint8_t> b = test::read_file(file);
-    b[at] ^= 0x10;
-    write_bytes(file, b);
+/// A 64 x 1024 float32 array in chunks of 32 rows and LZ4 + shuffle blocks of 8 rows (32 KiB:
+/// 8 pieces of one row each); returns its values.
+std::vector<float> make_pieced(const std::string& path, bool sparse) {
+    std::vector<float> v(64 * 1024);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        v[i] = static_cast<float>((i * 2654435761U) % 1000) * 0.25F;
+    }
+    CreateOptions o;
+    o.chunk_shape = {32, 1024};
+    o.block_shape = {8, 1024};
+    o.compression = CompressionParams{Codec::lz4, 5, {{Filter::shuffle, 0}}};
+    o.sparse = sparse;
+    (void)NDArray<float>::create_from(path, {64, 1024}, v, o);
+    return v;
 }
 
 }  // namespace
@@ -157,22 +161,14 @@ TEST_CASE("block pieces: chunks that compress far, in streams of runs, are diges
 TEST_CASE("block pieces: a read of a block's first rows checks the pieces it decodes",
           "[storage]") {
     test::TempDir dir;
-    std::vector<float> v(64 * 1024);
-    for (std::size_t i = 0; i < v.size(); ++i) {
-        v[i] = static_cast<float>((i * 2654435761U) % 1000) * 0.25F;
-    }
+    std::vector<float> v;
     const auto row = [&](std::int64_t r) {
         return std::vector<float>(v.begin() + r * 1024, v.begin() + (r + 1) * 1024);
     };
     for (const bool sparse : {false, true}) {
         INFO((sparse ? "sparse" : "contiguous"));
         const std::string path = dir / (sparse ? "p.b2frame" : "p.b2nd");
-        CreateOptions o;
-        o.chunk_shape = {32, 1024};
-        o.block_shape = {8, 1024};  // 32 KiB: 8 pieces of one row
-        o.compression = CompressionParams{Codec::lz4, 5, {{Filter::shuffle, 0}}};
-        o.sparse = sparse;
-        (void)NDArray<float>::create_from(path, {64, 1024}, v, o);
+        v = make_pieced(path, sparse);
         REQUIRE(Frame::open(path).checksums().version == 3);
         const storage::StoredChunk c = Frame::open(path).chunk(0);
         CHECK(c.record.size() == 8 * 4 * (1 + 8));
@@ -190,7 +186,7 @@ TEST_CASE("block pieces: a read of a block's first rows checks the pieces it dec
         const std::string copy_file = copy + file.substr(path.size());
 
         // A byte late in block 1 (rows 8-15): the end of its last stream.
-        flip(copy_file, c.offset + blocks[1].second - 2);
+        test::flip_byte(copy_file, c.offset + blocks[1].second - 2);
         OpenOptions no_cache;
         no_cache.cache_bytes = 0;
         CHECK(NDArray<float>::open(copy, no_cache).read(Box::region({8, 0}, {1, 1024})) == row(8));
@@ -202,8 +198,8 @@ TEST_CASE("block pieces: a read of a block's first rows checks the pieces it dec
         CHECK_THROWS_AS(NDArray<float>::open(copy, no_cache).read(), FormatError);
 
         // A byte early in block 1: the first row's read is refused.
-        flip(copy_file, c.offset + blocks[1].second - 2);  // mended
-        flip(copy_file, c.offset + blocks[1].first + 6);
+        test::flip_byte(copy_file, c.offset + blocks[1].second - 2);  // mended
+        test::flip_byte(copy_file, c.offset + blocks[1].first + 6);
         CHECK_THROWS_AS(NDArray<float>::open(copy, no_cache).read(Box::region({8, 0}, {1, 1024})),
                         FormatError);
         CHECK(NDArray<float>::open(copy, no_cache).read(Box::region({0, 0}, {1, 1024})) == row(0));
@@ -255,4 +251,26 @@ TEST_CASE("block pieces: version-2 files read, keep version 2 through writes, an
     CHECK(Frame::open(path).checksums().version == 3);
     CHECK(Frame::open(path).chunk(0).record.size() == 8 * 2 * (1 + 4));  // 16 KiB blocks: 4 pieces
     CHECK(a.read() == want);
+}
+
+TEST_CASE("block pieces: a record cut inside its pieces is refused, not read past", "[storage]") {
+    test::TempDir dir;
+    const std::string path = dir / "t.b2frame";
+    const std::vector<float> v = make_pieced(path, true);
+    const storage::StoredChunk c = Frame::open(path).chunk(1);
+    REQUIRE(c.record.size() == 8 * 4 * (1 + 8));
+    char name[32];
+    std::snprintf(name, sizeof name, "/%08X.chunk", static_cast<unsigned>(c.file));
+    const std::string file = path + name;
+    std::vector<std::uint8_t> b = test::read_file(file);
+    b.resize(c.bytes.size() + 8 * 4 + 100);  // the block digests whole, the pieces cut
+    test::write_file(file, b);
+    OpenOptions no_cache;
+    no_cache.cache_bytes = 0;
+    const NDArray<float> a = NDArray<float>::open(path, no_cache);
+    CHECK(a.read(Box::region({0, 0}, {1, 1024})) ==
+          std::vector<float>(v.begin(), v.begin() + 1024));  // chunk 0 is whole
+    CHECK_THROWS_WITH(a.read(Box::region({32, 0}, {1, 1024})), Contains("are truncated"));
+    CHECK_THROWS_WITH(NDArray<float>::open(path).read(Box::region({40, 0}, {8, 1024})),
+                      Contains("are truncated"));
 }

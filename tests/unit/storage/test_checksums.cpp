@@ -24,12 +24,6 @@ namespace {
 
 using State = ChecksumReport::State;
 
-void write_bytes(const std::string& path, const std::vector<std::uint8_t>& bytes) {
-    std::ofstream(path, std::ios::binary | std::ios::trunc)
-        .write(reinterpret_cast<const char*>(bytes.data()),
-               static_cast<std::streamsize>(bytes.size()));
-}
-
 /// A 20 x 10 int32 array of 3 chunks (the last one ragged: 4 of its 8 rows) with a user
 /// metalayer and an attribute: every part of a frame the table covers.
 AnyArray make(const std::string& path, const CompressionParams& c, bool sparse = false) {
@@ -119,7 +113,7 @@ TEST_CASE("checksums: a changed chunk is refused with its file, chunk and offset
         }
         auto bytes = test::read_file(file);
         bytes[at] ^= 0x01;
-        write_bytes(file, bytes);
+        test::write_file(file, bytes);
         const AnyArray a = AnyArray::open(path);
         // What reads headers only (sizes, kinds) does not hash chunks, and so does not fail.
         CHECK(a.cbytes() > 0);
@@ -228,7 +222,7 @@ TEST_CASE("checksums: no flipped bit of a sparse frame's files reads back as oth
         for (std::size_t i = 0; i < bytes.size(); ++i) {
             for (int bit = 0; bit < 8; bit += 3) {  // bits 0, 3, 6 of every byte
                 m[i] = static_cast<std::uint8_t>(bytes[i] ^ (1U << bit));
-                write_bytes(file, m);
+                test::write_file(file, m);
                 const auto got = read_mutant([&] { return AnyArray::open(path, o); });
                 refused += got ? 0U : 1U;
                 if (got && *got != good) {
@@ -239,7 +233,7 @@ TEST_CASE("checksums: no flipped bit of a sparse frame's files reads back as oth
                 m[i] = bytes[i];
             }
         }
-        write_bytes(file, bytes);
+        test::write_file(file, bytes);
         INFO(name << ": " << refused << " refused");
         CHECK(silent == 0);
         CHECK(refused > 0);
@@ -283,7 +277,7 @@ TEST_CASE("checksums: another writer's change makes them stale, our next commit 
     // c-blosc2 rewrites the trailer with fingerprint type 0 and zeros when it changes a frame.
     auto bytes = test::read_file(path);
     std::fill(bytes.end() - 17, bytes.end(), std::uint8_t{0});
-    write_bytes(path, bytes);
+    test::write_file(path, bytes);
     CHECK(Frame::open(path).checksums().state == State::stale);
     CHECK(AnyArray::open(path).read() == good);  // unchecked, and readable
     {
@@ -302,7 +296,7 @@ TEST_CASE("checksums: another writer's change makes them stale, our next commit 
     // A stamp without its table, or a table whose stamp changed: broken, refused by default.
     bytes = test::read_file(path);
     bytes[bytes.size() - 3] ^= 0x40;
-    write_bytes(dir / "s.b2nd", bytes);
+    test::write_file(dir / "s.b2nd", bytes);
     CHECK_THROWS_WITH(AnyArray::open(dir / "s.b2nd"),
                       Contains("s.b2nd") && Contains("checksum stamp does not match"));
     // Two flips that would turn the table off (the stamp's type 0xF8 to 0x78, the table's name
@@ -315,7 +309,7 @@ TEST_CASE("checksums: another writer's change makes them stale, our next commit 
         const auto at = std::find_end(two.begin(), two.end(), name.begin(), name.end());
         REQUIRE(at != two.end());
         *(at + 4) ^= 0x40;
-        write_bytes(dir / "t.b2nd", two);
+        test::write_file(dir / "t.b2nd", two);
         CHECK_THROWS_WITH(AnyArray::open(dir / "t.b2nd"),
                           Contains("carries a checksum stamp but no '_b2nd_checksums'"));
     }
@@ -349,7 +343,7 @@ TEST_CASE("checksums: store members carry them, in a .b2z and a .b2d", "[storage
         }
         auto bytes = test::read_file(file);
         bytes[at] ^= 0x04;
-        write_bytes(file, bytes);
+        test::write_file(file, bytes);
         const AnyArray leaf = Store::open(path).open_array("/run/a");
         CHECK_THROWS_WITH(leaf.read(), Contains("chunk 1") && Contains("checksum"));
     }

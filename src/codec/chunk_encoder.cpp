@@ -140,6 +140,7 @@ struct ChunkPlan {
     bool filtered;
     const std::uint8_t* src;  // the chunk, or null when `fill` gives its blocks
     const BlockFill* fill;
+    const BlockSeen* seen;          // or null
     const std::uint8_t* delta_ref;  // block 0 as it will read back
     const CodecPlugin* plugin;      // a plugin codec, or null
 
@@ -209,6 +210,9 @@ std::size_t encode_block(
     const ChunkPlan& c, std::int32_t i, std::uint8_t* out, std::size_t cap, bool& all_zero_runs) {
     const std::size_t n = c.block_nbytes(i);
     const std::uint8_t* data = c.block_data(i);
+    if (c.seen != nullptr) {
+        (*c.seen)(i, data, n);
+    }
     if (c.filtered) {
         data = filter_block(c, i, data, n);
     }
@@ -298,7 +302,8 @@ std::size_t encode_impl(std::int64_t total,
                         const std::uint8_t* src,
                         const BlockFill* fill,
                         const EncodeParams& p,
-                        MutableByteSpan dest) {
+                        MutableByteSpan dest,
+                        const BlockSeen* seen) {
     if (total < 0) {
         throw UsageError("encode: negative chunk size " + num(total));
     }
@@ -327,6 +332,7 @@ std::size_t encode_impl(std::int64_t total,
                                  [](const FilterSlot& f) { return f.id != Filter::none; });
         c.src = src;
         c.fill = fill;
+        c.seen = seen;
         c.plugin = find_codec_plugin(static_cast<std::uint8_t>(p.codec));
         std::vector<std::uint8_t> block0;
         c.delta_ref = src;
@@ -421,10 +427,14 @@ std::size_t encode_impl(std::int64_t total,
     // Decoders copy memcpyed chunks without filters; apply the lossy filters anyway, block by
     // block, so that what reads back does not depend on whether the data compressed
     // (CONFORMANCE.md).
-    if (has_lossy(p) && n > 0) {
-        const std::size_t bs = static_cast<std::size_t>(blocksize);
-        for (std::size_t off = 0; off < n; off += bs) {
-            apply_lossy(p, h.typesize, out + hs + off, std::min(bs, n - off));
+    const std::size_t bs = static_cast<std::size_t>(blocksize);
+    for (std::size_t off = 0; off < n; off += bs) {
+        const std::size_t len = std::min(bs, n - off);
+        if (has_lossy(p)) {
+            apply_lossy(p, h.typesize, out + hs + off, len);
+        }
+        if (seen != nullptr) {
+            (*seen)(static_cast<std::int32_t>(off / bs), out + hs + off, len);
         }
     }
     return limit;
@@ -432,20 +442,24 @@ std::size_t encode_impl(std::int64_t total,
 
 }  // namespace
 
-std::size_t encode_chunk(ByteSpan src, const EncodeParams& p, MutableByteSpan dest) {
+std::size_t encode_chunk(ByteSpan src,
+                         const EncodeParams& p,
+                         MutableByteSpan dest,
+                         const BlockSeen* seen) {
     static const std::uint8_t kNone = 0;  // an empty span may have no data pointer
     return encode_impl(static_cast<std::int64_t>(src.size()), src.empty() ? &kNone : src.data(),
-                       nullptr, p, dest);
+                       nullptr, p, dest, seen);
 }
 
 std::size_t encode_chunk(std::int64_t nbytes,
                          const BlockFill& fill,
                          const EncodeParams& p,
-                         MutableByteSpan dest) {
+                         MutableByteSpan dest,
+                         const BlockSeen* seen) {
     if (!fill) {
         throw UsageError("encode: no block fill function");
     }
-    return encode_impl(nbytes, nullptr, &fill, p, dest);
+    return encode_impl(nbytes, nullptr, &fill, p, dest, seen);
 }
 
 std::vector<std::uint8_t> encode_chunk(ByteSpan src, const EncodeParams& params) {

@@ -197,9 +197,10 @@ public:
     /// Makes chunks ids[first, last) on up to `threads` threads, the one way whole chunks are
     /// made (write_chunks, and b2nd::mpi through collective.hpp): produce fills each chunk's
     /// region, the chunk is packed and encoded (uniform ones become special), and its bytes go
-    /// to place(k, bytes), which stores them (or not) and says how. Any handle; the array is not
-    /// locked (produce may read it).
-    using ChunkPlacer = std::function<storage::StagedChunk(std::size_t, ByteSpan)>;
+    /// to place(k, bytes, hint), which stores them (or not) and says how; `hint` spares sealing
+    /// them work (block_seals.hpp). Any handle; the array is not locked (produce may read it).
+    using ChunkPlacer = std::function<storage::StagedChunk(
+        std::size_t, ByteSpan, const storage::detail::SealHint&)>;
     /// With `order` (whose tasks are ids[first, last), first 0), the chunks are made by its run().
     void make_chunks(const std::vector<std::int64_t>& ids,
                      std::size_t first,

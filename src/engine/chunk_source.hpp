@@ -30,6 +30,7 @@
 
 #include "../select/plan.hpp"
 #include "../select/strided_copy.hpp"
+#include "../storage/block_seals.hpp"
 #include "block_cache.hpp"
 #include "block_origin.hpp"
 #include "remote_cache.hpp"
@@ -163,8 +164,10 @@ public:
 
     // ---- writing ----
     /// Where a new chunk's bytes go: Frame::stage, in order (storage/ordered_staging.hpp), or
-    /// elsewhere (b2nd::mpi keeps them to write them itself); called once per chunk.
-    using ChunkSink = std::function<storage::StagedChunk(ByteSpan)>;
+    /// elsewhere (b2nd::mpi keeps them to write them itself); called once per chunk, with what
+    /// spares sealing it work (its pieces' digests, taken as it was encoded).
+    using ChunkSink =
+        std::function<storage::StagedChunk(ByteSpan, const storage::detail::SealHint&)>;
     /// Makes a chunk of the grid from `buf` (padded block layout) and hands its bytes to `sink`
     /// (on any handle: nothing is written here): uniform chunks become special chunks (zeros:
     /// index-only; other values: a repeated-value chunk), others are encoded with the array's

@@ -96,13 +96,13 @@ std::optional<storage::StagedChunk> ChunkSource::stage_uniform(const std::uint8_
     }
     if (zero) {
         const std::vector<std::uint8_t> z = zeros_chunk(grid_);
-        return sink({z.data(), z.size()});
+        return sink({z.data(), z.size()}, {});
     }
     if (isz <= 255) {  // c-blosc2's limit on a repeated value
         const std::vector<std::uint8_t> r = codec::make_repeated_chunk(
             static_cast<std::int32_t>(grid_.chunk_nbytes()), {e, static_cast<std::size_t>(isz)},
             static_cast<std::int32_t>(grid_.block_nbytes()));
-        return sink({r.data(), r.size()});
+        return sink({r.data(), r.size()}, {});
     }
     return std::nullopt;
 }
@@ -130,13 +130,17 @@ storage::StagedChunk ChunkSource::stage_encoded(const std::uint8_t* buf,
     }
     codec::EncodeParams p = encode_params_;
     p.nthreads = threads;
+    // The digests of the blocks' pieces a version-3 table keeps, taken from the blocks as the
+    // encoder reads them (in the cache), instead of decoding the chunk to seal it.
+    storage::detail::PieceDigests pieces(p, n, frame_);
     // Encoded into reused scratch: fresh chunk-sized buffers would cost page faults per chunk.
     const auto cap = codec::max_encoded_size(static_cast<std::size_t>(n));
     const MutableByteSpan dest{scratch_bytes(tl_encode, cap), cap};
     std::size_t used = 0;
     try {
-        used = fill != nullptr ? codec::encode_chunk(n, *fill, p, dest)
-                               : codec::encode_chunk({buf, static_cast<std::size_t>(n)}, p, dest);
+        used = fill != nullptr ? codec::encode_chunk(n, *fill, p, dest, pieces.watch())
+                               : codec::encode_chunk({buf, static_cast<std::size_t>(n)}, p, dest,
+                                                     pieces.watch());
     } catch (const codec::ItemError& e) {
         throw_item_error(e, grid_, ci, frame_.name());
     }
@@ -145,7 +149,9 @@ storage::StagedChunk ChunkSource::stage_encoded(const std::uint8_t* buf,
             return *s;
         }
     }
-    const storage::StagedChunk staged = sink({tl_encode.data(), used});
+    storage::detail::SealHint hint;
+    hint.pieces = &pieces;
+    const storage::StagedChunk staged = sink({tl_encode.data(), used}, hint);
     release_if_large(tl_encode);
     return staged;
 }

@@ -26,8 +26,8 @@ void ArrayCore::write_chunks(const std::vector<std::int64_t>& ids,
     std::int64_t done = 0;
     make_chunks(
         ids, 0, ids.size(), threads, produce,
-        [&](std::size_t k, ByteSpan c) {
-            const storage::StagedChunk s = order.stage(k, c);
+        [&](std::size_t k, ByteSpan c, const storage::detail::SealHint& hint) {
+            const storage::StagedChunk s = order.stage(k, c, hint);
             if (progress) {
                 std::lock_guard<std::mutex> lock(progress_mutex);
                 progress(++done, static_cast<std::int64_t>(ids.size()));
@@ -64,7 +64,9 @@ void ArrayCore::make_chunks(const std::vector<std::int64_t>& ids,
             fill_elements(buf.data(), buf.size(), values.data(), isz);  // padding: see write()
         }
         pack_chunk(plan, plan.chunks().front(), src0, walk, buf.data(), g);
-        source.make_chunk(buf.data(), 1, ci, [&](ByteSpan c) { return place(k, c); });
+        source.make_chunk(
+            buf.data(), 1, ci,
+            [&](ByteSpan c, const storage::detail::SealHint& hint) { return place(k, c, hint); });
         release_if_large(buf);
         release_if_large(values);
     };

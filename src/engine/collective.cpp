@@ -17,13 +17,14 @@ void make_chunks(const AnyArray& a,
                  const std::function<void(std::size_t, const MadeChunk&)>& place) {
     const ArrayCore& core = EngineAccess::core(a);
     const storage::Frame& frame = core.frame();
-    core.make_chunks(chunks, first, last, threads, produce, [&](std::size_t k, ByteSpan c) {
-        const ReservedStaging::Classified cl = ReservedStaging::classify(frame, c);
+    const auto placer = [&](std::size_t k, ByteSpan c, const storage::detail::SealHint& hint) {
+        const ReservedStaging::Classified cl = ReservedStaging::classify(frame, c, hint);
         place(k,
               MadeChunk{
                   cl.bytes, cl.entry, cl.nbytes, cl.digest, {cl.record.data(), cl.record.size()}});
         return storage::StagedChunk{};
-    });
+    };
+    core.make_chunks(chunks, first, last, threads, produce, placer);
 }
 
 bool sparse(const AnyArray& a) {

@@ -96,7 +96,10 @@ void ArrayCore::rebuild(const Grid& ng,
             pack_chunk(plan, plan.chunks().front(), src0, walk, buf.data(), ng);
         }
         // The same chunk and block shapes as now.
-        source.make_chunk(buf.data(), 1, -1, [&](ByteSpan made) { return order.stage(i, made); });
+        source.make_chunk(buf.data(), 1, -1,
+                          [&](ByteSpan made, const storage::detail::SealHint& hint) {
+                              return order.stage(i, made, hint);
+                          });
         release_if_large(buf);
     });
 

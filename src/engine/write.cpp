@@ -132,7 +132,9 @@ void ArrayCore::write_box(const Box& box,
     order.run(nthreads_, [&](std::size_t k) {
         const ChunkTask& ct = tasks[k];
         ids[k] = ct.ci;
-        const ChunkSource::ChunkSink sink = [&](ByteSpan c) { return order.stage(k, c); };
+        const ChunkSource::ChunkSink sink = [&](ByteSpan c, const storage::detail::SealHint& h) {
+            return order.stage(k, c, h);
+        };
         if (part.whole() && plan.covers(ct)) {
             // Each block is gathered right before it is encoded, into a buffer that stays in the
             // cache: the chunk is never gathered whole (which costs a pass through memory).
@@ -159,7 +161,9 @@ void ArrayCore::patch_chunks(const std::vector<std::int64_t>& ids,
         buf.resize(static_cast<std::size_t>(source.grid().chunk_nbytes()));
         source.decode_chunk(ids[k], buf.data(), inner);
         patch(k, buf.data());
-        source.make_chunk(buf.data(), inner, ids[k], [&](ByteSpan c) { return order.stage(k, c); });
+        source.make_chunk(
+            buf.data(), inner, ids[k],
+            [&](ByteSpan c, const storage::detail::SealHint& h) { return order.stage(k, c, h); });
         release_if_large(buf);
     });
     commit_staged(ids, order.take());

@@ -295,7 +295,14 @@ AnyArray build(Plan& p, const std::string& dst, const CopyOptions& o) {
                         c.special, c.nbytes, ts, static_cast<std::int32_t>(bn));
                     order.stage(k, {sp.data(), sp.size()});
                 } else {
-                    order.stage(k, c.bytes, c.owner);  // kept mapped, not copied, till its turn
+                    // The record of a chunk checked whole against its table (c.check: its head,
+                    // record and every block matched) goes with it: sealing it again would hash
+                    // it, and for a version-3 table decode it.
+                    storage::detail::SealHint hint;
+                    if (c.check) {
+                        hint.record = c.record;
+                    }
+                    order.stage(k, c.bytes, hint, c.owner);  // kept mapped till its turn
                 }
             };
             // Each chunk checked against its source's grid as reads check it. As stored: staged
@@ -325,17 +332,20 @@ AnyArray build(Plan& p, const std::string& dst, const CopyOptions& o) {
                 thread_local std::vector<std::uint8_t> enc;
                 enc.resize(codec::max_encoded_size(cn));
                 std::size_t n = 0;
+                storage::detail::PieceDigests pieces(ep, static_cast<std::int64_t>(cn), f);
                 try {
                     n = codec::encode_chunk(
                         static_cast<std::int64_t>(cn),
                         [&](std::int32_t i, std::uint8_t* dest, std::size_t len) {
                             std::memcpy(dest, buf.data() + static_cast<std::size_t>(i) * bn, len);
                         },
-                        ep, {enc.data(), enc.size()});
+                        ep, {enc.data(), enc.size()}, pieces.watch());
                 } catch (const codec::ItemError& e) {
                     detail::throw_item_error(e, p.grid, transcoded[k - ns].first, dst);
                 }
-                order.stage(k, {enc.data(), n});
+                storage::detail::SealHint hint;
+                hint.pieces = &pieces;
+                order.stage(k, {enc.data(), n}, hint);
                 tick();
             });
             const std::vector<storage::StagedChunk> staged = order.take();

@@ -12,6 +12,7 @@
 #include <b2nd/format/endian.hpp>
 
 #include "../codec/digest.hpp"
+#include "../codec/encoder_detail.hpp"
 #include "../detail/text.hpp"
 
 namespace b2nd::storage::detail {
@@ -171,18 +172,93 @@ std::uint64_t sealed_digest(ByteSpan chunk, const SealLayout& layout, ByteSpan r
     return codec::detail::digest64(chunk.first(layout.head), record);
 }
 
-Seal seal(ByteSpan chunk, int version) {
+namespace {
+
+int carried_version(const Frame& frame) {
+    const ChecksumReport r = frame.checksums();
+    return r.state == ChecksumReport::State::covered ? r.version : 0;
+}
+
+}  // namespace
+
+PieceDigests::PieceDigests(const codec::EncodeParams& params,
+                           std::int64_t nbytes,
+                           const Frame& frame)
+    : PieceDigests(params, nbytes, carried_version(frame)) {}
+
+PieceDigests::PieceDigests(const codec::EncodeParams& params, std::int64_t nbytes, int version)
+    : watch_([this](std::int32_t i, const std::uint8_t* d, std::size_t n) { give(i, d, n); }) {
+    if (nbytes <= 0 || nbytes > std::numeric_limits<std::int32_t>::max()) {
+        return;
+    }
+    // The header the encoder writes, as far as the choice of pieces reads it.
+    format::ChunkHeader h;
+    h.nbytes = static_cast<std::int32_t>(nbytes);
+    h.blocksize = codec::effective_blocksize(params, nbytes);
+    h.typesize = static_cast<std::uint8_t>(codec::encoder_detail::coded_typesize(params.typesize));
+    h.flags =
+        static_cast<std::uint8_t>(static_cast<unsigned>(codec::comp_format_of(params.codec)) << 5);
+    for (std::size_t i = 0; i < params.filters.size() && i < h.filters.size(); ++i) {
+        h.filters[i] = static_cast<std::uint8_t>(params.filters[i].id);
+    }
+    if (h.blocksize <= 0) {
+        return;
+    }
+    geometry_.pieces = pieces_of(h, version);
+    geometry_.blocksize = static_cast<std::uint32_t>(h.blocksize);
+    geometry_.nbytes = static_cast<std::uint32_t>(h.nbytes);
+    geometry_.typesize = std::max<std::uint32_t>(1, h.typesize);
+    if (geometry_.pieces > 0) {
+        nblocks_ = static_cast<std::size_t>(h.nblocks());
+        digests_.assign(nblocks_ * geometry_.pieces, 0);
+        given_.assign(nblocks_, 0);
+    }
+}
+
+void PieceDigests::give(std::int32_t i, const std::uint8_t* decoded, std::size_t n) noexcept {
+    const auto b = static_cast<std::size_t>(i);
+    if (i < 0 || b >= nblocks_ || n != geometry_.decoded_bytes(b)) {
+        return;
+    }
+    const std::size_t p = geometry_.piece_bytes(b);
+    for (std::size_t j = 0; j < geometry_.pieces; ++j) {
+        const std::size_t a = std::min(j * p, n);
+        digests_[b * geometry_.pieces + j] =
+            codec::detail::digest64(decoded + a, std::min(a + p, n) - a);
+    }
+    given_[b] = 1;
+}
+
+bool PieceDigests::fit(const SealLayout& layout) const noexcept {
+    return geometry_.pieces > 0 && layout.pieces == geometry_.pieces &&
+           layout.blocksize == geometry_.blocksize && layout.nbytes == geometry_.nbytes &&
+           layout.typesize == geometry_.typesize && layout.blocks.size() == nblocks_ &&
+           std::all_of(given_.begin(), given_.end(), [](std::uint8_t g) { return g != 0; });
+}
+
+Seal seal(ByteSpan chunk, int version, const SealHint& hint) {
     const SealLayout l = seal_layout(chunk, version);
     const std::size_t n = l.blocks.size();
     Seal s;
-    s.record.resize(n * (1 + l.pieces) * kDigestBytes);
-    for (std::size_t i = 0; i < n; ++i) {
-        const auto [b, e] = l.blocks[i];
-        format::store_le<std::uint64_t>(s.record.data() + i * kDigestBytes,
-                                        codec::detail::digest64(chunk.data() + b, e - b));
-    }
-    if (l.pieces > 0) {
-        digest_pieces(chunk, l, s.record.data() + n * kDigestBytes);
+    const std::size_t size = n * (1 + l.pieces) * kDigestBytes;
+    if (size > 0 && hint.record.size() == size) {
+        s.record.assign(hint.record.begin(), hint.record.end());
+    } else {
+        s.record.resize(size);
+        for (std::size_t i = 0; i < n; ++i) {
+            const auto [b, e] = l.blocks[i];
+            format::store_le<std::uint64_t>(s.record.data() + i * kDigestBytes,
+                                            codec::detail::digest64(chunk.data() + b, e - b));
+        }
+        std::uint8_t* pieces = s.record.data() + n * kDigestBytes;
+        if (l.pieces > 0 && hint.pieces != nullptr && hint.pieces->fit(l)) {
+            const std::vector<std::uint64_t>& d = hint.pieces->digests();
+            for (std::size_t j = 0; j < d.size(); ++j) {
+                format::store_le<std::uint64_t>(pieces + j * kDigestBytes, d[j]);
+            }
+        } else if (l.pieces > 0) {
+            digest_pieces(chunk, l, pieces);
+        }
     }
     s.digest = sealed_digest(chunk, l, {s.record.data(), s.record.size()});
     return s;

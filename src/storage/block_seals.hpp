@@ -26,6 +26,8 @@
 #include <vector>
 
 #include <b2nd/byte_span.hpp>
+#include <b2nd/codec/chunk_encoder.hpp>
+#include <b2nd/storage/frame.hpp>
 
 namespace b2nd::storage::detail {
 
@@ -69,14 +71,60 @@ struct SealLayout {
 };
 SealLayout seal_layout(ByteSpan chunk, int version);
 
+/// Digests of the pieces of each block's decoded bytes, taken by a writer where it holds those
+/// bytes (codec::encode_chunk's BlockSeen: each block of the encoder's input, while it is in
+/// the cache), so that seal() need not decode the chunk. seal() uses them only for a chunk of
+/// the geometry they were made for (block size, size, typesize, pieces), and only when every
+/// block was given: anything else, and it decodes as without them.
+class PieceDigests {
+public:
+    /// For a chunk of `nbytes` that `params` encode (the block size and typesize its header will
+    /// hold), in a table of `version`. pieces() is 0 where such chunks carry none (other codecs
+    /// or filters, small blocks, version 2): then nothing needs to be given.
+    PieceDigests(const codec::EncodeParams& params, std::int64_t nbytes, int version);
+    /// For the table `frame` carries now (none: nothing to digest).
+    PieceDigests(const codec::EncodeParams& params, std::int64_t nbytes, const Frame& frame);
+    PieceDigests(const PieceDigests&) = delete;
+    PieceDigests& operator=(const PieceDigests&) = delete;
+    std::size_t pieces() const noexcept { return geometry_.pieces; }
+    /// What encode_chunk is shown blocks through: give() (null when pieces() is 0).
+    const codec::BlockSeen* watch() noexcept { return pieces() > 0 ? &watch_ : nullptr; }
+    /// Digests block i's decoded bytes (`n`). From any thread, distinct blocks concurrently; a
+    /// block given again replaces its digests. Blocks outside the geometry are ignored.
+    void give(std::int32_t i, const std::uint8_t* decoded, std::size_t n) noexcept;
+    /// Whether these are the pieces of every block of a chunk of `layout`.
+    bool fit(const SealLayout& layout) const noexcept;
+    /// Block-major piece digests (fit() only).
+    const std::vector<std::uint64_t>& digests() const noexcept { return digests_; }
+
+private:
+    codec::BlockSeen watch_;
+    SealLayout geometry_;  // pieces, blocksize, nbytes, typesize (no blocks)
+    std::size_t nblocks_ = 0;
+    std::vector<std::uint64_t> digests_;
+    std::vector<std::uint8_t> given_;  // per block
+};
+
+/// What a writer staging a chunk knows that spares seal() work (both optional):
+/// - `pieces`: its pieces' digests, taken while it was encoded;
+/// - `record`: the record it carries from the table of the frame it is copied from as stored,
+///   which the chunk and the record matched whole. It is used as it is when it has the size
+///   this table's record of the chunk has: the records of versions 2 and 3 are the same bytes
+///   for chunks without pieces, and differ in size for chunks with them.
+struct SealHint {
+    const PieceDigests* pieces = nullptr;
+    ByteSpan record;
+};
+
 /// A chunk sealed for table version 2 or 3: the record stored after it, and its table entry.
 struct Seal {
     std::vector<std::uint8_t> record;
     std::uint64_t digest = 0;
 };
-/// Version 3 decodes the chunk to digest the pieces of its blocks (a block that does not decode
-/// gets digests of 0: a read of it fails in the decoder before any piece is compared).
-Seal seal(ByteSpan chunk, int version);
+/// Without a hint that fits, version 3 decodes the chunk to digest the pieces of its blocks (a
+/// block that does not decode gets digests of 0: a read of it fails in the decoder before any
+/// piece is compared).
+Seal seal(ByteSpan chunk, int version, const SealHint& hint = {});
 /// The table entry of a chunk followed by `record`: the digest of its head and the record.
 std::uint64_t sealed_digest(ByteSpan chunk, const SealLayout& layout, ByteSpan record);
 

@@ -138,8 +138,9 @@ struct Frame::Impl {
     };
     ClassifiedChunk classify(ByteSpan chunk) const;
     /// What the current table records for a new chunk: nothing without a table; version 1, the
-    /// digest of its bytes; version 2, its record and digest (block_seals.hpp).
-    detail::Seal seal_for_table(ByteSpan chunk) const;
+    /// digest of its bytes; versions 2 and 3, its record and digest (block_seals.hpp), with what
+    /// `hint` gives of them.
+    detail::Seal seal_for_table(ByteSpan chunk, const detail::SealHint& hint = {}) const;
     /// The bytes a chunk takes where it is stored: its own, and its record after them.
     static std::int64_t stored_size(const StoredChunk& c) noexcept {
         return static_cast<std::int64_t>(c.bytes.size() + c.record.size());
@@ -166,7 +167,7 @@ struct Frame::Impl {
         int version = 0;       ///< the table's version then (0: none carried)
         std::size_t size = 0;  ///< the bytes sealed: the chunk's first `size` (0: none)
     };
-    SealAhead seal_ahead(ByteSpan chunk) const;
+    SealAhead seal_ahead(ByteSpan chunk, const detail::SealHint& hint) const;
     /// Frame::stage, with the lock held; `ahead`: the chunk's seal made before, used if the
     /// table it was made for is still the frame's.
     StagedChunk stage(ByteSpan chunk, const SealAhead* ahead = nullptr);

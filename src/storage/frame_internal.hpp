@@ -11,6 +11,10 @@
 
 namespace b2nd::storage {
 
+namespace detail {
+struct SealHint;
+}
+
 struct FrameInternal {
     /// Frame::fetch: a remote frame fetches what reading these blocks needs (two batches of
     /// requests at most); other frames: nothing.
@@ -40,7 +44,9 @@ struct FrameInternal {
     /// What Frame::stage needs to stage `chunk` but the frame's exclusive lock: its seal for the
     /// checksum table, made under the shared lock on the calling thread.
     struct Ahead;
-    static std::shared_ptr<const Ahead> seal_ahead(const Frame& f, ByteSpan chunk);
+    static std::shared_ptr<const Ahead> seal_ahead(const Frame& f,
+                                                   ByteSpan chunk,
+                                                   const detail::SealHint& hint);
     /// Frame::stage, with the seal made ahead if the table is still the one it was made for.
     static StagedChunk stage(Frame& f, ByteSpan chunk, const Ahead* ahead);
 };

@@ -177,23 +177,23 @@ void Frame::Impl::apply(const FrameEdit& edit) {
     commit(std::move(c));
 }
 
-detail::Seal Frame::Impl::seal_for_table(ByteSpan chunk) const {
+detail::Seal Frame::Impl::seal_for_table(ByteSpan chunk, const detail::SealHint& hint) const {
     if (!checks.carried()) {
         return {};
     }
     if (checks.version() >= 2) {
-        return detail::seal(chunk, checks.version());
+        return detail::seal(chunk, checks.version(), hint);
     }
     return {{}, detail::bytes_digest(chunk)};
 }
 
-Frame::Impl::SealAhead Frame::Impl::seal_ahead(ByteSpan chunk) const {
+Frame::Impl::SealAhead Frame::Impl::seal_ahead(ByteSpan chunk, const detail::SealHint& hint) const {
     SealAhead a;
     const ClassifiedChunk c = classify(chunk);  // stored bytes: the chunk's first cbytes
     a.version = checks.carried() ? checks.version() : 0;
     a.size = c.bytes.size();
     if (!c.bytes.empty()) {
-        a.seal = seal_for_table(c.bytes);
+        a.seal = seal_for_table(c.bytes, hint);
     }
     return a;
 }
@@ -311,10 +311,10 @@ struct FrameInternal::Ahead {
     Frame::Impl::SealAhead sealed;
 };
 
-std::shared_ptr<const FrameInternal::Ahead> FrameInternal::seal_ahead(const Frame& f,
-                                                                      ByteSpan chunk) {
+std::shared_ptr<const FrameInternal::Ahead> FrameInternal::seal_ahead(
+    const Frame& f, ByteSpan chunk, const detail::SealHint& hint) {
     std::shared_lock<std::shared_mutex> lock(f.impl_->mutex);
-    return std::make_shared<const Ahead>(Ahead{f.impl_->seal_ahead(chunk)});
+    return std::make_shared<const Ahead>(Ahead{f.impl_->seal_ahead(chunk, hint)});
 }
 
 StagedChunk FrameInternal::stage(Frame& f, ByteSpan chunk, const Ahead* ahead) {
@@ -322,12 +322,14 @@ StagedChunk FrameInternal::stage(Frame& f, ByteSpan chunk, const Ahead* ahead) {
     return f.impl_->stage(chunk, ahead != nullptr ? &ahead->sealed : nullptr);
 }
 
-ReservedStaging::Classified ReservedStaging::classify(const Frame& f, ByteSpan chunk) {
+ReservedStaging::Classified ReservedStaging::classify(const Frame& f,
+                                                      ByteSpan chunk,
+                                                      const detail::SealHint& hint) {
     std::shared_lock<std::shared_mutex> lock(f.impl_->mutex);
     const Frame::Impl::ClassifiedChunk c = f.impl_->classify(chunk);
     Classified out{c.bytes, c.entry, c.nbytes, 0, {}};
     if (!c.bytes.empty()) {
-        detail::Seal sealed = f.impl_->seal_for_table(c.bytes);
+        detail::Seal sealed = f.impl_->seal_for_table(c.bytes, hint);
         out.digest = sealed.digest;
         out.record = std::move(sealed.record);
     }

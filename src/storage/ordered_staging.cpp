@@ -64,12 +64,13 @@ OrderedStaging::~OrderedStaging() {
 
 StagedChunk OrderedStaging::stage(std::size_t k,
                                   ByteSpan chunk,
+                                  const SealHint& hint,
                                   std::shared_ptr<const void> owner) {
     // Sealed now, in parallel with the other threads' chunks: sealing a chunk for a version-3
     // table decodes it. A chunk that cannot be sealed is staged unsealed, to fail in its turn.
     std::shared_ptr<const FrameInternal::Ahead> ahead;
     try {
-        ahead = FrameInternal::seal_ahead(frame_, chunk);
+        ahead = FrameInternal::seal_ahead(frame_, chunk, hint);
     } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): staging reports it
     }
     std::unique_lock<std::mutex> l(mutex_);

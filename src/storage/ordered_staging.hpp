@@ -22,6 +22,7 @@
 #include <b2nd/storage/frame.hpp>
 
 #include "../detail/memory.hpp"
+#include "block_seals.hpp"
 #include "frame_internal.hpp"
 
 namespace b2nd::storage::detail {
@@ -42,8 +43,12 @@ public:
     /// an empty StagedChunk while it is kept for its turn: take() gives every task's. The bytes
     /// need to stay valid during the call only (they are copied to be kept), or as long as
     /// `owner` lives when one is given (they are kept as they are: chunks copied as stored).
-    /// The chunk is sealed for the checksum table here, on the calling thread, before its turn.
-    StagedChunk stage(std::size_t k, ByteSpan chunk, std::shared_ptr<const void> owner = nullptr);
+    /// The chunk is sealed for the checksum table here, on the calling thread, before its turn,
+    /// with what `hint` gives of its seal.
+    StagedChunk stage(std::size_t k,
+                      ByteSpan chunk,
+                      const detail::SealHint& hint = {},
+                      std::shared_ptr<const void> owner = nullptr);
 
     /// Runs the tasks, body(k) for k = 0..n-1, on up to `threads` threads (parallel_for, which
     /// hands tasks out in order); each must stage its chunk. Only here does a chunk past the

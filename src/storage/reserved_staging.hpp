@@ -15,6 +15,8 @@
 #include <b2nd/byte_span.hpp>
 #include <b2nd/storage/frame.hpp>
 
+#include "block_seals.hpp"
+
 namespace b2nd::storage {
 
 struct ReservedStaging {
@@ -28,7 +30,8 @@ struct ReservedStaging {
         /// With a version-2 table: its block digests, to write right after `bytes`.
         std::vector<std::uint8_t> record;
     };
-    static Classified classify(const Frame& f, ByteSpan chunk);
+    /// `hint`: what spares sealing the chunk work (block_seals.hpp).
+    static Classified classify(const Frame& f, ByteSpan chunk, const detail::SealHint& hint = {});
     /// Writer: reserves room for chunks other processes write ahead of the next commit, and
     /// returns where it starts: `amount` bytes from a file position (contiguous frames), or
     /// `amount` chunk file numbers (sparse frames). Reserved room that no apply() names becomes

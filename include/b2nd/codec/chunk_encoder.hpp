@@ -96,10 +96,18 @@ constexpr std::size_t max_encoded_size(std::size_t nbytes) noexcept {
     return nbytes + 32;
 }
 
+/// Shown block i's input bytes (`n`, before any filter) as the encoder takes them, from any of
+/// its threads, once per block or more (a chunk that ends up stored as it is shows them again,
+/// as stored). A writer digests a block there while it is in the cache.
+using BlockSeen = std::function<void(std::int32_t i, const std::uint8_t* data, std::size_t n)>;
+
 /// Encodes `src` as one chunk into `dest` (dest.size() >= max_encoded_size(src.size()));
-/// returns the chunk size. \throws UsageError for invalid parameters, CodecError if a library
-/// fails.
-std::size_t encode_chunk(ByteSpan src, const EncodeParams& params, MutableByteSpan dest);
+/// returns the chunk size. `seen` (optional) is shown each block.
+/// \throws UsageError for invalid parameters, CodecError if a library fails.
+std::size_t encode_chunk(ByteSpan src,
+                         const EncodeParams& params,
+                         MutableByteSpan dest,
+                         const BlockSeen* seen = nullptr);
 /// Encodes `src` into a new buffer.
 std::vector<std::uint8_t> encode_chunk(ByteSpan src, const EncodeParams& params);
 
@@ -112,7 +120,8 @@ using BlockFill = std::function<void(std::int32_t i, std::uint8_t* dest, std::si
 std::size_t encode_chunk(std::int64_t nbytes,
                          const BlockFill& fill,
                          const EncodeParams& params,
-                         MutableByteSpan dest);
+                         MutableByteSpan dest,
+                         const BlockSeen* seen = nullptr);
 
 /// A VL-block chunk (format version 6, c-blosc2 3.x's blosc2_vlcompress_ctx): each of `blocks`
 /// (non-empty) compressed on its own as one stream, stored raw where compression does not pay.

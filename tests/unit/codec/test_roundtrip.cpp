@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <mutex>
 
 #include <catch2/catch.hpp>
 
@@ -387,4 +388,54 @@ TEST_CASE("encoding block by block: incompressible chunks and DELTA after TRUNC_
     // An empty fill function is a usage error, not a crash.
     std::vector<std::uint8_t> out(max_encoded_size(64));
     CHECK_THROWS_AS(encode_chunk(64, BlockFill{}, EncodeParams{}, out), b2nd::UsageError);
+}
+
+TEST_CASE("encoder: BlockSeen is shown every block's input, compressed or stored", "[codec]") {
+    // Each block is shown with its input bytes, on any thread; a chunk that ends up stored as it
+    // is shows its blocks again as stored (a watcher keeps the last of them).
+    b2nd::test::SplitMix rng(78);
+    std::vector<std::uint8_t> noise(5 * 512 + 100);
+    for (auto& b : noise) {
+        b = static_cast<std::uint8_t>(rng.next());
+    }
+    const auto smooth = b2nd::test::smooth_bytes(5 * 512 + 100, 4, 5);
+    const std::vector<std::uint8_t>* inputs[] = {&noise, &smooth};
+    for (const auto* in : inputs) {
+        for (const int threads : {1, 2}) {
+            for (const bool by_blocks : {false, true}) {
+                INFO((in == &noise ? "noise" : "smooth")
+                     << ", " << threads << " threads" << (by_blocks ? ", by blocks" : ""));
+                EncodeParams p;
+                p.codec = Codec::lz4;
+                p.clevel = 5;
+                p.typesize = 4;
+                p.blocksize = 512;
+                p.filters = make_pipeline({{Filter::shuffle, 0}});
+                p.nthreads = threads;
+                std::vector<std::vector<std::uint8_t>> shown(6);
+                std::mutex m;
+                const BlockSeen seen = [&](std::int32_t i, const std::uint8_t* d, std::size_t n) {
+                    std::lock_guard<std::mutex> l(m);
+                    shown.at(static_cast<std::size_t>(i)).assign(d, d + n);
+                };
+                std::vector<std::uint8_t> out(max_encoded_size(in->size()));
+                if (by_blocks) {
+                    const BlockFill fill = [&](std::int32_t i, std::uint8_t* dest, std::size_t n) {
+                        std::memcpy(dest, in->data() + static_cast<std::size_t>(i) * 512, n);
+                    };
+                    out.resize(
+                        encode_chunk(static_cast<std::int64_t>(in->size()), fill, p, out, &seen));
+                } else {
+                    out.resize(encode_chunk(*in, p, out, &seen));
+                }
+                CHECK(out == encode_chunk(*in, p));  // watching changes nothing
+                CHECK(ChunkDecoder(out).memcpyed() == (in == &noise));
+                for (std::size_t i = 0; i < 6; ++i) {
+                    const std::size_t a = i * 512;
+                    const std::size_t e = std::min(in->size(), a + 512);
+                    CHECK(shown[i] == std::vector<std::uint8_t>(in->data() + a, in->data() + e));
+                }
+            }
+        }
+    }
 }

@@ -19,6 +19,7 @@
 #include "codec/digest.hpp"
 #include "storage/block_seals.hpp"
 #include "support/files.hpp"
+#include "support/pieced.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace b2nd;
@@ -28,15 +29,9 @@ namespace seals = storage::detail;
 
 namespace {
 
-/// 4 blocks of 32 KiB of float32 values that repeat every 1,000 items (LZ4 finds matches).
+/// 4 blocks of 32 KiB of float32 values.
 std::vector<std::uint8_t> values() {
-    std::vector<float> v(4 * 8192);
-    for (std::size_t i = 0; i < v.size(); ++i) {
-        v[i] = static_cast<float>((i * 2654435761U) % 1000) * 0.25F;
-    }
-    std::vector<std::uint8_t> b(v.size() * 4);
-    std::memcpy(b.data(), v.data(), b.size());
-    return b;
+    return test::repeating_floats(4 * 8192);
 }
 
 std::vector<std::uint8_t> encoded(const std::vector<std::uint8_t>& data,
@@ -44,13 +39,7 @@ std::vector<std::uint8_t> encoded(const std::vector<std::uint8_t>& data,
                                   int clevel,
                                   Filter filter,
                                   std::int32_t blocksize = 32768) {
-    codec::EncodeParams p;
-    p.codec = codec;
-    p.clevel = clevel;
-    p.filters = codec::make_pipeline({{filter, 0}});
-    p.typesize = 4;
-    p.blocksize = blocksize;
-    return codec::encode_chunk(data, p);
+    return codec::encode_chunk(data, test::float_params(codec, clevel, filter, blocksize));
 }
 
 /// A 64 x 1024 float32 array in chunks of 32 rows and LZ4 + shuffle blocks of 8 rows (32 KiB:

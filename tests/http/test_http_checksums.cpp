@@ -1,7 +1,8 @@
 // Checksums of arrays read over HTTP (docs/CHECKSUMS.md), from nginx on 127.0.0.1: a read that
 // fetches some blocks of a chunk checks those blocks (with the chunk's header and record,
 // fetched with them); a changed block is refused by the reads that need it and only by those,
-// and the persistent cache never keeps it.
+// and the persistent cache never keeps it. Version 3's pieces check a read of a block's first
+// rows over HTTP as they do locally.
 #include <fstream>
 
 #include <catch2/catch.hpp>
@@ -12,6 +13,7 @@
 
 #include "support/files.hpp"
 #include "support/http_servers.hpp"
+#include "support/pieced.hpp"
 #include "support/served_array.hpp"
 #include "support/temp_dir.hpp"
 
@@ -92,5 +94,32 @@ TEST_CASE(
         INFO("handle " << round);
         const auto a = b2nd::AnyArray::open(s.server->url("d.b2nd"), s.cached());
         CHECK_THROWS_WITH(a.read(kB), Contains("chunk 0") && Contains("block 0"));
+    }
+}
+
+TEST_CASE("http checksums: a read of a block's first rows checks the pieces it decodes", "[http]") {
+    // p.b2nd beside a.b2nd: LZ4 + shuffle blocks of 8 rows of 4 KiB, in 8 pieces of a row each
+    // (checksum version 3). A byte changed late in block 1 (rows 8-15) leaves row 8 readable,
+    // and correct, over HTTP without a block cache; the rows it reaches are refused.
+    B2ND_HTTP_FIXTURE(s, serve);
+    const std::string p = s.dir / "p.b2nd";
+    const std::vector<float> v = b2nd::test::make_pieced(p, false);
+    const b2nd::storage::StoredChunk c = b2nd::storage::Frame::open(p).chunk(0);
+    const auto ext = b2nd::codec::block_extents(c.bytes, b2nd::format::read_chunk_header(c.bytes));
+    REQUIRE(ext);
+    b2nd::test::flip_byte(p, c.offset + (*ext)[1].second - 2);
+    const std::vector<float> row8(v.begin() + 8 * 1024, v.begin() + 9 * 1024);
+    for (const bool blocks : {true, false}) {
+        INFO((blocks ? "block reads" : "whole chunks"));
+        b2nd::OpenOptions o;
+        o.cache_bytes = 0;
+        o.http.block_reads = blocks;
+        const auto a = b2nd::NDArray<float>::open(s.server->url("p.b2nd"), o);
+        REQUIRE(a.any().frame().checksums().version == 3);
+        CHECK(a.read(b2nd::Box::region({8, 0}, {1, 1024})) == row8);
+        CHECK_THROWS_WITH(a.read(b2nd::Box::region({15, 0}, {1, 1024})),
+                          Contains("chunk 0") && Contains("block 1"));
+        CHECK_THROWS_AS(a.read(), b2nd::FormatError);
+        CHECK(a.read(b2nd::Box::region({8, 0}, {1, 1024})) == row8);
     }
 }

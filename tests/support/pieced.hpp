@@ -1,11 +1,13 @@
-// Chunks for the tests of checksum version 3's pieces (block_seals.hpp): values LZ4 compresses,
-// and the encode parameters of a float32 chunk.
+// Chunks and arrays for the tests of checksum version 3's pieces (block_seals.hpp): values LZ4
+// compresses, the encode parameters of a float32 chunk, an array whose chunks have pieces.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
+#include <b2nd/b2nd.hpp>
 #include <b2nd/codec/chunk_encoder.hpp>
 
 namespace b2nd::test {
@@ -32,6 +34,21 @@ inline codec::EncodeParams float_params(
     p.blocksize = blocksize;
     p.nthreads = threads;
     return p;
+}
+
+/// A 64 x 1024 float32 array of repeating_floats in chunks of 32 rows and LZ4 + shuffle blocks
+/// of 8 rows (32 KiB: 8 pieces of one row each); returns its values.
+inline std::vector<float> make_pieced(const std::string& path, bool sparse) {
+    const std::vector<std::uint8_t> bytes = repeating_floats(64 * 1024);
+    std::vector<float> v(64 * 1024);
+    std::memcpy(v.data(), bytes.data(), bytes.size());
+    CreateOptions o;
+    o.chunk_shape = {32, 1024};
+    o.block_shape = {8, 1024};
+    o.compression = CompressionParams{Codec::lz4, 5, {{Filter::shuffle, 0}}};
+    o.sparse = sparse;
+    (void)NDArray<float>::create_from(path, {64, 1024}, v, o);
+    return v;
 }
 
 }  // namespace b2nd::test

@@ -42,22 +42,6 @@ std::vector<std::uint8_t> encoded(const std::vector<std::uint8_t>& data,
     return codec::encode_chunk(data, test::float_params(codec, clevel, filter, blocksize));
 }
 
-/// A 64 x 1024 float32 array in chunks of 32 rows and LZ4 + shuffle blocks of 8 rows (32 KiB:
-/// 8 pieces of one row each); returns its values.
-std::vector<float> make_pieced(const std::string& path, bool sparse) {
-    std::vector<float> v(64 * 1024);
-    for (std::size_t i = 0; i < v.size(); ++i) {
-        v[i] = static_cast<float>((i * 2654435761U) % 1000) * 0.25F;
-    }
-    CreateOptions o;
-    o.chunk_shape = {32, 1024};
-    o.block_shape = {8, 1024};
-    o.compression = CompressionParams{Codec::lz4, 5, {{Filter::shuffle, 0}}};
-    o.sparse = sparse;
-    (void)NDArray<float>::create_from(path, {64, 1024}, v, o);
-    return v;
-}
-
 }  // namespace
 
 TEST_CASE("block pieces: which chunks have them, and how large the record is", "[storage]") {
@@ -157,7 +141,7 @@ TEST_CASE("block pieces: a read of a block's first rows checks the pieces it dec
     for (const bool sparse : {false, true}) {
         INFO((sparse ? "sparse" : "contiguous"));
         const std::string path = dir / (sparse ? "p.b2frame" : "p.b2nd");
-        v = make_pieced(path, sparse);
+        v = test::make_pieced(path, sparse);
         REQUIRE(Frame::open(path).checksums().version == 3);
         const storage::StoredChunk c = Frame::open(path).chunk(0);
         CHECK(c.record.size() == 8 * 4 * (1 + 8));
@@ -245,7 +229,7 @@ TEST_CASE("block pieces: version-2 files read, keep version 2 through writes, an
 TEST_CASE("block pieces: a record cut inside its pieces is refused, not read past", "[storage]") {
     test::TempDir dir;
     const std::string path = dir / "t.b2frame";
-    const std::vector<float> v = make_pieced(path, true);
+    const std::vector<float> v = test::make_pieced(path, true);
     const storage::StoredChunk c = Frame::open(path).chunk(1);
     REQUIRE(c.record.size() == 8 * 4 * (1 + 8));
     char name[32];

@@ -233,15 +233,8 @@ TEST_CASE("seal hints: what arrays write has the records a seal decodes", "[stor
 
 TEST_CASE("seal hints: a copy as stored carries the records its source checked", "[storage]") {
     test::TempDir dir;
-    const std::vector<std::uint8_t> bytes = test::repeating_floats(64 * 1024);
-    std::vector<float> v(64 * 1024);
-    std::memcpy(v.data(), bytes.data(), bytes.size());
-    CreateOptions o;
-    o.chunk_shape = {32, 1024};
-    o.block_shape = {8, 1024};
-    o.compression = CompressionParams{Codec::lz4, 5, {{Filter::shuffle, 0}}};
     const std::string src = dir / "s.b2nd";
-    (void)NDArray<float>::create_from(src, {64, 1024}, v, o);
+    const std::vector<float> v = test::make_pieced(src, false);
     const auto records = [](const std::string& path) {
         const Frame f = Frame::open(path);
         std::vector<std::vector<std::uint8_t>> r;

@@ -188,8 +188,9 @@ PieceDigests::PieceDigests(const codec::EncodeParams& params,
 
 PieceDigests::PieceDigests(const codec::EncodeParams& params, std::int64_t nbytes, int version)
     : watch_([this](std::int32_t i, const std::uint8_t* d, std::size_t n) { give(i, d, n); }) {
-    if (nbytes <= 0 || nbytes > std::numeric_limits<std::int32_t>::max()) {
-        return;
+    if (version < 3 || nbytes <= 0 || nbytes > std::numeric_limits<std::int32_t>::max() ||
+        params.clevel < 0 || params.clevel > 9) {
+        return;  // nothing to digest, or parameters encode_chunk refuses
     }
     // The header the encoder writes, as far as the choice of pieces reads it.
     format::ChunkHeader h;

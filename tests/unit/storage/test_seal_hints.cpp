@@ -166,6 +166,13 @@ TEST_CASE("seal hints: digests that do not fit the chunk are not used", "[storag
     }
     seals::PieceDigests two(p, nbytes, 2);
     CHECK(two.pieces() == 0);
+    // Parameters encode_chunk refuses get none either (and are not read out of range).
+    for (const int clevel : {-1, 10, 100}) {
+        codec::EncodeParams bad = p;
+        bad.clevel = clevel;
+        bad.blocksize = 0;  // automatic: the block size would follow the level
+        CHECK(seals::PieceDigests(bad, nbytes, 3).pieces() == 0);
+    }
 }
 
 TEST_CASE("seal hints: a carried record is used only with the size of this table's record",

@@ -1,4 +1,5 @@
-// The XXH3-64 gate (digest.hpp): the baseline build, and the dispatch to the AVX2 one.
+// The XXH3-64 gate (digest.hpp): the baseline build, and the dispatch to the AVX2 one (of both
+// the one-span digest and the two-span one that hashes each chunk's head and record).
 #include "digest.hpp"
 
 #include <cstring>
@@ -6,7 +7,7 @@
 #include "simd.hpp"
 
 #define XXH_INLINE_ALL
-#include <xxhash.h>
+#include "digest_two_spans.hpp"  // <xxhash.h>, inlined
 
 namespace b2nd::codec::detail {
 
@@ -17,15 +18,35 @@ std::uint64_t digest64_baseline(const std::uint8_t* p, std::size_t n) noexcept {
 namespace {
 
 using DigestFn = std::uint64_t (*)(const std::uint8_t*, std::size_t) noexcept;
+using PairFn = std::uint64_t (*)(ByteSpan, ByteSpan) noexcept;
+
+#ifdef B2ND_HAVE_X86_KERNELS
+bool use_avx2() noexcept {
+    const SimdKernels* k = best_kernels();
+    return k != nullptr && std::strncmp(k->name, "avx2", 4) == 0;  // "avx2" or "avx2+gfni"
+}
+#endif
+
+std::uint64_t pair_baseline(ByteSpan a, ByteSpan b) noexcept {
+    return xxh3_two_spans(a, b);
+}
 
 DigestFn choose() noexcept {
 #ifdef B2ND_HAVE_X86_KERNELS
-    const SimdKernels* k = best_kernels();
-    if (k != nullptr && std::strncmp(k->name, "avx2", 4) == 0) {  // "avx2" or "avx2+gfni"
+    if (use_avx2()) {
         return &digest64_avx2;
     }
 #endif
     return &digest64_baseline;
+}
+
+PairFn choose_pair() noexcept {
+#ifdef B2ND_HAVE_X86_KERNELS
+    if (use_avx2()) {
+        return &digest64_avx2;
+    }
+#endif
+    return &pair_baseline;
 }
 
 }  // namespace
@@ -39,12 +60,8 @@ std::uint64_t digest64(ByteSpan a, ByteSpan b) noexcept {
     if (b.empty()) {
         return digest64(a);
     }
-    XXH3_state_t state;
-    XXH3_INITSTATE(&state);
-    XXH3_64bits_reset(&state);
-    XXH3_64bits_update(&state, a.data(), a.size());
-    XXH3_64bits_update(&state, b.data(), b.size());
-    return XXH3_64bits_digest(&state);
+    static const PairFn fn = choose_pair();
+    return fn(a, b);
 }
 
 }  // namespace b2nd::codec::detail

@@ -1,7 +1,8 @@
 // Internal: the checksum b2nd files carry (src/storage/checksums.hpp): XXH3-64, seed 0, from
 // Debian's libxxhash. Only digest.cpp and digest_avx2.cpp see <xxhash.h>, used header-only
-// (XXH_INLINE_ALL): the AVX2 build of it runs at ~47 GB/s here against ~18 GB/s for the shared
-// library's SSE2 one (bench/bench_checksum.cpp).
+// (XXH_INLINE_ALL): its AVX2 build runs at 32-36 GB/s over 4-256 KiB in cache here against
+// 12-19 GB/s for the SSE2 one (bench/bench_checksum.cpp, 2026-11-28; ~47 GB/s in an earlier
+// session), and so does the two-span digest of a chunk's head and record.
 #pragma once
 
 #include <cstddef>
@@ -27,6 +28,8 @@ std::uint64_t digest64_baseline(const std::uint8_t* p, std::size_t n) noexcept;
 #if defined(__x86_64__) || defined(_M_X64)
 /// The AVX2 build (digest_avx2.cpp); only for CPUs that have AVX2.
 std::uint64_t digest64_avx2(const std::uint8_t* p, std::size_t n) noexcept;
+/// digest64(a, b), built for AVX2.
+std::uint64_t digest64_avx2(ByteSpan a, ByteSpan b) noexcept;
 #endif
 
 }  // namespace b2nd::codec::detail

@@ -3,12 +3,16 @@
 
 #if defined(__x86_64__) || defined(_M_X64)
 #define XXH_INLINE_ALL
-#include <xxhash.h>
+#include "digest_two_spans.hpp"  // <xxhash.h>, inlined
 
 namespace b2nd::codec::detail {
 
 std::uint64_t digest64_avx2(const std::uint8_t* p, std::size_t n) noexcept {
     return XXH3_64bits(p, n);
+}
+
+std::uint64_t digest64_avx2(ByteSpan a, ByteSpan b) noexcept {
+    return xxh3_two_spans(a, b);
 }
 
 }  // namespace b2nd::codec::detail

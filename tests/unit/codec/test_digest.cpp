@@ -50,3 +50,25 @@ TEST_CASE("digest: the AVX2 and baseline builds agree on every length", "[codec]
         b[i / 8] ^= static_cast<std::uint8_t>(1U << (i % 8));
     }
 }
+
+TEST_CASE("digest: two spans hash as their bytes joined", "[codec]") {
+    // The two-span digest (a chunk's head, then its record) runs the streaming code of the
+    // kernel the CPU has; it must equal the one-span digest of the joined bytes at any split.
+    std::vector<std::uint8_t> b(70000);
+    for (std::size_t i = 0; i < b.size(); ++i) {
+        b[i] = static_cast<std::uint8_t>((i * 2654435761U) >> 13);
+    }
+    for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{240}, std::size_t{241},
+                                std::size_t{4096}, std::size_t{16896}, b.size()}) {
+        const std::uint64_t whole = digest64(b.data(), n);
+        for (const std::size_t cut :
+             {std::size_t{0}, std::size_t{1}, std::size_t{32}, n / 3, n / 2 + 1, n}) {
+            if (cut > n) {
+                continue;
+            }
+            INFO(n << " bytes cut at " << cut);
+            CHECK(digest64(b2nd::ByteSpan(b.data(), cut),
+                           b2nd::ByteSpan(b.data() + cut, n - cut)) == whole);
+        }
+    }
+}

@@ -104,6 +104,19 @@ struct OpenOptions : storage::OpenOptions {
     /// requests anywhere. true follows them, as python-blosc2 does (it writes absolute paths
     /// when its operands were opened by one).
     bool operands_anywhere = false;
+    /// An HDF5 dataset whose data lies in other files (external storage, a virtual dataset), or
+    /// reached through an external link: refused by default (UsageError naming what it points
+    /// at), since such a file can read any file the user can (a downloaded file naming
+    /// /etc/shadow or /proc/self/environ). true follows them, only to regular files inside the
+    /// HDF5 file's directory (links resolved, then checked), never to virtual sources that are
+    /// themselves virtual.
+    bool hdf5_external = false;
+    /// HDF5 datasets whose filters are neither libhdf5's own (deflate, shuffle, fletcher32,
+    /// nbit, scaleoffset) nor this library's (LZF 32000, Blosc 32001) have libhdf5 load the
+    /// system's filter plugins (HDF5_PLUGIN_PATH, else libhdf5's plugin directory), which then
+    /// decode the file's bytes. false refuses such datasets instead (their read fails, naming
+    /// the filter).
+    bool hdf5_plugins = true;
 };
 
 /// What a new array holds before anything is written.

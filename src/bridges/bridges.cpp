@@ -2,6 +2,7 @@
 // spell them (hdf5_gate.hpp), the attributes an export carries (bridges.hpp).
 #include "bridges.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 
@@ -82,6 +83,36 @@ void copy_box(const std::uint8_t* src,
             return;
         }
     }
+}
+
+Shape bounded_block(const Shape& chunk, std::int64_t itemsize) {
+    Shape block = chunk;
+    const std::size_t nd = block.size();
+    // The bytes of one index of axis d: the product of the block's later extents.
+    const auto inner = [&](std::size_t d) {
+        std::uint64_t b = static_cast<std::uint64_t>(std::max<std::int64_t>(itemsize, 1));
+        for (std::size_t k = d + 1; k < nd; ++k) {
+            b *= static_cast<std::uint64_t>(std::max<std::int64_t>(block[k], 1));
+        }
+        return b;
+    };
+    const auto most = static_cast<std::uint64_t>(kMaxBridgedBlockBytes);
+    for (std::size_t d = 0; d < nd; ++d) {
+        const std::uint64_t row = inner(d);
+        if (row <= most / static_cast<std::uint64_t>(std::max<std::int64_t>(block[d], 1))) {
+            break;  // the block fits
+        }
+        if (row > most) {
+            block[d] = 1;  // not even one index of this axis fits: cut the later axes too
+            continue;
+        }
+        // Equal parts: as few as fit, each as large as the division leaves.
+        const auto fit = static_cast<std::int64_t>(most / row);
+        const std::int64_t parts = (block[d] + fit - 1) / fit;
+        block[d] = (block[d] + parts - 1) / parts;
+        break;
+    }
+    return block;
 }
 
 Value::Map user_attributes(const AnyArray& a) {

@@ -38,6 +38,16 @@ void copy_box(const std::uint8_t* src,
               const Shape& count,
               std::size_t item);
 
+/// The most bytes a bridged array (an HDF5 dataset, a Zarr array) decodes into one block: a
+/// foreign chunk larger than this is read in several blocks, so that a read of one element
+/// allocates no more than this whatever chunks a file declares.
+inline constexpr std::int64_t kMaxBridgedBlockBytes = std::int64_t{8} << 20;
+
+/// The blocks a chunk of shape `chunk` (items of `itemsize` bytes) is read in: the chunk itself
+/// when it holds at most kMaxBridgedBlockBytes, else equal parts of it of at most that many
+/// bytes, cut along the first axes (rows of the last axes stay whole as far as they fit).
+Shape bounded_block(const Shape& chunk, std::int64_t itemsize);
+
 /// The attributes of `a` an export carries: its vlmeta, python-blosc2's object metadata aside.
 Value::Map user_attributes(const AnyArray& a);
 

@@ -2,6 +2,7 @@
 // call holds, handles, errors with libhdf5's own words, and the mappings of types and attributes.
 #pragma once
 
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -52,6 +53,90 @@ hid_t check(hid_t id, const std::string& where, const std::string& what);
 /// Registers our decoders: Blosc (32001, what PyTables and hdf5-blosc write) and LZF (32000,
 /// h5py's).
 void register_filters();
+
+/// What our decoders (hdf5_filters.cpp) know of the chunks libhdf5 hands them: the size every
+/// chunk of the dataset being read decodes to (its chunk dimensions times its type's size), which
+/// libhdf5 does not tell a filter. Set on the calling thread around each H5Dread (libhdf5 runs
+/// filters on that thread); outside one, our decoders refuse every chunk. Scopes nest.
+class FilterScope {
+public:
+    explicit FilterScope(std::uint64_t chunk_bytes);
+    ~FilterScope();
+    FilterScope(const FilterScope&) = delete;
+    FilterScope& operator=(const FilterScope&) = delete;
+    std::uint64_t chunk_bytes() const noexcept { return bytes_; }
+    /// Why one of our decoders refused a chunk in this scope ("" when none did): libhdf5 only
+    /// says that a filter failed.
+    const std::string& refusal() const noexcept { return refusal_; }
+    void refuse(std::string why) { refusal_ = std::move(why); }
+
+private:
+    std::uint64_t bytes_;
+    FilterScope* outer_;
+    std::string refusal_;
+};
+
+/// Our decoders as libhdf5 calls them (H5Z_func_t): the chunk in *buf (nbytes of it) replaced by
+/// exactly FilterScope::chunk_bytes() decoded bytes, whose size is returned; 0 when refused.
+std::size_t blosc_filter(unsigned flags,
+                         std::size_t cd_nelmts,
+                         const unsigned cd_values[],
+                         std::size_t nbytes,
+                         std::size_t* buf_size,
+                         void** buf);
+/// The LZF decoder, as blosc_filter.
+std::size_t lzf_filter(unsigned flags,
+                       std::size_t cd_nelmts,
+                       const unsigned cd_values[],
+                       std::size_t nbytes,
+                       std::size_t* buf_size,
+                       void** buf);
+
+/// What an HDF5 source file may reach besides itself (hdf5_reach.cpp): external links, external
+/// storage and virtual datasets are refused by name unless `external`
+/// (OpenOptions::hdf5_external), and then followed only to regular files inside the file's
+/// directory; filters that only a plugin decodes are refused unless `plugins`
+/// (OpenOptions::hdf5_plugins).
+class Reach {
+public:
+    Reach(const std::string& file, bool external, bool plugins, std::string where);
+    Reach(const Reach&) = delete;
+    Reach& operator=(const Reach&) = delete;
+    /// A dataset access property list (also a link access one) for every open and lookup: its
+    /// external links go through the check, and relative names of other files are looked for
+    /// in the source's directory.
+    hid_t access() const noexcept { return dapl_.get(); }
+    /// \throws UsageError naming the external link the last libhdf5 call refused, if any (its
+    /// own error only says that a traversal failed)
+    void throw_refused();
+    /// \throws UsageError, after `where` (the dataset), when the dataset open as `dset` keeps its
+    /// data in external files or is virtual and may not reach them
+    void check_dataset(hid_t dset, const std::string& where) const;
+    /// Whether libhdf5 may load filter plugins for this file.
+    bool plugins() const noexcept { return plugins_; }
+
+private:
+    static herr_t on_external_link(const char* parent_file,
+                                   const char* parent_group,
+                                   const char* child_file,
+                                   const char* child_object,
+                                   unsigned* acc_flags,
+                                   hid_t fapl,
+                                   void* self);
+    /// The file a virtual dataset's source lies in: dset's own ("" names it), or `other` opened
+    /// into `holder`. \throws UsageError after `where` when it cannot be opened
+    hid_t source_file(hid_t dset,
+                      const std::string& other,
+                      Handle& holder,
+                      const std::string& where) const;
+
+    bool allow_;
+    bool plugins_;
+    std::string where_;
+    std::string dir_;  // the source's directory, canonical
+    Handle dapl_;
+    std::string refused_;  // set by on_external_link
+};
 
 /// The NumPy dtype string of an HDF5 datatype: integers, floats (16-64 bits), h5py's bool (an
 /// enum of int8 FALSE/TRUE) and complex (a compound {r, i}), fixed-length strings (S), opaque

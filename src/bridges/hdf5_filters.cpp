@@ -1,13 +1,21 @@
 // Our own decoders registered with libhdf5: Blosc (filter 32001, as PyTables and hdf5-blosc write
 // it: one Blosc1 chunk per HDF5 chunk) and LZF (32000, h5py's), so that such files read without
 // any plugin installed. Decoding only: exports use deflate, which every reader has.
+//
+// libhdf5 uses what a filter returns as a whole chunk, without checking its size: a decoder that
+// hands back fewer bytes makes it read past the buffer. A filter is told neither the dataset nor
+// its chunk shape, and cd_values and the stream are the file's word, which may be anything: the
+// size comes from the dataset, through the FilterScope the caller of H5Dread sets on its thread
+// (libhdf5 runs filters on the thread that reads). Each decoder returns exactly that many bytes,
+// allocated once, or fails; outside a scope it fails.
 #include <cstring>
-#include <vector>
+#include <string>
 
 #include <b2nd/codec/chunk_decoder.hpp>
 #include <b2nd/error.hpp>
 
 #include "../codec/compressors.hpp"
+#include "../detail/text.hpp"
 #include "hdf5_detail.hpp"
 
 namespace b2nd::bridges::h5 {
@@ -17,73 +25,114 @@ namespace {
 constexpr H5Z_filter_t kLzf = 32000;
 constexpr H5Z_filter_t kBlosc = 32001;
 
-/// Replaces HDF5's buffer with `out`; the new size, or 0 when it cannot allocate.
-std::size_t hand_back(const std::vector<std::uint8_t>& out, std::size_t* buf_size, void** buf) {
-    void* fresh = H5allocate_memory(out.size(), false);
-    if (fresh == nullptr) {
-        return 0;
-    }
-    std::memcpy(fresh, out.data(), out.size());
-    H5free_memory(*buf);
-    *buf = fresh;
-    *buf_size = out.size();
-    return out.size();
-}
+thread_local FilterScope* tl_scope = nullptr;
 
-// cd_values of hdf5-blosc: filter revision, Blosc version, typesize, chunk bytes, clevel,
-// shuffle, compressor. The chunk itself says all of it; the chunk's bytes bound what it may
-// claim.
-std::size_t blosc_filter(unsigned flags,
-                         std::size_t cd_nelmts,
-                         const unsigned cd_values[],
-                         std::size_t nbytes,
-                         std::size_t* buf_size,
-                         void** buf) {
-    if ((flags & H5Z_FLAG_REVERSE) == 0) {
-        return 0;  // no encoder here
-    }
-    try {
-        const std::int64_t most =
-            cd_nelmts > 3 && cd_values[3] != 0 ? std::int64_t{cd_values[3]} : std::int64_t{1} << 31;
-        const std::vector<std::uint8_t> out =
-            codec::decode_chunk(ByteSpan(static_cast<const std::uint8_t*>(*buf), nbytes), 1, most);
-        return hand_back(out, buf_size, buf);
-    } catch (const std::exception&) {
-        return 0;  // libhdf5 reports a failed filter, naming the dataset
-    }
-}
-
-// cd_values of h5py's LZF filter: filter version, LZF version, chunk bytes.
-std::size_t lzf_filter(unsigned flags,
-                       std::size_t cd_nelmts,
-                       const unsigned cd_values[],
-                       std::size_t nbytes,
-                       std::size_t* buf_size,
-                       void** buf) {
-    if ((flags & H5Z_FLAG_REVERSE) == 0) {
-        return 0;
-    }
-    try {
-        std::size_t cap = cd_nelmts > 2 && cd_values[2] != 0 ? cd_values[2] : 4 * nbytes + 64;
-        std::vector<std::uint8_t> out;
-        for (int attempt = 0; attempt < 6; ++attempt, cap *= 4) {
-            out.resize(cap);
-            std::size_t got = 0;
-            if (codec::detail::lzf_decompress(static_cast<const std::uint8_t*>(*buf), nbytes,
-                                              out.data(), out.size(), got)) {
-                out.resize(got);
-                return hand_back(out, buf_size, buf);
-            }
-            if (cd_nelmts > 2 && cd_values[2] != 0) {
-                break;  // the chunk size was given: a stream that does not fit is corrupt
-            }
-        }
-    } catch (const std::exception&) {
+/// A decoder's refusal: kept for the caller's message (libhdf5 only says the filter failed).
+std::size_t refuse(const char* filter, const std::string& why) {
+    if (tl_scope != nullptr && tl_scope->refusal().empty()) {
+        tl_scope->refuse(std::string("a chunk's ") + filter + " stream: " + why);
     }
     return 0;
 }
 
+/// The size every chunk decodes to, or 0 (and a refusal) outside a scope.
+std::uint64_t chunk_bytes(const char* filter) {
+    if (tl_scope == nullptr || tl_scope->chunk_bytes() == 0) {
+        refuse(filter, "decoded outside a read that knows the dataset's chunk size");
+        return 0;
+    }
+    return tl_scope->chunk_bytes();
+}
+
+/// Replaces libhdf5's buffer by `out` (want bytes, from H5allocate_memory).
+std::size_t hand_back(void* out, std::uint64_t want, std::size_t* buf_size, void** buf) {
+    H5free_memory(*buf);
+    *buf = out;
+    *buf_size = static_cast<std::size_t>(want);
+    return static_cast<std::size_t>(want);
+}
+
 }  // namespace
+
+FilterScope::FilterScope(std::uint64_t chunk_bytes) : bytes_(chunk_bytes), outer_(tl_scope) {
+    tl_scope = this;
+}
+
+FilterScope::~FilterScope() {
+    tl_scope = outer_;
+}
+
+// cd_values of hdf5-blosc: filter revision, Blosc version, typesize, chunk bytes, clevel,
+// shuffle, compressor. The chunk says all of it; only its size is checked, against the dataset.
+std::size_t blosc_filter(unsigned flags,
+                         std::size_t /*cd_nelmts*/,
+                         const unsigned /*cd_values*/[],
+                         std::size_t nbytes,
+                         std::size_t* buf_size,
+                         void** buf) {
+    if ((flags & H5Z_FLAG_REVERSE) == 0) {
+        return refuse("Blosc", "this library decodes Blosc chunks; it does not write them");
+    }
+    const std::uint64_t want = chunk_bytes("Blosc");
+    if (want == 0) {
+        return 0;
+    }
+    try {
+        const codec::ChunkDecoder dec(ByteSpan(static_cast<const std::uint8_t*>(*buf), nbytes));
+        if (static_cast<std::uint64_t>(dec.nbytes()) != want) {
+            return refuse("Blosc", "it holds " + detail::num(dec.nbytes()) +
+                                       " bytes; the dataset's chunks hold " + std::to_string(want));
+        }
+        void* out = H5allocate_memory(static_cast<std::size_t>(want), false);
+        if (out == nullptr) {
+            return refuse("Blosc", "cannot allocate " + std::to_string(want) + " bytes");
+        }
+        try {
+            dec.decode({static_cast<std::uint8_t*>(out), static_cast<std::size_t>(want)}, 1);
+        } catch (...) {
+            H5free_memory(out);
+            throw;
+        }
+        return hand_back(out, want, buf_size, buf);
+    } catch (const std::exception& e) {
+        return refuse("Blosc", e.what());
+    }
+}
+
+// cd_values of h5py's LZF filter: filter version, LZF version, chunk bytes. A stream decodes to
+// exactly the chunk, decoded into a buffer of that size: a longer one does not fit, a shorter
+// one is corrupt.
+std::size_t lzf_filter(unsigned flags,
+                       std::size_t /*cd_nelmts*/,
+                       const unsigned /*cd_values*/[],
+                       std::size_t nbytes,
+                       std::size_t* buf_size,
+                       void** buf) {
+    if ((flags & H5Z_FLAG_REVERSE) == 0) {
+        return refuse("LZF", "this library decodes LZF chunks; it does not write them");
+    }
+    const std::uint64_t want = chunk_bytes("LZF");
+    if (want == 0) {
+        return 0;
+    }
+    void* out = H5allocate_memory(static_cast<std::size_t>(want), false);
+    if (out == nullptr) {
+        return refuse("LZF", "cannot allocate " + std::to_string(want) + " bytes");
+    }
+    std::size_t got = 0;
+    if (!codec::detail::lzf_decompress(static_cast<const std::uint8_t*>(*buf), nbytes,
+                                       static_cast<std::uint8_t*>(out),
+                                       static_cast<std::size_t>(want), got) ||
+        got != want) {
+        H5free_memory(out);
+        return refuse("LZF", got != want && got != 0
+                                 ? "it decodes to " + std::to_string(got) +
+                                       " bytes; the dataset's chunks hold " + std::to_string(want)
+                                 : "it is corrupt or longer than the dataset's chunks (" +
+                                       std::to_string(want) + " bytes)");
+    }
+    return hand_back(out, want, buf_size, buf);
+}
 
 void register_filters() {
     static const H5Z_class2_t blosc = {

@@ -2,9 +2,11 @@
 // dataset, made by a BlockOrigin, over an empty frame of the dataset's chunking. libhdf5 decodes
 // its own filters (deflate, shuffle, fletcher32, and ours for Blosc and LZF) and fills chunks
 // never written with the dataset's fill value.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 
 #include <b2nd/attrs.hpp>
 #include <b2nd/error.hpp>
@@ -16,6 +18,7 @@
 #include "../engine/array_core.hpp"
 #include "../engine/block_origin.hpp"
 #include "../engine/engine_access.hpp"
+#include "bridges.hpp"
 #include "hdf5_detail.hpp"
 #include "hdf5_gate.hpp"
 
@@ -31,6 +34,8 @@ using h5::Handle;
 /// A dataset held open.
 struct OpenDataset {
     Handle file, dset, type;
+    std::unique_ptr<h5::Reach> reach;  // its access property list, checked links
+    std::uint64_t chunk_bytes = 0;     // what a chunk decodes to (0: not chunked)
 };
 
 herr_t collect_dataset(hid_t, const char* name, const H5O_info_t* info, void* out) {
@@ -59,7 +64,10 @@ std::string listing(const std::vector<std::string>& names) {
 }
 
 /// The dataset's path, checked to name a dataset (the file's only one when none is given).
-std::string dataset_path(hid_t file, const Hdf5Location& at, const std::string& where) {
+std::string dataset_path(hid_t file,
+                         h5::Reach& reach,
+                         const Hdf5Location& at,
+                         const std::string& where) {
     if (at.dataset.empty() || at.dataset == "/") {
         const std::vector<std::string> all = datasets_under(file);
         if (all.size() != 1) {
@@ -75,7 +83,8 @@ std::string dataset_path(hid_t file, const Hdf5Location& at, const std::string& 
     // Each link on the way must exist (H5Lexists fails on a missing intermediate group).
     for (std::size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
         const std::string part = path.substr(0, slash);
-        if (H5Lexists(file, part.c_str(), H5P_DEFAULT) <= 0) {
+        if (H5Lexists(file, part.c_str(), reach.access()) <= 0) {
+            reach.throw_refused();
             h5::last_error();
             throw UsageError(where + ": no dataset " + path + " (" + part +
                              " does not exist; datasets: " + listing(datasets_under(file)) + ")");
@@ -85,10 +94,12 @@ std::string dataset_path(hid_t file, const Hdf5Location& at, const std::string& 
         }
     }
     H5O_info_t info{};
-    check(H5Oget_info_by_name2(file, path.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT), where,
-          "cannot look at " + path);
+    const herr_t looked =
+        H5Oget_info_by_name2(file, path.c_str(), &info, H5O_INFO_BASIC, reach.access());
+    reach.throw_refused();
+    check(looked, where, "cannot look at " + path);
     if (info.type == H5O_TYPE_GROUP) {
-        Handle g(H5Gopen2(file, path.c_str(), H5P_DEFAULT), H5Gclose);
+        Handle g(H5Gopen2(file, path.c_str(), reach.access()), H5Gclose);
         std::vector<std::string> inside = datasets_under(g.get());
         for (std::string& s : inside) {
             s = path + s;
@@ -127,9 +138,12 @@ public:
             return;
         }
         auto held = h5::lock();
+        // Filters not built in nor ours load the system's plugins, unless turned off.
+        H5PLset_loading_state(d_->reach->plugins() ? H5PL_ALL_PLUGIN : 0U);
+        h5::FilterScope scope(d_->chunk_bytes);
         if (nd == 0) {
-            check(H5Dread(d_->dset.get(), d_->type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, into),
-                  where_, "cannot read the dataset");
+            read_check(H5Dread(d_->dset.get(), d_->type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, into),
+                       scope, "cannot read the dataset");
             return;
         }
         std::vector<hsize_t> start(region.start.begin(), region.start.end());
@@ -144,12 +158,24 @@ public:
         check(H5Sselect_hyperslab(ms.get(), H5S_SELECT_SET, zero.data(), nullptr, count.data(),
                                   nullptr),
               where_, "cannot select a hyperslab");
-        check(H5Dread(d_->dset.get(), d_->type.get(), ms.get(), fs.get(), H5P_DEFAULT, into),
-              where_,
-              "cannot read " + to_string(region.count) + " items at " + to_string(region.start));
+        read_check(
+            H5Dread(d_->dset.get(), d_->type.get(), ms.get(), fs.get(), H5P_DEFAULT, into), scope,
+            "cannot read " + to_string(region.count) + " items at " + to_string(region.start));
     }
 
 private:
+    /// \throws FormatError for a failed read, with our decoder's reason when it refused a chunk
+    void read_check(herr_t status, const h5::FilterScope& scope, const std::string& what) const {
+        if (status >= 0) {
+            return;
+        }
+        if (scope.refusal().empty()) {
+            check(status, where_, what);
+        }
+        h5::last_error();
+        throw FormatError(where_ + ": " + what + ": " + scope.refusal());
+    }
+
     std::shared_ptr<OpenDataset> d_;
     Grid g_;
     std::string where_;
@@ -192,14 +218,16 @@ AnyArray open_hdf5(const Hdf5Location& at, const OpenOptions& o) {
         throw FormatError(where + ": not an HDF5 file (" + what + ")");
     }
     auto d = std::make_shared<OpenDataset>();
+    d->reach = std::make_unique<h5::Reach>(at.file, o.hdf5_external, o.hdf5_plugins, where);
     d->file = Handle(check(H5Fopen(at.file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), where,
                            "cannot open the HDF5 file"),
                      H5Fclose);
-    const std::string path = dataset_path(d->file.get(), at, where);
+    const std::string path = dataset_path(d->file.get(), *d->reach, at, where);
     where = detail::quoted_path(at.file + ":" + path);
-    d->dset = Handle(
-        check(H5Dopen2(d->file.get(), path.c_str(), H5P_DEFAULT), where, "cannot open the dataset"),
-        H5Dclose);
+    const hid_t dset = H5Dopen2(d->file.get(), path.c_str(), d->reach->access());
+    d->reach->throw_refused();
+    d->dset = Handle(check(dset, where, "cannot open the dataset"), H5Dclose);
+    d->reach->check_dataset(d->dset.get(), where);
     d->type = Handle(check(H5Dget_type(d->dset.get()), where, "no datatype"), H5Tclose);
     const DType dtype = DType::parse(h5::descr_of(d->type.get(), where));
 
@@ -216,33 +244,45 @@ AnyArray open_hdf5(const Hdf5Location& at, const OpenOptions& o) {
     H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
     const Shape shape(dims.begin(), dims.end());
 
+    // The grid: one chunk per HDF5 chunk, read in blocks of at most kMaxBridgedBlockBytes (a
+    // one-element read of a dataset of huge chunks allocates no more than one such block).
     CreateOptions co;
     Handle dcpl(H5Dget_create_plist(d->dset.get()), H5Pclose);
     if (rank > 0 && H5Pget_layout(dcpl.get()) == H5D_CHUNKED) {
         std::vector<hsize_t> cdims(static_cast<std::size_t>(rank));
         H5Pget_chunk(dcpl.get(), rank, cdims.data());
         const Shape chunk(cdims.begin(), cdims.end());
-        if (Grid::check(shape, chunk, chunk, dtype.itemsize()).empty()) {
-            co.chunk_shape = chunk;  // one hyperslab per HDF5 chunk
-            co.block_shape = chunk;
+        // What libhdf5 hands a filter to decode: the chunk in the file's type.
+        std::uint64_t bytes = H5Tget_size(d->type.get());
+        for (const hsize_t c : cdims) {
+            bytes = c != 0 && bytes > UINT64_MAX / c ? 0 : bytes * c;
+        }
+        d->chunk_bytes = bytes;
+        const Shape block = bounded_block(chunk, dtype.itemsize());
+        if (Grid::check(shape, chunk, block, dtype.itemsize()).empty()) {
+            co.chunk_shape = chunk;
+            co.block_shape = block;
+            if (block != chunk) {
+                // A chunk read in several blocks is decoded once: libhdf5's chunk cache holds
+                // one (its default, 1 MiB, holds none of this size).
+                const std::uint64_t room =
+                    std::min<std::uint64_t>(bytes + (1U << 20), std::uint64_t{1} << 30);
+                check(H5Pset_chunk_cache(d->reach->access(), 521, static_cast<std::size_t>(room),
+                                         0.75),
+                      where, "cannot size the chunk cache");
+                d->dset = Handle(check(H5Dopen2(d->file.get(), path.c_str(), d->reach->access()),
+                                       where, "cannot open the dataset"),
+                                 H5Dclose);
+            }
         }
     }
     const Value::Map attrs = h5::read_attributes(d->dset.get(), where);
     held.unlock();
 
-    AnyArray carrier = AnyArray::create_in_memory(dtype, shape, co);
-    {
-        Attrs a = carrier.attrs();
-        for (const auto& [k, v] : attrs) {
-            a.set(k.as<std::string>(), v);
-        }
-    }
-    auto bytes = std::make_shared<std::vector<std::uint8_t>>(carrier.to_cframe());
-    AnyArray arr = AnyArray::open(
-        storage::memory_source({bytes->data(), bytes->size()}, bytes, at.file + ":" + path), o);
-    detail::ArrayCore& core = EngineAccess::writable_core(arr);
-    core.set_origin(std::make_shared<Hdf5Origin>(std::move(d), arr.grid(), where));
-    return arr;
+    const std::string name = at.file + ":" + path;
+    return detail::computed_array(dtype, shape, co, attrs, name, o, [&](const Grid& g) {
+        return std::make_shared<Hdf5Origin>(std::move(d), g, where);
+    });
 }
 
 }  // namespace b2nd::bridges

@@ -240,6 +240,16 @@ int& http_timeout_setting() {
     return ms;
 }
 
+bool& hdf5_external_setting() {
+    static bool on = false;
+    return on;
+}
+
+bool& hdf5_plugins_setting() {
+    static bool on = true;
+    return on;
+}
+
 OpenOptions input_options(const Args& a) {
     OpenOptions o = with_settings(OpenOptions{});
     o.nthreads = static_cast<int>(a.get_int("--nthreads", 0, 0, 1024));

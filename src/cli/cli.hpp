@@ -59,16 +59,25 @@ std::int64_t& max_chunks_setting();
 /// --wait SECONDS, taken by main() likewise: how long a command waits for another writer of an
 /// array it writes (else it exits 3, busy), in milliseconds.
 int& lock_wait_setting();
-/// `o` with the settings every command shares (--max-chunks, --wait): every open and create of
-/// the tool goes through it.
 /// --timeout SECONDS, likewise: the whole of each request to a URL, retries included, in ms.
 int& http_timeout_setting();
+/// --hdf5-external, likewise: HDF5 external links, external storage and virtual datasets
+/// followed inside the file's directory (OpenOptions::hdf5_external).
+bool& hdf5_external_setting();
+/// --no-hdf5-plugins, likewise: libhdf5 loads no filter plugin (OpenOptions::hdf5_plugins).
+bool& hdf5_plugins_setting();
+/// `o` with the settings every command shares (--max-chunks, --wait, --timeout,
+/// --hdf5-external, --no-hdf5-plugins): every open and create of the tool goes through it.
 template <class Options>
 Options with_settings(Options o) {
     o.max_chunks = max_chunks_setting();
     o.lock_wait_ms = lock_wait_setting();
     if constexpr (std::is_base_of_v<storage::OpenOptions, Options>) {
         o.http.timeout_ms = http_timeout_setting();
+    }
+    if constexpr (std::is_base_of_v<b2nd::OpenOptions, Options>) {
+        o.hdf5_external = hdf5_external_setting();
+        o.hdf5_plugins = hdf5_plugins_setting();
     }
     return o;
 }

@@ -14,6 +14,8 @@
 
 namespace b2nd::cli {
 
+using detail::printable;
+
 namespace {
 
 const char* const kLsHelp =
@@ -76,29 +78,6 @@ void list_table(const CTable& t, bool json) {
           << std::setw(8) << c.dtype << " " << stored << "\n";
     }
     std::cout << o.str();
-}
-
-/// Text for a terminal: control characters (a key may hold any) as \\n, \\t, \\xNN escapes, so
-/// that nothing a store holds can move the cursor or change the terminal's state.
-std::string printable(const std::string& text) {
-    std::string out;
-    for (const char c : text) {
-        const auto u = static_cast<unsigned char>(c);
-        if (c == '\n') {
-            out += "\\n";
-        } else if (c == '\t') {
-            out += "\\t";
-        } else if (c == '\\') {
-            out += "\\\\";
-        } else if (u < 0x20 || u == 0x7f) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\x%02x", u);
-            out += buf;
-        } else {
-            out += c;
-        }
-    }
-    return out;
 }
 
 /// ls's storage names: a remote reference lives in the embed map.

@@ -116,6 +116,8 @@ std::string in_cli_terms(std::string msg) {
         {"OpenOptions::max_chunks", "--max-chunks"},
         {"CreateOptions::max_chunks", "--max-chunks"},
         {"OpenOptions::dtype", "--dtype"},
+        {"OpenOptions::hdf5_external (b2nd --hdf5-external)", "--hdf5-external"},
+        {"OpenOptions::hdf5_plugins", "--no-hdf5-plugins"},
         {"the overwrite option", "--overwrite"},
         {" (open it with raw_objects to change the stored frame)", ""},
         {"; give larger chunks, or raise both limits", "; give larger --chunks, or raise it"},
@@ -133,11 +135,18 @@ std::string in_cli_terms(std::string msg) {
 
 namespace {
 
-/// Takes --max-chunks N, --wait SECONDS and --timeout SECONDS out of `args` (either spelled NAME
-/// VALUE or NAME=VALUE) into the settings. \throws ArgError
+/// Takes --max-chunks N, --wait SECONDS and --timeout SECONDS (either spelled NAME VALUE or
+/// NAME=VALUE), --hdf5-external and --no-hdf5-plugins out of `args` into the settings.
+/// \throws ArgError
 void take_global_options(std::vector<std::string>& args) {
     for (std::size_t i = 0; i < args.size();) {
         const std::string& s = args[i];
+        if (s == "--hdf5-external" || s == "--no-hdf5-plugins") {
+            (s == "--hdf5-external" ? b2nd::cli::hdf5_external_setting()
+                                    : b2nd::cli::hdf5_plugins_setting()) = s == "--hdf5-external";
+            args.erase(args.begin() + static_cast<std::ptrdiff_t>(i));
+            continue;
+        }
         const std::string name = s.substr(0, s.find('='));
         if (name != "--max-chunks" && name != "--wait" && name != "--timeout") {
             ++i;
@@ -198,6 +207,11 @@ std::string usage() {
          "                   writes to close (default 0: exit 3 at once)\n"
          "  --timeout SECONDS  the whole of each request to an http(s) URL, retries included\n"
          "                   (default 60): a server that does not answer fails after it\n"
+         "  --hdf5-external  follow HDF5 external links, external storage and virtual\n"
+         "                   datasets to regular files in the HDF5 file's directory (refused\n"
+         "                   by default: they can name any file you can read)\n"
+         "  --no-hdf5-plugins  load no HDF5 filter plugin: datasets whose filters are not\n"
+         "                   libhdf5's own, LZF or Blosc are refused\n"
          "\n"
          "Run 'b2nd COMMAND --help' for the options of a command.\n"
          "\n"

@@ -46,6 +46,30 @@ inline std::string python_repr(const std::string& utf8, const char* prefix, bool
     return s;
 }
 
+/// Text for a terminal: control characters (a name from a file may hold any) as \\n, \\t, \\xNN
+/// escapes and backslashes doubled, so that nothing a file holds can move the cursor or change
+/// the terminal's state when printed.
+inline std::string printable(const std::string& text) {
+    std::string out;
+    for (const char c : text) {
+        const auto u = static_cast<unsigned char>(c);
+        if (c == '\n') {
+            out += "\\n";
+        } else if (c == '\t') {
+            out += "\\t";
+        } else if (c == '\\') {
+            out += "\\\\";
+        } else if (u < 0x20 || u == 0x7f) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02x", u);
+            out += buf;
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
 /// A file or directory as messages name it: `"path"`, or `<memory>` for a caller's buffer.
 inline std::string quoted_path(const std::string& path) {
     return path.empty() ? std::string("<memory>") : "\"" + path + "\"";

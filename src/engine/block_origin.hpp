@@ -8,10 +8,15 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 
+#include <b2nd/any_array.hpp>
 #include <b2nd/grid.hpp>
+#include <b2nd/params.hpp>
 #include <b2nd/shape.hpp>
+#include <b2nd/value.hpp>
 
 namespace b2nd::detail {
 
@@ -37,5 +42,18 @@ public:
 /// The part inside the array of block `block` of chunk `ci` (count 0 where it lies in the
 /// padding).
 Box block_region(const Grid& g, std::int64_t ci, std::int64_t block);
+
+/// A read-only array whose blocks all come from an origin (a field view, a bridged HDF5 dataset
+/// or Zarr array): an empty frame of the grid `grid` says (chunk and block shapes), with `attrs`
+/// as its attributes, opened with `o` under the name `name`, whose origin `make` builds for the
+/// array's grid. 	hrows what creating the frame throws, naming `name` (never the temporary
+/// file it is made in)
+AnyArray computed_array(const DType& dtype,
+                        const Shape& shape,
+                        const CreateOptions& grid,
+                        const Value::Map& attrs,
+                        const std::string& name,
+                        const OpenOptions& o,
+                        const std::function<std::shared_ptr<const BlockOrigin>(const Grid&)>& make);
 
 }  // namespace b2nd::detail

@@ -18,7 +18,7 @@ namespace b2nd::detail {
 
 namespace {
 
-thread_local Scratch tl_block;  // a decoded block nobody caches
+thread_local LeasePool<Scratch> tl_blocks;  // decoded blocks nobody caches
 
 /// Offsets of chunk header fields that the grid checks (README_CHUNK_FORMAT).
 constexpr std::uint64_t kNbytesField = 4;
@@ -337,9 +337,9 @@ BlockView ChunkSource::decoded_view(const LoadedChunk& c,
                                     std::size_t need) const {
     BlockView v;
     v.stride = grid_.itemsize();
-    v.hold = std::move(hold);
-    if (v.hold) {
-        v.data = v.hold->data();
+    if (hold) {
+        v.data = hold->data();
+        v.hold = std::move(hold);
         return v;
     }
     const auto size = static_cast<std::size_t>(plain_ && c.decoder_ ? c.decoder_->nbytes()
@@ -348,12 +348,15 @@ BlockView ChunkSource::decoded_view(const LoadedChunk& c,
         auto buf = std::make_shared<std::vector<std::uint8_t>>(size);
         decode_block_into(c, block, buf->data());
         cache_.insert(grid_.block_key(c.index_, block), buf);
+        v.data = buf->data();
         v.hold = std::move(buf);
-        v.data = v.hold->data();
         return v;
     }
-    v.data = scratch_bytes(tl_block, size);
-    decode_block_into(c, block, tl_block.data(), need);
+    // Leased before decoding: a nested read on this thread (make_block) takes another buffer.
+    std::shared_ptr<Scratch> buf = lease_bytes(tl_blocks, size);
+    decode_block_into(c, block, buf->data(), need);
+    v.data = buf->data();
+    v.hold = std::move(buf);
     return v;
 }
 

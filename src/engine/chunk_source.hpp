@@ -81,11 +81,12 @@ private:
 };
 
 /// The elements of one block: element k is at data + k * stride (stride 0 for a uniform chunk).
-/// `hold` keeps a cached block alive.
+/// `hold` keeps the buffer `data` points into alive and unmoved (a cached block, or this thread's
+/// leased scratch), whatever is read on this thread meanwhile.
 struct BlockView {
     const std::uint8_t* data = nullptr;
     std::int64_t stride = 0;
-    BlockCache::Buffer hold;
+    std::shared_ptr<const void> hold;
     const std::uint8_t* at(std::int64_t k) const noexcept { return data + k * stride; }
 };
 
@@ -230,9 +231,10 @@ private:
     BlockCache::Buffer cached(const LoadedChunk& c,
                               std::int64_t block,
                               const CachePolicy& policy) const;
-    /// The decoded elements of a block of an encoded chunk: `hold` when set (from cached()),
-    /// else decoded into a new cache entry (policy.inserts, whole) or this thread's scratch (at
-    /// least the first `need` bytes).
+    /// The decoded elements of a block of an encoded or computed chunk: `hold` when set (from
+    /// cached()), else decoded into a new cache entry (policy.inserts, whole) or a scratch buffer
+    /// leased from this thread's pool (at least the first `need` bytes), which the view holds: a
+    /// block origin that reads other arrays while it makes the block cannot move it.
     BlockView decoded_view(const LoadedChunk& c,
                            std::int64_t block,
                            const CachePolicy& policy,

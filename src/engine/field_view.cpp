@@ -11,6 +11,7 @@
 #include <b2nd/error.hpp>
 #include <b2nd/storage/byte_source.hpp>
 
+#include "../detail/memory.hpp"
 #include "../detail/text.hpp"
 #include "array_core.hpp"
 #include "block_origin.hpp"
@@ -54,9 +55,12 @@ public:
             return;
         }
         // An edge block: the region's rows into the block's layout.
-        thread_local std::vector<std::uint8_t> tmp;
-        tmp.resize(static_cast<std::size_t>(n * f_.width));
-        EngineAccess::read(parent_, plan, tmp.data());
+        // Leased: a parent that is itself a field view makes its blocks on this thread too.
+        thread_local detail::LeasePool<detail::Scratch> pool;
+        const std::shared_ptr<detail::Scratch> leased =
+            detail::lease_bytes(pool, static_cast<std::size_t>(n * f_.width));
+        std::uint8_t* const tmp = leased->data();
+        EngineAccess::read(parent_, plan, tmp);
         const std::int64_t row = region.count[static_cast<std::size_t>(nd - 1)];
         std::int64_t idx[kMaxNdim] = {};
         for (std::int64_t k = 0; k < n; k += row) {
@@ -64,7 +68,7 @@ public:
             for (int d = 0; d < nd; ++d) {
                 off = off * pg.block_shape()[static_cast<std::size_t>(d)] + idx[d];
             }
-            std::memcpy(into + off * f_.width, tmp.data() + k * f_.width,
+            std::memcpy(into + off * f_.width, tmp + k * f_.width,
                         static_cast<std::size_t>(row * f_.width));
             for (int d = nd - 2; d >= 0; --d) {
                 if (++idx[d] < region.count[static_cast<std::size_t>(d)]) {
@@ -101,21 +105,16 @@ AnyArray AnyArray::field(const std::string& name) const {
                          detail::num(static_cast<std::int64_t>(f.sub.size())) +
                          " dimensions; a view may have at most " + detail::num(kMaxNdim));
     }
-    // The view's carrier: an empty frame of the view's grid (its chunks are never read).
     CreateOptions co;
     co.chunk_shape = with_sub(g.chunk_shape(), f.sub, true);
     co.block_shape = with_sub(g.block_shape(), f.sub, true);
-    co.compression.filters = {};
-    auto bytes = std::make_shared<std::vector<std::uint8_t>>(
-        AnyArray::create_in_memory(f.type, shape, co).to_cframe());
     OpenOptions o;
     o.cache_bytes = 0;  // blocks come from the parent, whose cache serves repeats
     o.nthreads = nthreads();
-    AnyArray view = AnyArray::open(storage::memory_source({bytes->data(), bytes->size()}, bytes,
-                                                          path() + " field '" + name + "'"),
-                                   o);
+    AnyArray view = detail::computed_array(
+        f.type, shape, co, {}, frame().name() + " field '" + name + "'", o,
+        [&](const Grid& vg) { return std::make_shared<FieldOrigin>(*this, f, vg); });
     detail::ArrayCore& vc = EngineAccess::writable_core(view);
-    vc.set_origin(std::make_shared<FieldOrigin>(*this, f, view.grid()));
     vc.set_field_target({core_, {f.offset, f.width}, static_cast<int>(f.sub.size())});
     return view;
 }

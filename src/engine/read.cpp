@@ -300,8 +300,11 @@ void ArrayCore::read_row_groups(const BoxPlan& plan,
         rows.extent[nd - 1] = width;
         c_strides(rows.extent, static_cast<std::size_t>(nd), isz, stage_stride);
         std::int64_t nrows_bytes = stage_stride[0] * rows.extent[0];
-        thread_local Scratch stage;
-        std::uint8_t* st = scratch_bytes(stage, static_cast<std::size_t>(nrows_bytes));
+        // Leased: a block made by an origin may read other arrays on this thread meanwhile.
+        thread_local LeasePool<Scratch> stages;
+        const std::shared_ptr<Scratch> stage =
+            lease_bytes(stages, static_cast<std::size_t>(nrows_bytes));
+        std::uint8_t* st = stage->data();
         std::int64_t column = 0;
         for (BlockPart& bp : parts) {
             for (int d = 0; d < nd; ++d) {
@@ -317,7 +320,7 @@ void ArrayCore::read_row_groups(const BoxPlan& plan,
         }
         copy_strided(rows, st, out0 + parts.front().in_walk, isz, true);
         stream_fence();
-        release_if_large(stage);
+        release_if_large(*stage);
     });
 }
 

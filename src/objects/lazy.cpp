@@ -13,6 +13,7 @@
 #include <b2nd/storage/http.hpp>
 #include <b2nd/value.hpp>
 
+#include "../detail/memory.hpp"
 #include "../detail/text.hpp"
 #include "../engine/array_core.hpp"
 #include "expression.hpp"
@@ -163,13 +164,18 @@ void store_column(
     }
 }
 
-/// What one thread keeps between blocks (allocated and touched once).
+/// What one thread keeps between blocks (allocated and touched once). Leased per block
+/// (LeasePool): an operand that is itself a persisted expression makes its blocks on the same
+/// thread, inside the outer block's load_operand, with a workspace of its own.
 struct Workspace {
     std::vector<Column> operands;
     std::vector<const Column*> views;  ///< the operands as evaluate() takes them
     std::vector<std::uint8_t> raw;
+    std::vector<std::uint8_t> expanded;  ///< a broadcast operand's elements
     ExprWork work;
 };
+
+thread_local LeasePool<Workspace> tl_workspaces;
 
 class LazyOrigin : public BlockOrigin {
 public:
@@ -199,7 +205,8 @@ public:
         if (n == 0) {
             return;
         }
-        thread_local Workspace ws;
+        const std::shared_ptr<Workspace> leased = tl_workspaces.lease();
+        Workspace& ws = *leased;
         ws.operands.resize(ops_.size());
         ws.views.resize(ops_.size());
         for (std::size_t i = 0; i < ops_.size(); ++i) {
@@ -286,7 +293,7 @@ private:
             s *= box.count[static_cast<std::size_t>(j)];
         }
         const auto isz = static_cast<std::size_t>(dt.itemsize());
-        thread_local std::vector<std::uint8_t> expanded;
+        std::vector<std::uint8_t>& expanded = ws.expanded;
         expanded.resize(n * isz);
         std::int64_t idx[kMaxNdim] = {};
         for (std::size_t k = 0; k < n; ++k) {

@@ -6,11 +6,15 @@
 #include <filesystem>
 #include <fstream>
 
+#include <b2nd/attrs.hpp>
 #include <b2nd/error.hpp>
 #include <b2nd/ops.hpp>
+#include <b2nd/storage/sources.hpp>
 
 #include "../detail/text.hpp"
 #include "../engine/array_core.hpp"
+#include "../engine/block_origin.hpp"
+#include "../engine/engine_access.hpp"
 #include "../storage/publish.hpp"
 #include <unistd.h>
 
@@ -119,3 +123,56 @@ AnyArray AnyArray::save(const std::string& path, bool overwrite) const {
 }
 
 }  // namespace b2nd
+
+namespace b2nd::detail {
+
+AnyArray computed_array(
+    const DType& dtype,
+    const Shape& shape,
+    const CreateOptions& grid,
+    const Value::Map& attrs,
+    const std::string& name,
+    const OpenOptions& o,
+    const std::function<std::shared_ptr<const BlockOrigin>(const Grid&)>& make) {
+    // The carrier's frame, made in a private directory and read back: its chunks are never read.
+    auto [dir, guard] = scratch_dir();
+    auto bytes = std::make_shared<std::vector<std::uint8_t>>();
+    try {
+        CreateOptions co;
+        co.chunk_shape = grid.chunk_shape;
+        co.block_shape = grid.block_shape;
+        co.compression.filters = {};
+        co.overwrite = false;
+        co.locking = false;
+        co.durable = false;
+        CopyOptions copy;
+        copy.sparse = false;
+        const std::string file = dir + "/carrier.b2nd";
+        {
+            AnyArray carrier = EngineAccess::wrap(ArrayCore::create(file, dtype, shape, co));
+            Attrs a = carrier.attrs();
+            for (const auto& [k, v] : attrs) {
+                if (k.type() == Value::Type::string) {
+                    a.set(k.as<std::string>(), v);
+                }
+            }
+        }
+        std::ifstream in(file, std::ios::binary);
+        bytes->resize(static_cast<std::size_t>(fs::file_size(file)));
+        in.read(reinterpret_cast<char*>(bytes->data()),
+                static_cast<std::streamsize>(bytes->size()));
+        if (!in) {
+            throw IoError(quoted_path(name) + ": cannot read back the frame that carries it",
+                          std::error_code(EIO, std::generic_category()));
+        }
+    } catch (const Error&) {
+        rethrow_renamed(dir + "/carrier.b2nd", name);  // the caller's name, not ours
+    }
+    AnyArray arr =
+        AnyArray::open(storage::memory_source({bytes->data(), bytes->size()}, bytes, name), o);
+    ArrayCore& core = EngineAccess::writable_core(arr);
+    core.set_origin(make(arr.grid()));
+    return arr;
+}
+
+}  // namespace b2nd::detail

@@ -80,7 +80,8 @@ void digest_pieces(ByteSpan chunk, const SealLayout& l, std::uint8_t* out) {
             return;  // a chunk that does not decode: every read of it fails in the decoder
         }
     }
-    std::vector<std::uint8_t> scratch(memcpyed ? 0 : l.blocksize);
+    // A block decodes to at most the chunk's bytes, whatever block size the header declares.
+    std::vector<std::uint8_t> scratch(memcpyed ? 0 : std::min(l.blocksize, l.nbytes));
     for (std::size_t i = 0; i < l.blocks.size(); ++i) {
         const std::uint8_t* block = chunk.data() + l.blocks[i].first;
         if (!memcpyed) {
@@ -134,7 +135,7 @@ SealLayout seal_layout(ByteSpan chunk, int version) {
     SealLayout l;
     l.head = chunk.size();
     format::ChunkHeader h;
-    if (!sealable(chunk, h) || static_cast<std::size_t>(h.cbytes) > chunk.size()) {
+    if (!sealable(chunk, h)) {
         return l;
     }
     l.pieces = pieces_of(h, version);
@@ -143,6 +144,12 @@ SealLayout seal_layout(ByteSpan chunk, int version) {
     l.typesize = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(h.typesize));
     l.memcpyed = h.memcpyed();
     const auto n = static_cast<std::size_t>(h.nblocks());
+    if (static_cast<std::size_t>(h.cbytes) > chunk.size()) {
+        // Cut short of its cbytes: no block can be located, and no decoder takes it. The record
+        // keeps the size its header promises (record_size), its head covers every byte given.
+        l.blocks.assign(n, {0, 0});
+        return l;
+    }
     const auto cbytes = static_cast<std::uint32_t>(h.cbytes);
     l.head = static_cast<std::size_t>(cbytes);
     if (h.memcpyed()) {

@@ -17,10 +17,14 @@
 
 #include "support/files.hpp"
 #include "support/json.hpp"
+#include "support/lazy_carriers.hpp"
 #include "support/reference.hpp"
 #include "support/temp_dir.hpp"
 
 using b2nd::test::Json;
+using b2nd::test::lazy_recipe;
+using b2nd::test::path_ref;
+using b2nd::test::write_carrier;
 
 namespace {
 
@@ -82,25 +86,6 @@ void require_close(const b2nd::AnyArray& a,
 
 b2nd::Selection selection_of(const std::string& s) {
     return b2nd::parse_selection(s);
-}
-
-/// A persisted expression's carrier at `path`: a float64 (4,) array tagged lazyexpr whose "b2o"
-/// attribute is `recipe`.
-std::string write_carrier(const std::string& path, const b2nd::Value& recipe) {
-    b2nd::CreateOptions o;
-    o.metalayers = {{"b2o", b2nd::Value::map({{"kind", "lazyexpr"}, {"version", 1}}).to_msgpack()}};
-    auto a = b2nd::AnyArray::create(path, b2nd::dtype_of<double>(), {4}, o);
-    a.attrs().set("b2o", recipe);
-    return path;
-}
-
-/// python-blosc2's recipe of a lazy expression, and its reference to an operand by path.
-b2nd::Value lazy_recipe(const std::string& expr, const b2nd::Value& operands) {
-    return b2nd::Value::map(
-        {{"kind", "lazyexpr"}, {"version", 1}, {"expression", expr}, {"operands", operands}});
-}
-b2nd::Value path_ref(const std::string& p) {
-    return b2nd::Value::map({{"kind", "urlpath"}, {"version", 1}, {"urlpath", p}});
 }
 
 }  // namespace

@@ -68,6 +68,30 @@ TEST_CASE("block pieces: which chunks have them, and how large the record is", "
     }
 }
 
+TEST_CASE(
+    "block pieces: a chunk cut short of its cbytes seals into the record its header "
+    "promises, which opens",
+    "[storage]") {
+    // The fuzz finding: an LZ4-family header that declares blocks far larger than its bytes
+    // and more bytes (cbytes) than it is given. Sealed with any table version, its record has the
+    // size the header promises (what the writer reserves) and opens with its own digest.
+    const auto all = encoded(values(), Codec::lz4, 5, Filter::shuffle);
+    for (const std::size_t cut : {all.size() - 1, all.size() / 2, std::size_t{40}}) {
+        const ByteSpan b(all.data(), cut);
+        for (const int version : {2, 3}) {
+            INFO("cut at " << cut << ", version " << version);
+            const seals::Seal s = seals::seal(b, version);
+            CHECK(s.record.size() == seals::record_size(b, version));
+            CHECK(s.record.size() > 0);
+            std::string why;
+            const auto own = seals::ChunkSeal::open(b, {s.record.data(), s.record.size()}, version,
+                                                    s.digest, true, why);
+            REQUIRE(own);
+            CHECK(why.empty());
+        }
+    }
+}
+
 TEST_CASE("block pieces: digests of the decoded bytes, checked up to a piece boundary",
           "[storage]") {
     const std::vector<std::uint8_t> data = values();

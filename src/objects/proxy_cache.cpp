@@ -37,11 +37,14 @@
 #include "../values/params_detail.hpp"
 #include "cache_directory.hpp"
 #include "proxy_layout.hpp"
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace b2nd::detail {
 
 namespace {
 
+namespace fs = std::filesystem;
 using proxy_layout::kBlockBits;
 using proxy_layout::kBlocksPerChunk;
 using proxy_layout::kChunkBits;
@@ -174,10 +177,39 @@ private:
 
 }  // namespace
 
+namespace {
+
+/// Whether the cache file at `path` is this user's own: a regular file (not a link) owned by the
+/// process's user that no other user may write, in a directory where no other user may replace
+/// it (not writable by others, or sticky as /tmp). Another user of a shared cache directory could
+/// otherwise plant a file whose chunks are another array's values.
+bool own_file(const std::string& path) {
+    struct stat f {};
+    if (::lstat(path.c_str(), &f) != 0) {
+        return errno == ENOENT;  // made here, by this process
+    }
+    const fs::path parent = fs::path(path).parent_path();
+    struct stat d {};
+    if (::stat(parent.empty() ? "." : parent.c_str(), &d) != 0) {
+        return false;
+    }
+    const bool others_write = (d.st_mode & (S_IWGRP | S_IWOTH)) != 0;
+    return S_ISREG(f.st_mode) && f.st_uid == ::geteuid() &&
+           (f.st_mode & (S_IWGRP | S_IWOTH)) == 0 && (d.st_uid == ::geteuid() || d.st_uid == 0) &&
+           (!others_write || (d.st_mode & S_ISVTX) != 0);
+}
+
+}  // namespace
+
 std::shared_ptr<RemoteCache> RemoteCache::open(const std::string& path,
                                                const ChunkSource& src,
                                                std::uint64_t max_bytes) {
-    return std::make_shared<ProxyCache>(path, src, max_bytes);
+    if (!own_file(path)) {
+        return nullptr;  // not used: reads go to the remote, as without a cache
+    }
+    auto cache = std::make_shared<ProxyCache>(path, src, max_bytes);
+    // The file opened is the one checked (not one put in its place meanwhile).
+    return own_file(path) ? cache : nullptr;
 }
 
 ProxyCache::ProxyCache(const std::string& path, const ChunkSource& src, std::uint64_t max_bytes)
@@ -223,17 +255,35 @@ ProxyCache::ProxyCache(const std::string& path, const ChunkSource& src, std::uin
     const auto stored_stamp = vlmeta_value(*frame_, kStamp);
     bool same_file = stored_stamp && stored_stamp->type() == Value::Type::string &&
                      stored_stamp->as<std::string>() == stamp;
+    // A cache is bound to its source: the cache of another URL is never used, whatever its
+    // geometry and stamp say.
+    std::optional<std::string> source;
+    try {
+        source = proxy_layout::source_url(
+            Value::from_msgpack({frame_->metalayer(kSource)->content.data(),
+                                 frame_->metalayer(kSource)->content.size()},
+                                kSource));
+    } catch (const FormatError&) {  // NOLINT(bugprone-empty-catch): no source: another array's
+    }
+    if (source != storage::redacted_url(remote.name())) {
+        throw FormatError(quoted_path(path) + ": a proxy cache of another array (its source is " +
+                          (source ? "\"" + printable(*source) + "\"" : std::string("unreadable")) +
+                          "); name another cache");
+    }
+    // Its chunks are checked on use against its own checksum table: a cache without one (python
+    // writes none) is emptied and given one, or when read-only, not used.
+    const bool covered = frame_->checksums().state == storage::ChecksumReport::State::covered;
+    if (!covered && !writable_) {
+        frame_.reset();
+        return;
+    }
+    same_file = same_file && covered;
     if (!same_geometry) {
-        // The cache of this URL when the remote array had another shape: built anew. Of
-        // another array: refused.
-        const auto src_meta = Value::from_msgpack({frame_->metalayer(kSource)->content.data(),
-                                                   frame_->metalayer(kSource)->content.size()},
-                                                  kSource);
-        if (!writable_ ||
-            proxy_layout::source_url(src_meta) != storage::redacted_url(remote.name())) {
+        // The cache of this URL when the remote array had another shape: built anew.
+        if (!writable_) {
             throw FormatError(quoted_path(path) +
                               ": a proxy cache of another array (its shape, chunks or blocks "
-                              "differ, or its source); name another cache");
+                              "differ); name another cache");
         }
         frame_.reset();
         std::filesystem::remove(path);
@@ -256,6 +306,9 @@ ProxyCache::ProxyCache(const std::string& path, const ChunkSource& src, std::uin
         e.set_vlmeta(kStamp, packed(Value(stamp)));
         e.erase_vlmeta(kChunkBits);
         f.apply(e);
+        if (f.checksums().state != storage::ChecksumReport::State::covered) {
+            f.add_checksums();  // its chunks are all ours now: zeros
+        }
     }
     // What it holds: the block bitmap, or a chunk bitmap a whole-chunk proxy left. One that
     // cannot be read is as if absent: the cache holds nothing yet.

@@ -58,8 +58,12 @@ void adopt(StoreModel& m, const Store& store) {
         n.ext = e.file.empty() ? (e.kind == "schunk" ? ".b2f" : ".b2nd")
                                : fs::path(e.file).extension().string();
         if (e.storage == LeafStorage::external) {
-            n.bytes = storage::mapped_source(
-                storage::MappedFile::open((fs::path(s.path) / e.file).string()));
+            // From where the store is: a listed store's leaves are objects of its remote
+            // (their keys were checked when listed), a directory's are files under it.
+            const std::string file = s.path + "/" + e.file;
+            n.bytes = storage::is_url(file)
+                          ? storage::open_source(file, s.options)
+                          : storage::mapped_source(storage::MappedFile::open(file));
         } else if (e.storage == LeafStorage::member) {
             n.bytes =
                 storage::window_source(s.zip->archive(), e.offset, e.length, s.path + ":" + e.key);
@@ -314,6 +318,19 @@ Store Store::open_listed(const std::string& url, const OpenOptions& options) {
     impl->embed = AnyArray::open(root + "/embed.b2e", o);
     std::vector<StoreEntry> files;
     for (const std::string& rel : names) {
+        // A listing is the remote's word: a key that is absolute, climbs out or has empty parts
+        // names no file of this store (and joined to a path, could name a local one).
+        const fs::path p(rel);
+        bool bad = rel.empty() || rel.front() == '/' || rel.find("//") != std::string::npos ||
+                   rel.back() == '/';
+        for (const fs::path& part : p) {
+            bad = bad || part == ".." || part == ".";
+        }
+        if (bad) {
+            throw FormatError(where + ": its listing names the key \"" + detail::printable(rel) +
+                              "\" under it, which is no file of a store (absolute, empty parts, "
+                              "'.' or '..')");
+        }
         add_external(rel, files);
     }
     return finish_open(std::move(impl), std::move(files));

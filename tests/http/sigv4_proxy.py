@@ -15,6 +15,11 @@ Faults, for the upload tests: GET /_faults?fail_part=N answers 500 (S3's Interna
 every upload of part N and later of any multipart upload; GET /_faults?delay_ms=D delays every
 request by D ms before it is forwarded, or with &delay_from_part=N only the uploads of part N and
 later (the others pass at once); GET /_faults resets them all.
+
+Hostile listings, for the listing tests: GET /_faults?list_key=K adds an object of key K (as
+given: absolute, with '..', anything) to every answer to a listing (list-type=2);
+GET /_faults?list_loop=1 makes every listing answer say it is truncated, with a continuation
+token that alternates between two values (a server whose listing never ends).
 """
 import argparse
 import hashlib
@@ -28,7 +33,7 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 STATS = {"requests": 0, "checked": 0, "parts": 0}
-FAULTS = {"fail_part": 0, "delay_ms": 0, "delay_from_part": 0}
+FAULTS = {"fail_part": 0, "delay_ms": 0, "delay_from_part": 0, "list_key": "", "list_loop": 0}
 LOCK = threading.Lock()
 
 
@@ -103,6 +108,8 @@ class Handler(BaseHTTPRequestHandler):
                 FAULTS["fail_part"] = int(q.get("fail_part", "0"))
                 FAULTS["delay_ms"] = int(q.get("delay_ms", "0"))
                 FAULTS["delay_from_part"] = int(q.get("delay_from_part", "0"))
+                FAULTS["list_key"] = q.get("list_key", "")
+                FAULTS["list_loop"] = int(q.get("list_loop", "0"))
             self.reply(200, b"{}", [("Content-Type", "application/json")])
             return
         with LOCK:
@@ -133,20 +140,55 @@ class Handler(BaseHTTPRequestHandler):
                 return
             with LOCK:
                 STATS["parts"] += 1
+        listing = method == "GET" and query.get("list-type") == "2"
+        path = self.path
+        token = query.get("continuation-token", "")
+        if listing and faults["list_loop"] and token:
+            # The upstream knows no such token: it is asked for the first page again.
+            split = urllib.parse.urlsplit(self.path)
+            rest = [(k, v) for k, v in urllib.parse.parse_qsl(split.query, keep_blank_values=True)
+                    if k != "continuation-token"]
+            path = split.path + "?" + urllib.parse.urlencode(rest)
         up = http.client.HTTPConnection(self.server.upstream.hostname, self.server.upstream.port,
                                         timeout=60)
         try:
-            up.request(method, self.path, body=body,
+            up.request(method, path, body=body,
                        headers={k: v for k, v in self.headers.items()
                                 if k.lower() not in ("connection", "keep-alive")})
             r = up.getresponse()
             data = r.read()
+            if listing and r.status == 200:
+                data = hostile_listing(data, faults, token)
             keep = [(k, v) for k, v in r.getheaders()
                     if k.lower() not in ("connection", "keep-alive", "transfer-encoding",
                                          "content-length")]
             self.reply(r.status, data, keep)
         finally:
             up.close()
+
+
+def hostile_listing(data, faults, token):
+    """A ListObjectsV2 answer with the listing faults applied."""
+    text = data.decode("utf-8")
+    end = text.rfind("</ListBucketResult>")
+    if end < 0:
+        return data
+    extra = ""
+    if faults["list_key"]:
+        key = (faults["list_key"].replace("&", "&amp;").replace("<", "&lt;")
+               .replace(">", "&gt;"))
+        extra += ("<Contents><Key>%s</Key><Size>100</Size><ETag>&quot;0&quot;</ETag>"
+                  "<StorageClass>STANDARD</StorageClass></Contents>" % key)
+    if faults["list_loop"]:
+        for tag in ("IsTruncated", "NextContinuationToken"):
+            start = text.find("<%s>" % tag)
+            if start >= 0:
+                stop = text.find("</%s>" % tag, start) + len("</%s>" % tag)
+                text = text[:start] + text[stop:]
+        end = text.rfind("</ListBucketResult>")
+        extra += ("<IsTruncated>true</IsTruncated><NextContinuationToken>%s"
+                  "</NextContinuationToken>" % ("b" if token == "a" else "a"))
+    return (text[:end] + extra + text[end:]).encode("utf-8")
 
 
 def main():

@@ -19,6 +19,7 @@
 #include "support/http_servers.hpp"
 #include "support/served_array.hpp"
 #include "support/temp_dir.hpp"
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -152,6 +153,70 @@ TEST_CASE("http cache: a file that is no cache is refused, never replaced", "[ht
     CHECK_THROWS_WITH(b2nd::AnyArray::open(s.url(), s.cached()),
                       Catch::Contains("not a proxy cache"));
     CHECK(b2nd::test::read_file(other) == before);
+}
+
+TEST_CASE("http cache: a cache file is used only when this user made it for this URL",
+          "[http][cache]") {
+    B2ND_HTTP_FIXTURE(s, serve);
+    // b.b2nd: another array of the same geometry, other values.
+    {
+        const auto a = s.local();
+        std::vector<float> v(static_cast<std::size_t>(a.size()));
+        a.read(b2nd::Box::region({0, 0, 0}, {32, 64, 64}), v.data(), v.size() * sizeof(float));
+        for (float& x : v) {
+            x += 500;
+        }
+        b2nd::CreateOptions co;
+        co.chunk_shape = a.chunk_shape();
+        co.block_shape = a.block_shape();
+        (void)b2nd::NDArray<float>::create_from(s.dir / "b.b2nd", a.shape(), v.data(), v.size(),
+                                                co);
+    }
+    const std::string url_b = s.server->url("b.b2nd");
+    b2nd::OpenOptions for_b = s.cached();
+    for_b.http_cache = s.own / "b-cache.b2nd";
+    CHECK(b2nd::AnyArray::open(url_b, for_b).read() != s.local().read());
+    const std::string stamp_a = b2nd::AnyArray::open(s.url()).frame().stamp();
+    // Planted: B's cache under A's cache name, its stamp set to A's. Its source is B: refused.
+    std::filesystem::copy_file(s.own / "b-cache.b2nd", s.own / "cache.b2nd");
+    {
+        b2nd::storage::OpenOptions w;
+        w.writable = true;
+        auto f = b2nd::storage::Frame::open(s.own / "cache.b2nd", w);
+        f.set_vlmeta("proxy-stamp", b2nd::Value(stamp_a).to_msgpack());
+    }
+    CHECK_THROWS_WITH(b2nd::AnyArray::open(s.url(), s.cached()),
+                      Catch::Contains("cache.b2nd") && Catch::Contains("another array") &&
+                          Catch::Contains("b.b2nd"));
+    std::filesystem::remove(s.own / "cache.b2nd");
+    // A's own cache, full; then made writable by the group, then owned by another user: not
+    // used (every block fetched again, the right values), and left as it is.
+    {
+        const auto a = b2nd::AnyArray::open(s.url(), s.cached());
+        CHECK(a.read() == s.local().read());
+    }
+    const auto fresh = [&] {
+        const auto a = b2nd::AnyArray::open(s.url(), s.cached());
+        return requests_of(a, [&] { CHECK(a.read(kA) == s.local().read(kA)); });
+    };
+    CHECK(fresh() == 0);
+    const std::string cache = s.own / "cache.b2nd";
+    REQUIRE(::chmod(cache.c_str(), 0664) == 0);
+    const auto before = b2nd::test::read_file(cache);
+    CHECK(fresh() > 0);
+    CHECK(b2nd::test::read_file(cache) == before);
+    REQUIRE(::chmod(cache.c_str(), 0644) == 0);
+    CHECK(fresh() == 0);
+    if (::geteuid() == 0) {
+        REQUIRE(::chown(cache.c_str(), 65534, 65534) == 0);
+        CHECK(fresh() > 0);
+        CHECK(b2nd::test::read_file(cache) == before);
+    }
+    // A link to a cache file is not one.
+    REQUIRE(::chown(cache.c_str(), ::geteuid(), ::getegid()) == 0);
+    std::filesystem::rename(cache, s.own / "real.b2nd");
+    std::filesystem::create_symlink(s.own / "real.b2nd", cache);
+    CHECK(fresh() > 0);
 }
 
 TEST_CASE("http cache: a leaf of a remote .b2z store uses the persistent cache", "[http]") {

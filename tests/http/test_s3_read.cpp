@@ -17,6 +17,7 @@
 #include "support/json.hpp"
 #include "support/remote_reads.hpp"
 #include "support/s3_server.hpp"
+#include "support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using b2nd::test::Json;
@@ -151,6 +152,72 @@ TEST_CASE("s3: leaves of .b2z and .b2d stores open in place, and typed opens tak
     const auto t = b2nd::open<float>(s3.url("corpus/append_general_f4.b2nd"), options_of(s3));
     const auto l = b2nd::open<float>(b2nd::test::corpus_dir() + "/append_general_f4.b2nd");
     CHECK(t.any().read() == l.any().read());
+}
+
+TEST_CASE("s3: a listed .b2d packs into a .b2z of the remote's leaves; hostile keys are refused",
+          "[http][s3]") {
+    B2ND_HTTP_FIXTURE(s3, store_with_stores);
+    const std::string dir = b2nd::test::corpus_dir() + "/stores";
+    b2nd::test::TempDir tmp;
+    int packed = 0;
+    for (const auto& e : fs::recursive_directory_iterator(dir)) {
+        if (!(e.path().extension() == ".b2d" && e.is_directory())) {
+            continue;
+        }
+        b2nd::Store local;
+        try {
+            local = b2nd::Store::open(e.path().string());
+        } catch (const b2nd::Error&) {
+            continue;  // a damaged store of the corpus
+        }
+        const std::string rel = "corpus/stores/" + fs::relative(e.path(), dir).string();
+        INFO(rel);
+        const std::string out = tmp / ("packed" + std::to_string(packed) + ".b2z");
+        b2nd::pack_store(s3.url(rel), out, false, s3.options());
+        const b2nd::Store back = b2nd::Store::open(out);
+        REQUIRE(back.entries().size() == local.entries().size());
+        for (const b2nd::StoreEntry& k : local.entries()) {
+            if (k.storage != b2nd::LeafStorage::external) {
+                continue;
+            }
+            b2nd::OpenOptions raw;
+            raw.raw_objects = true;
+            std::vector<std::uint8_t> want;
+            try {
+                want = local.open_array(k.key, raw).read();
+            } catch (const b2nd::Error&) {
+                continue;  // no array (refused the same way from the packed store)
+            }
+            CHECK(back.open_array(k.key, raw).read() == want);
+        }
+        ++packed;
+    }
+    CHECK(packed > 0);
+    // A server whose listing names a key climbing out of the store, or an absolute one (once
+    // joined to a local path: a local file, here a real one): refused by name, nothing read.
+    const std::string secret = tmp / "secret.b2nd";
+    std::vector<float> v{1, 2, 3};
+    (void)b2nd::NDArray<float>::create_from(secret, {3}, v.data(), v.size());
+    const std::string store = "corpus/stores/trees/t1.b2d";
+    for (const std::string& key : {store + "/../outside.b2nd", store + "/" + secret}) {
+        INFO(key);
+        REQUIRE(s3.faults("list_key=" + key));
+        CHECK_THROWS_WITH(b2nd::pack_store(s3.url(store), tmp / "h.b2z", false, s3.options()),
+                          Catch::Contains("t1.b2d") &&
+                              Catch::Contains(key.substr(store.size() + 1)) &&
+                              Catch::Contains("no file of a store"));
+        CHECK(!fs::exists(tmp / "h.b2z"));
+    }
+    // A key outside the prefix listed.
+    REQUIRE(s3.faults("list_key=elsewhere/x.b2nd"));
+    CHECK_THROWS_WITH(b2nd::Store::open(s3.url(store), options_of(s3)),
+                      Catch::Contains("elsewhere/x.b2nd") && Catch::Contains("not under it"));
+    // A listing that never ends (two continuation tokens in turn): refused at the second.
+    REQUIRE(s3.faults("list_loop=1"));
+    CHECK_THROWS_WITH(b2nd::Store::open(s3.url(store), options_of(s3)),
+                      Catch::Contains("does not end") && Catch::Contains("continuation token"));
+    REQUIRE(s3.faults(""));
+    CHECK(b2nd::Store::open(s3.url(store), options_of(s3)).entries().size() > 0);
 }
 
 TEST_CASE("s3: bad credentials and missing objects are errors naming the URL, never the secret",

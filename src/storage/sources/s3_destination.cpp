@@ -10,9 +10,11 @@
 #include <set>
 #include <thread>
 
+#include <b2nd/error.hpp>
 #include <b2nd/storage/open_options.hpp>
 #include <b2nd/storage/s3.hpp>
 
+#include "../../detail/text.hpp"
 #include "destination.hpp"
 #include "s3_objects.hpp"
 
@@ -141,8 +143,13 @@ std::vector<std::string> s3_list(const std::string& url, const OpenOptions& o) {
         prefix.pop_back();
     }
     std::vector<std::string> names;
-    for (const S3Listed& l : objects.list(prefix + "/")) {
-        names.push_back(l.key.substr(prefix.size() + 1));
+    const std::string under = prefix + "/";
+    for (const S3Listed& l : objects.list(under)) {
+        if (l.key.compare(0, under.size(), under) != 0) {
+            throw b2nd::FormatError("\"" + redacted_url(url) + "\": its listing names the key \"" +
+                                    b2nd::detail::printable(l.key) + "\", which is not under it");
+        }
+        names.push_back(l.key.substr(under.size()));
     }
     return names;
 }

@@ -10,6 +10,7 @@
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include <b2nd/error.hpp>
@@ -212,6 +213,13 @@ std::string S3Objects::first_bytes(const std::string& key, std::size_t n) const 
 std::vector<S3Listed> S3Objects::list(const std::string& prefix) const {
     std::vector<S3Listed> out;
     std::string token;
+    std::set<std::string> tokens;  // every continuation token given: one seen twice loops
+    std::size_t key_bytes = 0;
+    const auto endless = [&](int page, const std::string& why) {
+        return HttpError("\"" + url(prefix) + "\": the listing of its objects does not end (page " +
+                             std::to_string(page + 1) + " " + why + ")",
+                         0);
+    };
     for (int page = 0;; ++page) {
         Exchange x;
         std::string q = token.empty() ? "" : "continuation-token=" + query_value(token) + "&";
@@ -225,23 +233,25 @@ std::vector<S3Listed> S3Objects::list(const std::string& prefix) const {
             const auto key = element(*contents, "Key");
             const auto size = element(*contents, "Size");
             if (key) {
+                key_bytes += key->size();
                 out.push_back({*key, size ? std::strtoull(size->c_str(), nullptr, 10) : 0});
             }
+        }
+        if (out.size() > kMaxListedKeys || key_bytes > kMaxListedKeyBytes) {
+            throw endless(page, "brings it past " + std::to_string(kMaxListedKeys) + " keys or " +
+                                    std::to_string(kMaxListedKeyBytes >> 20) + " MiB of them");
         }
         const auto more = element(x.answer, "IsTruncated");
         const auto next = element(x.answer, "NextContinuationToken");
         if (!more || *more != "true") {
             break;
         }
-        if (!next || next->empty() || *next == token || page >= 100'000) {
+        if (!next || next->empty() || !tokens.insert(*next).second) {
             // A server that says there is more but gives no new way to it: not listed whole.
-            throw HttpError("\"" + url(prefix) +
-                                "\": the listing of its objects does not end "
-                                "(page " +
-                                std::to_string(page + 1) +
-                                " gives no new continuation "
-                                "token)",
-                            static_cast<int>(x.status));
+            throw endless(page, "gives no new continuation token");
+        }
+        if (page + 1 >= kMaxListedPages) {
+            throw endless(page, "is the last of " + std::to_string(kMaxListedPages) + " asked");
         }
         token = *next;
     }

@@ -25,6 +25,13 @@ struct RequestSigning;
 RequestSigning s3_signing(const std::string& url, const S3Config& c);
 
 /// An object of a listing: its key and size.
+/// Bounds of one listing (S3Objects::list): pages asked, keys and their bytes kept. A listing
+/// past them is refused (a server whose listing never ends would grow memory without bound);
+/// python-blosc2's stores hold far fewer files.
+inline constexpr int kMaxListedPages = 20'000;
+inline constexpr std::size_t kMaxListedKeys = 5'000'000;
+inline constexpr std::size_t kMaxListedKeyBytes = std::size_t{512} << 20;
+
 struct S3Listed {
     std::string key;
     std::uint64_t size = 0;

@@ -22,7 +22,9 @@ range per request), ETag, Last-Modified and If-Match. A URL's first segments cho
 
 N counts the requests for that exact URL. --delay-ms adds a fixed latency before every answer
 (the benchmarks' "far away" server). GET /_stats answers {"requests": R, "bytes": B} (body
-bytes sent), GET /_reset zeroes them and the fault counters.
+bytes sent), GET /_reset zeroes them and the fault counters. GET /_headers answers the names
+(lower case) of every request header seen so far, with how many requests carried each: what a
+client sent to a host it was redirected to.
 """
 import argparse
 import email.utils
@@ -40,6 +42,7 @@ PLAIN = {"norange", "flip", "redirect", "silent", "stall"}
 class State:
     lock = threading.Lock()
     counts = {}
+    headers = {}
     requests = 0
     bytes = 0
 
@@ -79,6 +82,13 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):
         path = self.path.split("?", 1)[0]
+        if path == "/_headers":
+            with State.lock:
+                body = json.dumps(State.headers).encode()
+            return self.answer(200, body, [("Content-Type", "application/json")])
+        with State.lock:
+            for name in self.headers.keys():
+                State.headers[name.lower()] = State.headers.get(name.lower(), 0) + 1
         if path == "/_stats":
             with State.lock:
                 body = json.dumps({"requests": State.requests, "bytes": State.bytes}).encode()

@@ -20,6 +20,8 @@ Hostile listings, for the listing tests: GET /_faults?list_key=K adds an object 
 given: absolute, with '..', anything) to every answer to a listing (list-type=2);
 GET /_faults?list_loop=1 makes every listing answer say it is truncated, with a continuation
 token that alternates between two values (a server whose listing never ends).
+GET /_faults?redirect_to=URL answers every signed request with 307 to URL + its path (a server
+that sends the client, and what it carries, to another host).
 """
 import argparse
 import hashlib
@@ -33,7 +35,8 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 STATS = {"requests": 0, "checked": 0, "parts": 0}
-FAULTS = {"fail_part": 0, "delay_ms": 0, "delay_from_part": 0, "list_key": "", "list_loop": 0}
+FAULTS = {"fail_part": 0, "delay_ms": 0, "delay_from_part": 0, "list_key": "", "list_loop": 0,
+          "redirect_to": ""}
 LOCK = threading.Lock()
 
 
@@ -110,6 +113,7 @@ class Handler(BaseHTTPRequestHandler):
                 FAULTS["delay_from_part"] = int(q.get("delay_from_part", "0"))
                 FAULTS["list_key"] = q.get("list_key", "")
                 FAULTS["list_loop"] = int(q.get("list_loop", "0"))
+                FAULTS["redirect_to"] = q.get("redirect_to", "")
             self.reply(200, b"{}", [("Content-Type", "application/json")])
             return
         with LOCK:
@@ -127,6 +131,9 @@ class Handler(BaseHTTPRequestHandler):
             return
         with LOCK:
             STATS["checked"] += 1
+        if faults["redirect_to"]:
+            self.reply(307, b"", [("Location", faults["redirect_to"] + self.path)])
+            return
         query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.path).query))
         part = int(query["partNumber"]) if method == "PUT" and "partNumber" in query else 0
         if faults["delay_ms"] and (not faults["delay_from_part"] or

@@ -119,3 +119,44 @@ TEST_CASE("s3 faults: an object that changes mid-read is read again from its new
     CHECK(e.remote_changed());
     CHECK_THAT(e.what(), Catch::Contains("changed"));
 }
+
+TEST_CASE("s3 faults: a redirect is not followed: credentials never reach another host",
+          "[http][s3]") {
+    B2ND_HTTP_FIXTURE(s, serve);
+    // Another server, which records the headers of what reaches it.
+    b2nd::test::TempDir other;
+    const auto capture = ServerProcess::faults(other.path());
+    REQUIRE(capture);
+    const auto ask = [&](const std::string& url) {
+        const std::string cmd =
+            "python3 -c \"import urllib.request; print(urllib.request.urlopen('" + url +
+            "').read().decode())\"";
+        std::string out;
+        if (FILE* p = ::popen(cmd.c_str(), "r")) {
+            char buf[4096];
+            while (std::fgets(buf, sizeof buf, p) != nullptr) {
+                out += buf;
+            }
+            ::pclose(p);
+        }
+        return out;
+    };
+    const std::string proxy = "http://127.0.0.1:" + std::to_string(s.proxy->port());
+    const std::string elsewhere = "http://127.0.0.1:" + std::to_string(capture->port());
+    REQUIRE(ask(proxy + "/_faults?redirect_to=" + elsewhere) == "{}\n");
+    b2nd::OpenOptions o = s.options(0);
+    o.s3.session_token = "Session-Token-7";
+    const b2nd::HttpError e =
+        http_error([&] { (void)b2nd::AnyArray::open("s3://error/0/a.b2nd", o); });
+    CHECK(e.status() == 307);
+    CHECK_THAT(e.what(), Catch::Contains("s3://error/0/a.b2nd"));
+    CHECK(std::string(e.what()).find("Session-Token-7") == std::string::npos);
+    // Nothing reached the other host: no token, no signature, no request at all.
+    const std::string seen = ask(elsewhere + "/_headers");
+    CHECK(seen.find("x-amz-security-token") == std::string::npos);
+    CHECK(seen.find("x-amz-content-sha256") == std::string::npos);
+    CHECK(seen.find("authorization") == std::string::npos);
+    REQUIRE(ask(proxy + "/_faults") == "{}\n");
+    CHECK(b2nd::AnyArray::open("s3://error/0/a.b2nd", s.options()).read(kBox) ==
+          s.local().read(kBox));
+}

@@ -208,6 +208,10 @@ void authenticate(CURL* e,
     if (sign.own) {
         // Keys are literal: "a/../b" is an object of its own, not "b".
         curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);
+        // A signed request follows no redirect: libcurl would send its own headers (the
+        // session token, x-amz-security-token) to whatever host the answer names. S3 answers
+        // a bucket in another region with its code (PermanentRedirect), reported as it is.
+        curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
         if (!sign.sigv4.empty()) {
             curl_easy_setopt(e, CURLOPT_AWS_SIGV4, sign.sigv4.c_str());
             curl_easy_setopt(e, CURLOPT_USERNAME, sign.key_id.c_str());

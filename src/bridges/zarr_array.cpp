@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <mutex>
 
 #include <b2nd/any_array.hpp>
@@ -56,9 +57,16 @@ std::string joined(const std::string& root, const std::string& key) {
 class ZarrFiles {
 public:
     ZarrFiles(std::string root, storage::OpenOptions options)
-        : root_(std::move(root)), url_(storage::is_url(root_)), options_(std::move(options)) {}
+        : root_(std::move(root)), url_(storage::is_url(root_)), options_(std::move(options)) {
+        if (!url_) {
+            std::error_code ec;
+            real_root_ = fs::canonical(root_, ec).string();
+        }
+    }
 
-    /// The file `key` under the array, or null when there is none.
+    /// The file `key` under the array, or null when there is none. A local file is read only
+    /// when it is a regular file inside the array's directory once its links are resolved: a
+    /// link to another file (/etc/passwd as .zarray, another array's chunk) is refused by name.
     std::shared_ptr<const storage::ByteSource> open(const std::string& key) const {
         const std::string path = joined(root_, key);
         try {
@@ -67,6 +75,13 @@ public:
                 const fs::file_status st = fs::status(path, ec);
                 if (ec || st.type() == fs::file_type::not_found) {
                     return nullptr;
+                }
+                const std::string real = fs::canonical(path, ec).string();
+                if (ec || real_root_.empty() ||
+                    real.compare(0, real_root_.size() + 1, real_root_ + "/") != 0) {
+                    throw FormatError(detail::quoted_path(path) +
+                                      ": a link that leads out of the Zarr array's directory; "
+                                      "its files are read only inside it");
                 }
                 if (st.type() != fs::file_type::regular) {
                     throw FormatError(detail::quoted_path(path) + ": not a regular file");
@@ -111,25 +126,47 @@ private:
     std::string root_;
     bool url_;
     storage::OpenOptions options_;
+    std::string real_root_;  // local: the directory with its links resolved
 };
 
-/// A shard opened, with its index decoded (null source: no shard file).
+/// A shard indexes at most this many bytes whole (checked against its crc32c); a larger index
+/// is read by the entries reads need (a sparse shard file may claim 2^32 inner chunks).
+constexpr std::uint64_t kWholeIndexBytes = std::uint64_t{1} << 20;
+
+/// A shard opened (null source: no shard file), with its index: decoded whole, or read by
+/// entries as reads ask (`entries`, under the origin's mutex).
 struct Shard {
     std::shared_ptr<const storage::ByteSource> src;
-    std::vector<std::uint64_t> index;  ///< (offset, nbytes) per inner chunk
+    std::vector<std::uint64_t> index;  ///< (offset, nbytes) per inner chunk, when read whole
+    std::uint64_t index_at = 0;        ///< where the index starts in the shard (read by entries)
+    mutable std::map<std::int64_t, std::pair<std::uint64_t, std::uint64_t>> entries;
+};
+
+/// The unit a Zarr array decodes whole: a chunk, or a shard's inner chunk.
+struct Unit {
+    std::int64_t coords[kMaxNdim] = {};  ///< in the grid of units
+    std::int64_t offset[kMaxNdim] = {};  ///< of the block's first element inside it
 };
 
 class ZarrOrigin final : public detail::BlockOrigin {
 public:
     ZarrOrigin(ZarrMeta meta, ZarrFiles files, Grid carrier)
         : m_(std::move(meta)), files_(std::move(files)), g_(std::move(carrier)) {
-        if (const ZarrSharding* s = m_.codecs.sharding.get()) {
+        const ZarrSharding* s = m_.codecs.sharding.get();
+        unit_ = s != nullptr ? s->inner : m_.chunks;
+        if (s != nullptr) {
             inner_per_shard_ = 1;
             for (std::size_t d = 0; d < m_.chunks.size(); ++d) {
                 per_shard_[d] = m_.chunks[d] / s->inner[d];
                 inner_per_shard_ *= per_shard_[d];
             }
         }
+        split_ = g_.block_shape() != unit_;
+        std::int64_t bytes = m_.dtype.itemsize();
+        for (const std::int64_t e : unit_) {
+            bytes *= e;
+        }
+        units_kept_ = bytes <= (std::int64_t{512} << 20) ? 2 : 1;
     }
 
     const char* kind() const noexcept override {
@@ -140,29 +177,27 @@ public:
 
     void make_block(std::int64_t ci, std::int64_t block, std::uint8_t* into) const override {
         const int nd = g_.ndim();
-        std::int64_t cc[kMaxNdim] = {};
-        g_.chunk_coords(ci, cc);
-        std::int64_t gb[kMaxNdim] = {};  // the block's coordinates in the grid of blocks
-        std::int64_t rest = block;
-        for (int d = nd - 1; d >= 0; --d) {
-            gb[d] = cc[d] * g_.blocks_in(d) + rest % g_.blocks_in(d);
-            rest /= g_.blocks_in(d);
-        }
-        const Shape& bs = g_.block_shape();
+        const Box region = detail::block_region(g_, ci, block);
         const auto bytes = static_cast<std::size_t>(g_.block_nbytes());
+        if (region.size() == 0) {
+            std::memset(into, 0, bytes);
+            return;
+        }
+        Unit u;
+        for (int d = 0; d < nd; ++d) {
+            const auto k = static_cast<std::size_t>(d);
+            u.coords[d] = region.start[k] / unit_[k];
+            u.offset[d] = region.start[k] - u.coords[d] * unit_[k];
+        }
         bool filled = false;
-        if (m_.codecs.sharding) {
-            filled = !inner_chunk(gb, into);
+        if (!split_) {
+            filled = !decode_unit(u.coords, into);  // the block is the unit: decoded in place
+        } else if (const auto whole = unit_at(u.coords)) {
+            bridges::copy_box(whole->data(), unit_, Shape(u.offset, u.offset + nd), into,
+                              g_.block_shape(), region.count,
+                              static_cast<std::size_t>(g_.itemsize()));
         } else {
-            const std::string key = chunk_key(m_, gb);
-            const auto src = files_.open(key);
-            if (src) {
-                const storage::SourceBytes b = src->read(0, src->size());
-                decode_zarr_chunk(m_.codecs, m_.dtype, bs, b.bytes.data(), b.bytes.size(), into,
-                                  where(key));
-            } else {
-                filled = true;
-            }
+            filled = true;
         }
         if (filled) {
             const std::size_t item = m_.fill.size();
@@ -170,7 +205,7 @@ public:
                 std::memcpy(into + k, m_.fill.data(), item);
             }
         }
-        zero_padding(ci, block, into);
+        zero_padding(region, into);
     }
 
 private:
@@ -178,22 +213,65 @@ private:
         return detail::quoted_path(joined(files_.root(), key));
     }
 
-    /// Decodes the inner chunk at block coordinates gb into `into`; false when it has none.
-    bool inner_chunk(const std::int64_t* gb, std::uint8_t* into) const {
+    /// Decodes the unit at `uc` into `out` (a whole unit); false when it has none (fill).
+    bool decode_unit(const std::int64_t* uc, std::uint8_t* out) const {
+        if (m_.codecs.sharding) {
+            return inner_chunk(uc, out);
+        }
+        const std::string key = chunk_key(m_, uc);
+        const auto src = files_.open(key);
+        if (!src) {
+            return false;
+        }
+        const storage::SourceBytes b = src->read(0, src->size());
+        decode_zarr_chunk(m_.codecs, m_.dtype, unit_, b.bytes.data(), b.bytes.size(), out,
+                          where(key));
+        return true;
+    }
+
+    /// The unit at `uc` decoded whole, kept for the blocks that follow (a unit larger than a
+    /// block is read in several); null when it has none.
+    std::shared_ptr<const std::vector<std::uint8_t>> unit_at(const std::int64_t* uc) const {
+        std::int64_t key = 0;
+        for (int d = 0; d < g_.ndim(); ++d) {
+            const auto k = static_cast<std::size_t>(d);
+            key = key * ((g_.shape()[k] + unit_[k] - 1) / std::max<std::int64_t>(unit_[k], 1)) +
+                  uc[d];
+        }
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (const auto* kept = units_.find(key)) {
+                return *kept;
+            }
+        }
+        std::int64_t n = m_.dtype.itemsize();
+        for (const std::int64_t e : unit_) {
+            n *= e;
+        }
+        auto whole = std::make_shared<std::vector<std::uint8_t>>(static_cast<std::size_t>(n));
+        if (!decode_unit(uc, whole->data())) {
+            return nullptr;
+        }
+        std::lock_guard<std::mutex> lock(mutex_);
+        units_.put(key, whole, units_kept_);
+        return whole;
+    }
+
+    /// Decodes the inner chunk at unit coordinates uc into `into`; false when it has none.
+    bool inner_chunk(const std::int64_t* uc, std::uint8_t* into) const {
         const int nd = g_.ndim();
         std::int64_t sc[kMaxNdim] = {};
         std::int64_t inner = 0;
         for (int d = 0; d < nd; ++d) {
-            sc[d] = gb[d] / per_shard_[d];
-            inner = inner * per_shard_[d] + gb[d] % per_shard_[d];
+            sc[d] = uc[d] / per_shard_[d];
+            inner = inner * per_shard_[d] + uc[d] % per_shard_[d];
         }
         const std::string key = chunk_key(m_, sc);
         const std::shared_ptr<const Shard> shard = shard_at(key);
         if (!shard->src) {
             return false;
         }
-        const std::uint64_t off = shard->index[static_cast<std::size_t>(2 * inner)];
-        const std::uint64_t n = shard->index[static_cast<std::size_t>(2 * inner + 1)];
+        const auto [off, n] = entry(*shard, inner, key);
         if (off == ~std::uint64_t{0} && n == ~std::uint64_t{0}) {
             return false;
         }
@@ -208,6 +286,41 @@ private:
                           b.bytes.data(), b.bytes.size(), into,
                           where(key) + " (inner chunk " + num(inner) + ")");
         return true;
+    }
+
+    /// Inner chunk `inner`'s (offset, nbytes) in `shard`: from the index read whole, or read
+    /// alone (16 bytes) and kept.
+    std::pair<std::uint64_t, std::uint64_t> entry(const Shard& shard,
+                                                  std::int64_t inner,
+                                                  const std::string& key) const {
+        if (!shard.index.empty()) {
+            const auto i = static_cast<std::size_t>(2 * inner);
+            return {shard.index[i], shard.index[i + 1]};
+        }
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            const auto it = shard.entries.find(inner);
+            if (it != shard.entries.end()) {
+                return it->second;
+            }
+        }
+        const storage::SourceBytes b =
+            shard.src->read(shard.index_at + 16 * static_cast<std::uint64_t>(inner), 16);
+        if (b.bytes.size() != 16) {
+            throw FormatError(where(key) + ": the shard index entry of inner chunk " + num(inner) +
+                              " is cut short");
+        }
+        std::uint64_t v[2] = {};
+        for (int k = 0; k < 2; ++k) {
+            for (int byte = 0; byte < 8; ++byte) {
+                const std::uint8_t x = b.bytes.data()[8 * k + byte];
+                v[k] |=
+                    std::uint64_t{x}
+                    << (m_.codecs.sharding->index_codecs.big_endian ? 8 * (7 - byte) : 8 * byte);
+            }
+        }
+        std::lock_guard<std::mutex> lock(mutex_);
+        return shard.entries.emplace(inner, std::make_pair(v[0], v[1])).first->second;
     }
 
     std::shared_ptr<const Shard> shard_at(const std::string& key) const {
@@ -228,18 +341,20 @@ private:
                                   " bytes cannot hold its index of " + std::to_string(n) +
                                   " bytes");
             }
-            const storage::SourceBytes b = shard->src->read(s.index_at_end ? size - n : 0, n);
-            shard->index =
-                decode_shard_index(s, inner_per_shard_, b.bytes.data(), b.bytes.size(), where(key));
+            shard->index_at = s.index_at_end ? size - n : 0;
+            if (n <= kWholeIndexBytes) {
+                const storage::SourceBytes b = shard->src->read(shard->index_at, n);
+                shard->index = decode_shard_index(s, inner_per_shard_, b.bytes.data(),
+                                                  b.bytes.size(), where(key));
+            }
         }
         std::lock_guard<std::mutex> lock(mutex_);
         shards_.put(key, shard, kShardsKept);
         return shard;
     }
 
-    /// Zeros over the part of the block outside the array.
-    void zero_padding(std::int64_t ci, std::int64_t block, std::uint8_t* into) const {
-        const Box region = detail::block_region(g_, ci, block);
+    /// Zeros over the part of the block outside `region` (its part inside the array).
+    void zero_padding(const Box& region, std::uint8_t* into) const {
         const int nd = g_.ndim();
         const Shape& bs = g_.block_shape();
         bool whole = true;
@@ -275,10 +390,14 @@ private:
     ZarrMeta m_;
     ZarrFiles files_;
     Grid g_;
+    Shape unit_;          // what the codecs decode whole: a chunk, or a shard's inner chunk
+    bool split_ = false;  // blocks are parts of units (units larger than kMaxBridgedBlockBytes)
+    std::size_t units_kept_ = 2;
     std::int64_t per_shard_[kMaxNdim] = {};
     std::int64_t inner_per_shard_ = 1;
     mutable std::mutex mutex_;
     mutable detail::LruMap<std::string, std::shared_ptr<const Shard>> shards_;
+    mutable detail::LruMap<std::int64_t, std::shared_ptr<const std::vector<std::uint8_t>>> units_;
 };
 
 ZarrMeta read_meta(const ZarrFiles& files, const std::string& where) {
@@ -324,37 +443,27 @@ AnyArray open_zarr(const std::string& path, const OpenOptions& options) {
     ZarrFiles files(path, options);
     ZarrMeta m = read_meta(files, where);
 
-    // The carrier's grid: blocks are Zarr's chunks (a shard's inner chunks), chunks are shards
-    // when they fit a frame's chunk, else one block each.
-    const Shape block = m.codecs.sharding ? m.codecs.sharding->inner : m.chunks;
+    // The carrier's grid: blocks are Zarr's chunks (a shard's inner chunks: the units the codecs
+    // decode whole), or parts of them of at most kMaxBridgedBlockBytes; chunks are shards when
+    // they fit a frame's chunk and blocks are whole units, else one unit each.
+    const Shape unit = m.codecs.sharding ? m.codecs.sharding->inner : m.chunks;
+    const Shape block = bounded_block(unit, m.dtype.itemsize());
     Shape chunk = m.chunks;
-    if (!Grid::check(m.shape, chunk, block, m.dtype.itemsize()).empty()) {
-        chunk = block;
+    if (block != unit || !Grid::check(m.shape, chunk, block, m.dtype.itemsize()).empty()) {
+        chunk = unit;
     }
     if (const std::string why = Grid::check(m.shape, chunk, block, m.dtype.itemsize());
         !why.empty()) {
-        throw UnsupportedError(where + ": chunks of " + to_string(block) + " " + m.dtype.str() +
+        throw UnsupportedError(where + ": chunks of " + to_string(unit) + " " + m.dtype.str() +
                                " items: " + why);
     }
     CreateOptions co;
     co.chunk_shape = chunk;
     co.block_shape = block;
-    AnyArray carrier = AnyArray::create_in_memory(m.dtype, m.shape, co);
-    {
-        Attrs attrs = carrier.attrs();
-        for (const auto& [k, v] : m.attributes.entries()) {
-            if (k.type() == Value::Type::string) {
-                attrs.set(k.as<std::string>(), v);
-            }
-        }
-    }
-    auto bytes = std::make_shared<std::vector<std::uint8_t>>(carrier.to_cframe());
-    OpenOptions o = options;
-    AnyArray a =
-        AnyArray::open(storage::memory_source({bytes->data(), bytes->size()}, bytes, path), o);
-    detail::ArrayCore& core = EngineAccess::writable_core(a);
-    core.set_origin(std::make_shared<ZarrOrigin>(std::move(m), std::move(files), a.grid()));
-    return a;
+    return detail::computed_array(
+        m.dtype, m.shape, co, m.attributes.entries(), path, options, [&](const Grid& g) {
+            return std::make_shared<ZarrOrigin>(std::move(m), std::move(files), g);
+        });
 }
 
 Value zarr_summary(const std::string& path, const OpenOptions& options) {

@@ -15,6 +15,11 @@ namespace b2nd::bridges {
 namespace {
 
 using detail::num;
+using detail::printable;
+
+/// The largest item of a raw type (r<bits>) read: one element is allocated, printed and filled
+/// whole, and a 250-byte zarr.json may claim 2 GiB items.
+constexpr long kMaxRawItemBytes = 1L << 20;
 
 [[noreturn]] void bad(const std::string& where, const std::string& what) {
     throw FormatError(where + ": " + what);
@@ -198,8 +203,13 @@ DType v3_dtype(const Value& v, const std::string& where) {
     if (t.size() > 1 && t[0] == 'r') {
         char* end = nullptr;
         const long bits = std::strtol(t.c_str() + 1, &end, 10);
-        if (*end == '\0' && bits > 0 && bits % 8 == 0 && bits <= 8L * 0x7fffffff) {
+        if (*end == '\0' && bits > 0 && bits % 8 == 0 && bits <= 8L * kMaxRawItemBytes) {
             return DType::raw(bits / 8);
+        }
+        if (*end == '\0' && bits > 8L * kMaxRawItemBytes) {
+            throw UnsupportedError(where + ": data_type \"" + printable(t) +
+                                   "\": items of more than " + std::to_string(kMaxRawItemBytes) +
+                                   " bytes");
         }
     }
     throw UnsupportedError(where + ": data_type \"" + t +
@@ -257,6 +267,11 @@ void v3_codecs(const Value& list, int ndim, ZarrCodecs& out, const std::string& 
                 bad(where, "the inner chunk_shape has another number of dimensions");
             }
             v3_codecs(need(cfg, "codecs", where, "sharding_indexed"), ndim, s->codecs, where);
+            if (s->codecs.sharding) {
+                throw UnsupportedError(where +
+                                       ": nested sharding (its shards' inner chunks are shards "
+                                       "themselves), which this library does not read");
+            }
             const Value* ic = cfg.find("index_codecs");
             if (ic != nullptr) {
                 v3_codecs(*ic, ndim + 1, s->index_codecs, where);

@@ -36,9 +36,11 @@ public:
     }
 
 private:
+    // The text is never quoted: it may be a file's (Zarr metadata, a link to any file), and a
+    // message must not carry what a file holds.
     [[noreturn]] void fail(const std::string& why) const {
-        throw UsageError("JSON: " + why + " at character " + std::to_string(i_ + 1) + " of '" +
-                         (t_.size() > 60 ? t_.substr(0, 60) + "..." : t_) + "'");
+        throw UsageError("JSON: " + why + " at character " + std::to_string(i_ + 1) + " of " +
+                         std::to_string(t_.size()));
     }
     void space() {
         while (i_ < t_.size() &&

@@ -279,9 +279,17 @@ void AnyArray::update_metalayer(const std::string& name, ByteSpan content) {
     core().update_metalayer(name, content);
 }
 std::vector<std::string> AnyArray::vlmeta_names() const {
+    if (const auto* held = core().held_attributes()) {
+        return held->names;
+    }
     return core().frame().vlmeta_names();
 }
 std::optional<std::vector<std::uint8_t>> AnyArray::vlmeta(const std::string& name) const {
+    if (const auto* held = core().held_attributes()) {
+        const auto it = held->values.find(name);
+        return it == held->values.end() ? std::nullopt
+                                        : std::optional<std::vector<std::uint8_t>>(it->second);
+    }
     return core().frame().vlmeta(name);
 }
 void AnyArray::set_vlmeta(const std::string& name, ByteSpan content) {

@@ -255,6 +255,22 @@ void ArrayCore::set_vlmeta(const std::string& name, ByteSpan content) {
     source_->frame().set_vlmeta(name, content);
 }
 
+void ArrayCore::set_vlmeta(
+    const std::vector<std::pair<std::string, std::vector<std::uint8_t>>>& all) {
+    if (all.empty()) {
+        return;
+    }
+    require_open_for_writing("cannot set attributes");
+    std::lock_guard<std::mutex> writer(writer_mutex_);
+    std::unique_lock<FairSharedMutex> lock(mutex_);
+    storage::Frame& f = source_->frame();
+    storage::FrameEdit e = f.keep_all();
+    for (const auto& [name, content] : all) {
+        e.set_vlmeta(name, content);
+    }
+    f.apply(e);
+}
+
 bool ArrayCore::delete_vlmeta(const std::string& name) {
     require_open_for_writing("cannot delete attribute '" + name + "'");
     std::lock_guard<std::mutex> writer(writer_mutex_);

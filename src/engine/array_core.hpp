@@ -25,6 +25,7 @@
 #include <optional>
 #include <shared_mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <b2nd/dtype.hpp>
@@ -136,6 +137,16 @@ public:
     };
     void set_field_target(FieldTarget t) { field_target_ = std::move(t); }
 
+    /// Attributes held in memory instead of the frame's vlmeta (an array whose blocks come from
+    /// an origin: a bridged dataset's own attributes, any number of them, found by name at once),
+    /// read-only. AnyArray's vlmeta_names() and vlmeta() read them in the frame's place.
+    struct HeldAttributes {
+        std::vector<std::string> names;  ///< in the source's order
+        std::unordered_map<std::string, std::vector<std::uint8_t>> values;  ///< msgpack
+    };
+    void hold_attributes(std::shared_ptr<const HeldAttributes> a) { held_ = std::move(a); }
+    const HeldAttributes* held_attributes() const noexcept { return held_.get(); }
+
     /// \throws UsageError naming the file when `box` is not a box of this array.
     void require_box(const Box& box, const char* op) const;
 
@@ -234,6 +245,8 @@ public:
     // ---- array_core.cpp ----
     void update_metalayer(const std::string& name, ByteSpan content);
     void set_vlmeta(const std::string& name, ByteSpan content);
+    /// Sets every (name, content) in one commit.
+    void set_vlmeta(const std::vector<std::pair<std::string, std::vector<std::uint8_t>>>& all);
     bool delete_vlmeta(const std::string& name);
     void sync();
     void compact(const storage::CompactProgress& progress = {});
@@ -315,6 +328,7 @@ private:
     std::unique_ptr<ChunkSource> source_;
     OpenOptions options_;
     std::optional<FieldTarget> field_target_;
+    std::shared_ptr<const HeldAttributes> held_;
     /// write() of a field view: the plan in the parent's terms, written there.
     void write_to_parent(const SelectionPlan& plan,
                          const std::uint8_t* src,

@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include <b2nd/error.hpp>
+#include <b2nd/format/frame_header.hpp>
 #include <b2nd/ops.hpp>
 #include <b2nd/parallel.hpp>
 #include <b2nd/storage/frame.hpp>
@@ -266,6 +267,14 @@ AnyArray build(Plan& p, const std::string& dst, const CopyOptions& o) {
     const auto kept = [&](const std::string& name) {
         return !object || !detail::object_metadata(name);
     };
+    if (o.metadata && first.vlmeta_names().size() > format::kMaxVlMetalayers) {
+        throw UsageError(detail::quoted_path(first.frame().name()) + ": " +
+                         detail::num(static_cast<std::int64_t>(first.vlmeta_names().size())) +
+                         " attributes; a b2nd file holds at most " +
+                         detail::num(static_cast<std::int64_t>(format::kMaxVlMetalayers)) +
+                         " (c-blosc2's limit): copy it without them (CopyOptions::metadata "
+                         "false, --no-meta)");
+    }
     if (o.metadata) {
         for (const std::string& name : first.metalayer_names()) {
             if (name != "b2nd" && name != "caterva" && kept(name)) {
@@ -366,22 +375,24 @@ AnyArray build(Plan& p, const std::string& dst, const CopyOptions& o) {
                 0, [&](std::int64_t, std::int64_t) { tick(); });
         }
         if (o.metadata) {
+            // Every attribute in one commit (one each made a copy quadratic in their number).
+            std::vector<std::pair<std::string, std::vector<std::uint8_t>>> all;
             for (const std::string& name : first.vlmeta_names()) {
                 if (!kept(name) || name == detail::kQueryCacheVlmeta) {
                     continue;  // a query cache answers for the source's files, not these
                 }
-                const auto v = first.vlmeta(name);
+                auto v = first.vlmeta(name);
                 if (name == detail::kIndexesVlmeta) {
                     // The copy has none of the source's index files: python must rebuild them,
                     // as after a write to the data.
-                    if (const auto marked = detail::stale_indexes(
-                            {v->data(), v->size()}, detail::quoted_path(first.path()))) {
-                        t.set_vlmeta(name, {marked->data(), marked->size()});
-                        continue;
+                    if (auto marked = detail::stale_indexes({v->data(), v->size()},
+                                                            detail::quoted_path(first.path()))) {
+                        v = std::move(marked);
                     }
                 }
-                t.set_vlmeta(name, {v->data(), v->size()});
+                all.emplace_back(name, std::move(*v));
             }
+            EngineAccess::writable_core(t).set_vlmeta(all);
         }
     };
     (void)detail::ArrayCore::create(dst, p.dtype, p.shape, co, fill_temporary);

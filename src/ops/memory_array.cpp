@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <fstream>
 
-#include <b2nd/attrs.hpp>
 #include <b2nd/error.hpp>
 #include <b2nd/ops.hpp>
 #include <b2nd/storage/sources.hpp>
@@ -148,15 +147,7 @@ AnyArray computed_array(
         CopyOptions copy;
         copy.sparse = false;
         const std::string file = dir + "/carrier.b2nd";
-        {
-            AnyArray carrier = EngineAccess::wrap(ArrayCore::create(file, dtype, shape, co));
-            Attrs a = carrier.attrs();
-            for (const auto& [k, v] : attrs) {
-                if (k.type() == Value::Type::string) {
-                    a.set(k.as<std::string>(), v);
-                }
-            }
-        }
+        (void)ArrayCore::create(file, dtype, shape, co);
         std::ifstream in(file, std::ios::binary);
         bytes->resize(static_cast<std::size_t>(fs::file_size(file)));
         in.read(reinterpret_cast<char*>(bytes->data()),
@@ -172,6 +163,21 @@ AnyArray computed_array(
         AnyArray::open(storage::memory_source({bytes->data(), bytes->size()}, bytes, name), o);
     ArrayCore& core = EngineAccess::writable_core(arr);
     core.set_origin(make(arr.grid()));
+    // The attributes, held in memory: any number of them (a frame holds at most 8192), each
+    // found at once (8,000 HDF5 attributes took minutes as one commit each).
+    if (!attrs.empty()) {
+        auto held = std::make_shared<ArrayCore::HeldAttributes>();
+        for (const auto& [k, v] : attrs) {
+            if (k.type() != Value::Type::string) {
+                continue;
+            }
+            const std::string key = k.as<std::string>();
+            if (held->values.emplace(key, v.to_msgpack()).second) {
+                held->names.push_back(key);
+            }
+        }
+        core.hold_attributes(std::move(held));
+    }
     return arr;
 }
 

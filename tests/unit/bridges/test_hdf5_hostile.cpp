@@ -11,8 +11,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <b2nd/attrs.hpp>
 #include <b2nd/b2nd.hpp>
 #include <b2nd/codec/chunk_encoder.hpp>
+#include <b2nd/ops.hpp>
 
 #include "../../support/files.hpp"
 #include "../../support/temp_dir.hpp"
@@ -377,6 +379,49 @@ TEST_CASE("hdf5 hostile: filters only a plugin decodes are refused when plugins 
     // libhdf5's own filters and ours need no plugin.
     filtered_file(tmp / "lzf.h5", 1024, 1024, kLzf, {}, {lzf_literals(ramp(1024))});
     CHECK(AnyArray::open(tmp / "lzf.h5", off).read() == ramp(1024));
+}
+
+TEST_CASE("hdf5 hostile: ten thousand attributes open, all of them, and import refuses by name",
+          "[bridges][hdf5][hostile]") {
+    b2nd::test::TempDir tmp;
+    constexpr int kAttrs = 10000;  // more than a frame's 8192 vlmetalayers
+    {
+        Id fapl{H5Pcreate(H5P_FILE_ACCESS), H5Pclose};
+        need(H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST), "libver");
+        Id f{H5Fcreate((tmp / "attrs.h5").c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), H5Fclose};
+        const hsize_t n = 4;
+        Id space{H5Screate_simple(1, &n, nullptr), H5Sclose};
+        Id dcpl{H5Pcreate(H5P_DATASET_CREATE), H5Pclose};
+        need(H5Pset_attr_phase_change(dcpl, 0, 0), "dense attributes");
+        Id d{H5Dcreate2(f, "/d", H5T_STD_I32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose};
+        const std::vector<std::int32_t> v{1, 2, 3, 4};
+        need(H5Dwrite(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), "write");
+        Id scalar{H5Screate(H5S_SCALAR), H5Sclose};
+        for (int i = 0; i < kAttrs; ++i) {
+            const std::string name = "a" + std::to_string(i);
+            Id a{H5Acreate2(d, name.c_str(), H5T_STD_I64LE, scalar, H5P_DEFAULT, H5P_DEFAULT),
+                 H5Aclose};
+            const std::int64_t x = i * 3;
+            need(H5Awrite(a, H5T_NATIVE_INT64, &x), "attribute");
+        }
+    }
+    const AnyArray a = AnyArray::open(tmp / "attrs.h5");
+    const b2nd::Attrs attrs = a.attrs();
+    REQUIRE(attrs.size() == kAttrs);
+    CHECK(attrs.get<std::int64_t>("a0") == 0);
+    CHECK(attrs.get<std::int64_t>("a9999") == 29997);
+    std::int64_t sum = 0;
+    for (const auto& [name, value] : attrs.items()) {
+        sum += value.as<std::int64_t>();
+    }
+    CHECK(sum == 3 * std::int64_t{kAttrs} * (kAttrs - 1) / 2);
+    // A b2nd file holds at most 8192: a copy says so before writing, and copies without them.
+    CHECK_THROWS_WITH(b2nd::copy(a, tmp / "out.b2nd"),
+                      Contains("attrs.h5") && Contains("10000 attributes") && Contains("8192"));
+    CHECK(!std::filesystem::exists(tmp / "out.b2nd"));
+    b2nd::CopyOptions bare;
+    bare.metadata = false;
+    CHECK(b2nd::copy(a, tmp / "out.b2nd", bare).read() == a.read());
 }
 
 #else

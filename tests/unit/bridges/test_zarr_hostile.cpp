@@ -11,7 +11,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <b2nd/attrs.hpp>
 #include <b2nd/b2nd.hpp>
+#include <b2nd/ops.hpp>
 
 #include "../../support/bridge_cases.hpp"
 #include "../../support/files.hpp"
@@ -226,4 +228,29 @@ TEST_CASE("zarr hostile: nested sharding and huge raw items are refused by name"
     write_text(raw + "/zarr.json", zarr_json("[4]", "[4]", "r64", "[{\"name\": \"bytes\"}]",
                                              "[0, 0, 0, 0, 0, 0, 0, 0]"));
     CHECK(AnyArray::open(raw).itemsize() == 8);
+}
+
+TEST_CASE("zarr hostile: ten thousand attribute keys open, and a copy keeps them in one commit",
+          "[bridges][zarr][hostile]") {
+    b2nd::test::TempDir tmp;
+    const std::string z = tmp / "many.zarr";
+    fs::create_directories(z);
+    write_text(z + "/.zarray", zarray("[4]", "[4]", "<i4"));
+    std::string attrs = "{";
+    for (int i = 0; i < 10000; ++i) {
+        attrs += (i != 0 ? ", \"k" : "\"k") + std::to_string(i) + "\": " + std::to_string(i);
+    }
+    write_text(z + "/.zattrs", attrs + "}");
+    const AnyArray a = AnyArray::open(z);
+    REQUIRE(a.attrs().size() == 10000);
+    CHECK(a.attrs().get<std::int64_t>("k9999") == 9999);
+    // 8000 keys: within a frame's 8192, copied in one commit.
+    attrs = "{";
+    for (int i = 0; i < 8000; ++i) {
+        attrs += (i != 0 ? ", \"k" : "\"k") + std::to_string(i) + "\": " + std::to_string(i);
+    }
+    write_text(z + "/.zattrs", attrs + "}");
+    const AnyArray b = b2nd::copy(AnyArray::open(z), tmp / "copy.b2nd");
+    REQUIRE(b.attrs().size() == 8000);
+    CHECK(b.attrs().get<std::int64_t>("k7999") == 7999);
 }

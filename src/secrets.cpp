@@ -145,13 +145,21 @@ std::string redact_secrets(const std::string& text) {
 }
 
 Value Value::redacted() const {
+    return redacted_as(true);
+}
+
+Value Value::urls_redacted() const {
+    return redacted_as(false);
+}
+
+Value Value::redacted_as(bool by_name) const {
     switch (type_) {
         case Type::string:
             return Value(redact_secrets(str_));
         case Type::array: {
             Array a;
             for (const Value& v : array()) {
-                a.push_back(v.redacted());
+                a.push_back(v.redacted_as(by_name));
             }
             return Value(std::move(a));  // a tuple keeps its head
         }
@@ -159,15 +167,15 @@ Value Value::redacted() const {
             Map m;
             for (const auto& [k, v] : entries()) {
                 const bool secret =
-                    k.type() == Type::string && detail::secret_name(k.as<std::string>());
-                m.emplace_back(k, secret ? Value("<redacted>") : v.redacted());
+                    by_name && k.type() == Type::string && detail::secret_name(k.as<std::string>());
+                m.emplace_back(k, secret ? Value("<redacted>") : v.redacted_as(by_name));
             }
             return map(std::move(m));
         }
         case Type::ext:
             if (is_reference()) {
                 try {
-                    return Value::reference(reference().redacted());
+                    return Value::reference(reference().redacted_as(by_name));
                 } catch (const Error&) {
                     return *this;  // not a map inside: shown as its bytes
                 }

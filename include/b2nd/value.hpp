@@ -144,6 +144,10 @@ public:
     /// A copy for showing: the entries of maps whose key names a secret (auth_token, password,
     /// ...) become "<redacted>", and strings lose what redact_secrets (error.hpp) removes.
     Value redacted() const;
+    /// A copy for showing a file's own metadata: strings lose the credentials redact_secrets
+    /// removes (a URL's user information and query, bearer tokens), but no entry is judged by
+    /// its key's name (python-blosc2's index `token` is a hash, not a credential).
+    Value urls_redacted() const;
     /// Parses JSON (and the forms to_json writes; also bare NaN, Infinity and -Infinity, as
     /// Python's json writes them). Integers stay integers; numbers with a fraction or exponent
     /// become floats. \throws UsageError naming where the text is wrong, or nesting deeper than 256
@@ -155,6 +159,7 @@ public:
     std::string to_python_json(int indent = -1) const;
 
 private:
+    Value redacted_as(bool by_name) const;
     [[noreturn]] void mismatch(const char* want) const;
     std::int64_t int_value(std::int64_t lo, std::int64_t hi, const char* want) const;
     std::uint64_t uint_value(std::uint64_t hi, const char* want) const;

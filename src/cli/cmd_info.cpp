@@ -136,7 +136,7 @@ std::string hex(const std::vector<std::uint8_t>& b, std::size_t max) {
 /// A metalayer's or vlmeta's content for JSON: "value": the msgpack decoded, or "hex" and why not.
 std::string content_json(const std::vector<std::uint8_t>& b) {
     try {
-        return "\"value\": " + Value::from_msgpack({b.data(), b.size()}).redacted().to_json();
+        return "\"value\": " + Value::from_msgpack({b.data(), b.size()}).urls_redacted().to_json();
     } catch (const FormatError& e) {
         return "\"hex\": " + json_string(hex(b, b.size())) +
                ", \"not_msgpack\": " + json_string(e.what());
@@ -146,7 +146,7 @@ std::string content_json(const std::vector<std::uint8_t>& b) {
 /// ... and for text: the value as one line of JSON (cut at 100 characters), or hex.
 std::string content_text(const std::vector<std::uint8_t>& b) {
     try {
-        std::string t = Value::from_msgpack({b.data(), b.size()}).redacted().to_json();
+        std::string t = Value::from_msgpack({b.data(), b.size()}).urls_redacted().to_json();
         return t.size() > 100 ? t.substr(0, 97) + "..." : t;
     } catch (const FormatError&) {
         return "not msgpack: " + hex(b, 48);
@@ -395,14 +395,14 @@ std::string describe(const std::string& path, bool json, std::size_t& unreadable
             o << "unreadable  ... " << k.unreadable.size() - 10 << " more\n";
         }
         for (const auto& m : frame.metalayers()) {
-            o << "metalayer   " << m.name << " (" << m.content.size() << " bytes) "
-              << content_text(m.content) << "\n";
+            o << "metalayer   " << detail::printable(m.name) << " (" << m.content.size()
+              << " bytes) " << content_text(m.content) << "\n";
         }
         for (const auto& name : frame.vlmeta_names()) {
             const std::vector<std::uint8_t> v =
                 frame.vlmeta(name).value_or(std::vector<std::uint8_t>{});
-            o << "vlmeta      " << name << " (" << v.size() << " bytes) " << content_text(v)
-              << "\n";
+            o << "vlmeta      " << detail::printable(name) << " (" << v.size() << " bytes) "
+              << content_text(v) << "\n";
         }
     }
     unreadable = k.unreadable.size();

@@ -60,7 +60,7 @@ std::string hex_of(const std::vector<std::uint8_t>& b) {
 /// An entry's msgpack as JSON, or {"$not_msgpack": "hex"} when it is not msgpack.
 std::string shown(const std::vector<std::uint8_t>& raw, int indent = -1) {
     try {
-        return Value::from_msgpack({raw.data(), raw.size()}).redacted().to_python_json(indent);
+        return Value::from_msgpack({raw.data(), raw.size()}).urls_redacted().to_python_json(indent);
     } catch (const FormatError&) {
         return Value::map({{"$not_msgpack", hex_of(raw)}}).to_json(indent);
     }
@@ -95,7 +95,7 @@ int print_store_vlmeta(const Store& store, const std::string& group, const Args&
     if (a.positional.size() == 2) {
         for (const auto& [n, v] : items) {
             if (n == a.positional[1]) {
-                std::cout << v.redacted().to_python_json(2) << "\n";
+                std::cout << v.urls_redacted().to_python_json(2) << "\n";
                 return 0;
             }
         }
@@ -106,13 +106,14 @@ int print_store_vlmeta(const Store& store, const std::string& group, const Args&
         std::string out = "{\"vlmeta\": {";
         for (std::size_t i = 0; i < items.size(); ++i) {
             out += (i > 0 ? ", " : "") + json_string(items[i].first) + ": " +
-                   items[i].second.redacted().to_python_json();
+                   items[i].second.urls_redacted().to_python_json();
         }
         std::cout << out << "}}\n";
         return 0;
     }
     for (const auto& [n, v] : items) {
-        std::cout << "vlmeta    " << n << " = " << v.redacted().to_python_json() << "\n";
+        std::cout << "vlmeta    " << detail::printable(n) << " = "
+                  << v.urls_redacted().to_python_json() << "\n";
     }
     return 0;
 }
@@ -176,10 +177,12 @@ int cmd_meta(const std::vector<std::string>& argv) {
             std::cout << out << "}}\n";
         } else {
             for (const std::string& name : vnames) {
-                std::cout << "vlmeta    " << name << " = " << shown(*arr.vlmeta(name)) << "\n";
+                std::cout << "vlmeta    " << detail::printable(name) << " = "
+                          << shown(*arr.vlmeta(name)) << "\n";
             }
             for (const std::string& name : mnames) {
-                std::cout << "metalayer " << name << " = " << shown(*arr.metalayer(name)) << "\n";
+                std::cout << "metalayer " << detail::printable(name) << " = "
+                          << shown(*arr.metalayer(name)) << "\n";
             }
         }
         return 0;
@@ -199,9 +202,9 @@ int cmd_meta(const std::vector<std::string>& argv) {
     }
     if (a.positional.size() == 2) {
         if (has(vnames, name)) {
-            std::cout << arr.attrs().get(name).redacted().to_python_json(2) << "\n";
+            std::cout << arr.attrs().get(name).urls_redacted().to_python_json(2) << "\n";
         } else if (has(mnames, name)) {
-            std::cout << metalayer_value(arr, name).redacted().to_python_json(2) << "\n";
+            std::cout << metalayer_value(arr, name).urls_redacted().to_python_json(2) << "\n";
         } else {
             throw ArgError(quoted + ": no attribute or metalayer '" + name + "'");
         }

@@ -15,6 +15,7 @@
 #include <b2nd/value.hpp>
 #include <b2nd/version.hpp>
 
+#include "../detail/text.hpp"
 #include "../storage/publish.hpp"
 #include "cli.hpp"
 #include <pthread.h>
@@ -97,12 +98,14 @@ std::string json_string(const std::string& s) {
 
 int report(const std::string& cmd, const std::exception& e) {
     std::cout.flush();
+    // Messages quote names from files and servers (attribute names, S3 keys): their control
+    // characters are escaped, never sent to the terminal.
     if (dynamic_cast<const ArgError*>(&e) != nullptr) {
-        std::cerr << "b2nd " << cmd << ": " << redact_secrets(e.what()) << " (see 'b2nd " << cmd
-                  << " --help')\n";
+        std::cerr << "b2nd " << cmd << ": " << detail::printable(redact_secrets(e.what()), true)
+                  << " (see 'b2nd " << cmd << " --help')\n";
         return 2;
     }
-    const std::string text = in_cli_terms(redact_secrets(e.what()));
+    const std::string text = detail::printable(in_cli_terms(redact_secrets(e.what())), true);
     if (dynamic_cast<const LockError*>(&e) != nullptr) {
         std::cerr << "b2nd " << cmd << ": busy: " << text << " (--wait SECONDS waits for it)\n";
         return 3;

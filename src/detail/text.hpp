@@ -48,12 +48,15 @@ inline std::string python_repr(const std::string& utf8, const char* prefix, bool
 
 /// Text for a terminal: control characters (a name from a file may hold any) as \\n, \\t, \\xNN
 /// escapes and backslashes doubled, so that nothing a file holds can move the cursor or change
-/// the terminal's state when printed.
-inline std::string printable(const std::string& text) {
+/// the terminal's state when printed. `lines`: newlines and tabs stay (a message of several
+/// lines), backslashes too.
+inline std::string printable(const std::string& text, bool lines = false) {
     std::string out;
     for (const char c : text) {
         const auto u = static_cast<unsigned char>(c);
-        if (c == '\n') {
+        if (lines && (c == '\n' || c == '\t' || c == '\\')) {
+            out += c;
+        } else if (c == '\n') {
             out += "\\n";
         } else if (c == '\t') {
             out += "\\t";

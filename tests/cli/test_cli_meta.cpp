@@ -208,3 +208,33 @@ TEST_CASE("cli: info describes several paths, and names each it cannot read", "[
     CHECK(r.status == 1);
     CHECK_THAT(r.output, Contains("c.txt") && Contains("shape       (2, 3)"));
 }
+
+TEST_CASE("cli: meta and info show a file's own metadata as it is, its names made safe", "[cli]") {
+    b2nd::test::TempDir tmp;
+    const std::string a = tmp / "a.b2nd";
+    b2nd::CreateOptions o;
+    o.chunk_shape = {8};
+    auto arr = b2nd::NDArray<double>::create_from(a, {16}, std::vector<double>(16, 1.0), o);
+    // python-blosc2's index record holds a `token` (a hash): no credential, shown whole. A URL's
+    // credentials are still left out; a name holding terminal escapes is printed escaped.
+    arr.any().attrs().set(
+        "blosc2_indexes",
+        b2nd::Value::map(
+            {{"token", "abc123def"},
+             {"tokens", b2nd::Value(b2nd::Value::Array{b2nd::Value("t1"), b2nd::Value("t2")})}}));
+    arr.any().attrs().set("src", "https://u:PLANTED9@h/x.b2nd");
+    arr.any().attrs().set("evil\x1b[31mred", 1);
+    for (const std::string& cmd : {"meta " + q(a), "meta --json " + q(a), "info " + q(a),
+                                   "meta " + q(a) + " blosc2_indexes"}) {
+        INFO(cmd);
+        const Run r = run(cmd);
+        CHECK(r.status == 0);
+        CHECK_THAT(r.output, Contains("abc123def") && !Contains("<redacted>") &&
+                                 !Contains("PLANTED9") && !Contains("\x1b"));
+    }
+    CHECK_THAT(run("meta " + q(a)).output, Contains("evil\\x1b[31mred"));
+    // A message quoting a name from the command line or a file: escaped too.
+    const Run missing = run("meta " + q(a) + " $'no\\x1b[2Jname'");
+    CHECK(missing.status == 2);
+    CHECK_THAT(missing.output, Contains("no\\x1b[2Jname") && !Contains("\x1b"));
+}

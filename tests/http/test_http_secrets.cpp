@@ -64,6 +64,8 @@ TEST_CASE("secrets: no output of the tool shows a planted secret", "[http][secre
     tool("meta " + a + " creds " +
          "'{\"password\": \"PLANTED1\", \"src\": \"https://u:PLANTED2@h/x.b2nd?token=PLANTED3\"}'");
     REQUIRE_THAT(b2nd::AnyArray::open(a).attrs().get("creds").to_json(), Contains("PLANTED1"));
+    // The file's own metadata is shown as it is (a field named "password" is the file's word,
+    // issue 55); the credentials of URLs never are, wherever they stand.
     std::string all;
     for (const std::string& args : std::vector<std::string>{
              "info " + a, "info --json " + a, "meta " + a, "meta --json " + a,
@@ -72,10 +74,13 @@ TEST_CASE("secrets: no output of the tool shows a planted secret", "[http][secre
              "show 'https://u:PLANTED6@127.0.0.1:1/a.b2nd' --timeout 1"}) {
         const std::string out = tool(args);
         INFO(args << "\n" << out);
-        CHECK_THAT(out, !Contains("PLANTED"));
+        for (const char* url_secret :
+             {"PLANTED2", "PLANTED3", "PLANTED4", "PLANTED5", "PLANTED6"}) {
+            CHECK_THAT(out, !Contains(url_secret));
+        }
         all += out;
     }
-    CHECK_THAT(all, Contains("<redacted>") && Contains("https://h/x.b2nd"));
+    CHECK_THAT(all, Contains("https://h/x.b2nd") && Contains("PLANTED1"));
 
     // Over HTTP, from a real server: the path line, --json and verify name the URL bare.
     if (!b2nd::storage::http_available()) {
@@ -94,7 +99,8 @@ TEST_CASE("secrets: no output of the tool shows a planted secret", "[http][secre
                                     "verify '" + url + "'", "show '" + url + "' --slice 99"}) {
         const std::string out = tool(args);
         INFO(args << "\n" << out);
-        CHECK_THAT(out, !Contains("PLANTED"));
+        CHECK_THAT(out, !Contains("PLANTED7") && !Contains("PLANTED8") && !Contains("PLANTED2") &&
+                            !Contains("PLANTED3"));
         CHECK((args.rfind("show", 0) == 0 || out.find("127.0.0.1") != std::string::npos));
     }
 }

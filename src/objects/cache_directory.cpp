@@ -10,6 +10,7 @@
 #include <sstream>
 #include <system_error>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -125,12 +126,31 @@ Registry& registry() {
 
 }  // namespace
 
+bool own_file(const std::string& path) {
+    struct stat f {};
+    if (::lstat(path.c_str(), &f) != 0) {
+        return errno == ENOENT;  // made here, by this process
+    }
+    const std::string parent = std::filesystem::path(path).parent_path().string();
+    struct stat d {};
+    if (::stat(parent.empty() ? "." : parent.c_str(), &d) != 0) {
+        return false;
+    }
+    const bool others_write = (d.st_mode & (S_IWGRP | S_IWOTH)) != 0;
+    return S_ISREG(f.st_mode) && f.st_uid == ::geteuid() &&
+           (f.st_mode & (S_IWGRP | S_IWOTH)) == 0 && (d.st_uid == ::geteuid() || d.st_uid == 0) &&
+           (!others_write || (d.st_mode & S_ISVTX) != 0);
+}
+
 struct CacheDirectory::Impl {
     std::string dir;
     std::string where;  // the ledger, quoted
     int fd = -1;
     std::mutex mutex;  // one session at a time in this process (flock is per open file)
     std::map<std::string, Member*> members;
+    // Entries checked to name a cache file of this user's, by the file's identity and size
+    // (its header is read once, not at every session).
+    std::map<std::tuple<dev_t, ino_t, off_t>, bool> checked;
     ~Impl() {
         if (fd >= 0) {
             ::close(fd);
@@ -217,16 +237,31 @@ public:
                     ledger = std::move(*l);
                 }
             }
-            // Entries whose file is gone (or is no longer a plain file) hold nothing.
+            // The ledger names only cache files this user made: an entry whose file is gone,
+            // is not a plain file of this user's, or is no cache holds nothing (a planted entry
+            // can neither turn caching off nor have a file opened for writing); no entry holds
+            // more than its file's size.
             for (auto it = ledger.entries.begin(); it != ledger.entries.end();) {
                 struct stat st {};
                 const std::string p = d.dir + "/" + it->first;
-                if (::lstat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+                bool keep = ::lstat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+                if (keep && d.members.count(it->first) == 0) {
+                    const auto key = std::make_tuple(st.st_dev, st.st_ino, st.st_size);
+                    const auto known = d.checked.find(key);
+                    keep = known != d.checked.end() ? known->second
+                                                    : (d.checked[key] = own_cache_file(p));
+                }
+                if (!keep) {
                     it = ledger.entries.erase(it);
                     dirty = true;
-                } else {
-                    ++it;
+                    continue;
                 }
+                const auto size = static_cast<std::uint64_t>(st.st_size);
+                if (it->second.held > size) {
+                    it->second.held = size;
+                    dirty = true;
+                }
+                ++it;
             }
         } catch (...) {
             ::flock(d.fd, LOCK_UN);
@@ -267,7 +302,13 @@ std::shared_ptr<CacheDirectory> CacheDirectory::of(const std::string& cache_path
     auto impl = std::make_unique<Impl>();
     impl->dir = dir;
     impl->where = quoted_path(path);
-    impl->fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0666);
+    if (!own_file(path)) {
+        throw IoError(impl->where +
+                          ": not this user's own plain file (another user's, or one others may "
+                          "write or replace); b2nd keeps no cache bound through it",
+                      std::error_code(EPERM, std::generic_category()));
+    }
+    impl->fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
     if (impl->fd < 0) {
         const std::error_code e(errno, std::generic_category());
         throw IoError(
@@ -276,7 +317,8 @@ std::shared_ptr<CacheDirectory> CacheDirectory::of(const std::string& cache_path
             e);
     }
     struct stat st {};
-    if (::fstat(impl->fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+    if (::fstat(impl->fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+        st.st_uid != ::geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
         throw IoError(
             impl->where +
                 ": not a plain file of one link; b2nd never writes the cache ledger there",

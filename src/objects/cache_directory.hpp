@@ -93,7 +93,19 @@ private:
 
 /// Empties a cache file no process writes of chunks worth at least `bytes` (largest first, their
 /// bits cleared in the same commit); returns what it freed, or nothing when a process writes it
-/// (or it is no cache: then nothing is touched). Defined with the cache (proxy_cache.cpp).
+/// (or it is no cache of this user's: then nothing is touched, nothing opened for writing).
+/// Defined with the cache (proxy_cache.cpp).
 std::optional<std::uint64_t> shed_idle_cache(const std::string& path, std::uint64_t bytes);
+
+/// Whether `path` is this user's own file: a regular file (not a link) owned by the process's
+/// user that no other user may write, in a directory where no other user may replace it (not
+/// writable by others, or sticky as /tmp). true for a path that does not exist (made here).
+/// What a cache file, and a ledger, must be to be used: another user of a shared cache
+/// directory could otherwise plant one.
+bool own_file(const std::string& path);
+
+/// Whether `path` is a persistent cache this user made: own_file and a proxy cache (its header
+/// read without opening it for writing). Defined with the cache (proxy_cache.cpp).
+bool own_cache_file(const std::string& path);
 
 }  // namespace b2nd::detail

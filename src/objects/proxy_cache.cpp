@@ -177,30 +177,6 @@ private:
 
 }  // namespace
 
-namespace {
-
-/// Whether the cache file at `path` is this user's own: a regular file (not a link) owned by the
-/// process's user that no other user may write, in a directory where no other user may replace
-/// it (not writable by others, or sticky as /tmp). Another user of a shared cache directory could
-/// otherwise plant a file whose chunks are another array's values.
-bool own_file(const std::string& path) {
-    struct stat f {};
-    if (::lstat(path.c_str(), &f) != 0) {
-        return errno == ENOENT;  // made here, by this process
-    }
-    const fs::path parent = fs::path(path).parent_path();
-    struct stat d {};
-    if (::stat(parent.empty() ? "." : parent.c_str(), &d) != 0) {
-        return false;
-    }
-    const bool others_write = (d.st_mode & (S_IWGRP | S_IWOTH)) != 0;
-    return S_ISREG(f.st_mode) && f.st_uid == ::geteuid() &&
-           (f.st_mode & (S_IWGRP | S_IWOTH)) == 0 && (d.st_uid == ::geteuid() || d.st_uid == 0) &&
-           (!others_write || (d.st_mode & S_ISVTX) != 0);
-}
-
-}  // namespace
-
 std::shared_ptr<RemoteCache> RemoteCache::open(const std::string& path,
                                                const ChunkSource& src,
                                                std::uint64_t max_bytes) {
@@ -325,13 +301,16 @@ ProxyCache::ProxyCache(const std::string& path, const ChunkSource& src, std::uin
     }
     used_.assign(nchunks, 0);
     if (writable_ && max_bytes_ > 0) {
-        dir_ = CacheDirectory::of(path);
-        name_ = std::filesystem::path(path).filename().string();
+        // A ledger that cannot be used (another user's, a link, a FIFO, junk) or held too long
+        // elsewhere: the cache is read, and takes nothing (stores outside the ledger would break
+        // its bound). A read never fails because of the cache.
         try {
+            dir_ = CacheDirectory::of(path);
+            name_ = std::filesystem::path(path).filename().string();
             const auto session = dir_->lock();
             dir_->join(*session, name_, this, held());
-        } catch (const LockError&) {
-            writable_ = false;  // stores outside the directory's ledger would break its bound
+        } catch (const Error&) {
+            writable_ = false;
             dir_.reset();
         }
     }
@@ -591,7 +570,23 @@ void ProxyCache::store(std::int64_t ci,
     }
 }
 
+bool own_cache_file(const std::string& path) {
+    if (!own_file(path) || !std::filesystem::exists(path)) {
+        return false;
+    }
+    try {
+        storage::OpenOptions look;
+        look.locking = false;  // looked at only: nothing made beside it
+        return storage::Frame::open(path, look).metalayer(kSource) != nullptr;
+    } catch (const Error&) {
+        return false;
+    }
+}
+
 std::optional<std::uint64_t> shed_idle_cache(const std::string& path, std::uint64_t bytes) {
+    if (!own_cache_file(path)) {
+        return std::nullopt;  // a file the ledger should not name: never opened for writing
+    }
     try {
         storage::OpenOptions o;
         o.writable = true;

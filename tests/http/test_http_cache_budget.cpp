@@ -16,6 +16,7 @@
 #include "support/files.hpp"
 #include "support/served_array.hpp"
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -274,16 +275,17 @@ TEST_CASE("http cache budget: the ledger is never a file that was there", "[http
     fs::create_directory(dir);
     const std::string ledger = dir + "/.b2nd-cache-ledger";
     const std::string url = s.server->url("s.b2z");
+    // A ledger that cannot be used: the read goes on uncached (a read never fails because of
+    // the cache), and the file is left as it is.
     SECTION("a file of the user's") {
         {
             std::ofstream f(ledger);
             f << "user data\n";
         }
         const b2nd::Store store = b2nd::Store::open(url, in_directory(s, dir, bound_for(s)));
-        CHECK_THROWS_AS(store.open_array("/a"), b2nd::FormatError);
-        CHECK_THROWS_WITH(store.open_array("/a"), Catch::Contains(".b2nd-cache-ledger") &&
-                                                      Catch::Contains("not a b2nd cache ledger"));
+        CHECK(store.open_array("/a").read() == s.local().read());
         CHECK(b2nd::test::read_text(ledger) == "user data\n");
+        CHECK(stored_bytes(dir + "/a.b2nd") < bound_for(s) / 4);
     }
     SECTION("a planted link") {
         const std::string target = s.own / "target";
@@ -293,8 +295,33 @@ TEST_CASE("http cache budget: the ledger is never a file that was there", "[http
         }
         fs::create_symlink(target, ledger);
         const b2nd::Store store = b2nd::Store::open(url, in_directory(s, dir, bound_for(s)));
-        CHECK_THROWS_WITH(store.open_array("/a"), Catch::Contains("symbolic link"));
+        CHECK(store.open_array("/a").read() == s.local().read());
         CHECK(b2nd::test::read_text(target) == "user data\n");
+    }
+    SECTION("a FIFO") {
+        REQUIRE(::mkfifo(ledger.c_str(), 0600) == 0);
+        const b2nd::Store store = b2nd::Store::open(url, in_directory(s, dir, bound_for(s)));
+        CHECK(store.open_array("/a").read() == s.local().read());
+        CHECK(fs::is_fifo(ledger));
+    }
+    SECTION("another user's ledger, or one others may write") {
+        {
+            std::ofstream f(ledger);
+            f << "b2nd cache ledger 1\ntick 1\nend 0\n";
+        }
+        REQUIRE(::chmod(ledger.c_str(), 0666) == 0);
+        {
+            const b2nd::Store store = b2nd::Store::open(url, in_directory(s, dir, bound_for(s)));
+            CHECK(store.open_array("/a").read() == s.local().read());
+        }
+        CHECK(b2nd::test::read_text(ledger) == "b2nd cache ledger 1\ntick 1\nend 0\n");
+        if (::geteuid() == 0) {
+            REQUIRE(::chmod(ledger.c_str(), 0644) == 0);
+            REQUIRE(::chown(ledger.c_str(), 65534, 65534) == 0);
+            const b2nd::Store store = b2nd::Store::open(url, in_directory(s, dir, bound_for(s)));
+            CHECK(store.open_array("/b").read() == s.local().read());
+            CHECK(b2nd::test::read_text(ledger) == "b2nd cache ledger 1\ntick 1\nend 0\n");
+        }
     }
     SECTION("a ledger torn by a crash is started anew") {
         {
@@ -308,8 +335,10 @@ TEST_CASE("http cache budget: the ledger is never a file that was there", "[http
         CHECK(held_in(dir) <= bound);
         CHECK(b2nd::test::read_text(ledger).rfind("b2nd cache ledger 1\n", 0) == 0);
     }
-    SECTION("a hostile ledger never touches a file that is no cache") {
-        // An entry claiming the most bytes there are, for an array of the user's.
+    SECTION("a hostile ledger never touches a file that is no cache, nor turns caching off") {
+        // An entry claiming the most bytes there are, for an array of the user's: it names no
+        // cache, so it holds nothing; the user's file is never opened for writing (no lock
+        // file beside it) and the caches of the directory go on caching.
         fs::copy_file(s.dir / "a.b2nd", dir + "/user.b2nd");
         const auto before = b2nd::test::read_file(dir + "/user.b2nd");
         {
@@ -317,10 +346,13 @@ TEST_CASE("http cache budget: the ledger is never a file that was there", "[http
             f << "b2nd cache ledger 1\ntick 1\nentry 18446744073709551615 0 0 0 0 -1 user.b2nd\n"
                  "end 1\n";
         }
+        REQUIRE(::chmod(ledger.c_str(), 0600) == 0);
         const b2nd::Store store = b2nd::Store::open(url, in_directory(s, dir, bound_for(s)));
-        CHECK(store.open_array("/a").read() == s.local().read());  // read, uncached
-        CHECK(stored_bytes(dir + "/a.b2nd") < bound_for(s) / 4);
+        CHECK(store.open_array("/a").read() == s.local().read());
+        CHECK(stored_bytes(dir + "/a.b2nd") > bound_for(s) / 4);
         CHECK(b2nd::test::read_file(dir + "/user.b2nd") == before);
+        CHECK_FALSE(fs::exists(dir + "/user.b2nd.b2lock"));
+        CHECK(b2nd::test::read_text(ledger).find("user.b2nd") == std::string::npos);
     }
     SECTION("without a bound there is no ledger") {
         const b2nd::Store store = b2nd::Store::open(url, in_directory(s, dir, 0));

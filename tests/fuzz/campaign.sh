@@ -18,7 +18,7 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
     -DB2ND_FUZZ_ENGINE=libfuzzer -DB2ND_SANITIZE=address,undefined -DB2ND_BUILD_EXAMPLES=OFF \
     -DB2ND_BUILD_BENCHMARKS=OFF >/dev/null
 fi
-mapfile -t targets < <(sed -n 's/^b2nd_add_fuzzer(\(fuzz_[a-z_]*\).*/\1/p' tests/fuzz/CMakeLists.txt)
+mapfile -t targets < <(sed -n 's/^ *b2nd_add_fuzzer(\(fuzz_[a-z_0-9]*\).*/\1/p' tests/fuzz/CMakeLists.txt)
 cmake --build "$build" -j"$jobs" --target "${targets[@]}" >/dev/null
 out="$build/campaign"
 mkdir -p "$out/logs"

@@ -408,6 +408,50 @@ void write_piece_seeds(const std::string& root) {
     fs::remove(tmp);
 }
 
+/// fuzz_hdf5_filters: LZF and Blosc chunks as the target takes them (kind, chunk size,
+/// cd_values[2], stream): valid ones of the right size, and ones that decode short or claim more.
+void write_hdf5_filter_seeds(const std::string& dir) {
+    namespace fs = std::filesystem;
+    fs::create_directories(dir);
+    int count = 0;
+    const auto save = [&](bool lzf, std::uint32_t chunk, std::uint32_t claimed,
+                          const std::vector<std::uint8_t>& stream) {
+        std::vector<std::uint8_t> b{static_cast<std::uint8_t>(lzf ? 0 : 1)};
+        for (const std::uint32_t v : {chunk, claimed}) {
+            for (int k = 0; k < 4; ++k) {
+                b.push_back(static_cast<std::uint8_t>(v >> (8 * k)));
+            }
+        }
+        b.insert(b.end(), stream.begin(), stream.end());
+        std::ofstream(dir + "/" + (lzf ? "lzf-" : "blosc-") + std::to_string(count++),
+                      std::ios::binary)
+            .write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+    };
+    std::vector<std::uint8_t> raw(4096);
+    for (std::size_t i = 0; i < raw.size(); ++i) {
+        raw[i] = static_cast<std::uint8_t>((i * 3) % 251);
+    }
+    std::vector<std::uint8_t> literals;  // LZF: literal runs of 32
+    for (std::size_t at = 0; at < raw.size(); at += 32) {
+        literals.push_back(31);
+        literals.insert(literals.end(), raw.begin() + static_cast<std::ptrdiff_t>(at),
+                        raw.begin() + static_cast<std::ptrdiff_t>(at + 32));
+    }
+    save(true, 4096, 4096, literals);
+    save(true, 4096, 0xffffffffU, literals);
+    save(true, 8192, 4096, literals);  // decodes short
+    save(true, 4096, 4096, {7, 1, 2, 3, 4, 5, 6, 7, 8});
+    EncodeParams p;
+    p.typesize = 4;
+    for (const Codec c : {Codec::lz4, Codec::blosclz, Codec::zstd}) {
+        p.codec = c;
+        save(false, 4096, 4096, encode_chunk(raw, p));
+        save(false, 8192, 8192, encode_chunk(raw, p));
+    }
+    save(false, 4096, 0, make_zeros_chunk(4096, 4));
+    save(false, 4096, 0, make_zeros_chunk(0x7fffffd8, 4, 1 << 16));
+}
+
 int main(int argc, char** argv) {
     if (argc != 2) {
         std::fprintf(stderr, "usage: %s OUTDIR\n", argv[0]);
@@ -418,6 +462,7 @@ int main(int argc, char** argv) {
     write_dtype_seeds(root + "/fuzz_dtype");
     write_container_seeds(root + "/fuzz_containers");
     write_piece_seeds(root);
+    write_hdf5_filter_seeds(root + "/fuzz_hdf5_filters");
     const std::string dir = root + "/fuzz_chunk_decode";
     int count = 0;
     auto save = [&](const std::string& name, const std::vector<std::uint8_t>& bytes) {

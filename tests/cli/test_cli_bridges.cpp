@@ -295,3 +295,64 @@ TEST_CASE("cli bridges: sources made here by h5py and zarr-python import to thei
     }
     CHECK(n >= (b2nd::have_hdf5() ? 3 : 1));
 }
+
+TEST_CASE("cli bridges: --hdf5-external follows external links, --no-hdf5-plugins refuses plugins",
+          "[cli][bridges]") {
+    if (!b2nd::have_hdf5()) {
+        B2ND_SKIP("this build has no libhdf5");
+    }
+    b2nd::test::TempDir tmp;
+    const char* python =
+        std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+    // target.h5:/d, link.h5:/x -> target.h5:/d, lz4.h5:/d through the LZ4 plugin (32004).
+    const std::string script =
+        "import sys\n"
+        "try:\n"
+        "    import h5py, numpy as np\n"
+        "except ImportError:\n"
+        "    sys.exit(77)\n"
+        "d = sys.argv[1]\n"
+        "with h5py.File(d + '/target.h5', 'w') as f:\n"
+        "    f['d'] = np.arange(6, dtype='<i4')\n"
+        "with h5py.File(d + '/link.h5', 'w') as f:\n"
+        "    f['x'] = h5py.ExternalLink('target.h5', '/d')\n"
+        "try:\n"
+        "    with h5py.File(d + '/lz4.h5', 'w') as f:\n"
+        "        f.create_dataset('d', data=np.arange(6, dtype='<i4'), chunks=(3,), "
+        "compression=32004)\n"
+        "except Exception:\n"
+        "    pass\n";
+    {
+        std::ofstream f(tmp / "make.py");
+        f << script;
+    }
+    int st = 0;
+    (void)b2nd::test::command_text(
+        "HDF5_PLUGIN_PATH=/usr/lib/x86_64-linux-gnu/hdf5/serial/plugins " + std::string(python) +
+            " " + q(tmp / "make.py") + " " + q(tmp.path()),
+        &st);
+    if (st == 77) {
+        B2ND_SKIP("h5py or numpy is not installed (python3-h5py)");
+    }
+    REQUIRE(st == 0);
+    const Run refused = run("show " + q(tmp / "link.h5") + ":/x");
+    CHECK(refused.status == 2);
+    CHECK_THAT(refused.output, Contains("external link") && Contains("target.h5") &&
+                                   Contains("--hdf5-external") && !Contains("OpenOptions"));
+    for (const std::string& args : {"show --hdf5-external " + q(tmp / "link.h5") + ":/x",
+                                    "show " + q(tmp / "link.h5") + ":/x --hdf5-external"}) {
+        INFO(args);
+        const Run shown = run(args);
+        CHECK(shown.status == 0);
+        CHECK_THAT(shown.output, Contains("[0 1 2 3 4 5]"));
+    }
+    if (std::filesystem::exists(tmp / "lz4.h5")) {
+        CHECK(run("show " + q(tmp / "lz4.h5") + ":/d").output.find("[0 1 2 3 4 5]") !=
+              std::string::npos);
+        const Run off = run("show " + q(tmp / "lz4.h5") + ":/d --no-hdf5-plugins");
+        CHECK(off.status != 0);
+        CHECK_THAT(off.output, Contains("32004") && Contains("--no-hdf5-plugins"));
+    } else {
+        WARN("h5py could not write LZ4 (hdf5-filter-plugin): the plugin part is skipped");
+    }
+}

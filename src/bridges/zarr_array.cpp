@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include <b2nd/any_array.hpp>
 #include <b2nd/attrs.hpp>
@@ -213,24 +214,64 @@ private:
         return detail::quoted_path(joined(files_.root(), key));
     }
 
+    /// The stored bytes of the unit at `uc` (a chunk file, or a shard's inner chunk) and where
+    /// they are, for messages; nothing when it has none (fill).
+    struct Stored {
+        storage::SourceBytes bytes;
+        std::string where;
+    };
+    std::optional<Stored> stored_unit(const std::int64_t* uc) const {
+        if (!m_.codecs.sharding) {
+            const std::string key = chunk_key(m_, uc);
+            const auto src = files_.open(key);
+            if (!src) {
+                return std::nullopt;
+            }
+            return Stored{src->read(0, src->size()), where(key)};
+        }
+        const int nd = g_.ndim();
+        std::int64_t sc[kMaxNdim] = {};
+        std::int64_t inner = 0;
+        for (int d = 0; d < nd; ++d) {
+            sc[d] = uc[d] / per_shard_[d];
+            inner = inner * per_shard_[d] + uc[d] % per_shard_[d];
+        }
+        const std::string key = chunk_key(m_, sc);
+        const std::shared_ptr<const Shard> shard = shard_at(key);
+        if (!shard->src) {
+            return std::nullopt;
+        }
+        const auto [off, n] = entry(*shard, inner, key);
+        if (off == ~std::uint64_t{0} && n == ~std::uint64_t{0}) {
+            return std::nullopt;
+        }
+        const std::uint64_t size = shard->src->size();
+        if (off > size || n > size - off) {
+            throw FormatError(where(key) + ": inner chunk " + num(inner) + " lies at bytes [" +
+                              std::to_string(off) + ", +" + std::to_string(n) + ") of a shard of " +
+                              std::to_string(size) + " bytes");
+        }
+        return Stored{shard->src->read(off, n), where(key) + " (inner chunk " + num(inner) + ")"};
+    }
+
+    /// Decodes `s` (a whole unit) into `out`.
+    void decode(const Stored& s, std::uint8_t* out) const {
+        const ZarrCodecs& c = m_.codecs.sharding ? m_.codecs.sharding->codecs : m_.codecs;
+        decode_zarr_chunk(c, m_.dtype, unit_, s.bytes.bytes.data(), s.bytes.bytes.size(), out,
+                          s.where);
+    }
+
     /// Decodes the unit at `uc` into `out` (a whole unit); false when it has none (fill).
     bool decode_unit(const std::int64_t* uc, std::uint8_t* out) const {
-        if (m_.codecs.sharding) {
-            return inner_chunk(uc, out);
+        const std::optional<Stored> s = stored_unit(uc);
+        if (s) {
+            decode(*s, out);
         }
-        const std::string key = chunk_key(m_, uc);
-        const auto src = files_.open(key);
-        if (!src) {
-            return false;
-        }
-        const storage::SourceBytes b = src->read(0, src->size());
-        decode_zarr_chunk(m_.codecs, m_.dtype, unit_, b.bytes.data(), b.bytes.size(), out,
-                          where(key));
-        return true;
+        return s.has_value();
     }
 
     /// The unit at `uc` decoded whole, kept for the blocks that follow (a unit larger than a
-    /// block is read in several); null when it has none.
+    /// block is read in several); null when it has none (nothing allocated for it then).
     std::shared_ptr<const std::vector<std::uint8_t>> unit_at(const std::int64_t* uc) const {
         std::int64_t key = 0;
         for (int d = 0; d < g_.ndim(); ++d) {
@@ -244,48 +285,19 @@ private:
                 return *kept;
             }
         }
+        const std::optional<Stored> s = stored_unit(uc);
+        if (!s) {
+            return nullptr;
+        }
         std::int64_t n = m_.dtype.itemsize();
         for (const std::int64_t e : unit_) {
             n *= e;
         }
         auto whole = std::make_shared<std::vector<std::uint8_t>>(static_cast<std::size_t>(n));
-        if (!decode_unit(uc, whole->data())) {
-            return nullptr;
-        }
+        decode(*s, whole->data());
         std::lock_guard<std::mutex> lock(mutex_);
         units_.put(key, whole, units_kept_);
         return whole;
-    }
-
-    /// Decodes the inner chunk at unit coordinates uc into `into`; false when it has none.
-    bool inner_chunk(const std::int64_t* uc, std::uint8_t* into) const {
-        const int nd = g_.ndim();
-        std::int64_t sc[kMaxNdim] = {};
-        std::int64_t inner = 0;
-        for (int d = 0; d < nd; ++d) {
-            sc[d] = uc[d] / per_shard_[d];
-            inner = inner * per_shard_[d] + uc[d] % per_shard_[d];
-        }
-        const std::string key = chunk_key(m_, sc);
-        const std::shared_ptr<const Shard> shard = shard_at(key);
-        if (!shard->src) {
-            return false;
-        }
-        const auto [off, n] = entry(*shard, inner, key);
-        if (off == ~std::uint64_t{0} && n == ~std::uint64_t{0}) {
-            return false;
-        }
-        const std::uint64_t size = shard->src->size();
-        if (off > size || n > size - off) {
-            throw FormatError(where(key) + ": inner chunk " + num(inner) + " lies at bytes [" +
-                              std::to_string(off) + ", +" + std::to_string(n) + ") of a shard of " +
-                              std::to_string(size) + " bytes");
-        }
-        const storage::SourceBytes b = shard->src->read(off, n);
-        decode_zarr_chunk(m_.codecs.sharding->codecs, m_.dtype, m_.codecs.sharding->inner,
-                          b.bytes.data(), b.bytes.size(), into,
-                          where(key) + " (inner chunk " + num(inner) + ")");
-        return true;
     }
 
     /// Inner chunk `inner`'s (offset, nbytes) in `shard`: from the index read whole, or read

@@ -114,4 +114,16 @@ std::optional<std::vector<bool>> fetched(const storage::Frame& f,
     return std::nullopt;
 }
 
+std::optional<Value> vlmeta_value(const storage::Frame& f, const char* name) {
+    const auto raw = f.vlmeta(name);
+    if (!raw) {
+        return std::nullopt;
+    }
+    try {
+        return Value::from_msgpack({raw->data(), raw->size()}, name);
+    } catch (const FormatError&) {
+        return std::nullopt;  // unreadable: as if absent (the cache starts empty)
+    }
+}
+
 }  // namespace b2nd::detail::proxy_layout

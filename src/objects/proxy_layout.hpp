@@ -40,6 +40,13 @@ std::optional<std::string> source_url(const Value& source);
 /// A `proxy-source` content as messages name it (never an auth token).
 std::string describe(const Value& source);
 
+/// A vlmeta entry of the layout as a value; nothing when absent or unreadable (as if absent).
+std::optional<Value> vlmeta_value(const storage::Frame& f, const char* name);
+/// A value as the layout stores it (msgpack).
+inline std::vector<std::uint8_t> packed(const Value& v) {
+    return v.to_msgpack();
+}
+
 /// Bits packed as python stores them (least significant first).
 std::vector<std::uint8_t> pack(const std::vector<bool>& bits);
 

@@ -1,11 +1,14 @@
 // Work bounded by what is stored, not by what a file claims: an array of terabytes of zero
 // chunks is verified by its headers.
 #include <filesystem>
+#include <fstream>
 
 #include <catch2/catch.hpp>
 
 #include <b2nd/b2nd.hpp>
 
+#include "../support/cli_tool.hpp"
+#include "../support/files.hpp"
 #include "../support/temp_dir.hpp"
 #include "run.hpp"
 
@@ -82,4 +85,91 @@ TEST_CASE("cli: a 15 KB store claiming a 2 GiB embedded value lists in bounded m
     CHECK_THAT(r.output, Contains("/bomb") && Contains("unreadable: ") &&
                              Contains("1 leaf could not be read"));
     CHECK_THAT(run("show " + q(bomb + ":/v"), limit).output, Contains("[ 0  3  6"));
+}
+
+TEST_CASE("cli: hostile HDF5 and Zarr files are read in 300 MB of address space", "[cli]") {
+    // Each declares far more than it holds: a filtered HDF5 dataset of 600 MB chunks never
+    // written (libhdf5 builds a whole chunk to fill it), a 1 MiB corrupt LZF chunk (once retried
+    // with ever larger buffers, 5 GB), a Zarr array of 600 MB chunks none of which is there, and
+    // a sparse Zarr shard whose index claims 2^26 inner chunks (1 GiB, once read whole).
+    b2nd::test::TempDir tmp;
+    const char* python =
+        std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+    const std::string script =
+        "import json, os, struct, sys\n"
+        "try:\n"
+        "    import h5py, numpy as np\n"
+        "except ImportError:\n"
+        "    sys.exit(77)\n"
+        "d = sys.argv[1]\n"
+        "with h5py.File(d + '/huge.h5', 'w') as f:\n"
+        "    f.create_dataset('x', shape=(300000, 1000), chunks=(150000, 1000), dtype='<f4',\n"
+        "                     compression='gzip', fillvalue=2.5)\n"
+        "with h5py.File(d + '/junk.h5', 'w') as f:\n"
+        "    ds = f.create_dataset('d', shape=(1 << 20,), chunks=(1 << 20,), dtype='<i4',\n"
+        "                          compression='lzf')\n"
+        "    ds.id.write_direct_chunk((0,), np.random.default_rng(1).integers(0, 256, 1 << 20,\n"
+        "                             dtype=np.uint8).tobytes())\n"
+        "os.makedirs(d + '/huge.zarr')\n"
+        "json.dump({'zarr_format': 2, 'shape': [300000, 1000], 'chunks': [150000, 1000],\n"
+        "           'dtype': '<f4', 'compressor': None, 'fill_value': 1.5, 'order': 'C',\n"
+        "           'filters': None}, open(d + '/huge.zarr/.zarray', 'w'))\n"
+        "n = 1 << 26\n"
+        "os.makedirs(d + '/sparse.zarr/c')\n"
+        "json.dump({'zarr_format': 3, 'node_type': 'array', 'shape': [n], 'data_type': 'uint8',\n"
+        "           'chunk_grid': {'name': 'regular', 'configuration': {'chunk_shape': [n]}},\n"
+        "           'chunk_key_encoding': {'name': 'default'}, 'fill_value': 7,\n"
+        "           'codecs': [{'name': 'sharding_indexed', 'configuration': {\n"
+        "               'chunk_shape': [1], 'codecs': [{'name': 'bytes'}],\n"
+        "               'index_codecs': [{'name': 'bytes', 'configuration': {'endian': "
+        "'little'}},\n"
+        "                                {'name': 'crc32c'}]}}]},\n"
+        "          open(d + '/sparse.zarr/zarr.json', 'w'))\n"
+        "with open(d + '/sparse.zarr/c/0', 'wb') as f:\n"
+        "    f.write(b'\\x2a')\n"
+        "    f.truncate(1 + 16 * n + 4)\n"
+        "    for i in (5, 7):\n"
+        "        f.seek(1 + 16 * i)\n"
+        "        f.write(b'\\xff' * 16)\n"
+        "    f.seek(1 + 16 * 6)\n"
+        "    f.write(struct.pack('<QQ', 0, 1))\n";
+    {
+        std::ofstream f(tmp / "make.py");
+        f << script;
+    }
+    int st = 0;
+    (void)b2nd::test::command_text(
+        std::string(python) + " " + q(tmp / "make.py") + " " + q(tmp.path()), &st);
+    if (st == 77) {
+        B2ND_SKIP("h5py or numpy is not installed (python3-h5py)");
+    }
+    REQUIRE(st == 0);
+#ifdef B2ND_SANITIZED
+    const std::string limit;  // sanitizers reserve terabytes of address space
+#else
+    const std::string limit = "ulimit -v 300000;";
+#endif
+    const bool hdf5 = b2nd::have_hdf5();
+    if (hdf5) {
+        const Run fill = run("show " + q(tmp / "huge.h5") + ":/x --slice 299999,998:", limit);
+        CHECK(fill.status == 0);
+        CHECK_THAT(fill.output, Contains("[2.5 2.5]"));
+        const Run junk = run("show " + q(tmp / "junk.h5") + ":/d --slice 5", limit);
+        CHECK(junk.status == 1);
+        CHECK_THAT(junk.output, Contains("junk.h5:/d") && Contains("LZF"));
+    }
+    const Run missing = run("show " + q(tmp / "huge.zarr") + " --slice 299999,998:", limit);
+    CHECK(missing.status == 0);
+    CHECK_THAT(missing.output, Contains("[1.5 1.5]"));
+    // The shard is a 1 GiB file, mapped (address space, no memory): its peak memory is what
+    // tells.
+    const Run sparse = run("show " + q(tmp / "sparse.zarr") + " --slice 5:8");
+    CHECK(sparse.status == 0);
+    CHECK_THAT(sparse.output, Contains("[ 7 42  7]"));
+    if (b2nd::test::memory_measurable()) {
+        const long kib =
+            b2nd::test::peak_rss_kib("show " + q(tmp / "sparse.zarr") + " --slice 5:8");
+        CHECK(kib > 0);
+        CHECK(kib < 200 * 1024);
+    }
 }

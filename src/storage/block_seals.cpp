@@ -135,8 +135,8 @@ SealLayout seal_layout(ByteSpan chunk, int version) {
     SealLayout l;
     l.head = chunk.size();
     format::ChunkHeader h;
-    if (!sealable(chunk, h)) {
-        return l;
+    if (!sealable(chunk, h) || static_cast<std::size_t>(h.cbytes) > chunk.size()) {
+        return l;  // cut short: nothing to locate (seal refuses it)
     }
     l.pieces = pieces_of(h, version);
     l.blocksize = static_cast<std::uint32_t>(h.blocksize);
@@ -144,12 +144,6 @@ SealLayout seal_layout(ByteSpan chunk, int version) {
     l.typesize = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(h.typesize));
     l.memcpyed = h.memcpyed();
     const auto n = static_cast<std::size_t>(h.nblocks());
-    if (static_cast<std::size_t>(h.cbytes) > chunk.size()) {
-        // Cut short of its cbytes: no block can be located, and no decoder takes it. The record
-        // keeps the size its header promises (record_size), its head covers every byte given.
-        l.blocks.assign(n, {0, 0});
-        return l;
-    }
     const auto cbytes = static_cast<std::uint32_t>(h.cbytes);
     l.head = static_cast<std::size_t>(cbytes);
     if (h.memcpyed()) {
@@ -245,6 +239,14 @@ bool PieceDigests::fit(const SealLayout& layout) const noexcept {
 }
 
 Seal seal(ByteSpan chunk, int version, const SealHint& hint) {
+    format::ChunkHeader h;
+    if (sealable(chunk, h) && static_cast<std::size_t>(h.cbytes) > chunk.size()) {
+        // Its record could not have the size its header promises (record_size): refused before
+        // it is sealed, as its decoder refuses it. A frame's chunks always hold their cbytes.
+        throw FormatError("a chunk of " + num(static_cast<std::int64_t>(chunk.size())) +
+                          " bytes whose header says " + num(h.cbytes) +
+                          " (cbytes) cannot be sealed");
+    }
     const SealLayout l = seal_layout(chunk, version);
     const std::size_t n = l.blocks.size();
     Seal s;

@@ -1,9 +1,9 @@
 // Fuzz target: arbitrary bytes as a checksum table (docs/CHECKSUMS.md), as a frame trailer
 // carrying one, and as a chunk followed by its record (table versions 2 and 3). Only
 // b2nd::Error may escape; a table that decodes encodes to the same bytes; the checks of a trailer
-// never throw (a bad table is a state, with its problems); any bytes sealed open with their own
-// record and every block matches, and a record that opens against the input's own digest
-// checks blocks without reading outside the chunk.
+// never throw (a bad table is a state, with its problems); any bytes sealed (or refused before
+// they are) open with their own record of the size promised and every block matches, and a record
+// that opens against the input's own digest checks blocks without reading outside the chunk.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -59,7 +59,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (version == 3 && !small) {
             continue;
         }
-        const Seal sealed = seal(chunk, version);
+        Seal sealed;
+        try {
+            sealed = seal(chunk, version);
+        } catch (const b2nd::Error&) {
+            continue;  // refused before it is sealed (a chunk cut short of its cbytes)
+        }
         std::string why;
         const auto own = ChunkSeal::open(chunk, {sealed.record.data(), sealed.record.size()},
                                          version, sealed.digest, true, why);

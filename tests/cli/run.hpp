@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -77,6 +79,27 @@ inline long peak_rss_kib(const std::string& args) {
 
 inline std::string q(const std::string& s) {
     return "'" + s + "'";
+}
+
+/// Debian's python3 (with python3-h5py and python3-zarr), else the one on the PATH.
+inline std::string python3() {
+    return std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+}
+
+/// Runs a Python `script` (written to DIR/make.py) with DIR as its argument, `env` before it:
+/// how tests make files with h5py and zarr-python. The script exits 77 when a module it needs
+/// is missing. \returns its exit status
+inline int run_python(const std::string& script,
+                      const std::string& dir,
+                      const std::string& env = "") {
+    {
+        std::ofstream f(dir + "/make.py");
+        f << script;
+    }
+    const std::string cmd = env + (env.empty() ? "" : " ") + python3() + " " + q(dir + "/make.py") +
+                            " " + q(dir) + " > /dev/null 2>&1";
+    const int st = std::system(cmd.c_str());
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 }  // namespace b2nd::test

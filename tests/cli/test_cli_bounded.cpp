@@ -93,8 +93,6 @@ TEST_CASE("cli: hostile HDF5 and Zarr files are read in 300 MB of address space"
     // with ever larger buffers, 5 GB), a Zarr array of 600 MB chunks none of which is there, and
     // a sparse Zarr shard whose index claims 2^26 inner chunks (1 GiB, once read whole).
     b2nd::test::TempDir tmp;
-    const char* python =
-        std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
     const std::string script =
         "import json, os, struct, sys\n"
         "try:\n"
@@ -133,13 +131,7 @@ TEST_CASE("cli: hostile HDF5 and Zarr files are read in 300 MB of address space"
         "        f.write(b'\\xff' * 16)\n"
         "    f.seek(1 + 16 * 6)\n"
         "    f.write(struct.pack('<QQ', 0, 1))\n";
-    {
-        std::ofstream f(tmp / "make.py");
-        f << script;
-    }
-    int st = 0;
-    (void)b2nd::test::command_text(
-        std::string(python) + " " + q(tmp / "make.py") + " " + q(tmp.path()), &st);
+    const int st = b2nd::test::run_python(script, tmp.path());
     if (st == 77) {
         B2ND_SKIP("h5py or numpy is not installed (python3-h5py)");
     }

@@ -48,9 +48,7 @@ std::string read_back(const std::string& tool,
         cmd = "node " + q(B2ND_READ_BACK_NODE) + " " + q(path) + " " + q(expect) + " " + q(chunks) +
               " " + q(inner) + " " + q(attrs) + " 2>&1";
     } else {
-        const char* python =
-            std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
-        cmd = std::string(python) + " " + q(B2ND_READ_BACK) + " " + kind + " " + q(path) + " " +
+        cmd = b2nd::test::python3() + " " + q(B2ND_READ_BACK) + " " + kind + " " + q(path) + " " +
               q(expect) + " " + q(chunks) + " " + q(attrs) + " 2>&1";
     }
     int st = 0;
@@ -265,12 +263,10 @@ TEST_CASE("cli bridges: exports to HDF5 and Zarr read back with h5py, zarr-pytho
 TEST_CASE("cli bridges: sources made here by h5py and zarr-python import to their values",
           "[cli][bridges]") {
     b2nd::test::TempDir tmp;
-    const char* python =
-        std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
     int st = 0;
     // Made with the Blosc filter plugin where h5py has it; read here without any plugin.
     const std::string made = b2nd::test::command_text(
-        "HDF5_PLUGIN_PATH=/usr/lib/x86_64-linux-gnu/hdf5/serial/plugins " + std::string(python) +
+        "HDF5_PLUGIN_PATH=/usr/lib/x86_64-linux-gnu/hdf5/serial/plugins " + b2nd::test::python3() +
             " " + q(B2ND_MAKE_SOURCES) + " " + q(tmp.path()) + " 96",
         &st);
     if (st == 77) {
@@ -302,8 +298,6 @@ TEST_CASE("cli bridges: --hdf5-external follows external links, --no-hdf5-plugin
         B2ND_SKIP("this build has no libhdf5");
     }
     b2nd::test::TempDir tmp;
-    const char* python =
-        std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
     // target.h5:/d, link.h5:/x -> target.h5:/d, lz4.h5:/d through the LZ4 plugin (32004).
     const std::string script =
         "import sys\n"
@@ -322,15 +316,8 @@ TEST_CASE("cli bridges: --hdf5-external follows external links, --no-hdf5-plugin
         "compression=32004)\n"
         "except Exception:\n"
         "    pass\n";
-    {
-        std::ofstream f(tmp / "make.py");
-        f << script;
-    }
-    int st = 0;
-    (void)b2nd::test::command_text(
-        "HDF5_PLUGIN_PATH=/usr/lib/x86_64-linux-gnu/hdf5/serial/plugins " + std::string(python) +
-            " " + q(tmp / "make.py") + " " + q(tmp.path()),
-        &st);
+    const int st = b2nd::test::run_python(
+        script, tmp.path(), "HDF5_PLUGIN_PATH=/usr/lib/x86_64-linux-gnu/hdf5/serial/plugins");
     if (st == 77) {
         B2ND_SKIP("h5py or numpy is not installed (python3-h5py)");
     }

@@ -236,20 +236,20 @@ TEST_CASE("zarr hostile: ten thousand attribute keys open, and a copy keeps them
     const std::string z = tmp / "many.zarr";
     fs::create_directories(z);
     write_text(z + "/.zarray", zarray("[4]", "[4]", "<i4"));
-    std::string attrs = "{";
-    for (int i = 0; i < 10000; ++i) {
-        attrs += (i != 0 ? ", \"k" : "\"k") + std::to_string(i) + "\": " + std::to_string(i);
-    }
-    write_text(z + "/.zattrs", attrs + "}");
+    // {"k0": 0, "k1": 1, ...} with n keys.
+    const auto keys = [](int n) {
+        std::string attrs = "{";
+        for (int i = 0; i < n; ++i) {
+            attrs += (i != 0 ? ", \"k" : "\"k") + std::to_string(i) + "\": " + std::to_string(i);
+        }
+        return attrs + "}";
+    };
+    write_text(z + "/.zattrs", keys(10000));
     const AnyArray a = AnyArray::open(z);
     REQUIRE(a.attrs().size() == 10000);
     CHECK(a.attrs().get<std::int64_t>("k9999") == 9999);
     // 8000 keys: within a frame's 8192, copied in one commit.
-    attrs = "{";
-    for (int i = 0; i < 8000; ++i) {
-        attrs += (i != 0 ? ", \"k" : "\"k") + std::to_string(i) + "\": " + std::to_string(i);
-    }
-    write_text(z + "/.zattrs", attrs + "}");
+    write_text(z + "/.zattrs", keys(8000));
     const AnyArray b = b2nd::copy(AnyArray::open(z), tmp / "copy.b2nd");
     REQUIRE(b.attrs().size() == 8000);
     CHECK(b.attrs().get<std::int64_t>("k7999") == 7999);

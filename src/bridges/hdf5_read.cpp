@@ -36,8 +36,8 @@ struct OpenDataset {
     Handle file, dset, type;
     std::unique_ptr<h5::Reach> reach;  // its access property list, checked links
     std::uint64_t chunk_bytes = 0;     // what a chunk decodes to (0: not chunked)
-    Shape chunk;                       // the HDF5 chunk's shape (empty: not chunked)
-    std::vector<std::uint8_t> fill;    // one item of the fill value, in `type`
+    Shape chunk;  // the HDF5 chunk's shape, when the array's chunks are the HDF5 chunks
+    std::vector<std::uint8_t> fill;  // one item of the fill value, in `type`
 };
 
 herr_t collect_dataset(hid_t, const char* name, const H5O_info_t* info, void* out) {
@@ -310,7 +310,6 @@ AnyArray open_hdf5(const Hdf5Location& at, const OpenOptions& o) {
             bytes = c != 0 && bytes > UINT64_MAX / c ? 0 : bytes * c;
         }
         d->chunk_bytes = bytes;
-        d->chunk = chunk;
         d->fill.assign(static_cast<std::size_t>(dtype.itemsize()), 0);
         H5D_fill_value_t defined = H5D_FILL_VALUE_UNDEFINED;
         if (H5Pfill_value_defined(dcpl.get(), &defined) >= 0 &&
@@ -323,6 +322,7 @@ AnyArray open_hdf5(const Hdf5Location& at, const OpenOptions& o) {
         if (Grid::check(shape, chunk, block, dtype.itemsize()).empty()) {
             co.chunk_shape = chunk;
             co.block_shape = block;
+            d->chunk = chunk;  // each block lies in one HDF5 chunk: unwritten ones filled here
             if (block != chunk) {
                 // A chunk read in several blocks is decoded once: libhdf5's chunk cache holds
                 // one (its default, 1 MiB, holds none of this size).

@@ -138,6 +138,9 @@ private:
     std::string refused_;  // set by on_external_link
 };
 
+/// The datasets under the object `obj` (a file or a group), as paths from it ("/a/b").
+std::vector<std::string> datasets_under(hid_t obj);
+
 /// The NumPy dtype string of an HDF5 datatype: integers, floats (16-64 bits), h5py's bool (an
 /// enum of int8 FALSE/TRUE) and complex (a compound {r, i}), fixed-length strings (S), opaque
 /// (V), compounds as structured dtypes, arrays inside compounds. \throws UnsupportedError

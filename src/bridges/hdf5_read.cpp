@@ -24,11 +24,34 @@
 
 namespace b2nd::bridges {
 
+namespace h5 {
+
+namespace {
+
+herr_t collect_dataset(hid_t, const char* name, const H5O_info_t* info, void* out) {
+    if (info->type == H5O_TYPE_DATASET) {
+        static_cast<std::vector<std::string>*>(out)->push_back(std::string("/") + name);
+    }
+    return 0;
+}
+
+}  // namespace
+
+std::vector<std::string> datasets_under(hid_t obj) {
+    std::vector<std::string> names;
+    H5Ovisit2(obj, H5_INDEX_NAME, H5_ITER_INC, collect_dataset, &names, H5O_INFO_BASIC);
+    last_error();
+    return names;
+}
+
+}  // namespace h5
+
 namespace {
 
 namespace fs = std::filesystem;
 using detail::num;
 using h5::check;
+using h5::datasets_under;
 using h5::Handle;
 
 /// A dataset held open.
@@ -39,20 +62,6 @@ struct OpenDataset {
     Shape chunk;  // the HDF5 chunk's shape, when the array's chunks are the HDF5 chunks
     std::vector<std::uint8_t> fill;  // one item of the fill value, in `type`
 };
-
-herr_t collect_dataset(hid_t, const char* name, const H5O_info_t* info, void* out) {
-    if (info->type == H5O_TYPE_DATASET) {
-        static_cast<std::vector<std::string>*>(out)->push_back(std::string("/") + name);
-    }
-    return 0;
-}
-
-std::vector<std::string> datasets_under(hid_t obj) {
-    std::vector<std::string> names;
-    H5Ovisit2(obj, H5_INDEX_NAME, H5_ITER_INC, collect_dataset, &names, H5O_INFO_BASIC);
-    h5::last_error();
-    return names;
-}
 
 std::string listing(const std::vector<std::string>& names) {
     std::string s;

@@ -16,6 +16,10 @@
 #include "bridges.hpp"
 #include "hdf5_detail.hpp"
 #include "hdf5_gate.hpp"
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 namespace b2nd::bridges {
 
 namespace {
@@ -34,6 +38,31 @@ void write_dataset(hid_t file,
     const int nd = a.ndim();
     const Grid& g = a.grid();
     if (H5Lexists(file, path.c_str(), H5P_DEFAULT) > 0) {
+        // Only a dataset is replaced: never a group (and the datasets in it), nor a link.
+        H5L_info_t link{};
+        H5O_info_t obj{};
+        check(H5Lget_info(file, path.c_str(), &link, H5P_DEFAULT), where, "cannot look at it");
+        if (link.type != H5L_TYPE_HARD) {
+            throw UsageError(where + ": " + path +
+                             " is a link (soft or external), not a dataset; b2nd replaces "
+                             "datasets only");
+        }
+        check(H5Oget_info_by_name2(file, path.c_str(), &obj, H5O_INFO_BASIC, H5P_DEFAULT), where,
+              "cannot look at it");
+        if (obj.type == H5O_TYPE_GROUP) {
+            Handle group(check(H5Gopen2(file, path.c_str(), H5P_DEFAULT), where, "cannot open it"),
+                         H5Gclose);
+            const std::size_t n = h5::datasets_under(group.get()).size();
+            throw UsageError(where + ": " + path + " is a group holding " +
+                             num(static_cast<std::int64_t>(n)) +
+                             (n == 1 ? " dataset" : " datasets") +
+                             "; a group is never replaced (name a dataset inside it, or another "
+                             "path)");
+        }
+        if (obj.type != H5O_TYPE_DATASET) {
+            throw UsageError(where + ": " + path +
+                             " is not a dataset; b2nd replaces datasets only");
+        }
         if (!o.overwrite) {
             throw UsageError(where +
                              ": the dataset exists already (the overwrite option "
@@ -141,6 +170,42 @@ void write_dataset(hid_t file,
     held.lock();
 }
 
+/// A shared flock on a file (HDF5's file locking), held while it lives; nothing for "".
+class HeldShared {
+public:
+    HeldShared(const std::string& path, const std::string& where) {
+        if (path.empty()) {
+            return;
+        }
+        fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+        if (fd_ < 0) {
+            throw IoError(where + ": cannot open it",
+                          std::error_code(errno, std::generic_category()));
+        }
+        if (::flock(fd_, LOCK_SH | LOCK_NB) != 0) {
+            const int e = errno;
+            ::close(fd_);
+            if (e == EWOULDBLOCK) {
+                throw LockError(where +
+                                ": another program has it open for writing (it holds HDF5's "
+                                "file lock); b2nd adds to an HDF5 file only when no program "
+                                "writes it");
+            }
+            throw IoError(where + ": cannot lock it", std::error_code(e, std::generic_category()));
+        }
+    }
+    ~HeldShared() {
+        if (fd_ >= 0) {
+            ::close(fd_);
+        }
+    }
+    HeldShared(const HeldShared&) = delete;
+    HeldShared& operator=(const HeldShared&) = delete;
+
+private:
+    int fd_ = -1;
+};
+
 }  // namespace
 
 void export_hdf5(const AnyArray& a, const Hdf5Location& at, const Hdf5ExportOptions& o) {
@@ -158,6 +223,10 @@ void export_hdf5(const AnyArray& a, const Hdf5Location& at, const Hdf5ExportOpti
         std::error_code ec;
         const bool exists =
             fs::is_regular_file(pub.target(), ec) && fs::file_size(pub.target(), ec) > 0;
+        // The file added to is held with HDF5's own lock (a shared flock, what libhdf5 takes to
+        // read) until it is replaced: a program that has it open for writing (h5py's mode 'a')
+        // holds it exclusively, and its later writes would go to a file no longer there.
+        const HeldShared held_file(exists ? pub.target() : std::string(), where);
         if (exists) {
             fs::copy_file(pub.target(), tmp, fs::copy_options::none);
         }

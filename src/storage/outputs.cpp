@@ -158,6 +158,59 @@ std::string foreign_in_store(const std::string& dir) {
     return {};
 }
 
+/// Whether `rel` (a path under a Zarr array's directory, '/'-separated) is one of its own files:
+/// metadata (.zarray, .zattrs, .zgroup, .zmetadata, zarr.json) or a chunk key, in any of the
+/// encodings Zarr writes (v2's "0.1.2" or "0/1/2", v3's "c/0/1/2" or "c.0.1.2").
+bool zarr_own_file(const std::string& rel) {
+    for (const char* meta : {".zarray", ".zattrs", ".zgroup", ".zmetadata", "zarr.json"}) {
+        if (rel == meta) {
+            return true;
+        }
+    }
+    std::string key = rel;
+    if (key.compare(0, 2, "c/") == 0 || key.compare(0, 2, "c.") == 0) {
+        key.erase(0, 2);
+    } else if (key == "c") {
+        return true;  // a 0-d array's one chunk
+    }
+    if (key.empty()) {
+        return false;
+    }
+    bool digit = false;  // the last character was a digit
+    for (const char c : key) {
+        if (c >= '0' && c <= '9') {
+            digit = true;
+        } else if ((c == '.' || c == '/') && digit) {
+            digit = false;
+        } else {
+            return false;
+        }
+    }
+    return digit;
+}
+
+/// The first entry under a Zarr array's directory that is not its own ("" when all are).
+std::string foreign_in_zarr(const std::string& dir) {
+    std::error_code ec;
+    std::size_t seen = 0;
+    for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        if (++seen > kMaxEntries) {
+            return "more than " + std::to_string(kMaxEntries) + " entries";
+        }
+        const std::string rel = fs::relative(it->path(), dir, ec).generic_string();
+        if (it->is_symlink(ec)) {
+            return rel;
+        }
+        if (it->is_directory(ec)) {
+            continue;  // nested chunk keys: their files are looked at in turn
+        }
+        if (!it->is_regular_file(ec) || !(zarr_own_file(rel) || is_companion(rel))) {
+            return rel;
+        }
+    }
+    return {};
+}
+
 bool directory_empty(const std::string& dir) {
     std::error_code ec;
     return fs::directory_iterator(dir, ec) == fs::directory_iterator();
@@ -265,7 +318,11 @@ std::string replacement_refusal(const std::string& path, OutputKind kind) {
                                      "; b2nd replaces nothing that holds other files";
     }
     if (kind == OutputKind::zarr && (fs::exists(p + "/zarr.json") || fs::exists(p + "/.zarray"))) {
-        return {};
+        const std::string foreign = foreign_in_zarr(p);
+        return foreign.empty() ? std::string()
+                               : "is a Zarr array directory that also holds " +
+                                     quoted_path(foreign) + ", which is not part of the array" +
+                                     "; b2nd replaces nothing that holds other files";
     }
     if (kind == OutputKind::store && fs::exists(p + "/embed.b2e")) {
         const std::string foreign = foreign_in_store(p);

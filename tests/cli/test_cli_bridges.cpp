@@ -2,8 +2,13 @@
 // every corpus dataset and array (its values, its chunking, its attributes as `b2nd meta OUT
 // NAME` JSON), export/info/show/diff read them in place, exports read back with h5py and
 // zarr-python, and every damaged source fails naming its file, leaving nothing behind.
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <catch2/catch.hpp>
 
@@ -342,4 +347,85 @@ TEST_CASE("cli bridges: --hdf5-external follows external links, --no-hdf5-plugin
     } else {
         WARN("h5py could not write LZ4 (hdf5-filter-plugin): the plugin part is skipped");
     }
+}
+
+TEST_CASE(
+    "cli bridges: exports never replace an HDF5 group, a Zarr directory holding other "
+    "files, or an HDF5 file another program writes",
+    "[cli][bridges]") {
+    b2nd::test::TempDir tmp;
+    const std::string t = tmp / "t.b2nd";
+    (void)b2nd::NDArray<float>::create_from(t, {6}, std::vector<float>{1, 2, 3, 4, 5, 6});
+    // A Zarr array directory that also holds the user's files: refused, both kept.
+    const std::string z = tmp / "extra.zarr";
+    REQUIRE(run("export " + q(t) + " " + q(z)).status == 0);
+    std::filesystem::create_directories(z + "/sub");
+    std::ofstream(z + "/NOTES.txt") << "mine\n";
+    std::ofstream(z + "/sub/keep.txt") << "mine too\n";
+    const Run zarr = run("export " + q(t) + " " + q(z) + " --overwrite");
+    CHECK(zarr.status == 2);
+    CHECK_THAT(zarr.output, Contains("extra.zarr") && Contains("also holds") &&
+                                Contains("not part of the array"));
+    CHECK(std::filesystem::exists(z + "/NOTES.txt"));
+    CHECK(std::filesystem::exists(z + "/sub/keep.txt"));
+    std::filesystem::remove(z + "/NOTES.txt");
+    std::filesystem::remove_all(z + "/sub");
+    CHECK(run("export " + q(t) + " " + q(z) + " --overwrite").status == 0);  // its own files only
+    if (!b2nd::have_hdf5()) {
+        return;
+    }
+    // An HDF5 group of 4 datasets named as the dataset to write: refused by name, kept.
+    const std::string script =
+        "import os, sys, time\n"
+        "try:\n"
+        "    import h5py, numpy as np\n"
+        "except ImportError:\n"
+        "    sys.exit(77)\n"
+        "d = sys.argv[1]\n"
+        "with h5py.File(d + '/o2.h5', 'w') as f:\n"
+        "    for n in 'abcd':\n"
+        "        f['run7/' + n] = np.arange(3)\n";
+    const int st = b2nd::test::run_python(script, tmp.path());
+    if (st == 77) {
+        B2ND_SKIP("h5py or numpy is not installed (python3-h5py)");
+    }
+    REQUIRE(st == 0);
+    const std::string o2 = tmp / "o2.h5";
+    for (const std::string& flag : {std::string(), std::string(" --overwrite")}) {
+        const Run group = run("export " + q(t) + " " + q(o2) + ":/run7" + flag);
+        CHECK(group.status == 2);
+        CHECK_THAT(group.output, Contains("/run7 is a group holding 4 datasets"));
+    }
+    CHECK_THAT(run("show " + q(o2) + ":/run7/d").output, Contains("[0 1 2]"));
+    // An HDF5 file that h5py holds open for writing (mode 'a'): refused (busy, exit 3), the file
+    // as it was; once h5py is done, the export adds to it.
+    const std::string holder =
+        "import sys, time, h5py\n"
+        "f = h5py.File(sys.argv[1], 'a')\n"
+        "open(sys.argv[1] + '.ready', 'w').close()\n"
+        "time.sleep(60)\n";
+    std::ofstream(tmp / "holder.py") << holder;
+    const std::string pidfile = tmp / "holder.pid";
+    REQUIRE(std::system((b2nd::test::python3() + " " + q(tmp / "holder.py") + " " + q(o2) +
+                         " > /dev/null 2>&1 & echo $! > " + q(pidfile))
+                            .c_str()) == 0);
+    for (int i = 0; i < 200 && !std::filesystem::exists(o2 + ".ready"); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    REQUIRE(std::filesystem::exists(o2 + ".ready"));
+    const auto before = b2nd::test::read_file(o2);
+    const Run busy = run("export " + q(t) + " " + q(o2) + ":/new");
+    long pid = 0;
+    std::ifstream(pidfile) >> pid;
+    REQUIRE(pid > 0);
+    ::kill(static_cast<pid_t>(pid), SIGKILL);
+    CHECK(busy.status == 3);
+    CHECK_THAT(busy.output,
+               Contains("o2.h5") && Contains("another program has it open for writing"));
+    CHECK(b2nd::test::read_file(o2) == before);
+    for (int i = 0; i < 200 && ::kill(static_cast<pid_t>(pid), 0) == 0; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    CHECK(run("export " + q(t) + " " + q(o2) + ":/new").status == 0);
+    CHECK_THAT(run("show " + q(o2) + ":/new").output, Contains("[1. 2. 3. 4. 5. 6.]"));
 }

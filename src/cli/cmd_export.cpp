@@ -1,6 +1,8 @@
 // b2nd export: an array, a selection, points or a[mask] as a .npy file.
 #include <algorithm>
+#include <cctype>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -125,6 +127,27 @@ std::vector<std::int64_t> load_points(const std::string& path,
     return coords;
 }
 
+/// OUT names a NumPy file: a name of another kind is refused, never written as NumPy under it.
+/// \throws ArgError pointing at the command that writes it
+void require_npy_name(const std::string& out_path) {
+    std::string ext = std::filesystem::path(out_path).extension().string();
+    for (char& c : ext) {
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    if (ext == ".b2nd" || ext == ".b2frame" || ext == ".b2z" || ext == ".b2d" || ext == ".b2e") {
+        throw ArgError(detail::quoted_path(out_path) +
+                       ": export writes NumPy (.npy), HDF5 (FILE.h5:/dataset) and Zarr "
+                       "(DIR.zarr) files; 'b2nd convert IN OUT" +
+                       ext + "' writes a b2nd array" +
+                       (ext == ".b2nd" || ext == ".b2frame" ? "" : ", 'b2nd pack' a store"));
+    }
+    if (ext != ".npy") {
+        throw ArgError(detail::quoted_path(out_path) +
+                       ": names no output export writes (OUT.npy, FILE.h5:/dataset, DIR.zarr, "
+                       "or - for standard output)");
+    }
+}
+
 }  // namespace
 
 int cmd_export(const std::vector<std::string>& argv) {
@@ -170,7 +193,11 @@ int cmd_export(const std::vector<std::string>& argv) {
         check_output(out_path, inputs, a.has("--overwrite"), detail::OutputKind::npy);
     }
     // Where the .npy goes: stdout, or OUT.npy built beside it and put in place when complete.
+    // (Its name is checked once the input has opened: a bad input is said first.)
     const auto sink = [&] {
+        if (!to_stdout) {
+            require_npy_name(out_path);
+        }
         return to_stdout ? std::make_unique<NpySink>(stdout)
                          : std::make_unique<NpySink>(out_path, a.has("--overwrite"));
     };

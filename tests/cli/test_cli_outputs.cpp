@@ -291,3 +291,26 @@ TEST_CASE("cli: export to '-' writes the .npy to stdout", "[cli]") {
     const Run r = run("export " + q(a) + " - | wc -c");
     CHECK(std::stoul(r.output) == b2nd::test::read_file(tmp / "whole.npy").size());
 }
+
+TEST_CASE("cli: export writes what its output's name says, or refuses it", "[cli]") {
+    b2nd::test::TempDir tmp;
+    const std::string a = small_array(tmp, "a.b2nd");
+    // A b2nd or store name: refused, pointing at the command that writes one; nothing written.
+    for (const std::string name : {"copy.b2nd", "copy.B2FRAME", "copy.b2z"}) {
+        INFO(name);
+        const Run r = run("export " + q(a) + " " + q(tmp / name));
+        CHECK(r.status == 2);
+        CHECK_THAT(r.output, Contains("b2nd convert") && Contains(name));
+        CHECK_FALSE(fs::exists(tmp / name));
+    }
+    // A name of no kind export writes: refused (it once got a NumPy file).
+    for (const std::string name : {"copy.dat", "copy"}) {
+        INFO(name);
+        const Run r = run("export " + q(a) + " " + q(tmp / name));
+        CHECK(r.status == 2);
+        CHECK_THAT(r.output, Contains("names no output export writes") && Contains("OUT.npy"));
+        CHECK_FALSE(fs::exists(tmp / name));
+    }
+    CHECK(run("export " + q(a) + " " + q(tmp / "copy.NPY")).status == 0);
+    CHECK(b2nd::test::read_npy_payload(tmp / "copy.NPY").data.size() > 0);
+}

@@ -96,7 +96,7 @@ TEST_CASE("cli: --overwrite replaces only what the command writes", "[cli]") {
     for (const Case& c : std::vector<Case>{
              {"convert " + q(a) + " " + q(tmp / "a.npy"), "is a NumPy .npy file, not an array"},
              {"export " + q(a) + " " + q(s), "is a directory that is not an .npy file"},
-             {"export " + q(a) + " " + q(a + ".copy"), ""},  // nothing there: fine
+             {"export " + q(a) + " " + q(a + ".copy.npy"), ""},  // nothing there: fine
              {"export " + q(tmp / "a.b2nd") + " " + q(tmp / "b.npy"), ""},
              {"import " + q(tmp / "a.npy") + " " + q(tmp / "plain.txt"),
               "is a file of another kind, not an array"},

@@ -298,6 +298,9 @@ Value read_attribute(hid_t attr, const std::string& where) {
     if (type.get() < 0 || space.get() < 0) {
         return nullptr;
     }
+    if (H5Sget_simple_extent_type(space.get()) == H5S_NULL) {
+        return nullptr;  // an empty attribute (h5py.Empty): no value to carry, left out
+    }
     const hssize_t points = H5Sget_simple_extent_npoints(space.get());
     const int rank = H5Sget_simple_extent_ndims(space.get());
     const std::size_t size = H5Tget_size(type.get());

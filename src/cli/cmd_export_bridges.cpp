@@ -1,5 +1,6 @@
 // b2nd export to other formats: an HDF5 dataset (OUT.h5:/path) or a Zarr array (OUT.zarr,
 // v3 sharded or v2).
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -8,6 +9,8 @@
 
 #include "../bridges/bridges.hpp"
 #include "../bridges/hdf5_gate.hpp"
+#include "../detail/text.hpp"
+#include "../storage/outputs.hpp"
 #include "cli.hpp"
 #include "progress.hpp"
 
@@ -35,6 +38,21 @@ int export_bridge(const Args& a, const std::string& in_path, const std::string& 
             throw ArgError(std::string(opt) +
                            " writes .npy files; an HDF5 or Zarr export is of "
                            "the whole array");
+        }
+    }
+    // One rule for every output: the input is never the output (a Zarr output is checked as any
+    // other; an HDF5 one is the same dataset of the same file, as a file is only added to).
+    if (zarr_output(out)) {
+        check_output(out, {in_path}, a.has("--overwrite"), detail::OutputKind::zarr);
+    } else if (const auto in_h5 = bridges::hdf5_location(in_path)) {
+        const auto out_h5 = bridges::hdf5_location(out);
+        const auto slashed = [](std::string p) { return p.empty() || p[0] != '/' ? "/" + p : p; };
+        std::error_code ec;
+        if (out_h5 && std::filesystem::equivalent(in_h5->file, out_h5->file, ec) &&
+            slashed(in_h5->dataset) == slashed(out_h5->dataset)) {
+            throw ArgError(detail::quoted_path(out) + " is the input \"" + in_path +
+                           "\"; write to another path (even --overwrite does not replace an "
+                           "input)");
         }
     }
     const AnyArray in = open_input(in_path, input_options(a));

@@ -397,6 +397,14 @@ TEST_CASE(
         CHECK_THAT(group.output, Contains("/run7 is a group holding 4 datasets"));
     }
     CHECK_THAT(run("show " + q(o2) + ":/run7/d").output, Contains("[0 1 2]"));
+    // One rule for every output (issue 56, item 8): the input is never the output.
+    for (const std::string& same : {q(o2) + ":/run7/d " + q(o2) + ":/run7/d", q(z) + " " + q(z)}) {
+        INFO(same);
+        const Run r = run("export " + same + " --overwrite");
+        CHECK(r.status == 2);
+        CHECK_THAT(r.output, Contains("is the input"));
+    }
+    CHECK_THAT(run("show " + q(o2) + ":/run7/d").output, Contains("[0 1 2]"));
     // An HDF5 file that h5py holds open for writing (mode 'a'): refused (busy, exit 3), the file
     // as it was; once h5py is done, the export adds to it.
     const std::string holder =

@@ -424,6 +424,27 @@ TEST_CASE("hdf5 hostile: ten thousand attributes open, all of them, and import r
     CHECK(b2nd::copy(a, tmp / "out.b2nd", bare).read() == a.read());
 }
 
+TEST_CASE("hdf5 hostile: an attribute of a null dataspace is left out, the dataset reads",
+          "[bridges][hdf5][hostile]") {
+    b2nd::test::TempDir tmp;
+    const auto values = ramp(4);
+    plain_dataset(tmp / "empty.h5", "/d", values);
+    {
+        Id f{H5Fopen((tmp / "empty.h5").c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose};
+        Id d{H5Dopen2(f, "/d", H5P_DEFAULT), H5Dclose};
+        Id null{H5Screate(H5S_NULL), H5Sclose};
+        Id empty{H5Acreate2(d, "empty", H5T_IEEE_F64LE, null, H5P_DEFAULT, H5P_DEFAULT), H5Aclose};
+        Id scalar{H5Screate(H5S_SCALAR), H5Sclose};
+        Id ok{H5Acreate2(d, "ok", H5T_STD_I64LE, scalar, H5P_DEFAULT, H5P_DEFAULT), H5Aclose};
+        const std::int64_t one = 1;
+        need(H5Awrite(ok, H5T_NATIVE_INT64, &one), "attribute");
+    }
+    const AnyArray a = AnyArray::open(tmp / "empty.h5");
+    CHECK(a.read() == values);
+    CHECK(a.attrs().get<std::int64_t>("ok") == 1);
+    CHECK_FALSE(a.attrs().contains("empty"));
+}
+
 #else
 
 TEST_CASE("hdf5 hostile: needs libhdf5", "[bridges][hdf5][hostile]") {

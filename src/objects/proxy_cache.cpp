@@ -38,8 +38,6 @@
 #include "cache_directory.hpp"
 #include "proxy_layout.hpp"
 #include "proxy_room.hpp"
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace b2nd::detail {
 

@@ -267,9 +267,11 @@ AnyArray build(Plan& p, const std::string& dst, const CopyOptions& o) {
     const auto kept = [&](const std::string& name) {
         return !object || !detail::object_metadata(name);
     };
-    if (o.metadata && first.vlmeta_names().size() > format::kMaxVlMetalayers) {
+    const std::vector<std::string> attribute_names =
+        o.metadata ? first.vlmeta_names() : std::vector<std::string>{};
+    if (attribute_names.size() > format::kMaxVlMetalayers) {
         throw UsageError(detail::quoted_path(first.frame().name()) + ": " +
-                         detail::num(static_cast<std::int64_t>(first.vlmeta_names().size())) +
+                         detail::num(static_cast<std::int64_t>(attribute_names.size())) +
                          " attributes; a b2nd file holds at most " +
                          detail::num(static_cast<std::int64_t>(format::kMaxVlMetalayers)) +
                          " (c-blosc2's limit): copy it without them (CopyOptions::metadata "
@@ -377,7 +379,7 @@ AnyArray build(Plan& p, const std::string& dst, const CopyOptions& o) {
         if (o.metadata) {
             // Every attribute in one commit (one each made a copy quadratic in their number).
             std::vector<std::pair<std::string, std::vector<std::uint8_t>>> all;
-            for (const std::string& name : first.vlmeta_names()) {
+            for (const std::string& name : attribute_names) {
                 if (!kept(name) || name == detail::kQueryCacheVlmeta) {
                     continue;  // a query cache answers for the source's files, not these
                 }

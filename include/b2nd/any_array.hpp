@@ -117,8 +117,12 @@ public:
     /// valid().
     explicit operator bool() const noexcept { return valid(); }
 
-    /// The file or directory.
+    /// The file or directory (or URL); empty for an array in memory, a store's leaf, a Zarr array
+    /// or an HDF5 dataset, which are not files of their own (name() says what they are).
     const std::string& path() const;
+    /// What messages call it: path(), or where it was read from ("ocean.h5:/run7/t", a store's
+    /// "runs.b2z:/run3/t", a Zarr array's directory); empty for an array made in memory.
+    const std::string& name() const;
     /// The dtype items are read as: the stored one, or the OpenOptions override, or raw bytes
     /// when the stored one cannot be trusted (dtype_note() says why).
     const DType& dtype() const;

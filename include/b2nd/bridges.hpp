@@ -9,9 +9,10 @@
 //
 // Reading goes through AnyArray::open (and b2nd::open<T>): a path to a directory holding
 // zarr.json or .zarray (or a URL through a .zarr directory), or FILE.h5:/path/to/dataset (also
-// .hdf5, .he5, .nc). Such arrays are ordinary read-only arrays: views, selections, xtensor
-// expressions, evaluate and copies work on them. docs/bridges.md says how types, attributes and
-// fill values map.
+// .hdf5, .he5, .nc, and any file HDF5's signature marks: .nxs, .mat 7.3, .cxi, .emd; the
+// dataset's path may leave out its leading '/'). Such arrays are ordinary read-only arrays: views,
+// selections, xtensor expressions, evaluate and copies work on them. docs/bridges.md says how
+// types, attributes and fill values map.
 #pragma once
 
 #include <cstdint>

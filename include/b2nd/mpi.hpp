@@ -194,7 +194,7 @@ xt::xarray<typename Red::result> reduce(MPI_Comm comm,
                                         Combine combine,
                                         const Red& red = {}) {
     refresh(comm, a.any());  // the plan below is made from the latest shape
-    const reduction::ReducePlan plan(a.shape(), o, "\"" + a.path() + "\"");
+    const reduction::ReducePlan plan(a.shape(), o, "\"" + a.name() + "\"");
     if (Red::no_identity != nullptr && plan.nred == 0 && plan.nout > 0) {
         throw UsageError("\"" + a.path() + "\": the " + Red::no_identity +
                          " along axes of length 0");

@@ -11,12 +11,12 @@ NDArray<T>::NDArray(AnyArray a) : a_(std::move(a)) {
     if (want.is_structured() && a_.dtype().is_structured()) {
         const std::string why = a_.dtype().layout_difference(want);
         if (!why.empty()) {
-            throw UsageError("\"" + a_.path() +
+            throw UsageError("\"" + a_.name() +
                              "\": the struct does not match the records of dtype " +
                              a_.dtype().str() + ": " + why);
         }
     } else if (a_.dtype().native() != want.native()) {
-        std::string msg = "\"" + a_.path() + "\": NDArray of dtype '" + want.str() +
+        std::string msg = "\"" + a_.name() + "\": NDArray of dtype '" + want.str() +
                           "' cannot view an array of dtype '" + a_.dtype().str() + "'";
         if (!a_.dtype_note().empty()) {
             msg += " (" + a_.dtype_note() + ")";
@@ -85,7 +85,7 @@ T NDArray<T>::operator()(I... idx) const {
     const std::int64_t i[sizeof...(I) == 0 ? 1 : sizeof...(I)] = {
         static_cast<std::int64_t>(idx)...};
     if (static_cast<int>(sizeof...(I)) != a_.ndim()) {
-        throw UsageError("\"" + a_.path() + "\": " + std::to_string(sizeof...(I)) +
+        throw UsageError("\"" + a_.name() + "\": " + std::to_string(sizeof...(I)) +
                          " indices for an array of " + std::to_string(a_.ndim()) + " dimensions");
     }
     return element(i);
@@ -94,7 +94,7 @@ T NDArray<T>::operator()(I... idx) const {
 template <class T>
 T NDArray<T>::at(const Shape& idx) const {
     if (static_cast<int>(idx.size()) != a_.ndim()) {
-        throw UsageError("\"" + a_.path() + "\": " + std::to_string(idx.size()) +
+        throw UsageError("\"" + a_.name() + "\": " + std::to_string(idx.size()) +
                          " indices for an array of " + std::to_string(a_.ndim()) + " dimensions");
     }
     return element(idx.data());
@@ -262,7 +262,7 @@ std::vector<std::int64_t> NDArray<T>::flatten(const std::vector<Shape>& points) 
     flat.reserve(points.size() * dimension());
     for (const Shape& p : points) {
         if (p.size() != dimension()) {
-            throw UsageError("\"" + a_.path() + "\": a point of " + std::to_string(p.size()) +
+            throw UsageError("\"" + a_.name() + "\": a point of " + std::to_string(p.size()) +
                              " coordinates for an array of " + std::to_string(dimension()) +
                              " dimensions");
         }

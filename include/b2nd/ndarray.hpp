@@ -98,6 +98,8 @@ public:
     const DType& dtype() const { return a_.dtype(); }
     /// The file or directory (or URL).
     const std::string& path() const { return a_.path(); }
+    /// What messages call it (AnyArray::name()).
+    const std::string& name() const { return a_.name(); }
     /// The untyped handle (same open array).
     AnyArray& any() noexcept { return a_; }
     /// The untyped handle (same open array).

@@ -4,16 +4,21 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 #include <b2nd/attrs.hpp>
 #include <b2nd/error.hpp>
+#include <b2nd/storage/sources.hpp>
 
 #include "../detail/text.hpp"
 #include "../objects/objects_detail.hpp"
 #include "hdf5_gate.hpp"
 
 namespace b2nd::bridges {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -33,14 +38,54 @@ bool hdf5_name(const std::string& file) {
 
 }  // namespace
 
-std::optional<Hdf5Location> hdf5_location(const std::string& spec) {
-    // The last ':' followed by '/' splits FILE from the dataset (a file name may hold ':').
-    const std::size_t colon = spec.rfind(":/");
-    if (colon != std::string::npos && hdf5_name(spec.substr(0, colon))) {
-        return Hdf5Location{spec.substr(0, colon), spec.substr(colon + 1)};
+bool hdf5_signature(const std::string& file) {
+    // Where libhdf5 looks for a superblock: offset 0, then 512 and each power of two after it
+    // (a user block: MATLAB 7.3 files start their HDF5 part at 512).
+    std::error_code ec;
+    if (storage::is_url(file) || !fs::is_regular_file(file, ec)) {
+        return false;
     }
-    if (hdf5_name(spec)) {
+    const std::uint64_t size = fs::file_size(file, ec);
+    std::FILE* f = ec ? nullptr : std::fopen(file.c_str(), "rb");
+    if (f == nullptr) {
+        return false;
+    }
+    // A Blosc2 frame (its header's magic in the first bytes) has no user block: one read.
+    char head[16] = {};
+    const std::size_t got = std::fread(head, 1, sizeof head, f);
+    const bool frame = std::search(head, head + got, "b2frame", "b2frame" + 7) != head + got;
+    bool found = false;
+    for (std::uint64_t at = 0; !frame && !found && at + 8 <= size; at = at == 0 ? 512 : at * 2) {
+        char sig[8] = {};
+        found = ::fseeko(f, static_cast<off_t>(at), SEEK_SET) == 0 &&
+                std::fread(sig, 1, 8, f) == 8 && std::memcmp(sig, "\x89HDF\r\n\x1a\n", 8) == 0;
+    }
+    std::fclose(f);
+    return found;
+}
+
+std::optional<Hdf5Location> hdf5_location(const std::string& spec) {
+    const auto hdf5_file = [](const std::string& file) {
+        return !file.empty() && (hdf5_name(file) || hdf5_signature(file));
+    };
+    if (storage::is_url(spec)) {
+        // Remote HDF5 is refused by name when opened; a URL's ':' are not dataset separators.
+        return hdf5_name(spec) ? std::optional<Hdf5Location>(Hdf5Location{spec, ""}) : std::nullopt;
+    }
+    if (hdf5_file(spec)) {
         return Hdf5Location{spec, ""};
+    }
+    // FILE:/path or FILE:path (h5py's relative spelling): the last ':' after which FILE is an
+    // HDF5 file (a file name may hold ':').
+    for (std::size_t colon = spec.rfind(':'); colon != std::string::npos && colon > 0;
+         colon = spec.rfind(':', colon - 1)) {
+        if (hdf5_file(spec.substr(0, colon))) {
+            std::string dataset = spec.substr(colon + 1);
+            if (!dataset.empty() && dataset.front() != '/') {
+                dataset.insert(0, "/");
+            }
+            return Hdf5Location{spec.substr(0, colon), dataset};
+        }
     }
     return std::nullopt;
 }

@@ -18,6 +18,10 @@ namespace b2nd::bridges {
 /// or a URL whose path ends in .zarr or passes through a .zarr directory.
 bool is_zarr(const std::string& path);
 
+/// The Zarr array or group `path` names: its directory when `path` is one of its metadata files
+/// (run.zarr/.zarray, run.zarr/zarr.json), else `path` as given.
+std::string zarr_root(const std::string& path);
+
 /// Opens the Zarr v2 or v3 array at `path` (a directory or URL) read-only, lazily.
 /// \throws UsageError for a group or a writable open; UnsupportedError naming a codec, filter
 ///         or data type this library does not have; FormatError for malformed metadata

@@ -21,8 +21,13 @@ struct Hdf5Location {
     std::string dataset;
 };
 
-/// The HDF5 location `spec` names: "FILE:/path/to/dataset" or "FILE", FILE ending in .h5, .hdf5,
-/// .he5 or .nc (any case); nothing for other names.
+/// Whether `file` is a local regular file with HDF5's signature where libhdf5 looks for one (at 0,
+/// 512, 1024, ...: after a user block, as MATLAB 7.3 writes).
+bool hdf5_signature(const std::string& file);
+
+/// The HDF5 location `spec` names: "FILE:/path/to/dataset", "FILE:path/to/dataset" or "FILE",
+/// FILE ending in .h5, .hdf5, .he5 or .nc (any case) or, whatever its name, an existing file with
+/// HDF5's signature (hdf5_signature); nothing for other names.
 std::optional<Hdf5Location> hdf5_location(const std::string& spec);
 
 /// Opens a dataset read-only, lazily: an array whose blocks are hyperslabs read from it (the

@@ -429,10 +429,27 @@ ZarrMeta read_meta(const ZarrFiles& files, const std::string& where) {
 
 }  // namespace
 
-bool is_zarr(const std::string& path) {
+std::string zarr_root(const std::string& path) {
     if (storage::is_url(path)) {
-        return looks_like_zarr_url(path);
+        return path;
     }
+    const fs::path p(path);
+    const std::string name = p.filename().string();
+    std::error_code ec;
+    for (const char* meta : {"zarr.json", ".zarray", ".zgroup", ".zattrs"}) {
+        if (name == meta && fs::is_regular_file(p, ec)) {
+            const std::string parent = p.parent_path().string();
+            return parent.empty() ? "." : parent;
+        }
+    }
+    return path;
+}
+
+bool is_zarr(const std::string& given) {
+    if (storage::is_url(given)) {
+        return looks_like_zarr_url(given);
+    }
+    const std::string path = zarr_root(given);
     std::error_code ec;
     if (!fs::is_directory(path, ec)) {
         return false;
@@ -445,7 +462,8 @@ bool is_zarr(const std::string& path) {
     return false;
 }
 
-AnyArray open_zarr(const std::string& path, const OpenOptions& options) {
+AnyArray open_zarr(const std::string& given, const OpenOptions& options) {
+    const std::string path = zarr_root(given);
     const std::string where = detail::quoted_path(path);
     if (options.writable) {
         throw UsageError(where +
@@ -478,7 +496,8 @@ AnyArray open_zarr(const std::string& path, const OpenOptions& options) {
         });
 }
 
-Value zarr_summary(const std::string& path, const OpenOptions& options) {
+Value zarr_summary(const std::string& given, const OpenOptions& options) {
+    const std::string path = zarr_root(given);
     const ZarrFiles files(path, options);
     const ZarrMeta m = read_meta(files, detail::quoted_path(path));
     const auto list = [](const Shape& s) {

@@ -114,6 +114,10 @@ std::optional<std::pair<std::string, std::string>> store_reference(const std::st
 /// check_input, then AnyArray::open; for STORE:/key the store's leaf (read-only: o.writable is
 /// refused with an ArgError).
 AnyArray open_input(const std::string& path, const OpenOptions& o);
+/// "a Zarr array" or "an HDF5 dataset" when `path` names one (read in place, not a frame); "".
+std::string bridged_kind(const std::string& path);
+/// Refuses a Zarr array or an HDF5 dataset where a command needs a frame. \throws ArgError
+void refuse_bridged(const std::string& path);
 /// The frame of an input, whatever it holds (python-blosc2's object kinds as stored): the
 /// file's own, held in `own`, or a store leaf's, held by `leaf`.
 /// With `verify_checksums` off, a frame whose checksum table is broken opens too (verify).

@@ -133,6 +133,7 @@ std::vector<std::string> frames_of(const std::string& path) {
 }
 
 int add(const std::string& path, int nthreads) {
+    refuse_bridged(path);
     const std::vector<std::string> frames = frames_of(path);
     // All are checked before any changes: a corrupt one stops the whole store.
     bool all_good = true;

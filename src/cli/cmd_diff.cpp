@@ -101,6 +101,7 @@ std::string text(const ItemFormat& f, const std::uint8_t* item) {
 
 struct Tally {
     std::int64_t compared = 0, differ = 0;
+    std::int64_t nan_pairs = 0;  // of `differ`: NaN against NaN (equal under --equal-nan)
     double max_abs = 0, max_rel = 0;
     std::int64_t max_abs_at = -1, max_rel_at = -1;
     std::vector<std::string> listed;
@@ -169,8 +170,9 @@ int cmd_diff(const std::vector<std::string>& argv) {
     Tally t;
     const IsClose close(A.dtype(), B.dtype(), rtol, atol, a.has("--equal-nan"));
     const auto differs = [&](const std::uint8_t* pa, const std::uint8_t* pb, double& abs_diff,
-                             double& rel_diff) {
+                             double& rel_diff, bool& both_nan) {
         abs_diff = rel_diff = 0;
+        both_nan = false;
         if (kind == ItemFormat::Number::none) {
             return std::memcmp(pa, pb, static_cast<std::size_t>(ia)) != 0;
         }
@@ -179,6 +181,7 @@ int cmd_diff(const std::vector<std::string>& argv) {
                                       : close.complex(fa.parts(pa), fb.parts(pb));
         abs_diff = r.abs_diff;
         rel_diff = r.rel_diff;
+        both_nan = r.both_nan;
         return !r.close;
     };
     // Identical bytes are equal values, but for NaN (unless --equal-nan).
@@ -202,12 +205,16 @@ int cmd_diff(const std::vector<std::string>& argv) {
             const std::uint8_t* pa = bufa.data() + i * ia;
             const std::uint8_t* pb = bufb.data() + i * ib;
             double abs_diff = 0, rel_diff = 0;
-            const bool bad = differs(pa, pb, abs_diff, rel_diff);
-            if (abs_diff > t.max_abs || (t.max_abs_at < 0 && abs_diff > 0)) {
+            bool both_nan = false;
+            const bool bad = differs(pa, pb, abs_diff, rel_diff, both_nan);
+            if (both_nan) {
+                // No distance: NaN against NaN is counted apart, not as an infinite difference.
+                t.nan_pairs += bad ? 1 : 0;
+            } else if (abs_diff > t.max_abs || (t.max_abs_at < 0 && abs_diff > 0)) {
                 t.max_abs = abs_diff;
                 t.max_abs_at = first + i;
             }
-            if (rel_diff > t.max_rel || (t.max_rel_at < 0 && rel_diff > 0)) {
+            if (!both_nan && (rel_diff > t.max_rel || (t.max_rel_at < 0 && rel_diff > 0))) {
                 t.max_rel = rel_diff;
                 t.max_rel_at = first + i;
             }
@@ -219,7 +226,7 @@ int cmd_diff(const std::vector<std::string>& argv) {
                 std::string line = "  " + position(ra, first + i, A.ndim()) + ": " + text(fa, pa) +
                                    ", " + text(fb, pb);
                 if (kind != ItemFormat::Number::none) {
-                    line += ", " + shortest(abs_diff);
+                    line += ", " + (both_nan ? std::string("NaN against NaN") : shortest(abs_diff));
                 }
                 t.listed.push_back(line);
             }
@@ -245,6 +252,12 @@ int cmd_diff(const std::vector<std::string>& argv) {
     } else {
         out << "differ: " << t.differ << " of " << t.compared << " elements (" << pct << ")" << tol
             << "\n";
+        if (t.nan_pairs > 0) {
+            out << (t.nan_pairs == t.differ ? "all of them"
+                                            : "of them, " + detail::num(t.nan_pairs))
+                << " NaN against NaN, which NumPy's isclose counts as different; --equal-nan "
+                   "counts NaN equal to NaN\n";
+        }
     }
     if (kind != ItemFormat::Number::none && t.max_abs_at >= 0) {
         out << "largest absolute difference " << shortest(t.max_abs) << " at "

@@ -67,7 +67,8 @@ IsClose::Result IsClose::real(long double a, long double b) const {
     const double y = in(static_cast<double>(b), b_);
     const double x = in(static_cast<double>(a), wide_);
     if (!std::isfinite(x) || !std::isfinite(y)) {
-        r.close = x == y || (equal_nan_ && std::isnan(x) && std::isnan(y));
+        r.both_nan = std::isnan(x) && std::isnan(y);
+        r.close = x == y || (equal_nan_ && r.both_nan);
         r.abs_diff = r.rel_diff = r.close ? 0 : HUGE_VAL;
         return r;
     }
@@ -95,7 +96,8 @@ IsClose::Result IsClose::complex(std::pair<double, double> a, std::pair<double, 
         const auto [br, bi] = times_one(yr, yi);
         const bool nan_x = std::isnan(ar) || std::isnan(ai);
         const bool nan_y = std::isnan(br) || std::isnan(bi);
-        r.close = (ar == br && ai == bi) || (equal_nan_ && nan_x && nan_y);
+        r.both_nan = nan_x && nan_y;
+        r.close = (ar == br && ai == bi) || (equal_nan_ && r.both_nan);
         r.abs_diff = r.rel_diff = r.close ? 0 : HUGE_VAL;
         return r;
     }

@@ -21,8 +21,9 @@ public:
 
     struct Result {
         bool close = true;
-        double abs_diff = 0;  ///< |a - b| (infinite for pairs not both finite that differ)
-        double rel_diff = 0;  ///< |a - b| / |b| (infinite when b is 0 and they differ)
+        double abs_diff = 0;    ///< |a - b| (infinite for pairs not both finite that differ)
+        double rel_diff = 0;    ///< |a - b| / |b| (infinite when b is 0 and they differ)
+        bool both_nan = false;  ///< both are NaN (not close unless equal_nan)
     };
     Result real(long double a, long double b) const;
     Result complex(std::pair<double, double> a, std::pair<double, double> b) const;

@@ -8,6 +8,7 @@
 #include <b2nd/storage/http.hpp>
 #include <b2nd/store.hpp>
 
+#include "../bridges/bridges.hpp"
 #include "../bridges/hdf5_gate.hpp"
 #include "../detail/text.hpp"
 #include "../storage/outputs.hpp"
@@ -99,10 +100,27 @@ AnyArray open_input(const std::string& path, const OpenOptions& o) {
     return AnyArray::open(path, o);
 }
 
+std::string bridged_kind(const std::string& path) {
+    if (bridges::is_zarr(path)) {
+        return "a Zarr array";
+    }
+    return bridges::hdf5_location(path) ? "an HDF5 dataset" : "";
+}
+
+void refuse_bridged(const std::string& path) {
+    if (const std::string kind = bridged_kind(path); !kind.empty()) {
+        throw ArgError(
+            detail::quoted_path(path) + ": " + kind +
+            " (read in place), not a b2nd frame, which this command needs; 'b2nd verify' "
+            "decodes its chunks, 'b2nd import' makes a b2nd array of it");
+    }
+}
+
 const storage::Frame& input_frame(const std::string& path,
                                   std::optional<storage::Frame>& own,
                                   AnyArray& leaf,
                                   bool verify_checksums) {
+    refuse_bridged(path);
     if (const auto ref = store_reference(path)) {
         OpenOptions raw = with_settings(OpenOptions{});
         raw.raw_objects = true;

@@ -146,6 +146,9 @@ AnyArray AnyArray::pinned() const {
 const std::string& AnyArray::path() const {
     return core().frame().path();
 }
+const std::string& AnyArray::name() const {
+    return core().frame().name();
+}
 const DType& AnyArray::dtype() const {
     return core().dtype();
 }

@@ -388,7 +388,7 @@ AnyArray build(Plan& p, const std::string& dst, const CopyOptions& o) {
                     // The copy has none of the source's index files: python must rebuild them,
                     // as after a write to the data.
                     if (auto marked = detail::stale_indexes({v->data(), v->size()},
-                                                            detail::quoted_path(first.path()))) {
+                                                            detail::quoted_path(first.name()))) {
                         v = std::move(marked);
                     }
                 }
@@ -426,15 +426,15 @@ Plan plan_sources(const std::vector<AnyArray>& srcs, const std::string& dst, con
     p.dtype = first.dtype();
     for (const Piece& pc : p.pieces) {
         if (pc.arr.dtype() != p.dtype) {
-            throw UsageError(p.where + ": cannot " + op + " " + detail::quoted_path(pc.arr.path()) +
+            throw UsageError(p.where + ": cannot " + op + " " + detail::quoted_path(pc.arr.name()) +
                              " (dtype '" + pc.arr.dtype().str() + "') with " +
-                             detail::quoted_path(first.path()) + " (dtype '" + p.dtype.str() +
+                             detail::quoted_path(first.name()) + " (dtype '" + p.dtype.str() +
                              "')");
         }
         if (pc.arr.ndim() != first.ndim()) {
-            throw UsageError(p.where + ": cannot " + op + " " + detail::quoted_path(pc.arr.path()) +
+            throw UsageError(p.where + ": cannot " + op + " " + detail::quoted_path(pc.arr.name()) +
                              " (shape " + to_string(pc.arr.shape()) + ") with " +
-                             detail::quoted_path(first.path()) + " (shape " +
+                             detail::quoted_path(first.name()) + " (shape " +
                              to_string(first.shape()) + "): their dimensions differ");
         }
     }
@@ -473,9 +473,9 @@ AnyArray concatenate(const std::vector<AnyArray>& srcs,
             const auto du = static_cast<std::size_t>(d);
             if (d != p.axis && pc.arr.shape()[du] != first.shape()[du]) {
                 throw UsageError(
-                    p.where + ": cannot concatenate " + detail::quoted_path(pc.arr.path()) +
+                    p.where + ": cannot concatenate " + detail::quoted_path(pc.arr.name()) +
                     " (shape " + to_string(pc.arr.shape()) + ") with " +
-                    detail::quoted_path(first.path()) + " (shape " + to_string(first.shape()) +
+                    detail::quoted_path(first.name()) + " (shape " + to_string(first.shape()) +
                     ") along axis " + std::to_string(p.axis) + ": axis " + std::to_string(d) +
                     " differs");
             }
@@ -501,9 +501,9 @@ AnyArray stack(const std::vector<AnyArray>& srcs,
     std::int64_t k = 0;
     for (Piece& pc : p.pieces) {
         if (pc.arr.shape() != first.shape()) {
-            throw UsageError(p.where + ": cannot stack " + detail::quoted_path(pc.arr.path()) +
+            throw UsageError(p.where + ": cannot stack " + detail::quoted_path(pc.arr.name()) +
                              " (shape " + to_string(pc.arr.shape()) + ") with " +
-                             detail::quoted_path(first.path()) + " (shape " +
+                             detail::quoted_path(first.name()) + " (shape " +
                              to_string(first.shape()) + "): shapes differ");
         }
         pc.offset = k++;

@@ -32,11 +32,11 @@ constexpr std::int64_t kDenseRatio = 16;
 
 void require_mask(const AnyArray& a, const Mask& m) {
     if (m.shape != a.shape()) {
-        throw UsageError(detail::quoted_path(a.path()) + ": a mask of shape " + to_string(m.shape) +
+        throw UsageError(detail::quoted_path(a.name()) + ": a mask of shape " + to_string(m.shape) +
                          " for an array of shape " + to_string(a.shape()));
     }
     if (!m.region) {
-        throw UsageError(detail::quoted_path(a.path()) + ": a mask without a region function");
+        throw UsageError(detail::quoted_path(a.name()) + ": a mask without a region function");
     }
 }
 
@@ -166,7 +166,7 @@ Mask Mask::of_bytes(const void* bytes,
 
 Mask Mask::of(const AnyArray& bools) {
     if (bools.dtype().kind() != DType::Kind::boolean || bools.itemsize() != 1) {
-        throw UsageError(detail::quoted_path(bools.path()) +
+        throw UsageError(detail::quoted_path(bools.name()) +
                          ": a mask needs dtype bool ('|b1'), not '" + bools.dtype().str() + "'");
     }
     Mask m;
@@ -263,7 +263,7 @@ void AnyArray::write_masked(const Mask& mask, ByteSpan data) {
 void select_into(AnyArray& out, const AnyArray& a, const Mask& mask) {
     require_mask(a, mask);
     if (out.ndim() != 1 || out.dtype() != a.dtype()) {
-        throw UsageError(detail::quoted_path(out.path()) +
+        throw UsageError(detail::quoted_path(out.name()) +
                          ": select_into needs a 1-d array of dtype '" + a.dtype().str() +
                          "', not shape " + to_string(out.shape()) + " of dtype '" +
                          out.dtype().str() + "'");
@@ -281,7 +281,7 @@ void select_into(AnyArray& out, const AnyArray& a, const Mask& mask) {
         before[k + 1] += before[k];
     }
     if (before.back() != out.shape()[0]) {
-        throw UsageError(detail::quoted_path(out.path()) +
+        throw UsageError(detail::quoted_path(out.name()) +
                          ": select_into needs an array of length " + std::to_string(before.back()) +
                          " (the mask's true elements), not " + std::to_string(out.shape()[0]));
     }
@@ -302,7 +302,7 @@ void select_into(AnyArray& out, const AnyArray& a, const Mask& mask) {
             auto v =
                 std::make_shared<std::vector<std::uint8_t>>(static_cast<std::size_t>(ntrue * isz));
             if (count_true(mb.data(), box.size()) != ntrue) {
-                throw Error(detail::quoted_path(a.path()) +
+                throw Error(detail::quoted_path(a.name()) +
                             ": the mask gave a different count of true "
                             "elements on its second reading");
             }

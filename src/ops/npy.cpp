@@ -439,7 +439,7 @@ void export_npy(const AnyArray& a,
 void export_npy(const AnyArray& a, const Mask& mask, NpySink& f) {
     const auto n = static_cast<std::int64_t>(mask.count(a.nthreads()));
     if (mask.shape != a.shape()) {
-        throw UsageError(detail::quoted_path(a.path()) + ": a mask of shape " +
+        throw UsageError(detail::quoted_path(a.name()) + ": a mask of shape " +
                          to_string(mask.shape) + " for an array of shape " + to_string(a.shape()));
     }
     f.begin(a.dtype(), {n});

@@ -20,7 +20,7 @@ bool is_string_dtype(const DType& d) {
 void require_kind(const AnyArray& a, bool unicode_only) {
     const DType& d = a.dtype();
     if (unicode_only ? d.kind() != DType::Kind::unicode : !is_string_dtype(d)) {
-        throw UsageError(detail::quoted_path(a.path()) + ": dtype '" + d.str() + "' is not " +
+        throw UsageError(detail::quoted_path(a.name()) + ": dtype '" + d.str() + "' is not " +
                          (unicode_only ? "a U<n> string" : "an S<n> or U<n> string"));
     }
 }
@@ -91,7 +91,7 @@ std::vector<std::string> read_strings(const AnyArray& a, const Selection& sel) {
             continue;
         }
         if (detail::ucs4_to_utf8(p, isz, d.needs_byteswap(), out[i]) != 0) {
-            throw FormatError(detail::quoted_path(a.path()) + ": item " +
+            throw FormatError(detail::quoted_path(a.name()) + ": item " +
                               num(static_cast<std::int64_t>(i)) +
                               " of the selection holds a unit that is no Unicode scalar value "
                               "(above U+10FFFF, or a surrogate)");
@@ -173,7 +173,7 @@ void write_encoded(AnyArray& a, const Selection& sel, const Strings& values, boo
     try {
         bytes = encode_strings(a.dtype(), values);
     } catch (const UsageError& e) {
-        throw UsageError(detail::quoted_path(a.path()) + ": " + e.what());
+        throw UsageError(detail::quoted_path(a.name()) + ": " + e.what());
     }
     a.write(sel, {bytes.data(), bytes.size()});
 }

@@ -15,6 +15,7 @@
 
 #include <b2nd/error.hpp>
 
+#include "../detail/text.hpp"
 #include "frame_internal.hpp"
 #include <fcntl.h>
 #include <sys/random.h>
@@ -302,6 +303,15 @@ Publication::Publication(const std::string& target,
 void Publication::make_wrapper(const std::string& beside) {
     wrapper_.emplace(temporary_name(beside));
     if (::mkdir(wrapper_->path().c_str(), 0700) != 0) {
+        const int err = errno;
+        const fs::path dir = fs::path(beside).parent_path();
+        std::error_code ec;
+        if (err == ENOENT || (err == ENOTDIR && !fs::is_directory(dir, ec))) {
+            // A path that may not be written (a usage error): outputs make no directories.
+            throw UsageError(where_ + ": the directory " + detail::quoted_path(dir.string()) +
+                             " does not exist (outputs are written into existing directories)");
+        }
+        errno = err;
         throw IoError(where_ + ": cannot create a temporary directory for it (" +
                           fs::path(beside).parent_path().string() + ")",
                       std::error_code(errno, std::generic_category()));

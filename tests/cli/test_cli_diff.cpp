@@ -81,7 +81,12 @@ TEST_CASE("cli: diff compares NaN, other dtypes and shapes as it says", "[cli]")
     Run r = run("diff " + q(tmp / "f.b2nd") + " " + q(tmp / "d.b2nd"));
     CHECK(r.status == 1);  // as numpy.isclose: NaN equals nothing, inf equals inf
     CHECK_THAT(r.output, Contains("dtypes differ: values compared as numbers") &&
-                             Contains("differ: 1 of 4 elements") && Contains("  (1,): NaN, NaN"));
+                             Contains("differ: 1 of 4 elements") &&
+                             Contains("  (1,): NaN, NaN, NaN against NaN"));
+    // NaN in the same places is said to be that, with the option that counts them equal; it
+    // is no infinite difference (it said "largest absolute difference inf").
+    CHECK_THAT(r.output, Contains("all of them NaN against NaN") && Contains("--equal-nan") &&
+                             !Contains("difference inf"));
     r = run("diff " + q(tmp / "f.b2nd") + " " + q(tmp / "d.b2nd") + " --equal-nan");
     CHECK(r.status == 0);  // float32 and float64 as numbers
     CHECK_THAT(r.output, Contains("equal: 4 elements"));
@@ -89,7 +94,12 @@ TEST_CASE("cli: diff compares NaN, other dtypes and shapes as it says", "[cli]")
     (void)b2nd::NDArray<double>::create_from(tmp / "d2.b2nd", {4}, d2);
     r = run("diff " + q(tmp / "d.b2nd") + " " + q(tmp / "d2.b2nd") + " --atol 100");
     CHECK(r.status == 1);  // NaN against a number is never within a tolerance
-    CHECK_THAT(r.output, Contains("  (1,): NaN, 0"));
+    CHECK_THAT(r.output, Contains("  (1,): NaN, 0") && !Contains("NaN against NaN"));
+    const std::vector<double> d3 = {1.0, std::nan(""), HUGE_VAL, -2.0};
+    (void)b2nd::NDArray<double>::create_from(tmp / "d3.b2nd", {4}, d3);
+    r = run("diff " + q(tmp / "d.b2nd") + " " + q(tmp / "d3.b2nd"));
+    CHECK_THAT(r.output, Contains("differ: 2 of 4") && Contains("of them, 1 NaN against NaN") &&
+                             Contains("largest absolute difference 0.5 at (0,)"));
     // Integers beyond 2^53 are compared exactly.
     const std::vector<std::int64_t> i1 = {(std::int64_t{1} << 60) + 1};
     const std::vector<std::int64_t> i2 = {(std::int64_t{1} << 60)};

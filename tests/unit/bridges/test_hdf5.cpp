@@ -175,3 +175,32 @@ TEST_CASE("hdf5: a file that is not HDF5 is never written into", "[bridges][hdf5
     CHECK_THROWS_WITH(b2nd::export_hdf5(a, dir / "new.h5", {}), Contains("name the dataset"));
     CHECK_FALSE(std::filesystem::exists(dir / "new.h5"));
 }
+
+TEST_CASE("hdf5: a file is HDF5 by its signature too; paths with or without '/'; messages name it",
+          "[bridges][hdf5]") {
+    REQUIRE_HDF5();
+    b2nd::test::TempDir dir;
+    const AnyArray a = AnyArray::create_in_memory_from(
+        b2nd::dtype_of<std::int32_t>(), {4},
+        {reinterpret_cast<const std::uint8_t*>(std::vector<std::int32_t>{5, 6, 7, 8}.data()), 16});
+    b2nd::export_hdf5(a, dir / "made.h5:/entry/x", {});
+    // A NeXus file: HDF5 under another name.
+    std::filesystem::copy_file(dir / "made.h5", dir / "data.nxs");
+    for (const std::string at : {"data.nxs:/entry/x", "data.nxs:entry/x", "made.h5:entry/x"}) {
+        INFO(at);
+        const AnyArray back = AnyArray::open(dir / at);
+        CHECK(back.read() == a.read());
+        CHECK(back.name() == dir / (at.substr(0, at.find(':')) + ":/entry/x"));
+        CHECK(back.path().empty());
+    }
+    // A file of another kind under that name is not HDF5; neither is a b2nd frame.
+    std::ofstream(dir / "notes.nxs") << "plain text";
+    CHECK_THROWS_WITH(AnyArray::open(dir / "notes.nxs:/x"), !Contains("HDF5"));
+    // The typed open names the dataset it refuses (it said "").
+    try {
+        (void)b2nd::open<double>(dir / "data.nxs:/entry/x");
+        FAIL("opened int32 as double");
+    } catch (const b2nd::UsageError& e) {
+        CHECK_THAT(e.what(), Contains("data.nxs:/entry/x") && Contains("<i4"));
+    }
+}

@@ -1,0 +1,129 @@
+// The tool on HDF5 and Zarr names as their users spell them (issue 56): HDF5 files by signature
+// whatever their extension (NeXus .nxs, MATLAB 7.3 .mat with its user block), dataset paths
+// without a leading '/', a Zarr array named by its metadata file; verify and checksum on such
+// sources; outputs in directories that do not exist; messages that name the dataset.
+#include <filesystem>
+#include <fstream>
+
+#include <catch2/catch.hpp>
+
+#include <b2nd/b2nd.hpp>
+
+#include "../support/cli_tool.hpp"
+#include "../support/files.hpp"
+#include "../support/temp_dir.hpp"
+#include "run.hpp"
+
+using b2nd::test::q;
+using b2nd::test::run;
+using b2nd::test::Run;
+using Catch::Matchers::Contains;
+
+namespace {
+
+/// data.nxs:/entry/x (float64 0..4), m.mat:/v (int64 0..2, after a 512-byte user block) and
+/// run.zarr (Zarr v2, int32 1..4 in chunks of 2) made by h5py and zarr-python in `dir`; false
+/// when they are not installed.
+bool make_sources(const std::string& dir) {
+    const std::string script =
+        "import sys\n"
+        "try:\n"
+        "    import h5py, numpy as np, zarr\n"
+        "except ImportError:\n"
+        "    sys.exit(77)\n"
+        "d = sys.argv[1]\n"
+        "with h5py.File(d + '/data.nxs', 'w') as f:\n"
+        "    f['entry/x'] = np.arange(5.0)\n"
+        "with h5py.File(d + '/m.mat', 'w', userblock_size=512) as f:\n"
+        "    f['v'] = np.arange(3, dtype='<i8')\n"
+        "z = zarr.open(d + '/run.zarr', mode='w', shape=(4,), chunks=(2,), dtype='<i4')\n"
+        "z[:] = [1, 2, 3, 4]\n";
+    const int st = b2nd::test::run_python(script, dir);
+    REQUIRE((st == 0 || st == 77));
+    return st == 0;
+}
+
+}  // namespace
+
+#define SOURCES_OR_SKIP(tmp)                                                                \
+    do {                                                                                    \
+        if (!b2nd::have_hdf5()) {                                                           \
+            B2ND_SKIP("this build has no libhdf5");                                         \
+        }                                                                                   \
+        if (!make_sources((tmp).path())) {                                                  \
+            B2ND_SKIP("h5py, numpy or zarr is not installed (python3-h5py, python3-zarr)"); \
+        }                                                                                   \
+    } while (0)
+
+TEST_CASE("cli bridge names: HDF5 by signature, relative dataset paths, Zarr metadata files",
+          "[cli][bridges]") {
+    b2nd::test::TempDir tmp;
+    SOURCES_OR_SKIP(tmp);
+    for (const std::string at : {"data.nxs:/entry/x", "data.nxs:entry/x"}) {
+        INFO(at);
+        const Run r = run("show " + q(tmp / at));
+        CHECK(r.status == 0);
+        CHECK_THAT(r.output, Contains("[0. 1. 2. 3. 4.]"));
+    }
+    const Run mat = run("info " + q(tmp / "m.mat"));
+    CHECK(mat.status == 0);
+    CHECK_THAT(mat.output, Contains("HDF5") && Contains("(3,)") && Contains("<i8"));
+    CHECK_THAT(run("show " + q(tmp / "m.mat") + ":v").output, Contains("[0 1 2]"));
+    const Run meta = run("info " + q(tmp / "run.zarr/.zarray"));
+    CHECK(meta.status == 0);
+    CHECK_THAT(meta.output, Contains("Zarr v2 array") && Contains("(4,)"));
+    // A file of another kind keeps its refusal: not read as HDF5.
+    std::ofstream(tmp / "notes.mat") << "MATLAB 5.0 MAT-file, not HDF5";
+    CHECK(run("show " + q(tmp / "notes.mat") + ":v").status != 0);
+}
+
+TEST_CASE(
+    "cli bridge names: verify reads every chunk of a Zarr array or HDF5 dataset; checksum "
+    "says it needs a frame",
+    "[cli][bridges]") {
+    b2nd::test::TempDir tmp;
+    SOURCES_OR_SKIP(tmp);
+    const std::string z = tmp / "run.zarr";
+    for (const std::string& src : {z, tmp / "data.nxs:/entry/x"}) {
+        INFO(src);
+        const Run ok = run("verify " + q(src));
+        CHECK(ok.status == 0);
+        CHECK_THAT(ok.output, Contains("ok:") && Contains("read and decoded"));
+        const Run sums = run("checksum " + q(src));
+        CHECK(sums.status == 2);
+        CHECK_THAT(sums.output, Contains("not a b2nd frame") && Contains("b2nd verify"));
+        CHECK(run("checksum add " + q(src)).status == 2);
+    }
+    // A damaged chunk (its Blosc header cut): named, exit 1, the good one counted.
+    {
+        std::ofstream f(z + "/1", std::ios::binary | std::ios::trunc);
+        f << "garbage";
+    }
+    const Run bad = run("verify " + q(z));
+    CHECK(bad.status == 1);
+    CHECK_THAT(bad.output, Contains("run.zarr") && Contains("bad:") && Contains("1 of 2 chunks"));
+}
+
+TEST_CASE(
+    "cli bridge names: outputs in a missing directory are refused as usage (exit 2); "
+    "messages name the dataset",
+    "[cli][bridges]") {
+    b2nd::test::TempDir tmp;
+    const std::string t = tmp / "t.b2nd";
+    (void)b2nd::NDArray<double>::create_from(t, {3}, std::vector<double>{1, 2, 3});
+    for (const std::string& out : {std::string("export ") + q(t) + " " + q(tmp / "nodir/y.npy"),
+                                   std::string("convert ") + q(t) + " " + q(tmp / "nodir/y.b2nd"),
+                                   std::string("export ") + q(t) + " " + q(tmp / "nodir/y.zarr")}) {
+        INFO(out);
+        const Run r = run(out);
+        CHECK(r.status == 2);
+        CHECK_THAT(r.output, Contains("nodir") && Contains("does not exist"));
+    }
+    CHECK(!std::filesystem::exists(tmp / "nodir"));
+    if (!b2nd::have_hdf5() || !make_sources(tmp.path())) {
+        return;
+    }
+    const Run concat = run("concat " + q(tmp / "c.b2nd") + " " + q(t) + " " + q(tmp / "m.mat:/v"));
+    CHECK(concat.status == 2);
+    CHECK_THAT(concat.output, Contains("m.mat:/v") && !Contains("<memory>"));
+}

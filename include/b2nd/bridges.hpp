@@ -19,9 +19,11 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <b2nd/any_array.hpp>
 #include <b2nd/codec/ids.hpp>
+#include <b2nd/storage/open_options.hpp>
 
 namespace b2nd {
 
@@ -37,15 +39,21 @@ struct ZarrExportOptions {
     int nthreads = 0;     ///< threads reading and encoding chunks (0: all cores)
     /// Called after each chunk written, one call at a time: (chunks done, total).
     std::function<void(std::int64_t, std::int64_t)> progress;
+    /// How an s3:// destination is reached (credentials, region, endpoint), and HTTP settings;
+    /// empty fields come from the environment and the AWS files, as for reads.
+    storage::S3Options s3;
+    storage::HttpOptions http;
 };
 
 /// Writes `a` as a Zarr array at `path`, a directory built under a temporary name and moved into
-/// place whole. v3: the array's chunks are shards (sharding_indexed) of inner chunks of its block
-/// shape (where a block's extent does not divide the chunk's, the largest divisor of the chunk's
-/// below it: inner chunks tile a shard), compressed with bytes + blosc (the array's codec and
-/// shuffle), or zstd where Blosc 1.x lacks the codec; the index at the end, with crc32c. v2: the
-/// array's chunks, the blosc compressor. The array's attributes become the Zarr array's.
-/// \throws UsageError for an existing path without `overwrite`, or one that is not a Zarr array;
+/// place whole; or at an s3:// prefix, built locally (under $TMPDIR) and put as objects, its
+/// chunks first and its metadata last (a reader finds the array only once it is whole). v3: the
+/// array's chunks are shards (sharding_indexed) of inner chunks of its block shape (where a block's
+/// extent does not divide the chunk's, the largest divisor of the chunk's below it: inner chunks
+/// tile a shard), compressed with bytes + blosc (the array's codec and shuffle), or zstd where
+/// Blosc 1.x lacks the codec; the index at the end, with crc32c. v2: the array's chunks, the blosc
+/// compressor. The array's attributes become the Zarr array's. \throws UsageError for an existing
+/// path without `overwrite`, or one that is not a Zarr array;
 ///         UnsupportedError for a dtype the format has no type for (v3: strings, records)
 void export_zarr(const AnyArray& a, const std::string& path, const ZarrExportOptions& o = {});
 
@@ -68,6 +76,34 @@ struct Hdf5ExportOptions {
 ///         UnsupportedError in a build without libhdf5, or for a dtype HDF5 has no type for
 ///         (unicode, datetimes)
 void export_hdf5(const AnyArray& a, const std::string& location, const Hdf5ExportOptions& o = {});
+
+/// One member of an HDF5 file or a Zarr hierarchy, as list_hdf5 and list_zarr (and `b2nd ls`)
+/// give it.
+struct HierarchyEntry {
+    std::string path;  ///< from the root listed, '/'-separated: "/run7/temperature"
+    /// "group", "dataset" (HDF5), "array" (Zarr), "soft link", "external link" (links are
+    /// listed, never followed), "datatype" (an HDF5 named type)
+    std::string kind;
+    Shape shape;        ///< a dataset's or array's
+    std::string dtype;  ///< NumPy's dtype string; "" where the type does not map (`note` says)
+    Shape chunks;       ///< empty for a contiguous or compact HDF5 dataset
+    std::int64_t stored = -1;  ///< bytes as stored (HDF5's storage size, Zarr's chunk files); -1
+    std::string note;          ///< a link's target, or why a type does not map
+};
+
+/// The members of an HDF5 file, or of one of its groups ("FILE.h5:/group"), recursively (as
+/// `h5ls -r`), in name order: groups, datasets (shape, dtype, chunks, stored size), named types,
+/// and soft and external links (listed with their targets, not followed).
+/// 	hrows IoError for a missing file; FormatError for a file that is not HDF5; UsageError when
+///         the path names a dataset; UnsupportedError in a build without libhdf5
+std::vector<HierarchyEntry> list_hdf5(const std::string& location);
+
+/// The members of a local Zarr v2 or v3 hierarchy under `path` (a group's directory, or an
+/// array's: itself), recursively (as zarr's tree()), in name order: groups and arrays (shape,
+/// dtype, chunks, the bytes of their chunk files). Links leading out of `path` are not followed.
+/// 	hrows UsageError when `path` is no Zarr node or is a URL (listed through its store's driver
+///         instead: `b2nd ls` lists S3 prefixes)
+std::vector<HierarchyEntry> list_zarr(const std::string& path);
 
 /// Whether this build reads and writes HDF5 (libhdf5 was found when it was built).
 bool have_hdf5() noexcept;

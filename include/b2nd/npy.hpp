@@ -17,7 +17,7 @@
 namespace b2nd {
 
 namespace storage {
-class MappedFile;
+struct OpenOptions;
 }
 
 /// What a .npy file's header says.
@@ -41,9 +41,13 @@ std::vector<std::uint8_t> npy_header(const DType& dtype, const Shape& shape);
 /// A .npy file mapped read-only.
 class NpyFile {
 public:
+    /// A local file is mapped; a URL (s3://, http(s)://) is fetched whole into memory, reached
+    /// with `options`' driver settings (the environment's where empty).
     /// \throws IoError, FormatError naming the file (also when the data is shorter than the
     ///         header says)
     static NpyFile open(const std::string& path);
+    /// As open(path), with the settings of the driver a URL needs.
+    static NpyFile open(const std::string& path, const storage::OpenOptions& options);
     /// The file's header.
     const NpyHeader& header() const noexcept { return header_; }
     /// The array's bytes (header().nbytes of them).
@@ -52,7 +56,7 @@ public:
 private:
     NpyHeader header_;
     ByteSpan data_;
-    std::shared_ptr<const storage::MappedFile> map_;
+    std::shared_ptr<const void> owner_;  // keeps data_ valid: the mapping, or fetched bytes
 };
 
 /// Where a .npy file goes, written in one pass, header first: a file (built under a temporary
@@ -120,9 +124,9 @@ void export_npy(const AnyArray& a,
                 const NpyProgress& progress = {});
 void export_npy(const AnyArray& a, const Mask& mask, NpySink& out);
 
-/// Creates a b2nd array from a .npy file; with `progress`, in slabs of whole
-/// chunk rows, reporting after each. Fortran-order files are read too (gathered into C order,
-/// a slab of rows at a time).
+/// Creates a b2nd array from a .npy file (a path or URL, as NpyFile::open); with `progress`, in
+/// slabs of whole chunk rows, reporting after each. Fortran-order files are read too (gathered into
+/// C order, a slab of rows at a time).
 AnyArray import_npy(const std::string& npy_path,
                     const std::string& path,
                     const CreateOptions& options = {},

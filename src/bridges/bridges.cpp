@@ -69,7 +69,11 @@ std::optional<Hdf5Location> hdf5_location(const std::string& spec) {
         return !file.empty() && (hdf5_name(file) || hdf5_signature(file));
     };
     if (storage::is_url(spec)) {
-        // Remote HDF5 is refused by name when opened; a URL's ':' are not dataset separators.
+        // URL.h5 or URL.h5:/dataset (refused by name when opened or written: HDF5 is local).
+        const std::size_t colon = spec.rfind(":/");
+        if (colon != std::string::npos && hdf5_name(spec.substr(0, colon))) {
+            return Hdf5Location{spec.substr(0, colon), spec.substr(colon + 1)};
+        }
         return hdf5_name(spec) ? std::optional<Hdf5Location>(Hdf5Location{spec, ""}) : std::nullopt;
     }
     if (hdf5_file(spec)) {

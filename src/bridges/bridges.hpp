@@ -29,7 +29,8 @@ AnyArray open_zarr(const std::string& path, const OpenOptions& options);
 
 /// What `b2nd info` says of the Zarr array at `path`: a map of format ("Zarr v2", "Zarr v3"),
 /// shape, dtype, chunks (a shard's shape when sharded), inner_chunks (when sharded), codecs
-/// (codecs_text), fill_value (its bytes), attributes and dimension_names.
+/// (v3: codecs_text) or order, compressor and filters (v2: as the .zarray says them), fill_value
+/// (its bytes), attributes and dimension_names.
 Value zarr_summary(const std::string& path, const OpenOptions& options);
 
 /// Copies `count` items of the box at `src_start` of a C-order array of `src_shape` into a C-order

@@ -138,6 +138,11 @@ private:
     std::string refused_;  // set by on_external_link
 };
 
+/// Checks, with the lock held, that `file` is a regular file libhdf5 takes for HDF5.
+/// \throws IoError (missing), UsageError (not a regular file), FormatError (not HDF5, saying
+///         what it is), each after `where`
+void check_file(const std::string& file, const std::string& where);
+
 /// The datasets under the object `obj` (a file or a group), as paths from it ("/a/b").
 std::vector<std::string> datasets_under(hid_t obj);
 

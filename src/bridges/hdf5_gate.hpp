@@ -12,6 +12,7 @@
 #include <b2nd/any_array.hpp>
 #include <b2nd/bridges.hpp>
 #include <b2nd/params.hpp>
+#include <b2nd/value.hpp>
 
 namespace b2nd::bridges {
 
@@ -36,6 +37,12 @@ std::optional<Hdf5Location> hdf5_location(const std::string& spec);
 /// missing dataset (listing those there are) or a group; UnsupportedError naming a type this
 /// library does not map (variable-length strings, references, enumerations other than bool)
 AnyArray open_hdf5(const Hdf5Location& at, const OpenOptions& o);
+
+/// What `b2nd info` says of the dataset at `at` (its path resolved, as "/run7/t") beyond its
+/// array: a map of format ("HDF5"), dataset, maxshape (null for unlimited extents), layout
+/// (contiguous, chunked, compact, virtual), filters (text, as h5ls names them), fill_value (one
+/// item's bytes, when defined) and stored (bytes). \throws as open_hdf5
+Value hdf5_summary(const Hdf5Location& at, const OpenOptions& o);
 
 /// Writes `a` as the dataset at.dataset (intermediate groups made) of at.file, chunked as `a` is
 /// and compressed with shuffle + deflate, which h5py reads without plugins; attributes as HDF5

@@ -20,6 +20,10 @@ AnyArray open_hdf5(const Hdf5Location& at, const OpenOptions&) {
     refuse(at.file);
 }
 
+Value hdf5_summary(const Hdf5Location& at, const OpenOptions&) {
+    refuse(at.file);
+}
+
 void export_hdf5(const AnyArray&, const Hdf5Location& at, const Hdf5ExportOptions&) {
     refuse(at.file);
 }
@@ -27,6 +31,11 @@ void export_hdf5(const AnyArray&, const Hdf5Location& at, const Hdf5ExportOption
 }  // namespace b2nd::bridges
 
 namespace b2nd {
+
+std::vector<HierarchyEntry> list_hdf5(const std::string& location) {
+    const auto at = bridges::hdf5_location(location);
+    bridges::refuse(at ? at->file : location);
+}
 
 bool have_hdf5() noexcept {
     return false;

@@ -37,6 +37,32 @@ herr_t collect_dataset(hid_t, const char* name, const H5O_info_t* info, void* ou
 
 }  // namespace
 
+void check_file(const std::string& file, const std::string& where) {
+    std::error_code ec;
+    const std::filesystem::file_status st = std::filesystem::status(file, ec);
+    if (st.type() == std::filesystem::file_type::not_found) {
+        throw IoError(where + ": cannot open",
+                      std::make_error_code(std::errc::no_such_file_or_directory));
+    }
+    if (st.type() != std::filesystem::file_type::regular) {
+        throw UsageError(where + ": not a regular file");
+    }
+    if (H5Fis_hdf5(file.c_str()) <= 0) {
+        last_error();
+        std::string what = "no HDF5 signature";
+        if (std::FILE* f = std::fopen(file.c_str(), "rb")) {
+            std::uint8_t start[16] = {};
+            const std::size_t n = std::fread(start, 1, sizeof start, f);
+            std::fclose(f);
+            const std::string other = format::foreign_format({start, n});
+            if (!other.empty()) {
+                what = "this is " + other;
+            }
+        }
+        throw FormatError(where + ": not an HDF5 file (" + what + ")");
+    }
+}
+
 std::vector<std::string> datasets_under(hid_t obj) {
     std::vector<std::string> names;
     H5Ovisit2(obj, H5_INDEX_NAME, H5_ITER_INC, collect_dataset, &names, H5O_INFO_BASIC);
@@ -254,30 +280,8 @@ AnyArray open_hdf5(const Hdf5Location& at, const OpenOptions& o) {
     if (storage::is_url(at.file)) {
         throw UnsupportedError(where + ": HDF5 files are read from local paths only");
     }
-    std::error_code ec;
-    const fs::file_status st = fs::status(at.file, ec);
-    if (st.type() == fs::file_type::not_found) {
-        throw IoError(where + ": cannot open",
-                      std::make_error_code(std::errc::no_such_file_or_directory));
-    }
-    if (st.type() != fs::file_type::regular) {
-        throw UsageError(where + ": not a regular file");
-    }
     auto held = h5::lock();
-    if (H5Fis_hdf5(at.file.c_str()) <= 0) {
-        h5::last_error();
-        std::string what = "no HDF5 signature";
-        if (std::FILE* f = std::fopen(at.file.c_str(), "rb")) {
-            std::uint8_t start[16] = {};
-            const std::size_t n = std::fread(start, 1, sizeof start, f);
-            std::fclose(f);
-            const std::string other = format::foreign_format({start, n});
-            if (!other.empty()) {
-                what = "this is " + other;
-            }
-        }
-        throw FormatError(where + ": not an HDF5 file (" + what + ")");
-    }
+    h5::check_file(at.file, where);
     auto d = std::make_shared<OpenDataset>();
     d->reach = std::make_unique<h5::Reach>(at.file, o.hdf5_external, o.hdf5_plugins, where);
     d->file = Handle(check(H5Fopen(at.file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), where,

@@ -515,7 +515,21 @@ Value zarr_summary(const std::string& given, const OpenOptions& options) {
     if (m.codecs.sharding) {
         out.emplace_back("inner_chunks", list(m.codecs.sharding->inner));
     }
-    out.emplace_back("codecs", codecs_text(m.codecs));
+    if (m.version == 2) {
+        // As the .zarray says them (the v3 pipeline they make is the library's business).
+        const Value z = Value::from_json(files.text(".zarray").value_or("{}"));
+        const auto said = [&](const char* key) {
+            const Value* v = z.find(key);
+            return v == nullptr || v->is_nil()        ? std::string("none")
+                   : v->type() == Value::Type::string ? v->as<std::string>()
+                                                      : v->to_json();
+        };
+        out.emplace_back("order", said("order"));
+        out.emplace_back("compressor", said("compressor"));
+        out.emplace_back("filters", said("filters"));
+    } else {
+        out.emplace_back("codecs", codecs_text(m.codecs));
+    }
     out.emplace_back("fill_value", Value::binary(m.fill));
     out.emplace_back("attributes", m.attributes);
     Value::Array names;

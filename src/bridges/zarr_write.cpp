@@ -338,9 +338,6 @@ void export_zarr(const AnyArray& a, const std::string& out, const ZarrExportOpti
     if (o.format != 2 && o.format != 3) {
         throw UsageError("Zarr format " + num(o.format) + ": 2 or 3");
     }
-    if (storage::is_url(out)) {
-        throw UnsupportedError(where + ": Zarr arrays are written to local paths only");
-    }
     const Compression c = compression_of(a, o);
     const std::string meta = metadata_json(a, c, o.format, where);
     ZarrMeta keys;  // how chunk keys are spelled
@@ -349,7 +346,10 @@ void export_zarr(const AnyArray& a, const std::string& out, const ZarrExportOpti
     keys.key_prefix = o.format == 3 ? "c" : "";
     keys.separator = o.format == 3 ? '/' : '.';
 
-    detail::Publication pub(out, o.overwrite, where, detail::OutputKind::zarr);
+    storage::OpenOptions remote;
+    remote.s3 = o.s3;
+    remote.http = o.http;
+    detail::Publication pub(out, o.overwrite, where, detail::OutputKind::zarr, 0, remote);
     const std::string tmp = pub.temporary();
     try {
         storage::detail::make_directory(tmp);

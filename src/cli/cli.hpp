@@ -114,6 +114,9 @@ std::optional<std::pair<std::string, std::string>> store_reference(const std::st
 /// check_input, then AnyArray::open; for STORE:/key the store's leaf (read-only: o.writable is
 /// refused with an ArgError).
 AnyArray open_input(const std::string& path, const OpenOptions& o);
+/// b2nd ls of an HDF5 file or group, a Zarr hierarchy or an S3 prefix (printed, true); false for
+/// what is none of them (a store).
+bool ls_hierarchy(const std::string& path, bool json);
 /// "a Zarr array" or "an HDF5 dataset" when `path` names one (read in place, not a frame); "".
 std::string bridged_kind(const std::string& path);
 /// Refuses a Zarr array or an HDF5 dataset where a command needs a frame. \throws ArgError

@@ -6,6 +6,7 @@
 
 #include <b2nd/any_array.hpp>
 #include <b2nd/error.hpp>
+#include <b2nd/storage/sources.hpp>
 
 #include "../bridges/bridges.hpp"
 #include "../bridges/hdf5_gate.hpp"
@@ -39,6 +40,12 @@ int export_bridge(const Args& a, const std::string& in_path, const std::string& 
                            " writes .npy files; an HDF5 or Zarr export is of "
                            "the whole array");
         }
+    }
+    if (storage::is_url(out) && !zarr_output(out)) {
+        throw ArgError(detail::quoted_path(out) +
+                       ": HDF5 files are written to local paths only (libhdf5 writes files); "
+                       "export to a local path and upload it, or write Zarr (URL.zarr) or a b2nd "
+                       "array ('b2nd convert IN URL.b2nd') to the URL");
     }
     // One rule for every output: the input is never the output (a Zarr output is checked as any
     // other; an HDF5 one is the same dataset of the same file, as a file is only added to).
@@ -80,6 +87,9 @@ int export_bridge(const Args& a, const std::string& in_path, const std::string& 
         z.clevel = static_cast<int>(a.get_int("--clevel", -1, 0, 9));
         z.nthreads = static_cast<int>(a.get_int("--nthreads", 0, 0, 1024));
         z.progress = progress;
+        const OpenOptions settings = with_settings(OpenOptions{});
+        z.s3 = settings.s3;
+        z.http = settings.http;
         export_zarr(in, out, z);
         return 0;
     }

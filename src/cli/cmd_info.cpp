@@ -204,17 +204,29 @@ std::string describe_bridge(const std::string& path, bool json) {
     if (bridges::is_zarr(path)) {
         m = bridges::zarr_summary(path, with_settings(OpenOptions{})).entries();
     } else {
-        const AnyArray a = AnyArray::open(path, with_settings(OpenOptions{}));
+        const OpenOptions o = with_settings(OpenOptions{});
+        const AnyArray a = AnyArray::open(path, o);
         const auto list = [](const Shape& s) { return Value(Value::Array(s.begin(), s.end())); };
         Value::Map attrs;
         for (const std::string& name : a.attrs().names()) {
             attrs.emplace_back(name, a.attrs().get(name));
         }
-        m = {{"format", "HDF5"},
-             {"shape", list(a.shape())},
-             {"dtype", a.dtype().str()},
-             {"chunks", list(a.chunk_shape())},
-             {"attributes", Value::map(std::move(attrs))}};
+        // The dataset chosen (a file's only one when none was named), as the array names it.
+        bridges::Hdf5Location at = *bridges::hdf5_location(path);
+        at.dataset = a.name().substr(at.file.size() + 1);
+        const Value h = bridges::hdf5_summary(at, o);
+        m = {{"format", "HDF5"},          {"dataset", h["dataset"]},  {"shape", list(a.shape())},
+             {"maxshape", h["maxshape"]}, {"dtype", a.dtype().str()}, {"layout", h["layout"]}};
+        if (h["layout"].as<std::string>() == "chunked") {
+            m.emplace_back("chunks", list(a.chunk_shape()));
+        }
+        m.emplace_back("filters", h["filters"]);
+        if (const Value* f = h.find("fill_value")) {
+            m.emplace_back("fill_value", *f);
+        }
+        m.emplace_back("nbytes", a.nbytes());
+        m.emplace_back("stored", h["stored"]);
+        m.emplace_back("attributes", Value::map(std::move(attrs)));
     }
     const Value z = Value::map(m);
     const DType dtype = DType::parse(z["dtype"].as<std::string>());
@@ -233,17 +245,48 @@ std::string describe_bridge(const std::string& path, bool json) {
     }
     std::ostringstream o;
     o << "path        " << redact_secrets(path) << " (" << z["format"].as<std::string>()
-      << (z.find("codecs") != nullptr ? " array" : " dataset") << ")\n";
-    o << "shape       " << to_string(shape("shape")) << "\n";
+      << (z.find("dataset") == nullptr ? " array" : " dataset") << ")\n";
+    if (const Value* d = z.find("dataset")) {
+        o << "dataset     " << d->as<std::string>() << "\n";
+    }
+    o << "shape       " << to_string(shape("shape"));
+    if (const Value* most = z.find("maxshape"); most != nullptr && *most != z["shape"]) {
+        std::string t;
+        for (const Value& e : most->array()) {
+            t += (t.empty() ? "" : ", ") + (e.is_nil() ? std::string("None") : e.to_json());
+        }
+        o << ", max (" << t << (most->size() == 1 ? ",)" : ")");
+    }
+    o << "\n";
     o << "dtype       " << dtype.str() << "\n";
-    if (z.find("inner_chunks") != nullptr) {
+    if (const Value* layout = z.find("layout")) {
+        o << "layout      " << layout->as<std::string>();
+        if (const Value* c = z.find("chunks")) {
+            o << ", chunks " << to_string(c->as<std::vector<std::int64_t>>());
+        }
+        o << "\n";
+        o << "filters     " << z["filters"].as<std::string>() << "\n";
+        const bool quoted = fill.size() >= 2 && fill.front() == '"' && fill.back() == '"';
+        o << "fill value  "
+          << (fill.empty() ? "none defined (zeros)"
+              : quoted     ? fill.substr(1, fill.size() - 2)
+                           : fill)
+          << "\n";
+        o << "size        "
+          << sizes_text(z["nbytes"].as<std::int64_t>(), z["stored"].as<std::int64_t>()) << "\n";
+    } else if (z.find("inner_chunks") != nullptr) {
         o << "shards      " << to_string(shape("chunks")) << ", of inner chunks "
           << to_string(shape("inner_chunks")) << "\n";
     } else {
         o << "chunks      " << to_string(shape("chunks")) << "\n";
     }
-    if (const Value* c = z.find("codecs")) {
-        o << "codecs      " << c->as<std::string>() << "\n";
+    if (const Value* c = z.find("compressor")) {
+        o << "order       " << z["order"].as<std::string>() << "\n";
+        o << "compressor  " << c->as<std::string>() << "\n";
+        o << "filters     " << z["filters"].as<std::string>() << "\n";
+        o << "fill value  " << fill << "\n";
+    } else if (const Value* c2 = z.find("codecs")) {
+        o << "codecs      " << c2->as<std::string>() << "\n";
         o << "fill value  " << fill << "\n";
     }
     const Value& attrs = z["attributes"];

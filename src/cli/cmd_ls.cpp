@@ -1,5 +1,6 @@
-// b2nd ls STORE [--json]: the keys of a python-blosc2 store, with their kind, shape, dtype,
-// where they live and their size.
+// b2nd ls PATH [--json]: the keys of a python-blosc2 store, with their kind, shape, dtype,
+// where they live and their size; HDF5 files, Zarr hierarchies and S3 prefixes through
+// ls_hierarchy.cpp.
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
@@ -20,6 +21,7 @@ namespace {
 
 const char* const kLsHelp =
     "usage: b2nd ls STORE [--json] [--keys]\n"
+    "       b2nd ls FILE.h5[:/GROUP] | DIR.zarr | s3://BUCKET[/PREFIX] [--json]\n"
     "\n"
     "Lists the keys of a python-blosc2 store: a TreeStore or DictStore (a .b2z zip file or a\n"
     ".b2d directory) or an EmbedStore (.b2e), sorted, one line each: the key, its kind (ndarray,\n"
@@ -40,7 +42,18 @@ const char* const kLsHelp =
     "as stored; STORE:/_valid_rows says which rows are live.\n"
     "\n"
     "A leaf is read as STORE:/KEY by every command that reads an array, e.g.\n"
-    "  b2nd export data.b2z:/run1/temperature t.npy\n";
+    "  b2nd export data.b2z:/run1/temperature t.npy\n"
+    "\n"
+    "An HDF5 file (or FILE.h5:/GROUP) is listed recursively, as h5ls -r: groups, datasets\n"
+    "(shape, dtype, chunks, size as stored), named types, and soft and external links with\n"
+    "their targets (never followed). A Zarr group (v2 or v3) is listed as zarr's tree(): its\n"
+    "groups and arrays (shape, dtype, chunks, the bytes of their chunk files). --json gives a\n"
+    "list of {path, kind, shape, dtype, chunks, stored, note or target}.\n"
+    "\n"
+    "An S3 prefix or bucket (s3://BUCKET, s3://BUCKET/PREFIX/) is listed one level down, as\n"
+    "'aws s3 ls': each object, and each prefix with the number of objects under it and what it\n"
+    "holds (sparse frame, store, zarr, or prefix); --json gives {name, kind, objects}.\n"
+    "Credentials and endpoint: the AWS_* variables (docs/remote.md).\n";
 
 /// A CTable: its columns (--json: a list of {name, kind, dtype}; dtype null where a column is
 /// not one fixed-width array), then its rows.
@@ -94,11 +107,14 @@ int cmd_ls(const std::vector<std::string>& argv) {
         return 0;
     }
     if (a.positional.size() != 1) {
-        throw ArgError("expected one STORE");
+        throw ArgError("expected one STORE, HDF5 file, Zarr group or S3 prefix");
     }
     const std::string& path = a.positional[0];
     if (path.empty()) {
         throw ArgError("the path is empty");
+    }
+    if (ls_hierarchy(path, a.has("--json"))) {
+        return 0;
     }
     Store store;
     try {

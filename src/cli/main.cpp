@@ -18,6 +18,7 @@
 #include "../detail/text.hpp"
 #include "../storage/publish.hpp"
 #include "cli.hpp"
+#include "progress.hpp"
 #include <pthread.h>
 #include <unistd.h>
 
@@ -287,6 +288,7 @@ int main(int argc, char** argv) {
             ::pause();
         }
     };
+    b2nd::cli::watch_uploads();
     try {
         for (const b2nd::cli::Command& c : b2nd::cli::commands()) {
             if (cmd == c.name) {

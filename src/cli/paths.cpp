@@ -1,4 +1,5 @@
 // The b2nd tool: what commands check of the paths they read and write.
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 
@@ -155,10 +156,45 @@ AnyArray field_input(const AnyArray& arr, const Args& a) {
     return AnyArray::create_in_memory_from(dtype, shape, {values.data(), values.size()});
 }
 
+namespace {
+
+/// Refuses an output named as a store's leaf (STORE.b2d:/key, locally or on S3): commands that
+/// write one array write a file, and "runs.b2d:/run3/t" would otherwise become an object or a
+/// file of that literal name. \throws ArgError saying how a leaf is added
+void refuse_leaf_output(const std::string& out) {
+    std::string lower = out;
+    for (char& c : lower) {
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    for (const char* form : {".b2z:/", ".b2d:/", ".b2e:/"}) {
+        const std::size_t p = lower.find(form);
+        if (p == std::string::npos) {
+            continue;
+        }
+        const std::string store = out.substr(0, p + 4);
+        const std::string key = out.substr(p + 6);
+        std::string how;
+        if (form[3] == 'd') {
+            how = "a .b2d store's leaves are its files: write " + store + "/" + key + ".b2nd";
+        } else {
+            how = "a ." + std::string(form + 1, 3) + " store changes as a whole: 'b2nd pack " +
+                  store +
+                  " DIR.b2d' unpacks it, a leaf is written into DIR.b2d, and 'b2nd pack' "
+                  "packs it again";
+        }
+        throw ArgError(detail::quoted_path(out) + ": names a leaf of the store \"" + store +
+                       "\"; this command writes one array as a file, not into a store (" + how +
+                       "; programs use Store::set)");
+    }
+}
+
+}  // namespace
+
 void check_output(const std::string& out,
                   const std::vector<std::string>& inputs,
                   bool overwrite,
                   detail::OutputKind kind) {
+    refuse_leaf_output(out);
     const std::string where = detail::quoted_path(out);
     std::error_code ec;
     const bool there = fs::exists(fs::symlink_status(out, ec));

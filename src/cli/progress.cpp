@@ -3,7 +3,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 
+#include "../storage/sources/destination.hpp"
 #include "cli.hpp"
 #include <unistd.h>
 
@@ -77,6 +79,25 @@ void ProgressBar::draw(std::int64_t done, bool final) {
                  static_cast<int>(frac * 100), speed.c_str(), eta.c_str());
     std::fflush(stderr);
     shown_ = done;
+}
+
+void watch_uploads() {
+    if (!ProgressBar::enabled()) {
+        return;
+    }
+    // One bar per put (a file, or a prefix's objects), gone once all is up.
+    static std::unique_ptr<ProgressBar> bar;
+    static std::uint64_t bar_total = 0;
+    storage::detail::set_upload_observer([](std::uint64_t done, std::uint64_t total) {
+        if (!bar || bar_total != total) {
+            bar = std::make_unique<ProgressBar>("upload", static_cast<std::int64_t>(total), 1.0);
+            bar_total = total;
+        }
+        bar->update(static_cast<std::int64_t>(done));
+        if (done >= total) {
+            bar.reset();
+        }
+    });
 }
 
 }  // namespace b2nd::cli

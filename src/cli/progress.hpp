@@ -34,4 +34,8 @@ private:
     std::mutex mutex_;
 };
 
+/// Draws an "upload" bar while what a command wrote is put on S3 (its parts and objects
+/// counted as they are up), when bars are enabled.
+void watch_uploads();
+
 }  // namespace b2nd::cli

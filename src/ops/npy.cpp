@@ -10,6 +10,8 @@
 #include <b2nd/format/frame_header.hpp>
 #include <b2nd/npy.hpp>
 #include <b2nd/storage/mapped_file.hpp>
+#include <b2nd/storage/open_options.hpp>
+#include <b2nd/storage/sources.hpp>
 
 #include "../detail/text.hpp"
 #include "../engine/array_core.hpp"
@@ -206,9 +208,22 @@ std::vector<std::uint8_t> npy_header(const DType& dtype, const Shape& shape) {
 }
 
 NpyFile NpyFile::open(const std::string& path) {
+    return open(path, storage::OpenOptions{});
+}
+
+NpyFile NpyFile::open(const std::string& path, const storage::OpenOptions& options) {
     NpyFile f;
-    f.map_ = storage::MappedFile::open(path);
-    const ByteSpan bytes = f.map_->bytes();
+    ByteSpan bytes;
+    if (storage::is_url(path)) {
+        const auto src = storage::open_source(path, options);
+        storage::SourceBytes all = src->read(0, src->size());
+        bytes = all.bytes;
+        f.owner_ = all.owner ? std::move(all.owner) : std::shared_ptr<const void>(src);
+    } else {
+        auto map = storage::MappedFile::open(path);
+        bytes = map->bytes();
+        f.owner_ = std::move(map);
+    }
     try {
         f.header_ = parse_npy_header(bytes);
     } catch (const FormatError& e) {

@@ -382,6 +382,13 @@ std::string remote_replacement_refusal(const storage::detail::RemotePresence& p,
                     break;
                 }
             }
+        } else if (kind == OutputKind::zarr && (has("zarr.json") || has(".zarray"))) {
+            for (const std::string& n : p.under) {
+                if (!zarr_own_file(n) && !is_companion(n)) {
+                    foreign = n;
+                    break;
+                }
+            }
         } else if (!(kind == OutputKind::store && has("embed.b2e"))) {
             foreign = p.under.front();
         }

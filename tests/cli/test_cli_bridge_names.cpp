@@ -21,9 +21,10 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-/// data.nxs:/entry/x (float64 0..4), m.mat:/v (int64 0..2, after a 512-byte user block) and
-/// run.zarr (Zarr v2, int32 1..4 in chunks of 2) made by h5py and zarr-python in `dir`; false
-/// when they are not installed.
+/// data.nxs:/entry/x (float64 0..4), m.mat:/v (int64 0..2, after a 512-byte user block),
+/// run.zarr (Zarr v2, int32 1..4 in chunks of 2), ocean.h5 (groups, links, a vlen string
+/// dataset) and the Zarr group g.zarr made by h5py and zarr-python in `dir`; false when they
+/// are not installed.
 bool make_sources(const std::string& dir) {
     const std::string script =
         "import sys\n"
@@ -37,7 +38,20 @@ bool make_sources(const std::string& dir) {
         "with h5py.File(d + '/m.mat', 'w', userblock_size=512) as f:\n"
         "    f['v'] = np.arange(3, dtype='<i8')\n"
         "z = zarr.open(d + '/run.zarr', mode='w', shape=(4,), chunks=(2,), dtype='<i4')\n"
-        "z[:] = [1, 2, 3, 4]\n";
+        "z[:] = [1, 2, 3, 4]\n"
+        "with h5py.File(d + '/ocean.h5', 'w') as f:\n"
+        "    f.create_dataset('run7/temperature', data=np.zeros((10, 20), 'f4'), chunks=(5, 5))\n"
+        "    f['run7/salinity'] = np.arange(4)\n"
+        "    f['soft'] = h5py.SoftLink('/run7/salinity')\n"
+        "    f['ext'] = h5py.ExternalLink('/etc/passwd', '/d')\n"
+        "    f.create_dataset('names', data=['a', 'bb'], dtype=h5py.string_dtype())\n"
+        "g = zarr.open_group(d + '/g.zarr', mode='w')\n"
+        "g.create_dataset('fields/u', shape=(8, 8), chunks=(4, 4), dtype='<f8')[:] = 1\n"
+        "g.create_dataset('t', shape=(3,), dtype='<i2')\n"
+        "with h5py.File(d + '/ext.h5', 'w') as f:\n"
+        "    f.create_dataset('t', data=np.arange(10.0), maxshape=(None,), chunks=(4,),\n"
+        "                     fillvalue=np.nan, compression='gzip', shuffle=True,\n"
+        "                     fletcher32=True)\n";
     const int st = b2nd::test::run_python(script, dir);
     REQUIRE((st == 0 || st == 77));
     return st == 0;
@@ -126,4 +140,54 @@ TEST_CASE(
     const Run concat = run("concat " + q(tmp / "c.b2nd") + " " + q(t) + " " + q(tmp / "m.mat:/v"));
     CHECK(concat.status == 2);
     CHECK_THAT(concat.output, Contains("m.mat:/v") && !Contains("<memory>"));
+}
+
+TEST_CASE("cli bridge names: ls lists HDF5 files and Zarr groups, links not followed",
+          "[cli][bridges]") {
+    b2nd::test::TempDir tmp;
+    SOURCES_OR_SKIP(tmp);
+    const Run h5 = run("ls " + q(tmp / "ocean.h5"));
+    CHECK(h5.status == 0);
+    CHECK_THAT(h5.output, Contains("/run7/temperature") && Contains("(10, 20) <f4 chunks (5, 5)") &&
+                              Contains("/run7/salinity") && Contains("soft link") &&
+                              Contains("-> /run7/salinity") && Contains("external link") &&
+                              Contains("/etc/passwd:/d") && Contains("variable-length strings"));
+    const Run group = run("ls " + q(tmp / "ocean.h5") + ":run7 --json");
+    CHECK(group.status == 0);
+    CHECK_THAT(group.output,
+               Contains("{\"path\": \"/run7/salinity\", \"kind\": \"dataset\", \"shape\": [4], "
+                        "\"dtype\": \"<i8\", \"chunks\": null") &&
+                   !Contains("soft"));
+    const Run zarr = run("ls " + q(tmp / "g.zarr"));
+    CHECK(zarr.status == 0);
+    CHECK_THAT(zarr.output, Contains("/fields ") && Contains("group") && Contains("/fields/u") &&
+                                Contains("(8, 8) <f8 chunks (4, 4)") && Contains("/t ") &&
+                                Contains("(3,) <i2"));
+    CHECK(run("ls " + q(tmp / "ocean.h5") + ":/nope").status == 2);
+}
+
+TEST_CASE("cli bridge names: info says an HDF5 dataset's storage and a Zarr v2 array's .zarray",
+          "[cli][bridges]") {
+    b2nd::test::TempDir tmp;
+    SOURCES_OR_SKIP(tmp);
+    // The file's only dataset, named; its layout, maximum shape, filters, fill value and size.
+    const Run h5 = run("info " + q(tmp / "ext.h5"));
+    CHECK(h5.status == 0);
+    CHECK_THAT(h5.output, Contains("dataset     /t") &&
+                              Contains("shape       (10,), max (None,)") &&
+                              Contains("layout      chunked, chunks (4,)") &&
+                              Contains("filters     shuffle, deflate(4), fletcher32") &&
+                              Contains("fill value  NaN") && Contains("size        80 B in "));
+    // A contiguous dataset has no chunks (it said its shape was its chunks).
+    const Run flat = run("info " + q(tmp / "m.mat"));
+    CHECK_THAT(flat.output, Contains("layout      contiguous") && !Contains("chunks") &&
+                                Contains("filters     none"));
+    const Run json = run("info " + q(tmp / "ext.h5") + " --json");
+    CHECK_THAT(json.output, Contains("\"maxshape\": [\n    null\n  ]") &&
+                                Contains("\"fill_value\": \"NaN\"") && Contains("\"stored\": "));
+    // Zarr v2: the .zarray's own order, compressor and filters, not a v3 pipeline.
+    const Run z = run("info " + q(tmp / "run.zarr"));
+    CHECK_THAT(z.output, Contains("order       C") && Contains("compressor  {") &&
+                             Contains("\"id\": \"blosc\"") && Contains("filters     none") &&
+                             !Contains("codecs"));
 }

@@ -14,8 +14,11 @@
 //    else that profile in ~/.aws/config (AWS_CONFIG_FILE);
 //  - region: AWS_REGION, AWS_DEFAULT_REGION, the profile's `region` in the config file, else
 //    us-east-1;
-//  - endpoint: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL (path-style addressing:
-//    ENDPOINT/BUCKET/KEY), else AWS (virtual-hosted: https://BUCKET.s3.REGION.amazonaws.com/KEY);
+//  - endpoint: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, the profile's `endpoint_url` in the config
+//    file (path-style addressing: ENDPOINT/BUCKET/KEY), else AWS (virtual-hosted:
+//    https://BUCKET.s3.REGION.amazonaws.com/KEY);
+//  - a profile named (AWS_PROFILE, S3Options::profile) that neither file holds is an error
+//    naming it, as with the AWS CLI;
 //  - AWS_NO_SIGN_REQUEST=YES (or true): unsigned requests, for public buckets.
 // S3Options (through OpenOptions::s3) sets the same in C++; what it sets wins over the
 // environment. Requests are signed with Signature Version 4 (libcurl's). Secrets never appear

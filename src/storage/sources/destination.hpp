@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,6 +37,12 @@ public:
                      const RemotePresence& before,
                      bool only_new) const = 0;
 };
+
+/// Told how an upload goes: (bytes put so far, bytes to put), from the uploading threads one
+/// call at a time, after each part or object. The tool draws a progress bar with it.
+using UploadObserver = std::function<void(std::uint64_t, std::uint64_t)>;
+/// Sets the process's upload observer (empty: none). Not for use while uploads run.
+void set_upload_observer(UploadObserver observer);
 
 /// An s3:// URL's destination (s3_destination.cpp).
 std::unique_ptr<Destination> s3_destination(const std::string& url, const OpenOptions& options);

@@ -148,7 +148,7 @@ bool hopeless(CURLcode rc) {
 /// and whether its time (timeout_ms) ran out.
 std::string outcome_text(const Transfer& t, const HttpOptions& o, bool out_of_time) {
     std::string s = t.status != 0 ? "HTTP " + std::to_string(t.status) : "no HTTP answer";
-    if (t.status != 0 && t.status != 206) {
+    if (t.status != 0 && t.status != 206 && server_error_text(t.error_body).empty()) {
         s += "; expected 206 Partial Content";
     }
     if (t.attempt > 0) {
@@ -380,6 +380,9 @@ void HttpClient::fetch(std::vector<FileRanges>& files) const {
                     judge(*t, pool_->id_mutex);  // an empty body
                 }
                 std::string why = t->problem;
+                if (!why.empty()) {
+                    why += server_error_text(t->error_body);
+                }
                 bool final = t->final;
                 if (why.empty() &&
                     !(rc == CURLE_OK || (rc == CURLE_WRITE_ERROR && t->done_early))) {

@@ -15,6 +15,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
+
+#include "../../detail/text.hpp"
 
 namespace b2nd::storage::detail {
 
@@ -287,11 +290,75 @@ void read_header(Request& r, const std::string& line) {
     return;
 }
 
+std::optional<std::string> xml_element(const std::string& xml,
+                                       const std::string& tag,
+                                       std::size_t from,
+                                       std::size_t* at) {
+    const std::string open = "<" + tag + ">", close = "</" + tag + ">";
+    const std::size_t a = xml.find(open, from);
+    if (a == std::string::npos) {
+        return std::nullopt;
+    }
+    const std::size_t b = xml.find(close, a + open.size());
+    if (b == std::string::npos) {
+        return std::nullopt;
+    }
+    if (at != nullptr) {
+        *at = b + close.size();
+    }
+    const std::string raw = xml.substr(a + open.size(), b - a - open.size());
+    std::string out;
+    for (std::size_t i = 0; i < raw.size(); ++i) {
+        if (raw[i] != '&') {
+            out += raw[i];
+            continue;
+        }
+        const std::size_t semi = raw.find(';', i);
+        const std::string ent = raw.substr(i + 1, semi == std::string::npos ? 0 : semi - i - 1);
+        if (ent == "amp") {
+            out += '&';
+        } else if (ent == "lt") {
+            out += '<';
+        } else if (ent == "gt") {
+            out += '>';
+        } else if (ent == "quot") {
+            out += '"';
+        } else if (ent == "apos") {
+            out += '\'';
+        } else if (ent.size() > 1 && ent[0] == '#') {
+            const unsigned long cp = ent[1] == 'x' ? std::strtoul(ent.c_str() + 2, nullptr, 16)
+                                                   : std::strtoul(ent.c_str() + 1, nullptr, 10);
+            if (cp > 0x10ffff) {
+                out += '&';  // no character: kept as written
+                continue;
+            }
+            b2nd::detail::append_utf8(out, static_cast<std::uint32_t>(cp));
+        } else {
+            out += '&';
+            continue;
+        }
+        i = semi;
+    }
+    return out;
+}
+
+std::string server_error_text(const std::string& body) {
+    const auto code = xml_element(body, "Code");
+    const auto message = xml_element(body, "Message");
+    if (!code && !message) {
+        return {};
+    }
+    return " (" + code.value_or("") + (code && message ? ": " : "") + message.value_or("") + ")";
+}
+
 std::size_t read_body(Request& t, const char* data, std::size_t len, std::mutex& id_mutex) {
     if (!t.started) {
         judge(t, id_mutex);
     }
     if (!t.problem.empty()) {
+        if (t.status >= 300 && t.error_body.size() < kErrorBodyKept) {
+            t.error_body.append(data, std::min(len, kErrorBodyKept - t.error_body.size()));
+        }
         return t.status >= 300 && t.status < 600 && t.pos + len < 65536 ? (t.pos += len, len) : 0;
     }
     if (!t.boundary.empty()) {

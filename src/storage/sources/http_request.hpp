@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,6 +48,7 @@ struct Request {
     std::uint64_t pos = 0;     // body bytes received
     bool done_early = false;   // a 200's body was cut once the range was had
     std::string problem;       // why the answer was refused (set by the callbacks)
+    std::string error_body;    // the start of a refused answer's body (an S3 error's XML)
     bool changed = false;      // ... because the file is another version
     bool final = false;        // ... and retrying cannot help
     // A multipart/byteranges answer: its boundary, the parser's state, the parts received.
@@ -64,6 +66,7 @@ struct Request {
         etag.clear();
         last_modified.clear();
         problem.clear();
+        error_body.clear();
         boundary.clear();
         in_part = false;
         part_head.clear();
@@ -86,6 +89,20 @@ void read_header(Request& r, const std::string& line);
 /// (with r.changed, r.final) when the answer is refused; learns the file's identity from the
 /// first answer (`id_mutex` guards identities).
 void judge(Request& r, std::mutex& id_mutex);
+
+/// How much of an error answer's body is kept (Request::error_body).
+constexpr std::size_t kErrorBodyKept = 4096;
+
+/// The text of the first <tag>...</tag> in `xml` at or after `from` (XML entities decoded);
+/// nullopt when there is none. `at` gets the position after it.
+std::optional<std::string> xml_element(const std::string& xml,
+                                       const std::string& tag,
+                                       std::size_t from = 0,
+                                       std::size_t* at = nullptr);
+
+/// What an error answer's body says, as S3 (and servers speaking its dialect) put it: " (Code:
+/// Message)", or "" when it holds neither.
+std::string server_error_text(const std::string& body);
 /// Takes body bytes into the pieces; returns how many it took (fewer than `len`: stop the
 /// transfer, with r.problem set, or r.done_early for a 200 whose range is had).
 std::size_t read_body(Request& r, const char* data, std::size_t len, std::mutex& id_mutex);

@@ -30,10 +30,11 @@ std::string trim(const std::string& s) {
     return s.substr(a, b - a + 1);
 }
 
-/// Section `name` of the INI file at `path` (empty when the file or the section is missing).
+/// Section `name` of the INI file at `path` (empty when the file or the section is missing;
+/// `found`, when given, says whether the section's header is there)
 /// \throws FormatError naming the file and line for a line that is neither a section, a
 /// `key = value` nor a comment (never quoting the line: it may hold a secret)
-Section ini_section(const std::string& path, const std::string& name) {
+Section ini_section(const std::string& path, const std::string& name, bool* found = nullptr) {
     std::ifstream in(path);
     Section out;
     if (!in) {
@@ -54,6 +55,9 @@ Section ini_section(const std::string& path, const std::string& name) {
                                   ": a section header without its ']'");
             }
             current = trim(t.substr(1, t.size() - 2));
+            if (found != nullptr && current == name) {
+                *found = true;
+            }
             continue;
         }
         const std::size_t eq = t.find('=');
@@ -92,9 +96,11 @@ bool yes(const std::string& v) {
 S3Config resolve_s3(const S3Options& o) {
     S3Config c;
     const bool envs = o.use_environment;
+    const bool named = !o.profile.empty() || (envs && !env("AWS_PROFILE").empty());
     const std::string profile =
         !o.profile.empty() ? o.profile
                            : (envs && !env("AWS_PROFILE").empty() ? env("AWS_PROFILE") : "default");
+    bool profile_found = false;
     Section creds;
     Section config;
     std::string creds_file;
@@ -103,11 +109,19 @@ S3Config resolve_s3(const S3Options& o) {
         creds_file = home_file("AWS_SHARED_CREDENTIALS_FILE", ".aws/credentials");
         config_file = home_file("AWS_CONFIG_FILE", ".aws/config");
         if (!creds_file.empty()) {
-            creds = ini_section(creds_file, profile);
+            creds = ini_section(creds_file, profile, &profile_found);
         }
         if (!config_file.empty()) {
             config = ini_section(
-                config_file, profile == "default" ? std::string("default") : "profile " + profile);
+                config_file, profile == "default" ? std::string("default") : "profile " + profile,
+                &profile_found);
+        }
+        if (named && !profile_found) {
+            // As the AWS CLI: a profile asked for by name must exist (not "no credentials").
+            throw UsageError("AWS profile \"" + profile + "\" not found: no [" + profile + "] in " +
+                             detail::quoted_path(creds_file) + " and no [" +
+                             (profile == "default" ? profile : "profile " + profile) + "] in " +
+                             detail::quoted_path(config_file));
         }
     }
     const auto from = [](const Section& s, const char* key) {
@@ -163,7 +177,8 @@ S3Config resolve_s3(const S3Options& o) {
                              "\": not a region name (letters, digits and '-')");
         }
     }
-    c.endpoint = first(o.endpoint, {"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"}, "");
+    c.endpoint = first(o.endpoint, {"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"},
+                       from(config, "endpoint_url"));
     while (!c.endpoint.empty() && c.endpoint.back() == '/') {
         c.endpoint.pop_back();
     }

@@ -18,6 +18,7 @@
 #include "../../detail/text.hpp"
 #include "../publish.hpp"
 #include "http_client.hpp"
+#include "http_request.hpp"
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -27,60 +28,6 @@ namespace {
 
 std::string query_value(const std::string& v) {
     return b2nd::detail::percent_encoded(v, "-_.~");
-}
-
-/// The text of the first <tag>...</tag> in `xml` at or after `from` (XML entities decoded);
-/// nullopt when there is none. `at` gets the position after it.
-std::optional<std::string> element(const std::string& xml,
-                                   const std::string& tag,
-                                   std::size_t from = 0,
-                                   std::size_t* at = nullptr) {
-    const std::string open = "<" + tag + ">", close = "</" + tag + ">";
-    const std::size_t a = xml.find(open, from);
-    if (a == std::string::npos) {
-        return std::nullopt;
-    }
-    const std::size_t b = xml.find(close, a + open.size());
-    if (b == std::string::npos) {
-        return std::nullopt;
-    }
-    if (at != nullptr) {
-        *at = b + close.size();
-    }
-    const std::string raw = xml.substr(a + open.size(), b - a - open.size());
-    std::string out;
-    for (std::size_t i = 0; i < raw.size(); ++i) {
-        if (raw[i] != '&') {
-            out += raw[i];
-            continue;
-        }
-        const std::size_t semi = raw.find(';', i);
-        const std::string ent = raw.substr(i + 1, semi == std::string::npos ? 0 : semi - i - 1);
-        if (ent == "amp") {
-            out += '&';
-        } else if (ent == "lt") {
-            out += '<';
-        } else if (ent == "gt") {
-            out += '>';
-        } else if (ent == "quot") {
-            out += '"';
-        } else if (ent == "apos") {
-            out += '\'';
-        } else if (ent.size() > 1 && ent[0] == '#') {
-            const unsigned long cp = ent[1] == 'x' ? std::strtoul(ent.c_str() + 2, nullptr, 16)
-                                                   : std::strtoul(ent.c_str() + 1, nullptr, 10);
-            if (cp > 0x10ffff) {
-                out += '&';  // no character: kept as written
-                continue;
-            }
-            b2nd::detail::append_utf8(out, static_cast<std::uint32_t>(cp));
-        } else {
-            out += '&';
-            continue;
-        }
-        i = semi;
-    }
-    return out;
 }
 
 /// A multipart upload under way, aborted when it is dropped before completed(), and by
@@ -174,12 +121,12 @@ void S3Objects::send(Exchange& x, const std::string& key, const std::string& que
 }
 
 void S3Objects::fail(const Exchange& x, const std::string& what, const std::string& key) const {
-    std::string why = "HTTP " + std::to_string(x.status);
-    const auto code = element(x.answer, "Code");
-    const auto message = element(x.answer, "Message");
-    if (code || message) {
-        why +=
-            " (" + code.value_or("") + (code && message ? ": " : "") + message.value_or("") + ")";
+    const std::string why = "HTTP " + std::to_string(x.status) + server_error_text(x.answer);
+    if (xml_element(x.answer, "Code").value_or("") == "NoSuchBucket") {
+        // Whatever was asked (a listing before a write, a look at an object), the answer is
+        // about the bucket.
+        throw HttpError("\"" + url("") + "\": the bucket does not exist (" + why + ")",
+                        static_cast<int>(x.status));
     }
     throw HttpError("\"" + url(key) + "\": " + what + ": " + why, static_cast<int>(x.status));
 }
@@ -229,9 +176,9 @@ std::vector<S3Listed> S3Objects::list(const std::string& prefix) const {
             fail(x, "cannot list the objects under \"" + prefix + "\"", "");
         }
         std::size_t at = 0;
-        while (const auto contents = element(x.answer, "Contents", at, &at)) {
-            const auto key = element(*contents, "Key");
-            const auto size = element(*contents, "Size");
+        while (const auto contents = xml_element(x.answer, "Contents", at, &at)) {
+            const auto key = xml_element(*contents, "Key");
+            const auto size = xml_element(*contents, "Size");
             if (key) {
                 key_bytes += key->size();
                 out.push_back({*key, size ? std::strtoull(size->c_str(), nullptr, 10) : 0});
@@ -241,8 +188,8 @@ std::vector<S3Listed> S3Objects::list(const std::string& prefix) const {
             throw endless(page, "brings it past " + std::to_string(kMaxListedKeys) + " keys or " +
                                     std::to_string(kMaxListedKeyBytes >> 20) + " MiB of them");
         }
-        const auto more = element(x.answer, "IsTruncated");
-        const auto next = element(x.answer, "NextContinuationToken");
+        const auto more = xml_element(x.answer, "IsTruncated");
+        const auto next = xml_element(x.answer, "NextContinuationToken");
         if (!more || *more != "true") {
             break;
         }
@@ -290,7 +237,8 @@ void S3Objects::put_file(const std::string& key,
                          const std::string& path,
                          bool only_new,
                          std::uint64_t part_bytes,
-                         int in_flight) const {
+                         int in_flight,
+                         const std::function<void(std::uint64_t)>& sent) const {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         throw IoError("\"" + path + "\": cannot read it to upload it",
@@ -325,13 +273,16 @@ void S3Objects::put_file(const std::string& key,
         std::vector<std::uint8_t> all;
         read_at(all, 0, static_cast<std::size_t>(total));
         put(key, all.data(), all.size(), only_new);
+        if (sent) {
+            sent(all.size());
+        }
         return;
     }
 
     Exchange start;
     start.method = "POST";
     send(start, key, "uploads=");
-    const auto id = element(start.answer, "UploadId");
+    const auto id = xml_element(start.answer, "UploadId");
     if (start.status != 200 || !id || id->empty()) {
         fail(start, "cannot start a multipart upload", key);
     }
@@ -363,6 +314,9 @@ void S3Objects::put_file(const std::string& key,
                     fail(x, "cannot upload part " + std::to_string(p + 1), key);
                 }
                 etags[p] = x.etag;
+                if (sent) {
+                    sent(buf.size());
+                }
             }
         } catch (...) {
             failed = true;

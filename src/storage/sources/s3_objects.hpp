@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -63,11 +64,13 @@ public:
     /// to `in_flight` at once, read as they are sent: memory is in_flight parts. The object
     /// appears whole when the upload completes; a failure, or remove_registered_temporaries()
     /// meanwhile (SIGINT), aborts it, and nothing is seen under `key`.
+    /// `sent`, when given, is told the bytes of each part (or the whole object) once it is up.
     void put_file(const std::string& key,
                   const std::string& path,
                   bool only_new,
                   std::uint64_t part_bytes = std::uint64_t{8} << 20,
-                  int in_flight = 3) const;
+                  int in_flight = 3,
+                  const std::function<void(std::uint64_t)>& sent = {}) const;
     /// Removes `key` (nothing when there is none).
     void remove(const std::string& key) const;
 

@@ -204,3 +204,38 @@ TEST_CASE("hdf5: a file is HDF5 by its signature too; paths with or without '/';
         CHECK_THAT(e.what(), Contains("data.nxs:/entry/x") && Contains("<i4"));
     }
 }
+
+TEST_CASE("hdf5: list_hdf5 lists a file's groups and datasets recursively, or one group",
+          "[bridges][hdf5]") {
+    REQUIRE_HDF5();
+    b2nd::test::TempDir dir;
+    b2nd::CreateOptions co;
+    co.chunk_shape = {2};
+    const AnyArray a = AnyArray::create_from(
+        dir / "a.b2nd", b2nd::dtype_of<std::int16_t>(), {5},
+        {reinterpret_cast<const std::uint8_t*>(std::vector<std::int16_t>{1, 2, 3, 4, 5}.data()),
+         10},
+        co);
+    const std::string file = dir / "f.h5";
+    b2nd::export_hdf5(a, file + ":/run7/t", {});
+    b2nd::export_hdf5(a, file + ":/grid/x", {});
+    const std::vector<b2nd::HierarchyEntry> all = b2nd::list_hdf5(file);
+    std::vector<std::string> paths;
+    for (const auto& e : all) {
+        paths.push_back(e.path + " " + e.kind);
+    }
+    CHECK(paths == std::vector<std::string>{"/grid group", "/grid/x dataset", "/run7 group",
+                                            "/run7/t dataset"});
+    CHECK(all[1].shape == b2nd::Shape{5});
+    CHECK(all[1].dtype == "<i2");
+    CHECK(all[1].chunks == b2nd::Shape{2});
+    CHECK(all[1].stored > 0);
+    const auto one = b2nd::list_hdf5(file + ":run7");
+    REQUIRE(one.size() == 1);
+    CHECK(one[0].path == "/run7/t");
+    const auto itself = b2nd::list_hdf5(file + ":/grid/x");
+    REQUIRE(itself.size() == 1);
+    CHECK(itself[0].kind == "dataset");
+    CHECK_THROWS_WITH(b2nd::list_hdf5(file + ":/nope"), Contains("no group /nope"));
+    CHECK_THROWS_AS(b2nd::list_hdf5(dir / "absent.h5"), b2nd::IoError);
+}

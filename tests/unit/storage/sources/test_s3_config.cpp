@@ -16,6 +16,7 @@
 
 using b2nd::storage::resolve_s3;
 using b2nd::storage::S3Options;
+using Catch::Matchers::Contains;
 
 namespace {
 
@@ -142,6 +143,36 @@ TEST_CASE("s3 config: options win, then the environment, then the profile's file
         S3Options o;
         o.no_sign = false;
         CHECK(resolve_s3(o).sign);
+    }
+}
+
+TEST_CASE("s3 config: a profile's endpoint_url is taken; a profile that is not there is named",
+          "[storage][s3]") {
+    b2nd::test::TempDir dir;
+    const std::string creds = dir / "credentials";
+    const std::string config = dir / "config";
+    std::ofstream(creds) << "[lab]\naws_access_key_id = LABKEY\naws_secret_access_key = s\n";
+    std::ofstream(config) << "[profile lab]\nregion = eu-north-1\n"
+                          << "endpoint_url = http://127.0.0.1:9000/\n";
+    {
+        Env env({{"AWS_SHARED_CREDENTIALS_FILE", creds.c_str()},
+                 {"AWS_CONFIG_FILE", config.c_str()},
+                 {"AWS_PROFILE", "lab"}});
+        const auto c = resolve_s3();
+        CHECK(c.access_key_id == "LABKEY");
+        CHECK(c.region == "eu-north-1");
+        CHECK(c.endpoint == "http://127.0.0.1:9000");  // as the AWS CLI takes it
+    }
+    {
+        Env env({{"AWS_SHARED_CREDENTIALS_FILE", creds.c_str()},
+                 {"AWS_CONFIG_FILE", config.c_str()},
+                 {"AWS_PROFILE", "labb"}});
+        // It said "no S3 credentials".
+        CHECK_THROWS_WITH(resolve_s3(), Contains("AWS profile \"labb\" not found") &&
+                                            Contains("credentials") && Contains("[profile labb]"));
+        S3Options o;
+        o.profile = "lab";  // the options' profile wins over AWS_PROFILE
+        CHECK(resolve_s3(o).access_key_id == "LABKEY");
     }
 }
 

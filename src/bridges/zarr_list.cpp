@@ -1,0 +1,153 @@
+// The members of a local Zarr hierarchy (list_zarr, `b2nd ls run.zarr`): groups and arrays under
+// a directory, recursively, as zarr's tree() shows them. A directory is a member when it holds
+// .zarray, .zgroup (v2) or zarr.json (v3); links that lead out of the listed directory are not
+// followed, as reads refuse them.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <b2nd/bridges.hpp>
+#include <b2nd/error.hpp>
+#include <b2nd/storage/sources.hpp>
+
+#include "../detail/text.hpp"
+#include "bridges.hpp"
+
+namespace b2nd {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+Shape shape_of(const Value& v) {
+    Shape s;
+    for (const Value& e : v.array()) {
+        s.push_back(e.as<std::int64_t>());
+    }
+    return s;
+}
+
+/// "array", "group", or "" for a directory that is no Zarr node. \throws FormatError for a
+/// zarr.json that is not JSON
+std::string node_kind(const fs::path& dir) {
+    std::error_code ec;
+    if (fs::is_regular_file(dir / ".zarray", ec)) {
+        return "array";
+    }
+    if (fs::is_regular_file(dir / ".zgroup", ec)) {
+        return "group";
+    }
+    if (!fs::is_regular_file(dir / "zarr.json", ec)) {
+        return "";
+    }
+    std::ifstream in(dir / "zarr.json");
+    std::ostringstream text;
+    text << in.rdbuf();
+    Value meta;
+    try {
+        meta = Value::from_json(text.str());
+    } catch (const Error& e) {
+        throw FormatError(detail::quoted_path((dir / "zarr.json").string()) + ": " + e.what());
+    }
+    const Value* node = meta.find("node_type");
+    if (node != nullptr && node->type() == Value::Type::string) {
+        return node->as<std::string>();
+    }
+    return "array";  // read as one: its reader says what is wrong
+}
+
+/// The bytes of the files under an array's directory but its metadata: its chunks as stored.
+std::int64_t chunk_bytes(const fs::path& dir) {
+    std::int64_t total = 0;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
+         it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (it->is_regular_file(ec) && name != ".zarray" && name != ".zattrs" &&
+            name != "zarr.json") {
+            total += static_cast<std::int64_t>(it->file_size(ec));
+        }
+    }
+    return total;
+}
+
+void walk(const fs::path& dir,
+          const std::string& rel,
+          const std::string& real_root,
+          std::vector<HierarchyEntry>& out) {
+    std::vector<fs::path> children;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+        children.push_back(e.path());
+    }
+    std::sort(children.begin(), children.end());
+    for (const fs::path& child : children) {
+        if (!fs::is_directory(child, ec)) {
+            continue;
+        }
+        const std::string real = fs::canonical(child, ec).string();
+        if (ec || real.compare(0, real_root.size() + 1, real_root + "/") != 0) {
+            continue;  // a link out of the hierarchy
+        }
+        const std::string kind = node_kind(child);
+        if (kind.empty()) {
+            continue;
+        }
+        HierarchyEntry e;
+        e.path = rel + "/" + child.filename().string();
+        e.kind = kind;
+        if (kind == "array") {
+            try {
+                const Value s = bridges::zarr_summary(child.string(), OpenOptions{});
+                e.shape = shape_of(s["shape"]);
+                e.dtype = s["dtype"].as<std::string>();
+                e.chunks = shape_of(s["chunks"]);
+                e.stored = chunk_bytes(child);
+            } catch (const Error& x) {
+                e.note = x.what();
+            }
+            out.push_back(std::move(e));
+        } else {
+            const std::string sub = e.path;
+            out.push_back(std::move(e));
+            walk(child, sub, real_root, out);
+        }
+    }
+}
+
+}  // namespace
+
+std::vector<HierarchyEntry> list_zarr(const std::string& given) {
+    const std::string where = detail::quoted_path(given);
+    if (storage::is_url(given)) {
+        throw UsageError(where +
+                         ": a Zarr hierarchy is listed from a local directory; 'b2nd ls' lists "
+                         "what an S3 prefix holds");
+    }
+    const std::string path = bridges::zarr_root(given);
+    const std::string kind = node_kind(path);
+    if (kind.empty()) {
+        throw UsageError(where +
+                         ": no Zarr group or array here (no .zgroup, .zarray or zarr.json)");
+    }
+    std::vector<HierarchyEntry> out;
+    if (kind == "array") {
+        // An array lists itself: its path is the root's.
+        const Value s = bridges::zarr_summary(path, OpenOptions{});
+        HierarchyEntry e;
+        e.path = "/";
+        e.kind = "array";
+        e.shape = shape_of(s["shape"]);
+        e.dtype = s["dtype"].as<std::string>();
+        e.chunks = shape_of(s["chunks"]);
+        e.stored = chunk_bytes(path);
+        out.push_back(std::move(e));
+        return out;
+    }
+    std::error_code ec;
+    walk(path, "", fs::canonical(path, ec).string(), out);
+    return out;
+}
+
+}  // namespace b2nd

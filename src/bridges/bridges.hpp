@@ -18,6 +18,14 @@ namespace b2nd::bridges {
 /// or a URL whose path ends in .zarr or passes through a .zarr directory.
 bool is_zarr(const std::string& path);
 
+/// What a local directory is in Zarr: kind "array", "group" or "" (none), and version (2, 3).
+struct ZarrNode {
+    std::string kind;
+    int version = 0;
+};
+/// \throws FormatError for a zarr.json that is not JSON
+ZarrNode zarr_node(const std::string& path);
+
 /// The Zarr array or group `path` names: its directory when `path` is one of its metadata files
 /// (run.zarr/.zarray, run.zarr/zarr.json), else `path` as given.
 std::string zarr_root(const std::string& path);

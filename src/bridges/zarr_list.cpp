@@ -14,6 +14,39 @@
 #include "../detail/text.hpp"
 #include "bridges.hpp"
 
+namespace b2nd::bridges {
+
+ZarrNode zarr_node(const std::string& path) {
+    namespace fs = std::filesystem;
+    const fs::path dir(path);
+    std::error_code ec;
+    if (fs::is_regular_file(dir / ".zarray", ec)) {
+        return {"array", 2};
+    }
+    if (fs::is_regular_file(dir / ".zgroup", ec)) {
+        return {"group", 2};
+    }
+    if (!fs::is_regular_file(dir / "zarr.json", ec)) {
+        return {"", 0};
+    }
+    std::ifstream in(dir / "zarr.json");
+    std::ostringstream text;
+    text << in.rdbuf();
+    Value meta;
+    try {
+        meta = Value::from_json(text.str());
+    } catch (const Error& e) {
+        throw FormatError(detail::quoted_path((dir / "zarr.json").string()) + ": " + e.what());
+    }
+    const Value* node = meta.find("node_type");
+    if (node != nullptr && node->type() == Value::Type::string) {
+        return {node->as<std::string>(), 3};
+    }
+    return {"array", 3};  // read as one: its reader says what is wrong
+}
+
+}  // namespace b2nd::bridges
+
 namespace b2nd {
 
 namespace {
@@ -28,33 +61,8 @@ Shape shape_of(const Value& v) {
     return s;
 }
 
-/// "array", "group", or "" for a directory that is no Zarr node. \throws FormatError for a
-/// zarr.json that is not JSON
 std::string node_kind(const fs::path& dir) {
-    std::error_code ec;
-    if (fs::is_regular_file(dir / ".zarray", ec)) {
-        return "array";
-    }
-    if (fs::is_regular_file(dir / ".zgroup", ec)) {
-        return "group";
-    }
-    if (!fs::is_regular_file(dir / "zarr.json", ec)) {
-        return "";
-    }
-    std::ifstream in(dir / "zarr.json");
-    std::ostringstream text;
-    text << in.rdbuf();
-    Value meta;
-    try {
-        meta = Value::from_json(text.str());
-    } catch (const Error& e) {
-        throw FormatError(detail::quoted_path((dir / "zarr.json").string()) + ": " + e.what());
-    }
-    const Value* node = meta.find("node_type");
-    if (node != nullptr && node->type() == Value::Type::string) {
-        return node->as<std::string>();
-    }
-    return "array";  // read as one: its reader says what is wrong
+    return bridges::zarr_node(dir.string()).kind;
 }
 
 /// The bytes of the files under an array's directory but its metadata: its chunks as stored.

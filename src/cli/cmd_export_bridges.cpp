@@ -19,12 +19,35 @@ namespace b2nd::cli {
 
 namespace {
 
+/// The Zarr version of the group `out` lies in (2 or 3: the nearest local directory above it that
+/// is a Zarr node), or 0 when it lies in none. \throws ArgError when that node is an array
+int enclosing_zarr_group(const std::string& out) {
+    if (storage::is_url(out)) {
+        return 0;
+    }
+    for (std::filesystem::path p = std::filesystem::path(out).lexically_normal().parent_path();
+         !p.empty() && p != p.root_path(); p = p.parent_path()) {
+        const bridges::ZarrNode node = bridges::zarr_node(p.string());
+        if (node.kind == "group") {
+            return node.version;
+        }
+        if (!node.kind.empty()) {
+            throw ArgError(detail::quoted_path(out) + ": lies inside the Zarr array " +
+                           detail::quoted_path(p.string()) +
+                           ", whose directory holds its chunks; write beside it, or in a group");
+        }
+    }
+    return 0;
+}
+
+/// A Zarr output: a name ending in .zarr, or a path inside a Zarr group (grp.zarr/fields/new).
 bool zarr_output(const std::string& out) {
     std::string o = out;
     while (o.size() > 1 && o.back() == '/') {
         o.pop_back();
     }
-    return o.size() > 5 && o.compare(o.size() - 5, 5, ".zarr") == 0;
+    return (o.size() > 5 && o.compare(o.size() - 5, 5, ".zarr") == 0) ||
+           enclosing_zarr_group(o) != 0;
 }
 
 }  // namespace
@@ -75,7 +98,9 @@ int export_bridge(const Args& a, const std::string& in_path, const std::string& 
     };
     if (zarr_output(out)) {
         ZarrExportOptions z;
-        z.format = static_cast<int>(a.get_int("--zarr-format", 3, 2, 3));
+        // Inside a group, its version (a v2 group holds v2 arrays) unless said otherwise.
+        const int group = enclosing_zarr_group(out);
+        z.format = static_cast<int>(a.get_int("--zarr-format", group != 0 ? group : 3, 2, 3));
         z.overwrite = a.has("--overwrite");
         if (a.has("--codec")) {
             const auto c = codec::parse_codec(a.get("--codec"));

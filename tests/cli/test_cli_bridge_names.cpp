@@ -191,3 +191,27 @@ TEST_CASE("cli bridge names: info says an HDF5 dataset's storage and a Zarr v2 a
                              Contains("\"id\": \"blosc\"") && Contains("filters     none") &&
                              !Contains("codecs"));
 }
+
+TEST_CASE("cli bridge names: a path inside a Zarr group is a Zarr output of the group's version",
+          "[cli][bridges]") {
+    b2nd::test::TempDir tmp;
+    SOURCES_OR_SKIP(tmp);
+    const std::string t = tmp / "t.b2nd";
+    (void)b2nd::NDArray<double>::create_from(t, {3}, std::vector<double>{7, 8, 9});
+    const std::string out = tmp / "g.zarr/fields/new";
+    const Run made = run("export " + q(t) + " " + q(out));
+    CHECK(made.status == 0);
+    // A Zarr v2 array in the v2 group (it dropped a .npy named "new" there), beside the others.
+    CHECK(std::filesystem::exists(out + "/.zarray"));
+    CHECK_THAT(run("show " + q(out)).output, Contains("[7. 8. 9.]"));
+    const Run listed = run("ls " + q(tmp / "g.zarr"));
+    CHECK_THAT(listed.output, Contains("/fields/new") && Contains("/fields/u") && Contains("/t "));
+    // --overwrite replaces that array only; a path inside an array is refused.
+    CHECK(run("export " + q(t) + " " + q(out)).status == 2);
+    CHECK(run("export " + q(t) + " " + q(out) + " --overwrite").status == 0);
+    CHECK(std::filesystem::exists(tmp / "g.zarr/fields/u/.zarray"));
+    const Run inside = run("export " + q(t) + " " + q(tmp / "g.zarr/fields/u/bad"));
+    CHECK(inside.status == 2);
+    CHECK_THAT(inside.output, Contains("inside the Zarr array"));
+    CHECK(!std::filesystem::exists(tmp / "g.zarr/fields/u/bad"));
+}

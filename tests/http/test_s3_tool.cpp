@@ -115,6 +115,22 @@ TEST_CASE("s3 tool: store-leaf names are refused as outputs; Zarr is written to 
     REQUIRE(s3.put({tmp / "NOTES.txt"}, "out/z.zarr/"));
     CHECK(b2nd::test::tool("export " + t + " " + z + " --overwrite", env) == 2);
     CHECK(has_key(s3.keys("out/"), "z.zarr/NOTES.txt"));
+    // An upload of several parts draws its own bar (the command's stopped at 89% before).
+    std::vector<std::uint8_t> noise(std::size_t{12} << 20);
+    std::uint32_t x = 12345;
+    for (std::uint8_t& b : noise) {
+        x = x * 1664525U + 1013904223U;
+        b = static_cast<std::uint8_t>(x >> 24);
+    }
+    b2nd::CreateOptions raw;
+    raw.compression.clevel = 0;
+    (void)b2nd::AnyArray::create_from(tmp / "big.b2nd", b2nd::dtype_of<std::uint8_t>(),
+                                      {static_cast<std::int64_t>(noise.size())},
+                                      {noise.data(), noise.size()}, raw);
+    const std::string bar = b2nd::test::tool_text(
+        "convert " + (tmp / "big.b2nd") + " " + s3.url("big.b2nd"), "B2ND_PROGRESS=1 " + env);
+    CHECK_THAT(bar, Contains("upload"));
+    CHECK(has_key(s3.keys(), "big.b2nd"));
     // HDF5 is written by libhdf5 to files: a usage error, saying what to do.
     const std::string h5 = b2nd::test::tool_text("export " + t + " " + s3.url("o.h5:/x"), env);
     CHECK_THAT(h5, Contains("local paths only"));

@@ -24,6 +24,7 @@
 #include <b2nd/any_array.hpp>
 #include <b2nd/codec/ids.hpp>
 #include <b2nd/storage/open_options.hpp>
+#include <b2nd/value.hpp>
 
 namespace b2nd {
 
@@ -104,6 +105,16 @@ std::vector<HierarchyEntry> list_hdf5(const std::string& location);
 /// 	hrows UsageError when `path` is no Zarr node or is a URL (listed through its store's driver
 ///         instead: `b2nd ls` lists S3 prefixes)
 std::vector<HierarchyEntry> list_zarr(const std::string& path);
+
+/// The attributes of an HDF5 file's root group ("FILE.h5"), a group or a dataset
+/// ("FILE.h5:/path"), as `b2nd meta` prints them: numbers, strings, bools and numeric lists (the
+/// dimension-scale bookkeeping and types with no value here left out). Links are not followed.
+/// \throws as list_hdf5
+Value::Map hdf5_attributes(const std::string& location);
+
+/// The attributes of a local Zarr group or array: v2's .zattrs, v3's zarr.json "attributes".
+/// \throws UsageError when `path` is no Zarr node; FormatError for metadata that is not JSON
+Value::Map zarr_attributes(const std::string& path);
 
 /// Whether this build reads and writes HDF5 (libhdf5 was found when it was built).
 bool have_hdf5() noexcept;

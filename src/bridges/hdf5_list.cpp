@@ -110,6 +110,42 @@ herr_t visit(hid_t group, const char* name, const H5L_info_t* info, void* data) 
 
 }  // namespace
 
+Value::Map hdf5_attributes(const std::string& location) {
+    namespace h5 = bridges::h5;
+    const auto at = bridges::hdf5_location(location);
+    if (!at) {
+        throw UsageError(detail::quoted_path(location) + ": not an HDF5 file or location");
+    }
+    std::string path = at->dataset.empty() ? "/" : at->dataset;
+    const std::string where = detail::quoted_path(at->file + (path == "/" ? "" : ":" + path));
+    auto held = h5::lock();
+    h5::check_file(at->file, where);
+    const Handle file(h5::check(H5Fopen(at->file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), where,
+                                "cannot open the HDF5 file"),
+                      H5Fclose);
+    if (path != "/") {
+        for (std::size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
+            const std::string part = path.substr(0, slash);
+            H5L_info_t link{};
+            if (H5Lexists(file.get(), part.c_str(), H5P_DEFAULT) <= 0 ||
+                H5Lget_info(file.get(), part.c_str(), &link, H5P_DEFAULT) < 0) {
+                h5::last_error();
+                throw UsageError(where + ": " + part + " does not exist");
+            }
+            if (link.type != H5L_TYPE_HARD) {
+                throw UsageError(where + ": " + part + " is a link; links are not followed here");
+            }
+            if (slash == std::string::npos) {
+                break;
+            }
+        }
+    }
+    const Handle obj(
+        h5::check(H5Oopen(file.get(), path.c_str(), H5P_DEFAULT), where, "cannot open " + path),
+        H5Oclose);
+    return h5::read_attributes(obj.get(), where);
+}
+
 std::vector<HierarchyEntry> list_hdf5(const std::string& location) {
     namespace h5 = bridges::h5;
     const auto at = bridges::hdf5_location(location);

@@ -32,6 +32,11 @@ void export_hdf5(const AnyArray&, const Hdf5Location& at, const Hdf5ExportOption
 
 namespace b2nd {
 
+Value::Map hdf5_attributes(const std::string& location) {
+    const auto at = bridges::hdf5_location(location);
+    bridges::refuse(at ? at->file : location);
+}
+
 std::vector<HierarchyEntry> list_hdf5(const std::string& location) {
     const auto at = bridges::hdf5_location(location);
     bridges::refuse(at ? at->file : location);

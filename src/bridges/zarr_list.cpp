@@ -126,6 +126,35 @@ void walk(const fs::path& dir,
 
 }  // namespace
 
+Value::Map zarr_attributes(const std::string& given) {
+    const std::string where = detail::quoted_path(given);
+    const std::string path = bridges::zarr_root(given);
+    const bridges::ZarrNode node =
+        storage::is_url(path) ? bridges::ZarrNode{} : bridges::zarr_node(path);
+    if (node.kind.empty()) {
+        throw UsageError(where + ": no local Zarr group or array here");
+    }
+    const fs::path file = fs::path(path) / (node.version == 2 ? ".zattrs" : "zarr.json");
+    std::error_code ec;
+    if (!fs::is_regular_file(file, ec)) {
+        return {};  // a v2 node without .zattrs
+    }
+    std::ifstream in(file);
+    std::ostringstream text;
+    text << in.rdbuf();
+    Value v;
+    try {
+        v = Value::from_json(text.str());
+    } catch (const Error& e) {
+        throw FormatError(detail::quoted_path(file.string()) + ": " + e.what());
+    }
+    const Value* attrs = node.version == 2 ? &v : v.find("attributes");
+    if (attrs == nullptr || attrs->type() != Value::Type::map) {
+        return {};
+    }
+    return attrs->entries();
+}
+
 std::vector<HierarchyEntry> list_zarr(const std::string& given) {
     const std::string where = detail::quoted_path(given);
     if (storage::is_url(given)) {

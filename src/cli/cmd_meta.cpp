@@ -8,10 +8,13 @@
 
 #include <b2nd/any_array.hpp>
 #include <b2nd/attrs.hpp>
+#include <b2nd/bridges.hpp>
 #include <b2nd/error.hpp>
 #include <b2nd/store.hpp>
 #include <b2nd/value.hpp>
 
+#include "../bridges/bridges.hpp"
+#include "../bridges/hdf5_gate.hpp"
 #include "../detail/text.hpp"
 #include "cli.hpp"
 
@@ -36,6 +39,10 @@ const char* const kMetaHelp =
     "\n"
     "In a python-blosc2 store, PATH is STORE:/KEY for a leaf, STORE:/ for the tree's\n"
     "attributes and STORE:/GROUP for a group's (read-only).\n"
+    "\n"
+    "An HDF5 file (FILE.h5: the root group's attributes, netCDF's global ones), group or\n"
+    "dataset (FILE.h5:/path), and a Zarr group or array, list their own attributes, read-only,\n"
+    "as 'attribute NAME = JSON' (--json: {\"attributes\": {...}}).\n"
     "\n"
     "VALUE is JSON text, or @FILE to read it from a file, or - to read it from standard input.\n"
     "\n"
@@ -90,8 +97,11 @@ std::string value_text(const std::string& arg) {
 }
 
 /// The attributes of a store's tree or group (STORE:/ or STORE:/group).
-int print_store_vlmeta(const Store& store, const std::string& group, const Args& a) {
-    const auto items = store.vlmeta(group);
+/// Prints attributes as meta does (all, one by name, or --json), under `label` ("vlmeta" for
+/// b2nd and stores, "attribute" for HDF5 and Zarr).
+int print_attributes(const std::vector<std::pair<std::string, Value>>& items,
+                     const Args& a,
+                     const std::string& label) {
     if (a.positional.size() == 2) {
         for (const auto& [n, v] : items) {
             if (n == a.positional[1]) {
@@ -103,7 +113,7 @@ int print_store_vlmeta(const Store& store, const std::string& group, const Args&
                        "'");
     }
     if (a.has("--json")) {
-        std::string out = "{\"vlmeta\": {";
+        std::string out = "{\"" + (label == "vlmeta" ? label : label + "s") + "\": {";
         for (std::size_t i = 0; i < items.size(); ++i) {
             out += (i > 0 ? ", " : "") + json_string(items[i].first) + ": " +
                    items[i].second.urls_redacted().to_python_json();
@@ -112,10 +122,26 @@ int print_store_vlmeta(const Store& store, const std::string& group, const Args&
         return 0;
     }
     for (const auto& [n, v] : items) {
-        std::cout << "vlmeta    " << detail::printable(n) << " = "
-                  << v.urls_redacted().to_python_json() << "\n";
+        std::cout << label << std::string(label.size() < 10 ? 10 - label.size() : 1, ' ')
+                  << detail::printable(n) << " = " << v.urls_redacted().to_python_json() << "\n";
     }
     return 0;
+}
+
+/// meta of an HDF5 file, group or dataset, or a Zarr group or array: their own attributes
+/// (read-only here), no b2nd metalayer.
+int print_bridged(const std::string& path, bool writes, const Args& a) {
+    if (writes) {
+        throw ArgError(detail::quoted_path(path) +
+                       ": HDF5 and Zarr attributes are read-only here ('b2nd import' makes a "
+                       "b2nd array, whose attributes meta sets)");
+    }
+    const Value::Map attrs = bridges::is_zarr(path) ? zarr_attributes(path) : hdf5_attributes(path);
+    std::vector<std::pair<std::string, Value>> items;
+    for (const auto& [k, v] : attrs) {
+        items.emplace_back(k.type() == Value::Type::string ? k.as<std::string>() : k.to_json(), v);
+    }
+    return print_attributes(items, a, "attribute");
 }
 
 }  // namespace
@@ -153,8 +179,11 @@ int cmd_meta(const std::vector<std::string>& argv) {
                 throw ArgError(detail::quoted_path(path) +
                                ": a store's attributes are read-only here");
             }
-            return print_store_vlmeta(store, ref->second, a);
+            return print_attributes(store.vlmeta(ref->second), a, "vlmeta");
         }
+    }
+    if (bridges::is_zarr(path) || bridges::hdf5_location(path)) {
+        return print_bridged(path, writes, a);
     }
     AnyArray arr = open_input(path, o);
     const std::vector<std::string> vnames = arr.vlmeta_names();

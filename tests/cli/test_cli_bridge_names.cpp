@@ -45,9 +45,13 @@ bool make_sources(const std::string& dir) {
         "    f['soft'] = h5py.SoftLink('/run7/salinity')\n"
         "    f['ext'] = h5py.ExternalLink('/etc/passwd', '/d')\n"
         "    f.create_dataset('names', data=['a', 'bb'], dtype=h5py.string_dtype())\n"
+        "    f.attrs['Conventions'] = 'CF-1.8'\n"
+        "    f['run7'].attrs['member'] = 3\n"
+        "    f['run7/temperature'].attrs['units'] = 'K'\n"
         "g = zarr.open_group(d + '/g.zarr', mode='w')\n"
         "g.create_dataset('fields/u', shape=(8, 8), chunks=(4, 4), dtype='<f8')[:] = 1\n"
         "g.create_dataset('t', shape=(3,), dtype='<i2')\n"
+        "g.attrs['title'] = 'zg'\n"
         "with h5py.File(d + '/ext.h5', 'w') as f:\n"
         "    f.create_dataset('t', data=np.arange(10.0), maxshape=(None,), chunks=(4,),\n"
         "                     fillvalue=np.nan, compression='gzip', shuffle=True,\n"
@@ -214,4 +218,25 @@ TEST_CASE("cli bridge names: a path inside a Zarr group is a Zarr output of the 
     CHECK(inside.status == 2);
     CHECK_THAT(inside.output, Contains("inside the Zarr array"));
     CHECK(!std::filesystem::exists(tmp / "g.zarr/fields/u/bad"));
+}
+
+TEST_CASE(
+    "cli bridge names: meta reads the attributes of HDF5 files, groups and datasets and of "
+    "Zarr groups, read-only, without a b2nd metalayer",
+    "[cli][bridges]") {
+    b2nd::test::TempDir tmp;
+    SOURCES_OR_SKIP(tmp);
+    const std::string h5 = tmp / "ocean.h5";
+    CHECK_THAT(run("meta " + q(h5)).output, Contains("attribute Conventions = \"CF-1.8\""));
+    CHECK_THAT(run("meta " + q(h5) + ":/run7").output, Contains("attribute member = 3"));
+    const Run d = run("meta " + q(h5) + ":run7/temperature");
+    CHECK(d.status == 0);
+    CHECK_THAT(d.output,
+               Contains("attribute units = \"K\"") && !Contains("metalayer") && !Contains("b2nd"));
+    CHECK_THAT(run("meta " + q(h5) + " Conventions").output, Contains("\"CF-1.8\""));
+    CHECK_THAT(run("meta " + q(tmp / "g.zarr") + " --json").output,
+               Contains("{\"attributes\": {\"title\": \"zg\"}}"));
+    const Run set = run("meta " + q(h5) + " title x --string");
+    CHECK(set.status == 2);
+    CHECK_THAT(set.output, Contains("read-only"));
 }

@@ -40,9 +40,10 @@ struct ZarrExportOptions {
     int nthreads = 0;     ///< threads reading and encoding chunks (0: all cores)
     /// Called after each chunk written, one call at a time: (chunks done, total).
     std::function<void(std::int64_t, std::int64_t)> progress;
-    /// How an s3:// destination is reached (credentials, region, endpoint), and HTTP settings;
-    /// empty fields come from the environment and the AWS files, as for reads.
+    /// How an s3:// destination is reached (credentials, region, endpoint); empty fields come
+    /// from the environment and the AWS files, as for reads.
     storage::S3Options s3;
+    /// The HTTP settings of the requests that put it (timeouts, retries).
     storage::HttpOptions http;
 };
 

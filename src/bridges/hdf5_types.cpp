@@ -2,7 +2,9 @@
 // (hdf5_detail.hpp). Nothing is converted lossily: what has no dtype is refused by name.
 #include <cstring>
 
+#include <b2nd/any_array.hpp>
 #include <b2nd/error.hpp>
+#include <b2nd/objects.hpp>
 
 #include "../detail/text.hpp"
 #include "hdf5_detail.hpp"
@@ -291,6 +293,38 @@ Value text_value(std::string s) {
     return Value(std::move(s));
 }
 
+/// A numeric attribute a number or a flat list would lose (of more than one dimension, or
+/// complex): a Blosc2 object (msgpack ext 42, a b2nd array of its dtype and shape, as
+/// python-blosc2 keeps arrays in vlmeta), or nil for the others (numbers and flat lists).
+Value typed_attribute(
+    hid_t attr, hid_t type, hid_t space, std::size_t n, const std::string& where) {
+    const H5T_class_t cls = H5Tget_class(type);
+    const bool complex = cls == H5T_COMPOUND && is_h5py_complex(type);
+    if (cls != H5T_INTEGER && cls != H5T_FLOAT && !complex) {
+        return nullptr;
+    }
+    const int rank = H5Sget_simple_extent_ndims(space);
+    std::string descr;
+    try {
+        descr = descr_of(type, where);
+    } catch (const Error&) {
+        return nullptr;
+    }
+    if (rank < 0 || rank > kMaxNdim || (rank <= 1 && !complex)) {
+        // A number, or a list of them, as h5py's tolist() gives them (in 64 bits).
+        return nullptr;
+    }
+    const DType dtype = DType::parse(descr);
+    std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
+    H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+    std::vector<std::uint8_t> bytes(n * static_cast<std::size_t>(dtype.itemsize()));
+    // In the file's own type: its bytes are the dtype's (descr_of keeps the byte order).
+    check(H5Aread(attr, type, bytes.data()), where, "cannot read an attribute");
+    const AnyArray a = AnyArray::create_in_memory_from(dtype, Shape(dims.begin(), dims.end()),
+                                                       {bytes.data(), bytes.size()});
+    return Value::blosc2_object(a.to_cframe());
+}
+
 /// One attribute as a value, or nil to leave it out.
 Value read_attribute(hid_t attr, const std::string& where) {
     Handle type(H5Aget_type(attr), H5Tclose);
@@ -308,6 +342,9 @@ Value read_attribute(hid_t attr, const std::string& where) {
         return nullptr;  // absurd, or larger than any attribute we carry
     }
     const auto n = static_cast<std::size_t>(points);
+    if (Value typed = typed_attribute(attr, type.get(), space.get(), n, where); !typed.is_nil()) {
+        return typed;
+    }
     const auto one_or_list = [&](Value::Array items) {
         return rank == 0 && items.size() == 1 ? items[0] : Value(std::move(items));
     };
@@ -498,6 +535,27 @@ void write_attributes(hid_t obj, const Value::Map& attrs, const std::string& whe
                 }
                 if (strings) {
                     write_strings(obj, name, v.as<std::vector<std::string>>(), false, where);
+                    continue;
+                }
+                break;
+            }
+            case Value::Type::ext: {
+                // An array kept whole (typed_attribute; python-blosc2's arrays in vlmeta): an
+                // attribute of its dtype and shape.
+                AnyArray a;
+                try {
+                    a = v.is_blosc2_object() ? open_blosc2_object(v) : AnyArray();
+                } catch (const Error&) {
+                    a = AnyArray();
+                }
+                const DType::Kind kind = a ? a.dtype().kind() : DType::Kind::void_;
+                if (kind == DType::Kind::int_ || kind == DType::Kind::uint ||
+                    kind == DType::Kind::float_ || kind == DType::Kind::complex_ ||
+                    kind == DType::Kind::boolean) {
+                    const Handle t = type_of(a.dtype(), where);
+                    const std::vector<hsize_t> dims(a.shape().begin(), a.shape().end());
+                    const std::vector<std::uint8_t> data = a.read();
+                    write_attribute(obj, name, t.get(), dims, data.data(), where);
                     continue;
                 }
                 break;

@@ -153,6 +153,14 @@ DType v2_dtype(const Value& v, const std::string& where) {
     } else {
         bad(where, ".zarray's dtype is neither a string nor a list of fields");
     }
+    if (s == "|O" || s == "O" || s == "<O" || s == ">O") {
+        // zarr-python's object arrays (vlen-utf8, pickle, JSON object codecs): no fixed items.
+        throw UnsupportedError(where + ": dtype \"" + s +
+                               "\" holds Python objects (an object codec such as vlen-utf8 or "
+                               "pickle encodes them), not items of a fixed size; arrays here "
+                               "hold fixed-size items (zarr-python can convert it, e.g. to 'S' or "
+                               "'U' strings)");
+    }
     try {
         return DType::parse(s);
     } catch (const FormatError& e) {

@@ -218,7 +218,8 @@ int report(const std::string& cmd, const std::exception& e);
 /// ("OpenOptions::dtype" -> "--dtype").
 std::string in_cli_terms(std::string msg);
 
-/// The bytes a file, or the files under a directory, take.
+/// The bytes a file, or the files under a directory, take; an object at a URL, its size (-1
+/// when the server does not say).
 std::int64_t disk_bytes(const std::string& path);
 /// "512.0 MiB"
 std::string human_bytes(std::int64_t n);

@@ -1,6 +1,8 @@
 // b2nd export: an array, a selection, points or a[mask] as a .npy file.
 #include <algorithm>
 #include <cctype>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -45,8 +47,9 @@ const char* const kExportHelp =
     "  --overwrite      replace OUT.npy if it exists (never one of the inputs)\n"
     "  --dtype DTYPE    read items as this NumPy dtype (same size), e.g. for legacy files\n"
     "  --salvage        a damaged array: chunks that cannot be read (a missing chunk file, a\n"
-    "                   bad checksum) are written as zeros and named on stderr; the exit\n"
-    "                   code is then 1, with OUT.npy written\n"
+    "                   bad checksum; a Zarr or HDF5 chunk that does not decode) are written\n"
+    "                   as zeros and named on stderr; the exit code is then 1, with OUT.npy\n"
+    "                   written\n"
     "  --nthreads N     decoding threads (default: all cores)\n"
     "\n"
     "An HDF5 output (also .hdf5, .he5, .nc) gets the whole array as a dataset chunked as the\n"
@@ -60,12 +63,18 @@ const char* const kExportHelp =
     "where Blosc 1.x lacks the codec), the shard index checked by crc32c. --zarr-format 2\n"
     "writes a v2 array of the array's chunks with the blosc compressor. Attributes go along.\n"
     "\n"
-    "PATH may be any array: a b2nd file, a Zarr array, an HDF5 dataset.\n"
+    "A path inside a Zarr group (grp.zarr/fields/new) is a Zarr output of the group's\n"
+    "version, written beside its other members. OUT may be an s3:// URL for .npy and Zarr\n"
+    "outputs (AWS_* variables, as the AWS CLI); HDF5 files are written locally only.\n"
+    "\n"
+    "PATH may be any array: a b2nd file, a store's leaf (STORE.b2z:/KEY), a Zarr array, an\n"
+    "HDF5 dataset (FILE.h5:/path), an https:// or s3:// URL.\n"
     "\n"
     "example:\n"
     "  b2nd export t.b2nd day0.npy --slice '0, :, 100:200'\n"
     "  b2nd export t.b2nd results.h5:/run7/temperature\n"
-    "  b2nd export t.b2nd t.zarr --codec lz4 --clevel 5\n";
+    "  b2nd export t.b2nd t.zarr --codec lz4 --clevel 5\n"
+    "  b2nd export ocean.nc:/temperature s3://bucket/t.zarr\n";
 
 /// The coordinates of a points file (an integer .npy of shape (N, ndim), or (N,) for ndim 1),
 /// as int64, N * ndim of them; negative ones count from the end, as NumPy's.
@@ -211,8 +220,20 @@ int cmd_export(const std::vector<std::string>& argv) {
     }
     AnyArray arr = open_input(a.positional[0], o);
     const AnyArray source = arr;
-    // What --salvage wrote as zeros: named, and the exit code 1.
+    // What was written, said as the other writing commands say it (not on stdout: that is the
+    // data); what --salvage wrote as zeros: named, and the exit code 1.
+    const auto t0 = std::chrono::steady_clock::now();
     const auto salvaged = [&] {
+        if (!to_stdout) {
+            const std::int64_t bytes = disk_bytes(out_path);
+            char took[32];
+            std::snprintf(
+                took, sizeof took, "%.2f s",
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+            std::cout << redact_secrets(out_path) << ": NumPy file"
+                      << (bytes >= 0 ? ", " + human_bytes(bytes) : std::string()) << ", " << took
+                      << "\n";
+        }
         const std::vector<std::string> bad = source.salvaged();
         for (const std::string& why : bad) {
             std::cerr << "b2nd export: written as zeros: " << why << "\n";

@@ -50,6 +50,13 @@ bool zarr_output(const std::string& out) {
            enclosing_zarr_group(o) != 0;
 }
 
+/// The line a writing command prints once done: what was written, and how large its file is.
+void said(const AnyArray& in, const std::string& out, const std::string& what) {
+    const std::int64_t bytes = disk_bytes(out);
+    std::cout << redact_secrets(out) << ": " << to_string(in.shape()) << " " << in.dtype().str()
+              << ", " << what << (bytes > 0 ? ", " + human_bytes(bytes) : std::string()) << "\n";
+}
+
 }  // namespace
 
 bool bridge_output(const std::string& out) {
@@ -116,6 +123,7 @@ int export_bridge(const Args& a, const std::string& in_path, const std::string& 
         z.s3 = settings.s3;
         z.http = settings.http;
         export_zarr(in, out, z);
+        said(in, out, "Zarr v" + std::to_string(z.format) + " array");
         return 0;
     }
     if (a.has("--zarr-format") || a.has("--codec")) {
@@ -127,6 +135,7 @@ int export_bridge(const Args& a, const std::string& in_path, const std::string& 
     o.gzip_level = static_cast<int>(a.get_int("--clevel", 4, 0, 9));
     o.progress = progress;
     bridges::export_hdf5(in, *at, o);
+    said(in, at->file, "HDF5 dataset " + (at->dataset.empty() ? std::string("/") : at->dataset));
     return 0;
 }
 

@@ -31,6 +31,11 @@ const char* const kHelp =
     "metalayers and vlmetalayers (python-blosc2's attributes), decoded from msgpack (shown\n"
     "as hex where they are not msgpack). Plain Blosc2 frames are described as frames.\n"
     "\n"
+    "PATH may also be a store's leaf (STORE.b2z:/KEY), an https:// or s3:// URL, a Zarr array\n"
+    "(its shape, dtype, chunks or shards, codecs or v2 compressor and filters, fill value,\n"
+    "attributes) or an HDF5 dataset (FILE.h5:/path, or a file's only dataset: the dataset\n"
+    "read, shape and maximum shape, layout and chunks, filters, fill value, stored size).\n"
+    "\n"
     "Several paths are described one after the other (a blank line between; with --json, a\n"
     "JSON array); a file that cannot be read is named on stderr and the exit code is 1, as\n"
     "for a file whose chunks cannot all be read (a missing chunk file: each is named).\n"
@@ -38,7 +43,8 @@ const char* const kHelp =
     "  --json   one JSON object instead of text\n"
     "\n"
     "example:\n"
-    "  b2nd info t.b2nd --json\n";
+    "  b2nd info t.b2nd --json\n"
+    "  b2nd info ocean.nc:/temperature\n";
 
 struct ChunkKinds {
     std::int64_t zeros = 0, nan = 0, uninit = 0, value = 0, memcpyed = 0, compressed = 0;

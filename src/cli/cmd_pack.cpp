@@ -51,8 +51,10 @@ int cmd_pack(const std::vector<std::string>& argv) {
     }
     char took[32];
     std::snprintf(took, sizeof took, "%.2f s", secs);
-    std::cout << a.positional[1] << ": " << to_string(out.kind()) << " (" << out.form() << "), "
-              << leaves << " leaves, " << human_bytes(disk_bytes(a.positional[1])) << ", " << took
+    const std::int64_t bytes = disk_bytes(a.positional[1]);
+    std::cout << redact_secrets(a.positional[1]) << ": " << to_string(out.kind()) << " ("
+              << out.form() << "), " << leaves << " leaves, "
+              << (bytes >= 0 ? human_bytes(bytes) : std::string("size not known")) << ", " << took
               << "\n";
     return 0;
 }

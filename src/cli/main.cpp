@@ -12,6 +12,7 @@
 
 #include <b2nd/error.hpp>
 #include <b2nd/format/chunk_header.hpp>
+#include <b2nd/storage/sources.hpp>
 #include <b2nd/value.hpp>
 #include <b2nd/version.hpp>
 
@@ -39,6 +40,16 @@ std::string human_bytes(std::int64_t n) {
 
 std::int64_t disk_bytes(const std::string& path) {
     namespace fs = std::filesystem;
+    if (b2nd::storage::is_url(path)) {
+        // An object's size, as its server says it (a prefix of objects: their listing's sum is
+        // not had here, -1).
+        try {
+            return static_cast<std::int64_t>(
+                b2nd::storage::open_source(path, with_settings(b2nd::OpenOptions{}))->size());
+        } catch (const b2nd::Error&) {
+            return -1;
+        }
+    }
     std::error_code ec;
     if (fs::is_directory(path, ec)) {
         std::int64_t n = 0;
@@ -192,6 +203,14 @@ std::string usage() {
         "usage: b2nd COMMAND [ARGS]\n"
         "\n"
         "Look at, check and convert b2nd arrays (Blosc2 frames with the b2nd metalayer).\n"
+        "\n"
+        "Where an array is read, PATH may also be a python-blosc2 store's leaf (STORE.b2z:/KEY),\n"
+        "an HDF5 dataset (FILE.h5:/path; any file with HDF5's signature: .nc, .nxs, .mat...),\n"
+        "a Zarr v2/v3 array (DIR.zarr, DIR.zarr/group/array), or a URL: https://... or\n"
+        "s3://BUCKET/KEY. Outputs may be s3:// URLs too (not HDF5). S3 is reached as the AWS\n"
+        "CLI reaches it: AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,\n"
+        "AWS_SESSION_TOKEN, AWS_PROFILE and ~/.aws/{credentials,config}; AWS_NO_SIGN_REQUEST=YES\n"
+        "for public buckets.\n"
         "\n"
         "commands:\n";
     for (const b2nd::cli::Command& c : b2nd::cli::commands()) {

@@ -111,6 +111,24 @@ LoadedChunk ChunkSource::load(std::int64_t ci,
     }
 }
 
+void ChunkSource::make_block(std::int64_t ci, std::int64_t block, std::uint8_t* into) const {
+    if (!salvage_) {
+        origin_->make_block(ci, block, into);
+        return;
+    }
+    try {
+        origin_->make_block(ci, block, into);
+    } catch (const Error& e) {
+        // A block its origin cannot make (a Zarr chunk or HDF5 chunk that does not decode):
+        // zeros, and the chunk named, as for a stored chunk.
+        {
+            std::lock_guard<std::mutex> lock(salvaged_mutex_);
+            salvaged_.emplace(ci, e.what());
+        }
+        std::memset(into, 0, static_cast<std::size_t>(grid_.block_nbytes()));
+    }
+}
+
 std::vector<std::string> ChunkSource::salvaged() const {
     std::lock_guard<std::mutex> lock(salvaged_mutex_);
     std::vector<std::string> out;
@@ -220,7 +238,7 @@ void ChunkSource::decode_block_into(const LoadedChunk& c,
                                     std::uint8_t* into,
                                     std::size_t need) const {
     if (c.kind_ == LoadedChunk::Kind::computed) {
-        origin_->make_block(c.index_, block, into);
+        make_block(c.index_, block, into);
         return;
     }
     const codec::ChunkDecoder& dec = *c.decoder_;
@@ -481,8 +499,8 @@ void ChunkSource::decode_chunk(std::int64_t ci, std::uint8_t* buf, int threads) 
         case LoadedChunk::Kind::computed: {
             const std::int64_t bn = grid_.block_nbytes();
             parallel_for(static_cast<std::size_t>(n / bn), threads, [&](std::size_t b) {
-                origin_->make_block(ci, static_cast<std::int64_t>(b),
-                                    buf + static_cast<std::int64_t>(b) * bn);
+                make_block(ci, static_cast<std::int64_t>(b),
+                           buf + static_cast<std::int64_t>(b) * bn);
             });
             return;
         }

@@ -97,6 +97,9 @@ public:
 
     /// OpenOptions::salvage: chunks that cannot be read are read as zeros and listed.
     void set_salvage(bool on) noexcept { salvage_ = on; }
+    /// Block `block` of chunk `ci` from the origin; with salvage, zeros where it fails (the
+    /// chunk then listed by salvaged()).
+    void make_block(std::int64_t ci, std::int64_t block, std::uint8_t* into) const;
     std::vector<std::string> salvaged() const;
 
     const storage::Frame& frame() const noexcept { return frame_; }

@@ -2,6 +2,7 @@
 // whatever their extension (NeXus .nxs, MATLAB 7.3 .mat with its user block), dataset paths
 // without a leading '/', a Zarr array named by its metadata file; verify and checksum on such
 // sources; outputs in directories that do not exist; messages that name the dataset.
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -11,6 +12,7 @@
 
 #include "../support/cli_tool.hpp"
 #include "../support/files.hpp"
+#include "../support/reference.hpp"
 #include "../support/temp_dir.hpp"
 #include "run.hpp"
 
@@ -52,6 +54,10 @@ bool make_sources(const std::string& dir) {
         "g.create_dataset('fields/u', shape=(8, 8), chunks=(4, 4), dtype='<f8')[:] = 1\n"
         "g.create_dataset('t', shape=(3,), dtype='<i2')\n"
         "g.attrs['title'] = 'zg'\n"
+        "import numcodecs\n"
+        "o = zarr.open(d + '/obj.zarr', mode='w', shape=(2,), dtype=object,\n"
+        "              object_codec=numcodecs.VLenUTF8())\n"
+        "o[:] = ['a', 'bb']\n"
         "with h5py.File(d + '/ext.h5', 'w') as f:\n"
         "    f.create_dataset('t', data=np.arange(10.0), maxshape=(None,), chunks=(4,),\n"
         "                     fillvalue=np.nan, compression='gzip', shuffle=True,\n"
@@ -239,4 +245,81 @@ TEST_CASE(
     const Run set = run("meta " + q(h5) + " title x --string");
     CHECK(set.status == 2);
     CHECK_THAT(set.output, Contains("read-only"));
+}
+
+TEST_CASE("cli bridge names: HDF5 attributes keep their shape and type through import and export",
+          "[cli][bridges]") {
+    if (!b2nd::have_hdf5()) {
+        B2ND_SKIP("this build has no libhdf5");
+    }
+    b2nd::test::TempDir tmp;
+    const std::string make =
+        "import sys\n"
+        "try:\n"
+        "    import h5py, numpy as np\n"
+        "except ImportError:\n"
+        "    sys.exit(77)\n"
+        "with h5py.File(sys.argv[1] + '/a.h5', 'w') as f:\n"
+        "    d = f.create_dataset('x', data=np.arange(4.0))\n"
+        "    d.attrs['grid'] = np.arange(6, dtype='i1').reshape(2, 3)\n"
+        "    d.attrs['z'] = np.complex128(1.5 - 2j)\n"
+        "    d.attrs['half'] = np.array([1.5, 2.5], dtype='f2')\n"
+        "    d.attrs['plain'] = np.array([1.0, 2.0])\n";
+    const int st = b2nd::test::run_python(make, tmp.path());
+    if (st == 77) {
+        B2ND_SKIP("h5py or numpy is not installed (python3-h5py)");
+    }
+    REQUIRE(st == 0);
+    REQUIRE(run("import " + q(tmp / "a.h5") + ":/x " + q(tmp / "x.b2nd")).status == 0);
+    REQUIRE(run("export " + q(tmp / "x.b2nd") + " " + q(tmp / "out.h5") + ":/x").status == 0);
+    // What h5py reads back: each attribute's dtype, shape and values as written.
+    std::ofstream(tmp / "check.py")
+        << "import sys, h5py, numpy as np\n"
+           "a = h5py.File(sys.argv[1] + '/a.h5', 'r')['x'].attrs\n"
+           "b = h5py.File(sys.argv[1] + '/out.h5', 'r')['x'].attrs\n"
+           "for k in ('grid', 'z', 'half', 'plain'):\n"
+           "    x, y = np.asarray(a[k]), np.asarray(b[k])\n"
+           "    ok = x.dtype == y.dtype and x.shape == y.shape and np.array_equal(x, y)\n"
+           "    print(k, 'same' if ok else 'differs: %s %s %s' % (y.dtype, y.shape, y))\n"
+           "    if k == 'half':\n"
+           "        print('half values', 'same' if np.array_equal(x, y) else 'differ')\n";
+    const std::string out = b2nd::test::command_text(
+        b2nd::test::python3() + " " + q(tmp / "check.py") + " " + q(tmp.path()) + " 2>&1");
+    // Arrays of more than one dimension and complex numbers keep dtype and shape (a (2, 3) int8
+    // came back flat and int64; a complex one was dropped); a flat list of narrower numbers
+    // comes back with its values in 64 bits, as h5py's tolist() reads it.
+    CHECK_THAT(out, Contains("grid same") && Contains("z same") && Contains("plain same") &&
+                        Contains("half values same"));
+}
+
+TEST_CASE("cli bridge names: export --salvage reads a Zarr array's damaged chunk as zeros",
+          "[cli][bridges]") {
+    b2nd::test::TempDir tmp;
+    SOURCES_OR_SKIP(tmp);
+    const std::string z = tmp / "run.zarr";
+    {
+        std::ofstream f(z + "/1", std::ios::binary | std::ios::trunc);
+        f << "garbage";
+    }
+    CHECK(run("export " + q(z) + " " + q(tmp / "plain.npy")).status == 1);
+    CHECK(!std::filesystem::exists(tmp / "plain.npy"));
+    const Run saved = run("export " + q(z) + " " + q(tmp / "saved.npy") + " --salvage");
+    CHECK(saved.status == 1);  // written, and the damage said
+    CHECK_THAT(saved.output, Contains("run.zarr"));
+    REQUIRE(std::filesystem::exists(tmp / "saved.npy"));
+    const auto back = b2nd::test::read_npy_payload(tmp / "saved.npy");
+    std::vector<std::int32_t> values(back.data.size() / 4);
+    std::memcpy(values.data(), back.data.data(), back.data.size());
+    CHECK(values == std::vector<std::int32_t>{1, 2, 0, 0});
+}
+
+TEST_CASE("cli bridge names: a Zarr array of Python objects is refused in plain words",
+          "[cli][bridges]") {
+    b2nd::test::TempDir tmp;
+    SOURCES_OR_SKIP(tmp);
+    const Run r = run("info " + q(tmp / "obj.zarr"));
+    CHECK(r.status == 1);
+    // It said: dtype "|O": dtype "|O": Python objects cannot be stored at offset 2.
+    CHECK_THAT(r.output, Contains("obj.zarr") && Contains("Python objects") &&
+                             Contains("vlen-utf8") && !Contains("at offset"));
 }

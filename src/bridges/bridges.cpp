@@ -53,7 +53,8 @@ bool hdf5_signature(const std::string& file) {
     // A Blosc2 frame (its header's magic in the first bytes) has no user block: one read.
     char head[16] = {};
     const std::size_t got = std::fread(head, 1, sizeof head, f);
-    const bool frame = std::search(head, head + got, "b2frame", "b2frame" + 7) != head + got;
+    static const char magic[] = "b2frame";
+    const bool frame = std::search(head, head + got, magic, magic + 7) != head + got;
     bool found = false;
     for (std::uint64_t at = 0; !frame && !found && at + 8 <= size; at = at == 0 ? 512 : at * 2) {
         char sig[8] = {};

@@ -108,6 +108,38 @@ herr_t visit(hid_t group, const char* name, const H5L_info_t* info, void* data) 
     return 0;
 }
 
+/// `file` opened read-only, checked to be HDF5 first (the lock held).
+Handle open_file(const std::string& file, const std::string& where) {
+    bridges::h5::check_file(file, where);
+    return Handle(bridges::h5::check(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), where,
+                                     "cannot open the HDF5 file"),
+                  H5Fclose);
+}
+
+/// Checks each link on the way to `path` ("/" has none): it exists and is a hard link (a soft or
+/// external one is listed with what holds it, never followed). \throws UsageError naming it
+void hard_links_to(hid_t file, const std::string& path, const std::string& where) {
+    if (path == "/") {
+        return;
+    }
+    for (std::size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
+        const std::string part = path.substr(0, slash);
+        H5L_info_t link{};
+        if (H5Lexists(file, part.c_str(), H5P_DEFAULT) <= 0 ||
+            H5Lget_info(file, part.c_str(), &link, H5P_DEFAULT) < 0) {
+            bridges::h5::last_error();
+            throw UsageError(where + ": " + part + " does not exist");
+        }
+        if (link.type != H5L_TYPE_HARD) {
+            throw UsageError(where + ": " + part +
+                             " is a link, listed with the group that holds it and never followed");
+        }
+        if (slash == std::string::npos) {
+            return;
+        }
+    }
+}
+
 }  // namespace
 
 Value::Map hdf5_attributes(const std::string& location) {
@@ -119,27 +151,8 @@ Value::Map hdf5_attributes(const std::string& location) {
     std::string path = at->dataset.empty() ? "/" : at->dataset;
     const std::string where = detail::quoted_path(at->file + (path == "/" ? "" : ":" + path));
     auto held = h5::lock();
-    h5::check_file(at->file, where);
-    const Handle file(h5::check(H5Fopen(at->file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), where,
-                                "cannot open the HDF5 file"),
-                      H5Fclose);
-    if (path != "/") {
-        for (std::size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
-            const std::string part = path.substr(0, slash);
-            H5L_info_t link{};
-            if (H5Lexists(file.get(), part.c_str(), H5P_DEFAULT) <= 0 ||
-                H5Lget_info(file.get(), part.c_str(), &link, H5P_DEFAULT) < 0) {
-                h5::last_error();
-                throw UsageError(where + ": " + part + " does not exist");
-            }
-            if (link.type != H5L_TYPE_HARD) {
-                throw UsageError(where + ": " + part + " is a link; links are not followed here");
-            }
-            if (slash == std::string::npos) {
-                break;
-            }
-        }
-    }
+    const Handle file = open_file(at->file, where);
+    hard_links_to(file.get(), path, where);
     const Handle obj(
         h5::check(H5Oopen(file.get(), path.c_str(), H5P_DEFAULT), where, "cannot open " + path),
         H5Oclose);
@@ -160,29 +173,9 @@ std::vector<HierarchyEntry> list_hdf5(const std::string& location) {
     }
     const std::string where = detail::quoted_path(at->file);
     auto held = h5::lock();
-    h5::check_file(at->file, where);
-    const Handle file(h5::check(H5Fopen(at->file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), where,
-                                "cannot open the HDF5 file"),
-                      H5Fclose);
+    const Handle file = open_file(at->file, where);
     if (group != "/") {
-        // Each link on the way, without following a soft or external one.
-        for (std::size_t slash = group.find('/', 1);; slash = group.find('/', slash + 1)) {
-            const std::string part = group.substr(0, slash);
-            H5L_info_t link{};
-            if (H5Lexists(file.get(), part.c_str(), H5P_DEFAULT) <= 0 ||
-                H5Lget_info(file.get(), part.c_str(), &link, H5P_DEFAULT) < 0) {
-                h5::last_error();
-                throw UsageError(where + ": no group " + group + " (" + part + " does not exist)");
-            }
-            if (link.type != H5L_TYPE_HARD) {
-                throw UsageError(where + ": " + part +
-                                 " is a link, listed with the group that holds it and not "
-                                 "followed");
-            }
-            if (slash == std::string::npos) {
-                break;
-            }
-        }
+        hard_links_to(file.get(), group, where);
         H5O_info_t o{};
         h5::check(H5Oget_info_by_name2(file.get(), group.c_str(), &o, H5O_INFO_BASIC, H5P_DEFAULT),
                   where, "cannot look at " + group);

@@ -16,27 +16,61 @@
 
 namespace b2nd::bridges {
 
+namespace {
+
+/// Metadata files larger than this are refused (zarr.json of any real array is kilobytes).
+constexpr std::uintmax_t kMaxMetadataBytes = std::uintmax_t{16} << 20;
+
+/// The JSON of the metadata file `name` in the node directory `dir`, or nil when there is none.
+/// As ZarrFiles reads arrays: a link leading out of the directory, a file that is not regular
+/// or one larger than kMaxMetadataBytes is refused by name; the text is never quoted.
+/// \throws FormatError
+Value metadata_json(const std::filesystem::path& dir, const char* name) {
+    namespace fs = std::filesystem;
+    const fs::path file = dir / name;
+    const std::string where = detail::quoted_path(file.string());
+    std::error_code ec;
+    const fs::file_status st = fs::status(file, ec);
+    if (st.type() == fs::file_type::not_found) {
+        return Value();
+    }
+    const std::string real = fs::canonical(file, ec).string();
+    const std::string root = fs::canonical(dir, ec).string();
+    if (ec || real.compare(0, root.size() + 1, root + "/") != 0) {
+        throw FormatError(where + ": a link that leads out of the Zarr node's directory");
+    }
+    if (st.type() != fs::file_type::regular) {
+        throw FormatError(where + ": not a regular file");
+    }
+    if (fs::file_size(file, ec) > kMaxMetadataBytes || ec) {
+        throw FormatError(where + ": larger than " + detail::num(kMaxMetadataBytes >> 20) +
+                          " MiB, which no Zarr metadata file is");
+    }
+    std::ifstream in(file);
+    std::ostringstream text;
+    text << in.rdbuf();
+    try {
+        return Value::from_json(text.str());
+    } catch (const Error& e) {
+        throw FormatError(where + ": " + e.what());
+    }
+}
+
+}  // namespace
+
 ZarrNode zarr_node(const std::string& path) {
     namespace fs = std::filesystem;
     const fs::path dir(path);
     std::error_code ec;
-    if (fs::is_regular_file(dir / ".zarray", ec)) {
+    if (fs::exists(dir / ".zarray", ec)) {
         return {"array", 2};
     }
-    if (fs::is_regular_file(dir / ".zgroup", ec)) {
+    if (fs::exists(dir / ".zgroup", ec)) {
         return {"group", 2};
     }
-    if (!fs::is_regular_file(dir / "zarr.json", ec)) {
+    const Value meta = metadata_json(dir, "zarr.json");
+    if (meta.is_nil()) {
         return {"", 0};
-    }
-    std::ifstream in(dir / "zarr.json");
-    std::ostringstream text;
-    text << in.rdbuf();
-    Value meta;
-    try {
-        meta = Value::from_json(text.str());
-    } catch (const Error& e) {
-        throw FormatError(detail::quoted_path((dir / "zarr.json").string()) + ": " + e.what());
     }
     const Value* node = meta.find("node_type");
     if (node != nullptr && node->type() == Value::Type::string) {
@@ -98,12 +132,21 @@ void walk(const fs::path& dir,
         if (ec || real.compare(0, real_root.size() + 1, real_root + "/") != 0) {
             continue;  // a link out of the hierarchy
         }
-        const std::string kind = node_kind(child);
+        HierarchyEntry e;
+        e.path = rel + "/" + child.filename().string();
+        std::string kind;
+        try {
+            kind = node_kind(child);
+        } catch (const Error& x) {
+            // A damaged member does not hide the others: listed with what is wrong.
+            e.kind = "unreadable";
+            e.note = x.what();
+            out.push_back(std::move(e));
+            continue;
+        }
         if (kind.empty()) {
             continue;
         }
-        HierarchyEntry e;
-        e.path = rel + "/" + child.filename().string();
         e.kind = kind;
         if (kind == "array") {
             try {
@@ -134,23 +177,10 @@ Value::Map zarr_attributes(const std::string& given) {
     if (node.kind.empty()) {
         throw UsageError(where + ": no local Zarr group or array here");
     }
-    const fs::path file = fs::path(path) / (node.version == 2 ? ".zattrs" : "zarr.json");
-    std::error_code ec;
-    if (!fs::is_regular_file(file, ec)) {
-        return {};  // a v2 node without .zattrs
-    }
-    std::ifstream in(file);
-    std::ostringstream text;
-    text << in.rdbuf();
-    Value v;
-    try {
-        v = Value::from_json(text.str());
-    } catch (const Error& e) {
-        throw FormatError(detail::quoted_path(file.string()) + ": " + e.what());
-    }
+    const Value v = bridges::metadata_json(path, node.version == 2 ? ".zattrs" : "zarr.json");
     const Value* attrs = node.version == 2 ? &v : v.find("attributes");
     if (attrs == nullptr || attrs->type() != Value::Type::map) {
-        return {};
+        return {};  // a v2 node without .zattrs, a v3 one without attributes
     }
     return attrs->entries();
 }

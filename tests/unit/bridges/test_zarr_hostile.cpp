@@ -254,3 +254,37 @@ TEST_CASE("zarr hostile: ten thousand attribute keys open, and a copy keeps them
     REQUIRE(b.attrs().size() == 8000);
     CHECK(b.attrs().get<std::int64_t>("k7999") == 7999);
 }
+
+TEST_CASE("zarr hostile: listing and attributes read metadata only inside the node, bounded",
+          "[bridges][zarr]") {
+    namespace fs = std::filesystem;
+    b2nd::test::TempDir dir;
+    const std::string g = dir / "g.zarr";
+    fs::create_directories(g + "/a");
+    fs::create_directories(g + "/b");
+    std::ofstream(g + "/zarr.json") << R"({"zarr_format": 3, "node_type": "group",
+        "attributes": {"title": "g"}})";
+    std::ofstream(dir / "secret.json") << R"({"zarr_format": 3, "node_type": "group",
+        "attributes": {"password": "hunter2"}})";
+    // a/zarr.json leads out of the hierarchy; b/zarr.json is no JSON at all.
+    fs::create_symlink(dir / "secret.json", g + "/a/zarr.json");
+    std::ofstream(g + "/b/zarr.json") << "{\"zarr_format\": 3, not json";
+    CHECK(b2nd::zarr_attributes(g) == b2nd::Value::Map{{"title", "g"}});
+    CHECK_THROWS_WITH(b2nd::zarr_attributes(g + "/a"),
+                      Contains("leads out") && !Contains("hunter2"));
+    // The listing names both damaged members, quoting neither, and hides nothing else.
+    const auto listed = b2nd::list_zarr(g);
+    REQUIRE(listed.size() == 2);
+    for (const auto& e : listed) {
+        INFO(e.path);
+        CHECK(e.kind == "unreadable");
+        CHECK_THAT(e.note, !Contains("hunter2") && !Contains("not json"));
+    }
+    // A metadata file larger than any real one is refused before it is read.
+    {
+        std::ofstream big(g + "/zarr.json", std::ios::trunc);
+        big << R"({"zarr_format": 3, "node_type": "group", "attributes": {"x": ")";
+        big << std::string(std::size_t{17} << 20, 'a') << "\"}}";
+    }
+    CHECK_THROWS_WITH(b2nd::zarr_attributes(g), Contains("larger than 16 MiB"));
+}

@@ -18,14 +18,15 @@ namespace {
 using bridges::h5::Handle;
 
 struct Visit {
-    std::string prefix;  // the group listed ("" for the root)
+    std::string prefix;          // the group listed ("" for the root)
+    hid_t access = H5P_DEFAULT;  // the Reach's: other files reached only inside the directory
     std::vector<HierarchyEntry> out;
 };
 
 /// A dataset's shape, dtype (or why it has none here), chunks and stored size.
-void describe_dataset(hid_t group, const char* name, HierarchyEntry& e) {
+void describe_dataset(hid_t group, const char* name, hid_t access, HierarchyEntry& e) {
     namespace h5 = bridges::h5;
-    Handle d(H5Dopen2(group, name, H5P_DEFAULT), H5Dclose);
+    Handle d(H5Dopen2(group, name, access), H5Dclose);
     if (d.get() < 0) {
         e.note = "cannot be opened (" + h5::last_error() + ")";
         return;
@@ -98,7 +99,7 @@ herr_t visit(hid_t group, const char* name, const H5L_info_t* info, void* data) 
         e.kind = "group";
     } else if (o.type == H5O_TYPE_DATASET) {
         e.kind = "dataset";
-        describe_dataset(group, name, e);
+        describe_dataset(group, name, v.access, e);
     } else if (o.type == H5O_TYPE_NAMED_DATATYPE) {
         e.kind = "datatype";
     } else {
@@ -174,6 +175,9 @@ std::vector<HierarchyEntry> list_hdf5(const std::string& location) {
     const std::string where = detail::quoted_path(at->file);
     auto held = h5::lock();
     const Handle file = open_file(at->file, where);
+    // Datasets are opened to be described, never read: what a virtual dataset or external
+    // storage names is reached, if at all, only inside the file's directory.
+    h5::Reach reach(at->file, false, true, where);
     if (group != "/") {
         hard_links_to(file.get(), group, where);
         H5O_info_t o{};
@@ -184,7 +188,7 @@ std::vector<HierarchyEntry> list_hdf5(const std::string& location) {
             HierarchyEntry e;
             e.path = group;
             e.kind = "dataset";
-            describe_dataset(file.get(), group.c_str(), e);
+            describe_dataset(file.get(), group.c_str(), reach.access(), e);
             return {e};
         }
         if (o.type != H5O_TYPE_GROUP) {
@@ -196,6 +200,7 @@ std::vector<HierarchyEntry> list_hdf5(const std::string& location) {
         H5Gclose);
     Visit v;
     v.prefix = group == "/" ? "" : group;
+    v.access = reach.access();
     h5::check(H5Lvisit(g.get(), H5_INDEX_NAME, H5_ITER_INC, visit, &v), where,
               "cannot list " + group);
     return std::move(v.out);

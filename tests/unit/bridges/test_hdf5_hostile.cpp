@@ -349,6 +349,34 @@ TEST_CASE("hdf5 hostile: virtual datasets are refused, self-mapping ones always"
     CHECK_THROWS_WITH(AnyArray::open(tmp / "far.h5:/v", external()), Contains("absolute path"));
 }
 
+TEST_CASE("hdf5 hostile: listing and attributes follow no link, external storage or mapping",
+          "[bridges][hdf5][hostile]") {
+    b2nd::test::TempDir tmp;
+    plain_dataset(tmp / "src.h5", "/d", ramp(16));
+    external_link_file(tmp / "link.h5", "/etc/passwd");
+    external_storage_file(tmp / "ext.h5", "/etc/passwd", 16);
+    virtual_file(tmp / "self.h5", ".", "/v", 16);
+    virtual_file(tmp / "far.h5", "/etc/passwd", "/d", 16);
+    // The link is listed with its target, never followed; its attributes are not read through it.
+    const auto link = b2nd::list_hdf5(tmp / "link.h5");
+    REQUIRE(link.size() == 1);
+    CHECK(link[0].kind == "external link");
+    CHECK(link[0].note == "/etc/passwd:/d");
+    CHECK_THROWS_WITH(b2nd::hdf5_attributes(tmp / "link.h5:/x"), Contains("never followed"));
+    CHECK_THROWS_WITH(b2nd::list_hdf5(tmp / "link.h5:/x"), Contains("never followed"));
+    // Datasets whose data lies elsewhere (or nowhere: mapped from themselves) are described
+    // without their data being read, and without a crash.
+    for (const char* f : {"ext.h5", "self.h5", "far.h5"}) {
+        INFO(f);
+        const auto listed = b2nd::list_hdf5(tmp / f);
+        REQUIRE(listed.size() == 1);
+        CHECK(listed[0].kind == "dataset");
+        CHECK(listed[0].shape == b2nd::Shape{16});
+        CHECK(
+            b2nd::hdf5_attributes(tmp / (std::string(f) + (f[0] == 'e' ? ":/d" : ":/v"))).empty());
+    }
+}
+
 TEST_CASE("hdf5 hostile: filters only a plugin decodes are refused when plugins are off",
           "[bridges][hdf5][hostile]") {
     b2nd::test::TempDir tmp;

@@ -5,7 +5,7 @@ pkgs=(cmake ninja-build g++ clang clang-format pkg-config
       libboost-dev libxtensor-dev catch2 liblz4-dev libzstd-dev zlib1g-dev libmsgpack-cxx-dev libbenchmark-dev libzfp-dev
       libmpich-dev mpich time libxxhash-dev
       libcurl4-openssl-dev nginx python3 openssl doxygen s3cmd
-      libhdf5-dev python3-numpy python3-h5py python3-zarr hdf5-filter-plugin-blosc-serial
+      libhdf5-dev python3-numpy python3-h5py python3-zarr python3-netcdf4 hdf5-filter-plugin-blosc-serial
       hdf5-filter-plugin)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -96,14 +96,14 @@ struct HierarchyEntry {
 /// The members of an HDF5 file, or of one of its groups ("FILE.h5:/group"), recursively (as
 /// `h5ls -r`), in name order: groups, datasets (shape, dtype, chunks, stored size), named types,
 /// and soft and external links (listed with their targets, not followed).
-/// 	hrows IoError for a missing file; FormatError for a file that is not HDF5; UsageError when
+/// \throws IoError for a missing file; FormatError for a file that is not HDF5; UsageError when
 ///         the path names a dataset; UnsupportedError in a build without libhdf5
 std::vector<HierarchyEntry> list_hdf5(const std::string& location);
 
 /// The members of a local Zarr v2 or v3 hierarchy under `path` (a group's directory, or an
 /// array's: itself), recursively (as zarr's tree()), in name order: groups and arrays (shape,
 /// dtype, chunks, the bytes of their chunk files). Links leading out of `path` are not followed.
-/// 	hrows UsageError when `path` is no Zarr node or is a URL (listed through its store's driver
+/// \throws UsageError when `path` is no Zarr node or is a URL (listed through its store's driver
 ///         instead: `b2nd ls` lists S3 prefixes)
 std::vector<HierarchyEntry> list_zarr(const std::string& path);
 

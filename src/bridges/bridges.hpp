@@ -61,6 +61,16 @@ inline constexpr std::int64_t kMaxBridgedBlockBytes = std::int64_t{8} << 20;
 /// bytes, cut along the first axes (rows of the last axes stay whole as far as they fit).
 Shape bounded_block(const Shape& chunk, std::int64_t itemsize);
 
+/// Attributes an import keeps beside an array's own, and exports read back (docs/bridges.md):
+/// the value unwritten parts read as (netCDF's and xarray's name); the names of the dimensions
+/// (xarray's name in Zarr v2; v3's dimension_names); the global attributes of the file a dataset
+/// came from (a map); the NumPy dtypes of numeric attributes narrower than 64 bits (a map of
+/// attribute name to dtype string), which values alone do not keep.
+inline constexpr const char* kFillValueKey = "_FillValue";
+inline constexpr const char* kDimensionsKey = "_ARRAY_DIMENSIONS";
+inline constexpr const char* kGlobalsKey = "_global_attributes";
+inline constexpr const char* kAttributeDtypesKey = "_attribute_dtypes";
+
 /// The attributes of `a` an export carries: its vlmeta, python-blosc2's object metadata aside.
 Value::Map user_attributes(const AnyArray& a);
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <b2nd/dtype.hpp>
+#include <b2nd/shape.hpp>
 #include <b2nd/value.hpp>
 
 #include <hdf5.h>
@@ -146,6 +147,13 @@ void check_file(const std::string& file, const std::string& where);
 /// The datasets under the object `obj` (a file or a group), as paths from it ("/a/b").
 std::vector<std::string> datasets_under(hid_t obj);
 
+/// A new datatype identifier as a handle. \throws FormatError after `where` when id < 0
+Handle type_handle(hid_t id, const std::string& where);
+/// h5py's bool: an enum of a one-byte integer with exactly FALSE = 0 and TRUE = 1.
+bool is_h5py_bool(hid_t type);
+/// h5py's complex: a compound {r, i} of two floats of one size, packed.
+bool is_h5py_complex(hid_t type);
+
 /// The NumPy dtype string of an HDF5 datatype: integers, floats (16-64 bits), h5py's bool (an
 /// enum of int8 FALSE/TRUE) and complex (a compound {r, i}), fixed-length strings (S), opaque
 /// (V), compounds as structured dtypes, arrays inside compounds. \throws UnsupportedError
@@ -157,9 +165,89 @@ Handle type_of(const DType& d, const std::string& where);
 
 /// The attributes of an object as values: numbers, strings, bools, numeric lists. Attributes
 /// of other types (references, the dimension-scale bookkeeping) are left out.
-Value::Map read_attributes(hid_t obj, const std::string& where);
+/// What read_attributes records, in place of a dtype, for a string of fixed length.
+inline constexpr const char* kFixedText = "|S";
+/// When `dtypes`, the NumPy dtype of each numeric attribute narrower than 64 bits (or not
+/// little-endian) is added to it by name, the values above being all 64 bits wide; and
+/// kFixedText for each string of fixed length (netCDF's text; h5py's are variable-length).
+Value::Map read_attributes(hid_t obj, const std::string& where, Value::Map* dtypes = nullptr);
+/// Adds to `attrs`, the attributes of the dataset `dset` of `file` an open carries, what an import
+/// keeps beside them (hdf5_dims.cpp), each only where `attrs` has no entry of its name: the
+/// dataset's fill value as _FillValue (one a user chose, not zero), its dimensions' names as
+/// _ARRAY_DIMENSIONS (the scales attached, else the labels; only when every dimension has one),
+/// the file's global attributes as one map, _global_attributes.
+void carried_attributes(
+    hid_t file, hid_t dset, const DType& dtype, Value::Map& attrs, const std::string& where);
+
+/// An attribute as it is stored: its type, extent and bytes.
+struct RawAttribute {
+    std::string name;
+    Handle type, space;
+    std::vector<std::uint8_t> data;
+};
+
+/// A dataset's place in its file's dimensions (HDF5 dimension scales, netCDF-4's dimensions),
+/// read before it is replaced and given to its replacement: the scales attached to its
+/// dimensions, and when it is itself a scale, its name and the datasets it is attached to;
+/// netCDF's dimension ids (_Netcdf4Dimid, _Netcdf4Coordinates); unlimited dimensions; whether
+/// it tracks the creation order of its attributes.
+class DimensionTies {
+public:
+    /// The ties of the dataset at `path`. \throws FormatError after `where` when it cannot be
+    /// opened
+    DimensionTies(hid_t file, const std::string& path, const std::string& where);
+    /// Whether it has any.
+    bool any() const;
+    /// \throws UsageError, after `where`, when an array of `shape` cannot take the dataset's
+    /// place: a tied dimension of another length (unless unlimited), or another rank
+    void check_fits(const Shape& shape, const std::string& path, const std::string& where) const;
+    /// The maximum extent of a replacement of extent `dims`: unlimited where a tied dimension was.
+    std::vector<hsize_t> maxdims(const std::vector<hsize_t>& dims) const;
+    /// H5Pset_attr_creation_order's flags for the replacement.
+    unsigned creation_order() const noexcept { return creation_order_; }
+    /// Detaches the dataset from its scales and its users from it, before it is removed.
+    void untie(hid_t file, const std::string& path, const std::string& where) const;
+    /// Ties the replacement `dset`, at `path`, as the old dataset was.
+    void retie(hid_t file, hid_t dset, const std::string& path, const std::string& where) const;
+
+private:
+    std::vector<hsize_t> dims_, maxdims_;
+    std::vector<std::vector<std::string>> attached_;  // per dimension, scales' paths
+    bool scale_ = false;
+    std::string name_;                                     // the scale's NAME
+    std::vector<std::pair<std::string, unsigned>> users_;  // (dataset, dimension)
+    std::vector<RawAttribute> raw_;
+    unsigned creation_order_ = 0;
+};
+
+/// Attaches to the new dataset `dset` (at `path`, of `shape`) the scales `names`
+/// (_ARRAY_DIMENSIONS) name, looked for as netCDF does: in the dataset's group, then in each
+/// group above it; each a one-dimensional scale of the dimension's length, or unlimited. When
+/// `make` (a file made by this export), a name found nowhere becomes a dimension of the
+/// dataset's group, as netCDF writes one that has no variable.
+/// \returns false, attaching none, unless every dimension has one
+bool attach_named(hid_t file,
+                  hid_t dset,
+                  const std::string& path,
+                  const Value& names,
+                  const Shape& shape,
+                  bool make,
+                  const std::string& where);
+
 /// Writes attributes on an object: numbers, bools, strings (variable-length UTF-8, as h5py),
-/// lists of numbers; other values as their JSON text.
-void write_attributes(hid_t obj, const Value::Map& attrs, const std::string& where);
+/// lists of numbers; other values as their JSON text. A number or list of numbers `dtypes` (a
+/// map, as read_attributes fills) gives a dtype for is written in that dtype where every value
+/// fits it.
+void write_attributes(hid_t obj,
+                      const Value::Map& attrs,
+                      const std::string& where,
+                      const Value* dtypes = nullptr);
+/// Writes the number or list of numbers `v` as an attribute `name` of `dtype` (an integer or
+/// float type). \returns false, writing nothing, for another value or one `dtype` cannot hold
+bool write_as(hid_t obj,
+              const std::string& name,
+              const Value& v,
+              const DType& dtype,
+              const std::string& where);
 
 }  // namespace b2nd::bridges::h5

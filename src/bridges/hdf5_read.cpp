@@ -350,7 +350,12 @@ AnyArray open_hdf5(const Hdf5Location& at, const OpenOptions& o) {
             }
         }
     }
-    const Value::Map attrs = h5::read_attributes(d->dset.get(), where);
+    Value::Map dtypes;
+    Value::Map attrs = h5::read_attributes(d->dset.get(), where, &dtypes);
+    if (!dtypes.empty()) {
+        attrs.emplace_back(kAttributeDtypesKey, Value::map(std::move(dtypes)));
+    }
+    h5::carried_attributes(d->file.get(), d->dset.get(), dtype, attrs, where);
     held.unlock();
 
     const std::string name = at.file + ":" + path;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include <b2nd/codec/filters.hpp>
 #include <b2nd/error.hpp>
@@ -16,6 +17,7 @@
 #include "bridges.hpp"
 #include "hdf5_detail.hpp"
 #include "hdf5_gate.hpp"
+#include "zarr_meta.hpp"
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -29,14 +31,82 @@ using detail::num;
 using h5::check;
 using h5::Handle;
 
+/// The attributes an export writes, with those that are not written as they are taken out.
+struct Carried {
+    Value::Map plain;
+    Value dtypes = Value::map({});
+    const Value* fill = nullptr;
+    const Value* names = nullptr;
+    const Value* globals = nullptr;
+    Value::Map all;
+};
+
+Carried carried(const AnyArray& a) {
+    Carried c;
+    c.all = user_attributes(a);
+    Value::Map dtypes;
+    for (const auto& [k, v] : c.all) {
+        const std::string name = k.type() == Value::Type::string ? k.as<std::string>() : "";
+        if (name == kAttributeDtypesKey && v.type() == Value::Type::map) {
+            dtypes = v.entries();
+            continue;
+        }
+        if (name == kGlobalsKey) {
+            c.globals = &v;
+            continue;
+        }
+        if (name == kDimensionsKey) {
+            c.names = &v;
+            continue;
+        }
+        if (name == kFillValueKey) {
+            c.fill = &v;
+        }
+        c.plain.emplace_back(k, v);
+    }
+    // netCDF's rule: _FillValue is of the variable's type.
+    const DType::Kind kind = a.dtype().kind();
+    if (c.fill != nullptr && !a.dtype().is_structured() &&
+        (kind == DType::Kind::int_ || kind == DType::Kind::uint || kind == DType::Kind::float_) &&
+        std::none_of(dtypes.begin(), dtypes.end(),
+                     [](const auto& e) { return e.first == kFillValueKey; })) {
+        dtypes.emplace_back(kFillValueKey, a.dtype().str());
+    }
+    c.dtypes = Value::map(std::move(dtypes));
+    return c;
+}
+
+/// The dataset's fill value: the array's _FillValue (its first item, when a list), in its dtype.
+void set_fill(
+    hid_t dcpl, hid_t type, const AnyArray& a, const Value& fill, const std::string& where) {
+    const DType::Kind kind = a.dtype().kind();
+    if (a.dtype().is_structured() ||
+        (kind != DType::Kind::int_ && kind != DType::Kind::uint && kind != DType::Kind::float_)) {
+        return;
+    }
+    const Value& one = fill.type() == Value::Type::array && fill.size() == 1 ? fill[0] : fill;
+    std::vector<std::uint8_t> bytes;
+    try {
+        if (one.type() != Value::Type::integer && one.type() != Value::Type::real) {
+            return;
+        }
+        bytes = zarr_fill_bytes(one, a.dtype(), where);
+    } catch (const Error&) {
+        return;  // not a value of the array's type: the attribute only
+    }
+    check(H5Pset_fill_value(dcpl, type, bytes.data()), where, "cannot set the fill value");
+}
+
 void write_dataset(hid_t file,
                    const AnyArray& a,
                    const std::string& path,
                    const Hdf5ExportOptions& o,
+                   bool new_file,
                    const std::string& where) {
     auto held = h5::lock();
     const int nd = a.ndim();
     const Grid& g = a.grid();
+    std::optional<h5::DimensionTies> ties;
     if (H5Lexists(file, path.c_str(), H5P_DEFAULT) > 0) {
         // Only a dataset is replaced: never a group (and the datasets in it), nor a link.
         H5L_info_t link{};
@@ -68,13 +138,26 @@ void write_dataset(hid_t file,
                              ": the dataset exists already (the overwrite option "
                              "replaces it)");
         }
+        // A dataset other datasets use as a dimension, or with dimensions shared with them
+        // (netCDF-4's), is replaced in its place: by an array that fits them, tied as it was.
+        ties.emplace(file, path, where);
+        ties->check_fits(a.shape(), path, where);
+        ties->untie(file, path, where);
         check(H5Ldelete(file, path.c_str(), H5P_DEFAULT), where, "cannot remove the old dataset");
     }
+    const Carried attrs = carried(a);
     h5::last_error();
     const Handle type = h5::type_of(a.dtype(), where);
     std::vector<hsize_t> dims(a.shape().begin(), a.shape().end());
-    std::vector<hsize_t> maxdims = dims;
+    std::vector<hsize_t> maxdims = ties ? ties->maxdims(dims) : dims;
     Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+    if (ties && ties->creation_order() != 0) {
+        check(H5Pset_attr_creation_order(dcpl.get(), ties->creation_order()), where,
+              "cannot track the creation order of attributes");
+    }
+    if (attrs.fill != nullptr) {
+        set_fill(dcpl.get(), type.get(), a, *attrs.fill, where);
+    }
     if (nd > 0) {
         std::vector<hsize_t> chunk(static_cast<std::size_t>(nd));
         for (int d = 0; d < nd; ++d) {
@@ -102,7 +185,30 @@ void write_dataset(hid_t file,
                                  dcpl.get(), H5P_DEFAULT),
                       where, "cannot create the dataset"),
                 H5Dclose);
-    h5::write_attributes(dset.get(), user_attributes(a), where);
+    h5::write_attributes(dset.get(), attrs.plain, where, &attrs.dtypes);
+    if (ties) {
+        ties->retie(file, dset.get(), path, where);
+    } else if (attrs.names != nullptr && !h5::attach_named(file, dset.get(), path, *attrs.names,
+                                                           a.shape(), new_file, where)) {
+        // Names of dimensions this file has no scales for: kept as the attribute they came in.
+        h5::write_attributes(dset.get(), {{kDimensionsKey, *attrs.names}}, where);
+    }
+    if (new_file && attrs.globals != nullptr && attrs.globals->type() == Value::Type::map) {
+        // A file made here takes the global attributes of the file the array came from; a file
+        // added to keeps its own.
+        Handle root(check(H5Gopen2(file, "/", H5P_DEFAULT), where, "cannot open the root group"),
+                    H5Gclose);
+        Value::Map globals;
+        const Value* dtypes = nullptr;
+        for (const auto& [k, v] : attrs.globals->entries()) {
+            if (k.type() == Value::Type::string && k.as<std::string>() == kAttributeDtypesKey) {
+                dtypes = &v;
+            } else {
+                globals.emplace_back(k, v);
+            }
+        }
+        h5::write_attributes(root.get(), globals, where, dtypes);
+    }
 
     if (nd == 0) {
         std::vector<std::uint8_t> item(static_cast<std::size_t>(a.itemsize()));
@@ -240,7 +346,7 @@ void export_hdf5(const AnyArray& a, const Hdf5Location& at, const Hdf5ExportOpti
                              : "cannot create the HDF5 file"),
                 H5Fclose);
             held.unlock();
-            write_dataset(file.get(), a, at.dataset, o, where);
+            write_dataset(file.get(), a, at.dataset, o, !exists, where);
             held.lock();
             check(H5Fflush(file.get(), H5F_SCOPE_GLOBAL), where, "cannot flush the file");
             file = Handle();

@@ -46,7 +46,7 @@ Box block_region(const Grid& g, std::int64_t ci, std::int64_t block);
 /// A read-only array whose blocks all come from an origin (a field view, a bridged HDF5 dataset
 /// or Zarr array): an empty frame of the grid `grid` says (chunk and block shapes), with `attrs`
 /// as its attributes (held in memory: ArrayCore::HeldAttributes), opened with `o` under the name
-/// `name`, whose origin `make` builds for the array's grid. 	hrows what creating the frame
+/// `name`, whose origin `make` builds for the array's grid. \throws what creating the frame
 /// throws, naming `name` (never the temporary file it is made in)
 AnyArray computed_array(const DType& dtype,
                         const Shape& shape,

@@ -490,10 +490,11 @@ AnyArray open_zarr(const std::string& given, const OpenOptions& options) {
     CreateOptions co;
     co.chunk_shape = chunk;
     co.block_shape = block;
-    return detail::computed_array(
-        m.dtype, m.shape, co, m.attributes.entries(), path, options, [&](const Grid& g) {
-            return std::make_shared<ZarrOrigin>(std::move(m), std::move(files), g);
-        });
+    Value::Map attrs = m.attributes.entries();
+    carry_structure(m, attrs);
+    return detail::computed_array(m.dtype, m.shape, co, attrs, path, options, [&](const Grid& g) {
+        return std::make_shared<ZarrOrigin>(std::move(m), std::move(files), g);
+    });
 }
 
 Value zarr_summary(const std::string& given, const OpenOptions& options) {

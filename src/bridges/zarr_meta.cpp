@@ -469,7 +469,10 @@ ZarrMeta parse_zarr_v3(const std::string& json, const std::string& where) {
     if (const Value* dn = a.find("dimension_names");
         dn != nullptr && dn->type() == Value::Type::array) {
         for (std::size_t i = 0; i < dn->size(); ++i) {
-            m.dimension_names.push_back((*dn)[i].is_nil() ? "" : (*dn)[i].to_json());
+            const Value& n = (*dn)[i];
+            m.dimension_names.push_back(n.is_nil()                        ? std::string()
+                                        : n.type() == Value::Type::string ? n.as<std::string>()
+                                                                          : n.to_json());
         }
     }
     check_geometry(m);

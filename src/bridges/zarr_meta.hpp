@@ -86,6 +86,12 @@ const std::vector<ZarrV3Type>& zarr_v3_types();
 /// One item of `dtype` holding a metadata fill value (v2: a number, "NaN", "Infinity",
 /// "-Infinity", base64 of the bytes, a string for U; v3: also "0x..." of the bits, [re, im],
 /// lists of bytes), in dtype's byte order; zeros for null. \throws FormatError naming `where`
+/// Adds to `attrs` (a Zarr array's attributes) what an import keeps beside them, as for an HDF5
+/// dataset (bridges.hpp): its fill value when not zero (_FillValue; integers, float32 and
+/// float64), v3's dimension_names when every dimension has one (_ARRAY_DIMENSIONS); each only
+/// where `attrs` has no entry of that name.
+void carry_structure(const ZarrMeta& m, Value::Map& attrs);
+
 std::vector<std::uint8_t> zarr_fill_bytes(const Value& v,
                                           const DType& dtype,
                                           const std::string& where);

@@ -1,5 +1,6 @@
 // Zarr's values: fill values in either version's JSON, chunk keys, codec chains as text
 // (zarr_meta.hpp).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -7,6 +8,7 @@
 #include <b2nd/error.hpp>
 
 #include "../detail/text.hpp"
+#include "bridges.hpp"
 #include "zarr_meta.hpp"
 
 namespace b2nd::bridges {
@@ -284,6 +286,51 @@ std::string chunk_key(const ZarrMeta& m, const std::int64_t* coords) {
         k += num(coords[d]);
     }
     return k;
+}
+
+void carry_structure(const ZarrMeta& m, Value::Map& attrs) {
+    const auto has = [&](const char* key) {
+        return std::any_of(attrs.begin(), attrs.end(),
+                           [&](const auto& e) { return e.first == key; });
+    };
+    const DType::Kind kind = m.dtype.kind();
+    const auto size = static_cast<std::size_t>(m.dtype.itemsize());
+    const bool zero =
+        std::all_of(m.fill.begin(), m.fill.end(), [](std::uint8_t b) { return b == 0; });
+    if (!has(kFillValueKey) && !zero && m.fill.size() == size && size <= 8 &&
+        (kind == DType::Kind::int_ || kind == DType::Kind::uint ||
+         (kind == DType::Kind::float_ && (size == 4 || size == 8)))) {
+        std::uint8_t le[8] = {};
+        for (std::size_t i = 0; i < size; ++i) {
+            le[i] = m.dtype.byteorder() == '>' ? m.fill[size - 1 - i] : m.fill[i];
+        }
+        if (kind == DType::Kind::float_) {
+            double x = 0;
+            if (size == 4) {
+                float f = 0;
+                std::memcpy(&f, le, 4);
+                x = static_cast<double>(f);
+            } else {
+                std::memcpy(&x, le, 8);
+            }
+            attrs.emplace_back(kFillValueKey, x);
+        } else {
+            std::uint64_t u = 0;
+            std::memcpy(&u, le, size);
+            if (kind == DType::Kind::int_ && size < 8 && (u >> (8 * size - 1)) != 0) {
+                u |= ~std::uint64_t{0} << (8 * size);  // sign-extended
+            }
+            attrs.emplace_back(kFillValueKey, kind == DType::Kind::int_
+                                                  ? Value(static_cast<std::int64_t>(u))
+                                                  : Value(u));
+        }
+    }
+    if (!has(kDimensionsKey) && !m.dimension_names.empty() &&
+        std::none_of(m.dimension_names.begin(), m.dimension_names.end(),
+                     [](const std::string& n) { return n.empty(); })) {
+        Value::Array names(m.dimension_names.begin(), m.dimension_names.end());
+        attrs.emplace_back(kDimensionsKey, Value(std::move(names)));
+    }
 }
 
 }  // namespace b2nd::bridges

@@ -2,11 +2,14 @@
 // (sharding_indexed: inner codecs bytes + blosc, or zstd; the index checked by crc32c), or v2
 // with the array's chunks and the blosc compressor. Built under a temporary name chunk by chunk,
 // in parallel, and moved into place whole.
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
 
+#include <b2nd/attrs.hpp>
 #include <b2nd/codec/filters.hpp>
 #include <b2nd/error.hpp>
 #include <b2nd/storage/sources.hpp>
@@ -154,6 +157,72 @@ std::string v3_type_name(const DType& d, const std::string& where) {
                            " has no Zarr v3 core data type (write --zarr-format 2)");
 }
 
+/// The fill value written: the array's _FillValue where it is a number its dtype holds (NaN and
+/// infinities as Zarr spells them), else zero.
+Value fill_of(const AnyArray& a, int format, const std::string& where) {
+    const DType& d = a.dtype();
+    const Value held = a.attrs().contains(kFillValueKey) ? a.attrs().get(kFillValueKey) : Value();
+    const Value* f = held.is_nil() ? nullptr : &held;
+    const DType::Kind kind = d.kind();
+    if (f != nullptr && f->type() == Value::Type::array && f->size() == 1) {
+        f = &(*f)[0];
+    }
+    if (f == nullptr || (f->type() != Value::Type::integer && f->type() != Value::Type::real) ||
+        (kind != DType::Kind::int_ && kind != DType::Kind::uint && kind != DType::Kind::float_)) {
+        return zero_fill(d, format);
+    }
+    try {
+        (void)zarr_fill_bytes(*f, d, where);  // refused when the dtype cannot hold it
+    } catch (const Error&) {
+        return zero_fill(d, format);
+    }
+    if (kind == DType::Kind::float_) {
+        const double x = f->as<double>();
+        if (std::isnan(x)) {
+            return "NaN";
+        }
+        if (std::isinf(x)) {
+            return x > 0 ? "Infinity" : "-Infinity";
+        }
+        return x;
+    }
+    return *f;
+}
+
+/// The attributes written: the dtypes an HDF5 import recorded left out (JSON has no widths), as
+/// is a _FillValue that became the fill value; for v3, _ARRAY_DIMENSIONS taken out as `names`
+/// (zarr.json's dimension_names).
+Value::Map attributes_of(const AnyArray& a, int format, Value* names) {
+    const bool filled = fill_of(a, format, "") != zero_fill(a.dtype(), format);
+    Value::Map out;
+    for (auto& [k, v] : user_attributes(a)) {
+        const std::string key = k.type() == Value::Type::string ? k.as<std::string>() : "";
+        if (key == kAttributeDtypesKey || (key == kFillValueKey && filled)) {
+            continue;
+        }
+        if (key == kGlobalsKey && v.type() == Value::Type::map) {
+            Value::Map globals;
+            for (const auto& [gk, gv] : v.entries()) {
+                if (!(gk.type() == Value::Type::string &&
+                      gk.as<std::string>() == kAttributeDtypesKey)) {
+                    globals.emplace_back(gk, gv);
+                }
+            }
+            out.emplace_back(k, Value::map(std::move(globals)));
+            continue;
+        }
+        if (format == 3 && key == kDimensionsKey && v.type() == Value::Type::array &&
+            v.size() == static_cast<std::size_t>(a.ndim()) &&
+            std::all_of(v.array().begin(), v.array().end(),
+                        [](const Value& e) { return e.type() == Value::Type::string; })) {
+            *names = v;
+            continue;
+        }
+        out.emplace_back(k, v);
+    }
+    return out;
+}
+
 std::string metadata_json(const AnyArray& a,
                           const Compression& c,
                           int format,
@@ -171,7 +240,7 @@ std::string metadata_json(const AnyArray& a,
                                        {"clevel", c.clevel},
                                        {"shuffle", c.shuffle},
                                        {"blocksize", 0}})},
-            {"fill_value", zero_fill(d, 2)},
+            {"fill_value", fill_of(a, 2, where)},
             {"order", "C"},
             {"filters", nullptr},
             {"dimension_separator", "."}};
@@ -215,9 +284,13 @@ std::string metadata_json(const AnyArray& a,
                       Value::map({{"chunk_shape", shape_value(shard_shape(a.grid()))}})}})},
         {"chunk_key_encoding",
          Value::map({{"name", "default"}, {"configuration", Value::map({{"separator", "/"}})}})},
-        {"fill_value", zero_fill(d, 3)},
-        {"codecs", Value(Value::Array{sharding})},
-        {"attributes", Value::map(user_attributes(a))}};
+        {"fill_value", fill_of(a, 3, where)},
+        {"codecs", Value(Value::Array{sharding})}};
+    Value names;
+    z.emplace_back("attributes", Value::map(attributes_of(a, 3, &names)));
+    if (!names.is_nil()) {
+        z.emplace_back("dimension_names", names);
+    }
     return Value::map(std::move(z)).to_json(2) + "\n";
 }
 
@@ -356,7 +429,8 @@ void export_zarr(const AnyArray& a, const std::string& out, const ZarrExportOpti
         write_file(tmp + (o.format == 3 ? "/zarr.json" : "/.zarray"),
                    std::vector<std::uint8_t>(meta.begin(), meta.end()), o.durable);
         if (o.format == 2) {
-            const std::string attrs = Value::map(user_attributes(a)).to_json(4) + "\n";
+            Value unused;
+            const std::string attrs = Value::map(attributes_of(a, 2, &unused)).to_json(4) + "\n";
             write_file(tmp + "/.zattrs", std::vector<std::uint8_t>(attrs.begin(), attrs.end()),
                        o.durable);
         }

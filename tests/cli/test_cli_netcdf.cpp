@@ -5,6 +5,7 @@
 // made and described by the netCDF library and h5py (tests/cli/bridges/netcdf_cases.py).
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include <catch2/catch.hpp>
 
@@ -161,4 +162,39 @@ TEST_CASE("cli netcdf: an HDF5 dataset's own fill value survives import and expo
     const std::string cmd = b2nd::test::python3() + " -c \"import h5py; print('fill', h5py.File('" +
                             tmp / "out.h5" + "')['x'].fillvalue)\" 2>&1";
     CHECK_THAT(b2nd::test::command_text(cmd), Contains("fill 1e+20"));
+}
+
+TEST_CASE("cli netcdf: a variable exported to Zarr keeps its dimension names and fill value",
+          "[cli][bridges][netcdf][zarr]") {
+    b2nd::test::TempDir tmp;
+    NETCDF_OR_SKIP(tmp);
+    const std::string var = q(tmp / "ocean.nc") + ":/temperature ";
+    REQUIRE(run("export " + var + q(tmp / "v3.zarr")).status == 0);
+    REQUIRE(run("export " + var + q(tmp / "v2.zarr") + " --zarr-format 2").status == 0);
+    // Read by Python's json and zarr-python, not by b2nd.
+    const std::string check =
+        "import json, sys, zarr\n"
+        "d = sys.argv[1]\n"
+        "z3 = json.load(open(d + '/v3.zarr/zarr.json'))\n"
+        "print('v3 names', z3.get('dimension_names'), 'fill', z3['fill_value'])\n"
+        "print('v3 attributes', sorted(z3['attributes']))\n"
+        "a = zarr.open(d + '/v2.zarr', mode='r')\n"
+        "print('v2 names', a.attrs['_ARRAY_DIMENSIONS'], 'fill', a.fill_value)\n"
+        "print('v2 attributes', sorted(a.attrs))\n";
+    std::ofstream(tmp / "check.py") << check;
+    const std::string out = b2nd::test::command_text(
+        b2nd::test::python3() + " " + q(tmp / "check.py") + " " + q(tmp.path()) + " 2>&1");
+    INFO(out);
+    CHECK_THAT(out, Contains("v3 names ['time', 'lat', 'lon'] fill 1.0000000200408773e+20") &&
+                        Contains("v2 names ['time', 'lat', 'lon'] fill 1e+20"));
+    // _FillValue became the fill value; the dtypes recorded for HDF5 are not Zarr's business.
+    CHECK_THAT(out, Contains("v3 attributes ['_global_attributes', 'flag_values', "
+                             "'scale_factor', 'units']") &&
+                        Contains("v2 attributes ['_ARRAY_DIMENSIONS', '_global_attributes', "
+                                 "'flag_values', 'scale_factor', 'units']"));
+    // And back: the Zarr array's names and fill value come in as the HDF5 ones did.
+    REQUIRE(run("import " + q(tmp / "v3.zarr") + " " + q(tmp / "t.b2nd")).status == 0);
+    const auto meta = run("meta " + q(tmp / "t.b2nd"));
+    CHECK_THAT(meta.output, Contains("_ARRAY_DIMENSIONS = [\"time\", \"lat\", \"lon\"]") &&
+                                Contains("_FillValue = 1.0000000200408773e+20"));
 }

@@ -156,9 +156,43 @@ Value read_attribute(hid_t attr, const std::string& where) {
     }
 }
 
+/// Why an attribute read_attribute left out has no value here.
+std::string why_left_out(hid_t attr) {
+    Handle type(H5Aget_type(attr), H5Tclose);
+    Handle space(H5Aget_space(attr), H5Sclose);
+    if (type.get() < 0 || space.get() < 0) {
+        last_error();
+        return "unreadable";
+    }
+    if (H5Sget_simple_extent_type(space.get()) == H5S_NULL) {
+        return "empty (a null dataspace, h5py.Empty)";
+    }
+    switch (H5Tget_class(type.get())) {
+        case H5T_REFERENCE:
+            return "a reference";
+        case H5T_COMPOUND:
+            return "a compound";
+        case H5T_VLEN:
+            return "a variable-length sequence";
+        case H5T_ENUM:
+            return "an enumeration";
+        case H5T_OPAQUE:
+            return "opaque";
+        case H5T_ARRAY:
+            return "an array type";
+        case H5T_BITFIELD:
+            return "a bitfield";
+        default:
+            return "larger than 64 MiB, or of a type with no value here";
+    }
+}
+
 }  // namespace
 
-Value::Map read_attributes(hid_t obj, const std::string& where, Value::Map* dtypes) {
+Value::Map read_attributes(hid_t obj,
+                           const std::string& where,
+                           Value::Map* dtypes,
+                           Value::Map* left_out) {
     std::vector<std::string> names;
     hsize_t at = 0;
     H5Aiterate2(obj, H5_INDEX_NAME, H5_ITER_INC, &at, collect_name, &names);
@@ -174,6 +208,9 @@ Value::Map read_attributes(hid_t obj, const std::string& where, Value::Map* dtyp
         }
         Value v = read_attribute(attr.get(), where + " attribute '" + name + "'");
         if (v.is_nil()) {
+            if (left_out != nullptr) {
+                left_out->emplace_back(name, why_left_out(attr.get()));
+            }
             continue;
         }
         if (dtypes != nullptr && v.type() != Value::Type::ext) {

@@ -170,7 +170,11 @@ inline constexpr const char* kFixedText = "|S";
 /// When `dtypes`, the NumPy dtype of each numeric attribute narrower than 64 bits (or not
 /// little-endian) is added to it by name, the values above being all 64 bits wide; and
 /// kFixedText for each string of fixed length (netCDF's text; h5py's are variable-length).
-Value::Map read_attributes(hid_t obj, const std::string& where, Value::Map* dtypes = nullptr);
+/// When `left_out`, each attribute left out (bookkeeping aside) is added to it by name, with why.
+Value::Map read_attributes(hid_t obj,
+                           const std::string& where,
+                           Value::Map* dtypes = nullptr,
+                           Value::Map* left_out = nullptr);
 /// Adds to `attrs`, the attributes of the dataset `dset` of `file` an open carries, what an import
 /// keeps beside them (hdf5_dims.cpp), each only where `attrs` has no entry of its name: the
 /// dataset's fill value as _FillValue (one a user chose, not zero), its dimensions' names as

@@ -41,7 +41,8 @@ AnyArray open_hdf5(const Hdf5Location& at, const OpenOptions& o);
 /// What `b2nd info` says of the dataset at `at` (its path resolved, as "/run7/t") beyond its
 /// array: a map of format ("HDF5"), dataset, maxshape (null for unlimited extents), layout
 /// (contiguous, chunked, compact, virtual), filters (text, as h5ls names them), fill_value (one
-/// item's bytes, when defined) and stored (bytes). \throws as open_hdf5
+/// item's bytes, when defined), stored (bytes), and attributes_left_out (a map of name to why,
+/// when any are). \throws as open_hdf5
 Value hdf5_summary(const Hdf5Location& at, const OpenOptions& o);
 
 /// Writes `a` as the dataset at.dataset (intermediate groups made) of at.file, chunked as `a` is

@@ -302,6 +302,11 @@ Value hdf5_summary(const Hdf5Location& at, const OpenOptions& o) {
         }
     }
     out.emplace_back("stored", static_cast<std::int64_t>(H5Dget_storage_size(d.get())));
+    Value::Map left_out;
+    h5::read_attributes(d.get(), where, nullptr, &left_out);
+    if (!left_out.empty()) {
+        out.emplace_back("attributes_left_out", Value::map(std::move(left_out)));
+    }
     h5::last_error();
     return Value::map(std::move(out));
 }

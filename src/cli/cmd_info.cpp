@@ -233,6 +233,9 @@ std::string describe_bridge(const std::string& path, bool json) {
         m.emplace_back("nbytes", a.nbytes());
         m.emplace_back("stored", h["stored"]);
         m.emplace_back("attributes", Value::map(std::move(attrs)));
+        if (const Value* l = h.find("attributes_left_out")) {
+            m.emplace_back("attributes_left_out", *l);
+        }
     }
     const Value z = Value::map(m);
     const DType dtype = DType::parse(z["dtype"].as<std::string>());
@@ -298,6 +301,14 @@ std::string describe_bridge(const std::string& path, bool json) {
     const Value& attrs = z["attributes"];
     if (attrs.size() > 0) {
         o << "attributes  " << attrs.to_json() << "\n";
+    }
+    if (const Value* l = z.find("attributes_left_out")) {
+        // What the array does not carry, and why (an import or export leaves them behind).
+        std::string t;
+        for (const auto& [k, v] : l->entries()) {
+            t += (t.empty() ? "" : "; ") + k.as<std::string>() + " (" + v.as<std::string>() + ")";
+        }
+        o << "left out    " << t << "\n";
     }
     return o.str();
 }

@@ -21,6 +21,7 @@
 
 #if B2ND_TEST_HDF5
 #include "bridges/hdf5_detail.hpp"
+#include "bridges/hdf5_gate.hpp"
 #include <sys/stat.h>
 
 using b2nd::AnyArray;
@@ -471,6 +472,13 @@ TEST_CASE("hdf5 hostile: an attribute of a null dataspace is left out, the datas
     CHECK(a.read() == values);
     CHECK(a.attrs().get<std::int64_t>("ok") == 1);
     CHECK_FALSE(a.attrs().contains("empty"));
+    // What `b2nd info` says of it: left out, and why.
+    const b2nd::Value info = b2nd::bridges::hdf5_summary({tmp / "empty.h5", "/d"}, {});
+    const b2nd::Value* left = info.find("attributes_left_out");
+    REQUIRE(left != nullptr);
+    REQUIRE(left->find("empty") != nullptr);
+    CHECK_THAT(left->find("empty")->as<std::string>(), Contains("null dataspace"));
+    CHECK(left->find("ok") == nullptr);
 }
 
 #else

@@ -212,6 +212,13 @@ public:
     /// write_orthogonal) change that field of this array only, re-encoding the touched chunks.
     /// A sub-array field is written by whole sub-arrays. \throws UsageError for an unknown field
     AnyArray field(const std::string& name) const;
+    /// This array's items under other chunk and block shapes, as a read-only view: each block
+    /// of the view is read as a box of this array (its blocks decoded once, through its cache),
+    /// so that a chunkwise pass (for_each_chunk, an export, evaluate) works on the new chunks.
+    /// `chunks` empty: this array's; `blocks` empty: this array's when the chunks are kept, else
+    /// chosen for the new chunks. Nothing is written. \throws UsageError naming the array for
+    /// shapes of another rank or a grid that cannot be (a block larger than its chunk, ...)
+    AnyArray rechunked(const Shape& chunks, const Shape& blocks = {}) const;
     /// Writes field `name` of the selection from data (the field's values, C order, stored
     /// byte order; or one value for all). The other fields keep their bytes.
     void write_field(const std::string& name, const Selection& sel, ByteSpan data);

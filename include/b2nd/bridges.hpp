@@ -28,16 +28,40 @@
 
 namespace b2nd {
 
+/// What an export compresses with. Each format takes some of them: HDF5 gzip (its built-in
+/// deflate filter: the default, which every HDF5 reader has), blosc (the Blosc filter 32001 that
+/// PyTables and hdf5plugin write) and none; Zarr v2 blosc (the default), zstd, zlib, gzip, lz4
+/// (numcodecs' framing) and none; Zarr v3 blosc (the default), zstd, gzip and none.
+enum class ExportCompressor { standard, blosc, gzip, zlib, zstd, lz4, none };
+
+/// The shuffle an export applies before compressing: `standard` is HDF5 gzip's byte shuffle,
+/// and for blosc the array's own (its filters' shuffle or bitshuffle); `bit` goes with blosc
+/// only, and the other compressors of Zarr take none (Zarr's shuffle is blosc's).
+enum class ExportShuffle { standard, none, byte, bit };
+
+/// How an export encodes what it writes: the output's chunks and compression, common to the
+/// HDF5 and Zarr exports (each refuses by name what its format does not take).
+struct ExportCoding {
+    /// The output's chunks (HDF5 chunks, Zarr v2 chunks, Zarr v3 shards); empty: the array's.
+    Shape chunks;
+    /// Zarr v3's inner chunks; empty: the array's blocks (chosen for the chunks when `chunks`
+    /// is given). HDF5 and Zarr v2 have none.
+    Shape blocks;
+    ExportCompressor compressor = ExportCompressor::standard;  ///< see ExportCompressor
+    ExportShuffle shuffle = ExportShuffle::standard;           ///< see ExportShuffle
+    /// Blosc's codec (blosclz, lz4, lz4hc, zlib, zstd); default: the array's where Blosc 1.x has
+    /// it, else zstd.
+    std::optional<codec::Codec> codec;
+    /// The level, 0-9; -1: 4 for HDF5's gzip, else the array's.
+    int clevel = -1;
+};
+
 /// How export_zarr writes.
-struct ZarrExportOptions {
+struct ZarrExportOptions : ExportCoding {
     int format = 3;          ///< 3: sharded (sharding_indexed); 2: one chunk per file
     bool overwrite = false;  ///< replace an existing Zarr array at the path (nothing else)
-    /// The compressor; default: the array's where Blosc 1.x has it (blosclz, lz4, lz4hc, zlib,
-    /// zstd), else zstd.
-    std::optional<codec::Codec> codec;
-    int clevel = -1;      ///< the compression level; -1: the array's
-    bool durable = true;  ///< fsync what is written before it is moved into place
-    int nthreads = 0;     ///< threads reading and encoding chunks (0: all cores)
+    bool durable = true;     ///< fsync what is written before it is moved into place
+    int nthreads = 0;        ///< threads reading and encoding chunks (0: all cores)
     /// Called after each chunk written, one call at a time: (chunks done, total).
     std::function<void(std::int64_t, std::int64_t)> progress;
     /// How an s3:// destination is reached (credentials, region, endpoint); empty fields come
@@ -50,31 +74,31 @@ struct ZarrExportOptions {
 /// Writes `a` as a Zarr array at `path`, a directory built under a temporary name and moved into
 /// place whole; or at an s3:// prefix, built locally (under $TMPDIR) and put as objects, its
 /// chunks first and its metadata last (a reader finds the array only once it is whole). v3: the
-/// array's chunks are shards (sharding_indexed) of inner chunks of its block shape (where a block's
-/// extent does not divide the chunk's, the largest divisor of the chunk's below it: inner chunks
-/// tile a shard), compressed with bytes + blosc (the array's codec and shuffle), or zstd where
-/// Blosc 1.x lacks the codec; the index at the end, with crc32c. v2: the array's chunks, the blosc
-/// compressor. The array's attributes become the Zarr array's. \throws UsageError for an existing
-/// path without `overwrite`, or one that is not a Zarr array;
+/// array's chunks (or `o.chunks`) are shards (sharding_indexed) of inner chunks of its block shape
+/// (or `o.blocks`; where a block's extent does not divide the chunk's, the largest divisor of the
+/// chunk's below it: inner chunks tile a shard), compressed with bytes + blosc (the array's codec
+/// and shuffle), or zstd where Blosc 1.x lacks the codec, or as `o` says; the index at the end,
+/// with crc32c. v2: the array's chunks (or `o.chunks`), the blosc compressor or as `o` says. The
+/// array's attributes become the Zarr array's. \throws UsageError for an existing path without
+/// `overwrite`, one that is not a Zarr array, or coding the format does not take;
 ///         UnsupportedError for a dtype the format has no type for (v3: strings, records)
 void export_zarr(const AnyArray& a, const std::string& path, const ZarrExportOptions& o = {});
 
 /// How export_hdf5 writes.
-struct Hdf5ExportOptions {
+struct Hdf5ExportOptions : ExportCoding {
     bool overwrite = false;  ///< replace a dataset of that path (else refused)
-    int gzip_level = 4;      ///< the deflate filter's level, 0-9
-    bool shuffle = true;     ///< the shuffle filter before deflate
     bool durable = true;     ///< fsync the file before it replaces the old one
     /// Called after each chunk written: (chunks done, total).
     std::function<void(std::int64_t, std::int64_t)> progress;
 };
 
 /// Writes `a` as an HDF5 dataset at `location`, "FILE.h5:/path/to/dataset" (intermediate groups
-/// made), chunked as `a` is and compressed with shuffle + deflate, which h5py and every HDF5
-/// reader read without plugins; its attributes as HDF5 attributes. A new file is built under a
-/// temporary name; an existing one is copied, added to, and replaces the old in one step (its
-/// mode kept): readers see the old file or the new, never a part.
-/// \throws UsageError for an existing dataset without `overwrite` or a file that is not HDF5;
+/// made), chunked as `a` is (or `o.chunks`) and compressed with shuffle + deflate, which h5py and
+/// every HDF5 reader read without plugins, or as `o` says; its attributes as HDF5 attributes. A new
+/// file is built under a temporary name; an existing one is copied, added to, and replaces the old
+/// in one step (its mode kept): readers see the old file or the new, never a part. \throws
+/// UsageError for an existing dataset without `overwrite`, a file that is not HDF5, or
+///         coding HDF5 does not take (`blocks`; zstd, zlib, lz4; a bit shuffle with gzip);
 ///         UnsupportedError in a build without libhdf5, or for a dtype HDF5 has no type for
 ///         (unicode, datetimes)
 void export_hdf5(const AnyArray& a, const std::string& location, const Hdf5ExportOptions& o = {});

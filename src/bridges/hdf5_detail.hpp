@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <b2nd/codec/ids.hpp>
 #include <b2nd/dtype.hpp>
 #include <b2nd/shape.hpp>
 #include <b2nd/value.hpp>
@@ -51,6 +52,13 @@ std::string last_error();
 /// \throws FormatError "`where`: `what` (libhdf5: ...)" when id < 0; else id.
 hid_t check(hid_t id, const std::string& where, const std::string& what);
 
+/// The Blosc filter's id (PyTables', hdf5-blosc's).
+inline constexpr H5Z_filter_t kBloscFilter = 32001;
+
+/// Blosc's code for a codec in the Blosc filter's parameters (blosclz 0, lz4 1, lz4hc 2, zlib 4,
+/// zstd 5).
+unsigned blosc_compcode(codec::Codec c) noexcept;
+
 /// Registers our decoders: Blosc (32001, what PyTables and hdf5-blosc write) and LZF (32000,
 /// h5py's).
 void register_filters();
@@ -77,8 +85,10 @@ private:
     std::string refusal_;
 };
 
-/// Our decoders as libhdf5 calls them (H5Z_func_t): the chunk in *buf (nbytes of it) replaced by
-/// exactly FilterScope::chunk_bytes() decoded bytes, whose size is returned; 0 when refused.
+/// Our filters as libhdf5 calls them (H5Z_func_t): decoding (H5Z_FLAG_REVERSE), the chunk in
+/// *buf (nbytes of it) replaced by exactly FilterScope::chunk_bytes() decoded bytes, whose size
+/// is returned; 0 when refused. Blosc also encodes, as its parameters say (an export's datasets,
+/// and any write through libhdf5 in this process); LZF refuses to.
 std::size_t blosc_filter(unsigned flags,
                          std::size_t cd_nelmts,
                          const unsigned cd_values[],

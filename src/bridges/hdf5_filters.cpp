@@ -1,6 +1,7 @@
 // Our own decoders registered with libhdf5: Blosc (filter 32001, as PyTables and hdf5-blosc write
 // it: one Blosc1 chunk per HDF5 chunk) and LZF (32000, h5py's), so that such files read without
-// any plugin installed. Decoding only: exports use deflate, which every reader has.
+// any plugin installed. Blosc also encodes, from its parameters (exports that choose it, and any
+// write through libhdf5 in this process); LZF decodes only.
 //
 // libhdf5 uses what a filter returns as a whole chunk, without checking its size: a decoder that
 // hands back fewer bytes makes it read past the buffer. A filter is told neither the dataset nor
@@ -9,11 +10,14 @@
 // (libhdf5 runs filters on the thread that reads). Each decoder returns exactly that many bytes,
 // allocated once, or fails; outside a scope it fails.
 #include <cstring>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <b2nd/codec/chunk_decoder.hpp>
 #include <b2nd/error.hpp>
 
+#include "../codec/blosc1.hpp"
 #include "../codec/compressors.hpp"
 #include "../detail/text.hpp"
 #include "hdf5_detail.hpp"
@@ -23,7 +27,6 @@ namespace b2nd::bridges::h5 {
 namespace {
 
 constexpr H5Z_filter_t kLzf = 32000;
-constexpr H5Z_filter_t kBlosc = 32001;
 
 thread_local FilterScope* tl_scope = nullptr;
 
@@ -62,16 +65,72 @@ FilterScope::~FilterScope() {
     tl_scope = outer_;
 }
 
-// cd_values of hdf5-blosc: filter revision, Blosc version, typesize, chunk bytes, clevel,
-// shuffle, compressor. The chunk says all of it; only its size is checked, against the dataset.
+unsigned blosc_compcode(codec::Codec c) noexcept {
+    switch (c) {
+        case codec::Codec::blosclz:
+            return 0;
+        case codec::Codec::lz4:
+            return 1;
+        case codec::Codec::lz4hc:
+            return 2;
+        case codec::Codec::zlib:
+            return 4;
+        default:
+            return 5;  // zstd
+    }
+}
+
+namespace {
+
+/// A chunk encoded as the Blosc filter's parameters say (cd_values: filter revision, Blosc
+/// version, typesize, chunk bytes, clevel, shuffle, compressor code).
+std::size_t blosc_encode(std::size_t cd_nelmts,
+                         const unsigned cd_values[],
+                         std::size_t nbytes,
+                         std::size_t* buf_size,
+                         void** buf) {
+    if (cd_nelmts < 7) {
+        return refuse("Blosc", "the filter's parameters are incomplete");
+    }
+    std::optional<codec::Codec> c;
+    for (const codec::Codec k : {codec::Codec::blosclz, codec::Codec::lz4, codec::Codec::lz4hc,
+                                 codec::Codec::zlib, codec::Codec::zstd}) {
+        if (blosc_compcode(k) == cd_values[6]) {
+            c = k;
+        }
+    }
+    if (!c || cd_values[4] > 9 || cd_values[5] > 2 || cd_values[2] == 0 || cd_values[2] > 255) {
+        return refuse("Blosc",
+                      "the filter's parameters name no codec, level or shuffle Blosc "
+                      "has");
+    }
+    try {
+        std::vector<std::uint8_t> z;
+        codec::detail::encode_blosc1_chunk(
+            static_cast<const std::uint8_t*>(*buf), nbytes, *c, static_cast<int>(cd_values[4]),
+            static_cast<int>(cd_values[5]), static_cast<int>(cd_values[2]), z);
+        void* out = H5allocate_memory(z.size(), false);
+        if (out == nullptr) {
+            return refuse("Blosc", "cannot allocate " + std::to_string(z.size()) + " bytes");
+        }
+        std::memcpy(out, z.data(), z.size());
+        return hand_back(out, z.size(), buf_size, buf);
+    } catch (const std::exception& e) {
+        return refuse("Blosc", e.what());
+    }
+}
+
+}  // namespace
+
+// The chunk says all of its coding; only its size is checked, against the dataset.
 std::size_t blosc_filter(unsigned flags,
-                         std::size_t /*cd_nelmts*/,
-                         const unsigned /*cd_values*/[],
+                         std::size_t cd_nelmts,
+                         const unsigned cd_values[],
                          std::size_t nbytes,
                          std::size_t* buf_size,
                          void** buf) {
     if ((flags & H5Z_FLAG_REVERSE) == 0) {
-        return refuse("Blosc", "this library decodes Blosc chunks; it does not write them");
+        return blosc_encode(cd_nelmts, cd_values, nbytes, buf_size, buf);
     }
     const std::uint64_t want = chunk_bytes("Blosc");
     if (want == 0) {
@@ -136,8 +195,8 @@ std::size_t lzf_filter(unsigned flags,
 
 void register_filters() {
     static const H5Z_class2_t blosc = {
-        H5Z_CLASS_T_VERS, kBlosc,  0,           1, "blosc (b2nd-cpp's decoder)",
-        nullptr,          nullptr, blosc_filter};
+        H5Z_CLASS_T_VERS,           kBloscFilter, 1,       1,
+        "blosc (b2nd-cpp's codec)", nullptr,      nullptr, blosc_filter};
     static const H5Z_class2_t lzf = {H5Z_CLASS_T_VERS,           kLzf,    0,       1,
                                      "lzf (b2nd-cpp's decoder)", nullptr, nullptr, lzf_filter};
     H5Zregister(&blosc);

@@ -15,6 +15,7 @@
 #include "../storage/publish.hpp"
 #include "../storage/sources/posix_file.hpp"
 #include "bridges.hpp"
+#include "export_coding.hpp"
 #include "hdf5_detail.hpp"
 #include "hdf5_gate.hpp"
 #include "zarr_meta.hpp"
@@ -101,6 +102,7 @@ void write_dataset(hid_t file,
                    const AnyArray& a,
                    const std::string& path,
                    const Hdf5ExportOptions& o,
+                   const ChunkCoding& coding,
                    bool new_file,
                    const std::string& where) {
     auto held = h5::lock();
@@ -170,11 +172,29 @@ void write_dataset(hid_t file,
             }
         }
         check(H5Pset_chunk(dcpl.get(), nd, chunk.data()), where, "cannot set the chunk shape");
-        if (o.shuffle && a.itemsize() > 1) {
-            check(H5Pset_shuffle(dcpl.get()), where, "cannot add the shuffle filter");
+        if (coding.compressor == ExportCompressor::blosc) {
+            // The Blosc filter's parameters, as PyTables writes them: its version, Blosc's
+            // format, the item and chunk sizes, the level, the shuffle, the codec.
+            std::uint64_t chunk_bytes = static_cast<std::uint64_t>(a.itemsize());
+            for (const hsize_t c : chunk) {
+                chunk_bytes *= c;
+            }
+            const unsigned cd[7] = {2,
+                                    2,
+                                    static_cast<unsigned>(a.itemsize()),
+                                    static_cast<unsigned>(chunk_bytes),
+                                    static_cast<unsigned>(coding.clevel),
+                                    static_cast<unsigned>(coding.shuffle),
+                                    h5::blosc_compcode(coding.codec)};
+            check(H5Pset_filter(dcpl.get(), h5::kBloscFilter, H5Z_FLAG_OPTIONAL, 7, cd), where,
+                  "cannot add the Blosc filter");
+        } else if (coding.compressor == ExportCompressor::gzip) {
+            if (coding.shuffle == 1 && a.itemsize() > 1) {
+                check(H5Pset_shuffle(dcpl.get()), where, "cannot add the shuffle filter");
+            }
+            check(H5Pset_deflate(dcpl.get(), static_cast<unsigned>(coding.clevel)), where,
+                  "cannot add the deflate filter");
         }
-        check(H5Pset_deflate(dcpl.get(), static_cast<unsigned>(std::clamp(o.gzip_level, 0, 9))),
-              where, "cannot add the deflate filter");
     }
     Handle space(
         nd == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(nd, dims.data(), maxdims.data()),
@@ -237,15 +257,16 @@ void write_dataset(hid_t file,
         }
     }
     const auto item = static_cast<std::size_t>(a.itemsize());
-    const bool shuffle = o.shuffle && item > 1;
-    const int level = std::clamp(o.gzip_level, 0, 9);
+    // HDF5's shuffle filter goes before deflate; Blosc shuffles inside its own chunks.
+    const bool shuffle =
+        coding.compressor == ExportCompressor::gzip && coding.shuffle == 1 && item > 1;
     const std::int64_t total = g.nchunks();
     std::int64_t done = 0;
     const hid_t ds = dset.get();
     held.unlock();
     a.for_each_chunk(a.all_chunks(), [&](std::int64_t ci, const Box& region,
                                          const std::uint8_t* data, const std::uint8_t* uniform) {
-        thread_local std::vector<std::uint8_t> raw, shuffled, filled;
+        thread_local std::vector<std::uint8_t> raw, shuffled, filled, z;
         if (data == nullptr) {
             filled.resize(static_cast<std::size_t>(region.size()) * item);
             for (std::size_t k = 0; k < filled.size(); k += item) {
@@ -262,8 +283,7 @@ void write_dataset(hid_t file,
             codec::shuffle(static_cast<int>(item), raw.size(), raw.data(), shuffled.data());
             in = shuffled.data();
         }
-        const std::vector<std::uint8_t> z =
-            codec::detail::compress_whole(codec::detail::WholeStream::zlib, level, in, raw.size());
+        encode_chunk(coding, in, raw.size(), static_cast<int>(item), z);
         std::vector<hsize_t> offset(region.start.begin(), region.start.end());
         auto filing = h5::lock();
         check(H5Dwrite_chunk(ds, H5P_DEFAULT, 0, offset.data(), z.size(), z.data()), where,
@@ -322,6 +342,8 @@ void export_hdf5(const AnyArray& a, const Hdf5Location& at, const Hdf5ExportOpti
     if (storage::is_url(at.file)) {
         throw UnsupportedError(where + ": HDF5 files are written to local paths only");
     }
+    const ChunkCoding coding = resolve_coding(a, o, ExportFormat::hdf5, where);
+    const AnyArray source = coded_grid(a, o, ExportFormat::hdf5, where);
     // An existing HDF5 file is added to: it is copied under the temporary name first.
     detail::Publication pub(at.file, true, detail::quoted_path(at.file), detail::OutputKind::hdf5);
     const std::string tmp = pub.temporary();
@@ -346,7 +368,7 @@ void export_hdf5(const AnyArray& a, const Hdf5Location& at, const Hdf5ExportOpti
                              : "cannot create the HDF5 file"),
                 H5Fclose);
             held.unlock();
-            write_dataset(file.get(), a, at.dataset, o, !exists, where);
+            write_dataset(file.get(), source, at.dataset, o, coding, !exists, where);
             held.lock();
             check(H5Fflush(file.get(), H5F_SCOPE_GLOBAL), where, "cannot flush the file");
             file = Handle();

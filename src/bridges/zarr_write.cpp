@@ -21,6 +21,7 @@
 #include "../storage/sources/posix_file.hpp"
 #include "bridges.hpp"
 #include "crc32c.hpp"
+#include "export_coding.hpp"
 #include "zarr_meta.hpp"
 
 namespace b2nd::bridges {
@@ -31,40 +32,6 @@ namespace fs = std::filesystem;
 using detail::num;
 
 /// How chunks (v2) or inner chunks (v3) are compressed.
-struct Compression {
-    bool blosc = true;  // else a zstd stream (v3 only)
-    codec::Codec codec = codec::Codec::zstd;
-    int clevel = 5;
-    int shuffle = 1;
-};
-
-bool blosc1_has(codec::Codec c) {
-    using codec::Codec;
-    return c == Codec::blosclz || c == Codec::lz4 || c == Codec::lz4hc || c == Codec::zlib ||
-           c == Codec::zstd;
-}
-
-Compression compression_of(const AnyArray& a, const ZarrExportOptions& o) {
-    const CompressionParams p = a.compression();
-    Compression c;
-    c.codec = o.codec.value_or(p.codec);
-    c.clevel = o.clevel >= 0 ? o.clevel : p.clevel;
-    c.shuffle = 0;
-    for (const auto& f : p.filters) {
-        if (f.id == codec::Filter::shuffle) {
-            c.shuffle = 1;
-        } else if (f.id == codec::Filter::bitshuffle) {
-            c.shuffle = 2;
-        }
-    }
-    if (!blosc1_has(c.codec)) {
-        // Blosc 1.x lacks it (ZFP, NDLZ, ...): zstd (v3's codec; v2's blosc-zstd).
-        c.blosc = o.format == 2;
-        c.codec = codec::Codec::zstd;
-    }
-    return c;
-}
-
 const char* blosc_shuffle_name(int s) {
     return s == 2 ? "bitshuffle" : s == 1 ? "shuffle" : "noshuffle";
 }
@@ -223,44 +190,71 @@ Value::Map attributes_of(const AnyArray& a, int format, Value* names) {
     return out;
 }
 
+/// v2's compressor object (numcodecs' configuration), null for none.
+Value v2_compressor(const ChunkCoding& c, int typesize) {
+    (void)typesize;
+    switch (c.stream) {
+        case ChunkCoding::Stream::blosc1:
+            return Value::map({{"id", "blosc"},
+                               {"cname", std::string(codec::codec_name(c.codec))},
+                               {"clevel", c.clevel},
+                               {"shuffle", c.shuffle},
+                               {"blocksize", 0}});
+        case ChunkCoding::Stream::lz4:
+            return Value::map({{"id", "lz4"}, {"acceleration", 1}});
+        case ChunkCoding::Stream::raw:
+            return Value();
+        default:
+            return Value::map({{"id", compressor_name(c.compressor)}, {"level", c.clevel}});
+    }
+}
+
+/// v3's bytes-to-bytes codec after `bytes` inside a shard (none for none).
+Value::Array v3_codecs(const ChunkCoding& c, int typesize) {
+    switch (c.stream) {
+        case ChunkCoding::Stream::blosc1:
+            return {Value::map(
+                {{"name", "blosc"},
+                 {"configuration", Value::map({{"cname", std::string(codec::codec_name(c.codec))},
+                                               {"clevel", c.clevel},
+                                               {"shuffle", blosc_shuffle_name(c.shuffle)},
+                                               {"typesize", typesize},
+                                               {"blocksize", 0}})}})};
+        case ChunkCoding::Stream::zstd:
+            return {Value::map(
+                {{"name", "zstd"},
+                 {"configuration", Value::map({{"level", c.clevel}, {"checksum", false}})}})};
+        case ChunkCoding::Stream::gzip:
+            return {Value::map(
+                {{"name", "gzip"}, {"configuration", Value::map({{"level", c.clevel}})}})};
+        default:
+            return {};
+    }
+}
+
 std::string metadata_json(const AnyArray& a,
-                          const Compression& c,
+                          const ChunkCoding& c,
                           int format,
                           const std::string& where) {
     const DType& d = a.dtype();
     const int typesize = static_cast<int>(std::min<std::int64_t>(d.itemsize(), 255));
     if (format == 2) {
-        Value::Map z = {
-            {"zarr_format", 2},
-            {"shape", shape_value(a.shape())},
-            {"chunks", shape_value(shard_shape(a.grid()))},
-            {"dtype", v2_dtype(d, where)},
-            {"compressor", Value::map({{"id", "blosc"},
-                                       {"cname", std::string(codec::codec_name(c.codec))},
-                                       {"clevel", c.clevel},
-                                       {"shuffle", c.shuffle},
-                                       {"blocksize", 0}})},
-            {"fill_value", fill_of(a, 2, where)},
-            {"order", "C"},
-            {"filters", nullptr},
-            {"dimension_separator", "."}};
+        Value::Map z = {{"zarr_format", 2},
+                        {"shape", shape_value(a.shape())},
+                        {"chunks", shape_value(shard_shape(a.grid()))},
+                        {"dtype", v2_dtype(d, where)},
+                        {"compressor", v2_compressor(c, typesize)},
+                        {"fill_value", fill_of(a, 2, where)},
+                        {"order", "C"},
+                        {"filters", nullptr},
+                        {"dimension_separator", "."}};
         return Value::map(std::move(z)).to_json(4) + "\n";
     }
     const bool big = d.byteorder() == '>';
     Value::Array inner{Value::map(
         {{"name", "bytes"}, {"configuration", Value::map({{"endian", big ? "big" : "little"}})}})};
-    if (c.blosc) {
-        inner.push_back(Value::map(
-            {{"name", "blosc"},
-             {"configuration", Value::map({{"cname", std::string(codec::codec_name(c.codec))},
-                                           {"clevel", c.clevel},
-                                           {"shuffle", blosc_shuffle_name(c.shuffle)},
-                                           {"typesize", typesize},
-                                           {"blocksize", 0}})}}));
-    } else {
-        inner.push_back(Value::map(
-            {{"name", "zstd"},
-             {"configuration", Value::map({{"level", c.clevel}, {"checksum", false}})}}));
+    for (Value& codec : v3_codecs(c, typesize)) {
+        inner.push_back(std::move(codec));
     }
     const Value sharding = Value::map(
         {{"name", "sharding_indexed"},
@@ -294,20 +288,6 @@ std::string metadata_json(const AnyArray& a,
     return Value::map(std::move(z)).to_json(2) + "\n";
 }
 
-/// raw compressed into `out` (its room reused).
-void compress(const Compression& c,
-              const std::vector<std::uint8_t>& raw,
-              int typesize,
-              std::vector<std::uint8_t>& out) {
-    if (c.blosc) {
-        codec::detail::encode_blosc1_chunk(raw.data(), raw.size(), c.codec, c.clevel, c.shuffle,
-                                           typesize, out);
-        return;
-    }
-    out = codec::detail::compress_whole(codec::detail::WholeStream::zstd, c.clevel, raw.data(),
-                                        raw.size());
-}
-
 void write_file(const std::string& path, const std::vector<std::uint8_t>& bytes, bool durable) {
     std::error_code ec;
     fs::create_directories(fs::path(path).parent_path(), ec);
@@ -321,7 +301,7 @@ void write_file(const std::string& path, const std::vector<std::uint8_t>& bytes,
 /// Writes chunk `ci` (its `region`, C order) under `dir`: a v2 chunk, or a v3 shard.
 void write_chunk(const AnyArray& a,
                  const ZarrMeta& keys,
-                 const Compression& c,
+                 const ChunkCoding& c,
                  int format,
                  std::int64_t ci,
                  const Box& region,
@@ -345,7 +325,7 @@ void write_chunk(const AnyArray& a,
         }
         raw.assign(static_cast<std::size_t>(items) * item, 0);
         copy_box(data, region.count, origin, raw.data(), cs, region.count, item);
-        compress(c, raw, typesize, enc);
+        encode_chunk(c, raw.data(), raw.size(), typesize, enc);
         write_file(path, enc, durable);
         return;
     }
@@ -380,7 +360,7 @@ void write_chunk(const AnyArray& a,
         if (!empty) {
             std::fill(raw.begin(), raw.end(), 0);
             copy_box(data, region.count, start, raw.data(), bs, count, item);
-            compress(c, raw, typesize, enc);
+            encode_chunk(c, raw.data(), raw.size(), typesize, enc);
             entry[0] = shard.size();
             entry[1] = enc.size();
             shard.insert(shard.end(), enc.begin(), enc.end());
@@ -405,13 +385,22 @@ void write_chunk(const AnyArray& a,
 
 namespace b2nd {
 
-void export_zarr(const AnyArray& a, const std::string& out, const ZarrExportOptions& o) {
+void export_zarr(const AnyArray& given, const std::string& out, const ZarrExportOptions& o) {
     using namespace bridges;
     const std::string where = detail::quoted_path(out);
     if (o.format != 2 && o.format != 3) {
         throw UsageError("Zarr format " + num(o.format) + ": 2 or 3");
     }
-    const Compression c = compression_of(a, o);
+    const ExportFormat format = o.format == 2 ? ExportFormat::zarr2 : ExportFormat::zarr3;
+    ChunkCoding c = resolve_coding(given, o, format, where);
+    if (format == ExportFormat::zarr3 && o.compressor == ExportCompressor::standard && !o.codec &&
+        given.compression().codec != c.codec) {
+        // An array whose codec Blosc 1.x lacks (ZFP, NDLZ, ...): v3's own zstd.
+        c.stream = ChunkCoding::Stream::zstd;
+        c.compressor = ExportCompressor::zstd;
+        c.shuffle = 0;
+    }
+    const AnyArray a = coded_grid(given, o, format, where);
     const std::string meta = metadata_json(a, c, o.format, where);
     ZarrMeta keys;  // how chunk keys are spelled
     keys.version = o.format;

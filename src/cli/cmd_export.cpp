@@ -26,8 +26,10 @@ namespace {
 const char* const kExportHelp =
     "usage: b2nd export PATH OUT.npy|- [--slice EXPR | --points PTS.npy | --mask MASK.npy]\n"
     "                   [--field NAME] [--overwrite] [--dtype DTYPE] [--nthreads N]\n"
-    "       b2nd export PATH OUT.h5:/path/to/dataset [--clevel N] [--overwrite]\n"
-    "       b2nd export PATH OUT.zarr [--zarr-format 2] [--codec C] [--clevel N] [--overwrite]\n"
+    "       b2nd export PATH OUT.h5:/path/to/dataset [CODING] [--overwrite]\n"
+    "       b2nd export PATH OUT.zarr [--zarr-format 2] [CODING] [--overwrite]\n"
+    "CODING: [--chunks A,B,..] [--blocks A,B,..] [--compressor NAME] [--filters SHUFFLE]\n"
+    "        [--codec C] [--clevel N]\n"
     "\n"
     "Writes the array, or part of it, as a .npy file of the same dtype. OUT.npy is written\n"
     "under a temporary name and appears only once complete; OUT '-' writes to stdout. A\n"
@@ -53,15 +55,26 @@ const char* const kExportHelp =
     "  --nthreads N     decoding threads (default: all cores)\n"
     "\n"
     "An HDF5 output (also .hdf5, .he5, .nc) gets the whole array as a dataset chunked as the\n"
-    "array, compressed with shuffle + gzip (level --clevel, default 4), which h5py reads\n"
-    "without plugins; the array's attributes become the dataset's. The file is created, or\n"
-    "the dataset added to it (replaced with --overwrite); the file is rebuilt beside itself\n"
-    "and replaces the old one in one step.\n"
+    "array, compressed with shuffle + gzip (level 4), which h5py reads without plugins; the\n"
+    "array's attributes become the dataset's. The file is created, or the dataset added to it\n"
+    "(replaced with --overwrite); the file is rebuilt beside itself and replaces the old one in\n"
+    "one step.\n"
     "\n"
     "A Zarr output is a v3 array: the array's chunks become shards of inner chunks of its block\n"
-    "shape, compressed with blosc (the array's codec and shuffle, or --codec and --clevel; zstd\n"
-    "where Blosc 1.x lacks the codec), the shard index checked by crc32c. --zarr-format 2\n"
-    "writes a v2 array of the array's chunks with the blosc compressor. Attributes go along.\n"
+    "shape, compressed with blosc (the array's codec and shuffle; zstd where Blosc 1.x lacks\n"
+    "the codec), the shard index checked by crc32c. --zarr-format 2 writes a v2 array of the\n"
+    "array's chunks with the blosc compressor. Attributes go along.\n"
+    "\n"
+    "CODING changes how an HDF5 or Zarr output is chunked and compressed:\n"
+    "  --chunks A,B,..     the output's chunks (HDF5 chunks, Zarr v2 chunks, Zarr v3 shards)\n"
+    "  --blocks A,B,..     Zarr v3's inner chunks\n"
+    "  --compressor NAME   HDF5: gzip (default), blosc (the Blosc filter 32001: h5py reads it\n"
+    "                      with hdf5plugin), none. Zarr v2: blosc (default), zstd, zlib, gzip,\n"
+    "                      lz4, none. Zarr v3: blosc (default), zstd, gzip, none\n"
+    "  --filters SHUFFLE   shuffle, bitshuffle or none: HDF5's gzip takes shuffle or none;\n"
+    "                      bitshuffle, and any shuffle in Zarr, go with blosc\n"
+    "  --codec C           blosc's codec: blosclz, lz4, lz4hc, zlib, zstd\n"
+    "  --clevel N          0-9 (default: 4 for HDF5's gzip, else the array's)\n"
     "\n"
     "A path inside a Zarr group (grp.zarr/fields/new) is a Zarr output of the group's\n"
     "version, written beside its other members. OUT may be an s3:// URL for .npy and Zarr\n"
@@ -74,6 +87,8 @@ const char* const kExportHelp =
     "  b2nd export t.b2nd day0.npy --slice '0, :, 100:200'\n"
     "  b2nd export t.b2nd results.h5:/run7/temperature\n"
     "  b2nd export t.b2nd t.zarr --codec lz4 --clevel 5\n"
+    "  b2nd export t.b2nd t.zarr --zarr-format 2 --compressor zstd --chunks 64,256,256\n"
+    "  b2nd export t.b2nd t.h5:/t --compressor blosc --codec lz4 --filters bitshuffle\n"
     "  b2nd export ocean.nc:/temperature s3://bucket/t.zarr\n";
 
 /// The coordinates of a points file (an integer .npy of shape (N, ndim), or (N,) for ndim 1),
@@ -160,10 +175,11 @@ void require_npy_name(const std::string& out_path) {
 }  // namespace
 
 int cmd_export(const std::vector<std::string>& argv) {
-    const Args a = Args::parse(argv,
-                               {"--slice", "--points", "--mask", "--field", "--dtype", "--nthreads",
-                                "--clevel", "--codec", "--zarr-format"},
-                               {"--overwrite", "--salvage", "--help"});
+    const Args a = Args::parse(
+        argv,
+        {"--slice", "--points", "--mask", "--field", "--dtype", "--nthreads", "--clevel", "--codec",
+         "--zarr-format", "--chunks", "--blocks", "--compressor", "--filters"},
+        {"--overwrite", "--salvage", "--help"});
     if (a.has("--help")) {
         std::cout << kExportHelp;
         return 0;
@@ -189,10 +205,16 @@ int cmd_export(const std::vector<std::string>& argv) {
     if (bridge_output(out_path)) {
         return export_bridge(a, a.positional[0], out_path);
     }
-    for (const char* opt : {"--clevel", "--codec", "--zarr-format"}) {
+    for (const char* opt :
+         {"--chunks", "--blocks", "--compressor", "--filters", "--codec", "--clevel"}) {
         if (a.has(opt)) {
-            throw ArgError(std::string(opt) + " goes with an HDF5 or Zarr output");
+            throw ArgError(std::string(opt) +
+                           " goes with an HDF5 or Zarr output (FILE.h5:/dataset, DIR.zarr); a "
+                           ".npy file is neither chunked nor compressed");
         }
+    }
+    if (a.has("--zarr-format")) {
+        throw ArgError("--zarr-format goes with a Zarr output (DIR.zarr)");
     }
     const bool to_stdout = out_path == "-";
     if (to_stdout && ::isatty(STDOUT_FILENO) != 0) {

@@ -9,6 +9,7 @@
 #include <b2nd/storage/sources.hpp>
 
 #include "../bridges/bridges.hpp"
+#include "../bridges/export_coding.hpp"
 #include "../bridges/hdf5_gate.hpp"
 #include "../detail/text.hpp"
 #include "../storage/outputs.hpp"
@@ -48,6 +49,58 @@ bool zarr_output(const std::string& out) {
     }
     return (o.size() > 5 && o.compare(o.size() - 5, 5, ".zarr") == 0) ||
            enclosing_zarr_group(o) != 0;
+}
+
+/// How the output is chunked and compressed (--chunks, --blocks, --compressor, --filters,
+/// --codec, --clevel); what the format does not take is refused by the export, by name.
+ExportCoding coding_of(const Args& a) {
+    ExportCoding c;
+    if (a.has("--chunks")) {
+        c.chunks = a.get_shape("--chunks");
+    }
+    if (a.has("--blocks")) {
+        c.blocks = a.get_shape("--blocks");
+    }
+    if (a.has("--compressor")) {
+        const std::string name = a.get("--compressor");
+        bool found = false;
+        for (const ExportCompressor k :
+             {ExportCompressor::blosc, ExportCompressor::gzip, ExportCompressor::zlib,
+              ExportCompressor::zstd, ExportCompressor::lz4, ExportCompressor::none}) {
+            if (name == bridges::compressor_name(k)) {
+                c.compressor = k;
+                found = true;
+            }
+        }
+        if (!found) {
+            throw ArgError("--compressor: '" + name +
+                           "' is none of blosc, gzip, zlib, zstd, lz4 and none");
+        }
+    }
+    if (a.has("--filters")) {
+        const std::string f = a.get("--filters");
+        if (f == "shuffle") {
+            c.shuffle = ExportShuffle::byte;
+        } else if (f == "bitshuffle") {
+            c.shuffle = ExportShuffle::bit;
+        } else if (f == "none") {
+            c.shuffle = ExportShuffle::none;
+        } else {
+            throw ArgError(
+                "--filters: an export shuffles bytes (shuffle), bits (bitshuffle) or "
+                "not (none), not '" +
+                f + "'; b2nd's other filters are for b2nd arrays ('b2nd convert')");
+        }
+    }
+    if (a.has("--codec")) {
+        const auto codec = codec::parse_codec(a.get("--codec"));
+        if (!codec) {
+            throw ArgError("--codec: unknown codec '" + a.get("--codec") + "'");
+        }
+        c.codec = *codec;
+    }
+    c.clevel = static_cast<int>(a.get_int("--clevel", -1, 0, 9));
+    return c;
 }
 
 /// The line a writing command prints once done: what was written, and how large its file is.
@@ -105,18 +158,11 @@ int export_bridge(const Args& a, const std::string& in_path, const std::string& 
     };
     if (zarr_output(out)) {
         ZarrExportOptions z;
+        static_cast<ExportCoding&>(z) = coding_of(a);
         // Inside a group, its version (a v2 group holds v2 arrays) unless said otherwise.
         const int group = enclosing_zarr_group(out);
         z.format = static_cast<int>(a.get_int("--zarr-format", group != 0 ? group : 3, 2, 3));
         z.overwrite = a.has("--overwrite");
-        if (a.has("--codec")) {
-            const auto c = codec::parse_codec(a.get("--codec"));
-            if (!c) {
-                throw ArgError("--codec: unknown codec '" + a.get("--codec") + "'");
-            }
-            z.codec = *c;
-        }
-        z.clevel = static_cast<int>(a.get_int("--clevel", -1, 0, 9));
         z.nthreads = static_cast<int>(a.get_int("--nthreads", 0, 0, 1024));
         z.progress = progress;
         const OpenOptions settings = with_settings(OpenOptions{});
@@ -126,13 +172,13 @@ int export_bridge(const Args& a, const std::string& in_path, const std::string& 
         said(in, out, "Zarr v" + std::to_string(z.format) + " array");
         return 0;
     }
-    if (a.has("--zarr-format") || a.has("--codec")) {
-        throw ArgError("--zarr-format and --codec go with a Zarr output (OUT.zarr)");
+    if (a.has("--zarr-format")) {
+        throw ArgError("--zarr-format goes with a Zarr output (OUT.zarr)");
     }
     const auto at = bridges::hdf5_location(out);
     Hdf5ExportOptions o;
+    static_cast<ExportCoding&>(o) = coding_of(a);
     o.overwrite = a.has("--overwrite");
-    o.gzip_level = static_cast<int>(a.get_int("--clevel", 4, 0, 9));
     o.progress = progress;
     bridges::export_hdf5(in, *at, o);
     said(in, at->file, "HDF5 dataset " + (at->dataset.empty() ? std::string("/") : at->dataset));

@@ -43,6 +43,14 @@ public:
 /// padding).
 Box block_region(const Grid& g, std::int64_t ci, std::int64_t block);
 
+/// Copies `rows` (a region of extents `count`, C order, items of `item` bytes) into the block
+/// `into` of extents `block_shape` (count <= block_shape), at its start: the padding untouched.
+void rows_into_block(const std::uint8_t* rows,
+                     const Shape& count,
+                     const Shape& block_shape,
+                     std::int64_t item,
+                     std::uint8_t* into);
+
 /// A read-only array whose blocks all come from an origin (a field view, a bridged HDF5 dataset
 /// or Zarr array): an empty frame of the grid `grid` says (chunk and block shapes), with `attrs`
 /// as its attributes (held in memory: ArrayCore::HeldAttributes), opened with `o` under the name

@@ -61,22 +61,7 @@ public:
             detail::lease_bytes(pool, static_cast<std::size_t>(n * f_.width));
         std::uint8_t* const tmp = leased->data();
         EngineAccess::read(parent_, plan, tmp);
-        const std::int64_t row = region.count[static_cast<std::size_t>(nd - 1)];
-        std::int64_t idx[kMaxNdim] = {};
-        for (std::int64_t k = 0; k < n; k += row) {
-            std::int64_t off = 0;
-            for (int d = 0; d < nd; ++d) {
-                off = off * pg.block_shape()[static_cast<std::size_t>(d)] + idx[d];
-            }
-            std::memcpy(into + off * f_.width, tmp + k * f_.width,
-                        static_cast<std::size_t>(row * f_.width));
-            for (int d = nd - 2; d >= 0; --d) {
-                if (++idx[d] < region.count[static_cast<std::size_t>(d)]) {
-                    break;
-                }
-                idx[d] = 0;
-            }
-        }
+        detail::rows_into_block(tmp, region.count, pg.block_shape(), f_.width, into);
     }
 
 private:
@@ -126,6 +111,36 @@ void AnyArray::write_field(const std::string& name, const Selection& sel, ByteSp
 }  // namespace b2nd
 
 namespace b2nd::detail {
+
+void rows_into_block(const std::uint8_t* rows,
+                     const Shape& count,
+                     const Shape& block_shape,
+                     std::int64_t item,
+                     std::uint8_t* into) {
+    const int nd = static_cast<int>(count.size());
+    std::int64_t n = 1;
+    for (const std::int64_t c : count) {
+        n *= c;
+    }
+    if (n == 0) {
+        return;
+    }
+    const std::int64_t row = count[static_cast<std::size_t>(nd - 1)];
+    std::int64_t idx[kMaxNdim] = {};
+    for (std::int64_t k = 0; k < n; k += row) {
+        std::int64_t off = 0;
+        for (int d = 0; d < nd; ++d) {
+            off = off * block_shape[static_cast<std::size_t>(d)] + idx[d];
+        }
+        std::memcpy(into + off * item, rows + k * item, static_cast<std::size_t>(row * item));
+        for (int d = nd - 2; d >= 0; --d) {
+            if (++idx[d] < count[static_cast<std::size_t>(d)]) {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+}
 
 Box block_region(const Grid& g, std::int64_t ci, std::int64_t block) {
     const int nd = g.ndim();

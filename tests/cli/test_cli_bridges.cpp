@@ -20,6 +20,7 @@
 #include "../support/json.hpp"
 #include "../support/reference.hpp"
 #include "../support/temp_dir.hpp"
+#include "read_back.hpp"
 #include "run.hpp"
 #include <sys/wait.h>
 
@@ -34,37 +35,10 @@ namespace {
 using b2nd::test::bridge_cases;
 using b2nd::test::BridgeCase;
 using b2nd::test::have_bridges;
+using b2nd::test::read_back;
 
 std::string bridges() {
     return b2nd::test::bridges_dir() + "/";
-}
-
-/// Runs read_back.py (h5py, zarr-python; `tool` python3) or read_back.mjs (zarrita; `tool`
-/// node): "ok", "skip" when the reader is not installed, or why the output differs.
-std::string read_back(const std::string& tool,
-                      const std::string& kind,
-                      const std::string& path,
-                      const std::string& expect,
-                      const std::string& chunks,
-                      const std::string& inner,
-                      const std::string& attrs) {
-    std::string cmd;
-    if (tool == "node") {
-        cmd = "node " + q(B2ND_READ_BACK_NODE) + " " + q(path) + " " + q(expect) + " " + q(chunks) +
-              " " + q(inner) + " " + q(attrs) + " 2>&1";
-    } else {
-        cmd = b2nd::test::python3() + " " + q(B2ND_READ_BACK) + " " + kind + " " + q(path) + " " +
-              q(expect) + " " + q(chunks) + " " + q(attrs) + " 2>&1";
-    }
-    int st = 0;
-    std::string out = b2nd::test::command_text(cmd, &st);
-    if (st == 77 || st == 127) {
-        return "skip";
-    }
-    while (!out.empty() && out.back() == '\n') {
-        out.pop_back();
-    }
-    return out;
 }
 
 std::string joined(const Json& shape) {

@@ -303,6 +303,14 @@ public:
     void remove(int axis, std::int64_t pos, std::int64_t count);
 
     // ---- chunk by chunk (the primitives of out-of-core evaluation and reductions) ----
+    /// Writes chunk `index` as the Blosc2 chunk `chunk`, compressed by the caller (a camera or a
+    /// pipeline that compresses on its own threads), without a second encode. Checked before it
+    /// is committed: its header, that it holds the array's chunk (its size, item size and
+    /// block size: one Blosc2 block per b2nd block), and that every block decodes; the checksum
+    /// table, when the array carries one, then covers it as any chunk. One commit.
+    /// \throws UsageError for an index out of range or a read-only array; FormatError naming
+    /// the array and the chunk for a chunk that is not one of this array's
+    void write_chunk_raw(std::int64_t index, ByteSpan chunk);
     /// Computes whole chunks and writes them: produce(chunk, region, out) writes the `region`
     /// (a chunk's valid box) of `chunk` into out, C order, stored byte order. Called from up to
     /// `in_flight` threads at once (0: nthreads()); memory stays at a few chunks per thread. The

@@ -191,6 +191,7 @@ bool bridge_output(const std::string& out);
 /// b2nd export IN OUT for such an output (cmd_export_bridges.cpp).
 int export_bridge(const Args& a, const std::string& in_path, const std::string& out);
 int cmd_import(const std::vector<std::string>& argv);
+int cmd_append(const std::vector<std::string>& argv);
 int cmd_verify(const std::vector<std::string>& argv);
 int cmd_checksum(const std::vector<std::string>& argv);
 /// "checksums: current (...)", "checksums: none (...)": what b2nd checksum and info say.

@@ -9,6 +9,8 @@ const std::vector<Command>& commands() {
         {"export", "PATH OUT.npy [--slice S | --points P | --mask M]",
          "the array, a selection, points or a[mask] as .npy", cmd_export},
         {"import", "IN.npy PATH [options]", "a .npy file as a new b2nd array", cmd_import},
+        {"append", "PATH SRC.npy [--axis N]", "append a .npy file's array along an axis",
+         cmd_append},
         {"verify", "PATH", "check the structure, the checksums and decode every chunk", cmd_verify},
         {"checksum", "[add] PATH", "whether a file carries checksums; add them to one",
          cmd_checksum},

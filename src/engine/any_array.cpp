@@ -246,6 +246,10 @@ void AnyArray::write_chunks(
     core().write_chunks(chunks, produce, in_flight, progress);
 }
 
+void AnyArray::write_chunk_raw(std::int64_t index, ByteSpan chunk) {
+    core().write_chunk_raw(index, chunk);
+}
+
 void AnyArray::for_each_chunk(
     const std::vector<std::int64_t>& chunks,
     const std::function<void(std::int64_t, const Box&, const std::uint8_t*, const std::uint8_t*)>&

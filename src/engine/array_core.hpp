@@ -205,6 +205,8 @@ public:
                       const ChunkProducer& produce,
                       int in_flight,
                       const Progress& progress);
+    /// AnyArray::write_chunk_raw: `chunk` checked, then committed as chunk `ci`.
+    void write_chunk_raw(std::int64_t ci, ByteSpan chunk);
     /// Makes chunks ids[first, last) on up to `threads` threads, the one way whole chunks are
     /// made (write_chunks, and b2nd::mpi through collective.hpp): produce fills each chunk's
     /// region, the chunk is packed and encoded (uniform ones become special), and its bytes go
@@ -241,6 +243,16 @@ public:
     /// along axis).
     void insert(int axis, std::int64_t pos, std::int64_t n, const std::uint8_t* data);
     void remove(int axis, std::int64_t pos, std::int64_t n);
+    /// Gives axis `axis` the length row_start + extent, and the chunk row starting at row_start
+    /// (a multiple of the chunk's extent, the array's last row or the one after it) the content
+    /// of `rows` (C order: the array's extents, `capacity` along the axis, of which the first
+    /// `extent` are used): that row's chunks encoded from `rows` alone, nothing decoded, every
+    /// other chunk kept; one commit. What an Appender commits (appender.cpp).
+    void set_row(int axis,
+                 std::int64_t row_start,
+                 std::int64_t extent,
+                 std::int64_t capacity,
+                 const std::uint8_t* rows);
 
     // ---- array_core.cpp ----
     void update_metalayer(const std::string& name, ByteSpan content);

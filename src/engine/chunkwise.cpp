@@ -4,7 +4,11 @@
 #include <mutex>
 #include <stdexcept>
 
+#include <b2nd/codec/chunk_decoder.hpp>
+#include <b2nd/error.hpp>
+
 #include "../detail/memory.hpp"
+#include "../detail/text.hpp"
 #include "../detail/thread_pool.hpp"
 #include "../select/box_plan.hpp"
 #include "../storage/ordered_staging.hpp"
@@ -36,6 +40,39 @@ void ArrayCore::write_chunks(const std::vector<std::int64_t>& ids,
         },
         &order);
     commit_staged(ids, order.take());
+}
+
+void ArrayCore::write_chunk_raw(std::int64_t ci, ByteSpan chunk) {
+    std::lock_guard<std::mutex> writer(writer_mutex_);
+    require_writable("write_chunk_raw");
+    require_chunks({ci});
+    const Grid& g = grid();
+    const std::string at = where() + ": write_chunk_raw: chunk " + num(ci);
+    try {
+        const codec::ChunkDecoder dec(chunk, g.block_shape());
+        const auto said = [&](const char* what, std::int64_t got, std::int64_t want) {
+            if (got != want) {
+                throw FormatError(at + ": its " + what + " is " + num(got) + "; the array's is " +
+                                  num(want));
+            }
+        };
+        said("decoded size", dec.nbytes(), g.chunk_nbytes());
+        said("item size", dec.typesize(), std::min<std::int64_t>(g.itemsize(), 255));
+        said("block size", dec.blocksize(), g.block_nbytes());
+        // Every block decodes (a checksum table then seals what decodes).
+        Scratch out(static_cast<std::size_t>(g.chunk_nbytes()));
+        dec.decode({out.data(), out.size()}, nthreads_);
+    } catch (const FormatError& e) {
+        if (std::string(e.what()).rfind(at, 0) == 0) {
+            throw;
+        }
+        throw FormatError(at + ": " + e.what());
+    } catch (const CodecError& e) {
+        throw FormatError(at + ": " + e.what());
+    }
+    storage::detail::OrderedStaging order(source_->frame(), 1);
+    order.run(1, [&](std::size_t k) { (void)order.stage(k, chunk, {}); });
+    commit_staged({ci}, order.take());
 }
 
 void ArrayCore::make_chunks(const std::vector<std::int64_t>& ids,

@@ -125,6 +125,40 @@ void ArrayCore::rebuild(const Grid& ng,
     meta_ = std::move(meta);
 }
 
+void ArrayCore::set_row(int axis,
+                        std::int64_t row_start,
+                        std::int64_t extent,
+                        std::int64_t capacity,
+                        const std::uint8_t* rows) {
+    std::lock_guard<std::mutex> writer(writer_mutex_);
+    require_writable("append");
+    const Grid& og = grid();
+    const auto ax = static_cast<std::size_t>(axis);
+    const std::int64_t cs = og.chunk_shape()[ax];
+    if (axis < 0 || axis >= og.ndim() || row_start % cs != 0 || extent <= 0 || extent > cs ||
+        capacity < extent || row_start > og.shape()[ax] || row_start < og.shape()[ax] / cs * cs) {
+        throw std::logic_error("set_row: not the array's last chunk row");
+    }
+    Shape shape = og.shape();
+    shape[ax] = row_start + extent;
+    const Grid ng(shape, og.chunk_shape(), og.block_shape(), og.itemsize());
+    const std::int64_t row = row_start / cs;
+    rebuild(
+        ng,
+        [&](const std::int64_t* c) {
+            ChunkPlan cp;
+            if (c[axis] < row) {
+                cp.keep = og.chunk_index(c);
+                return cp;
+            }
+            // The row's chunks: from the rows given alone (nothing decoded).
+            const Box w = ng.chunk_box(ng.chunk_index(c));
+            cp.pieces.push_back(Piece{w.start, w.count, true, -row_start});
+            return cp;
+        },
+        rows, axis, capacity);
+}
+
 void ArrayCore::resize(const Shape& shape) {
     std::lock_guard<std::mutex> writer(writer_mutex_);
     require_writable("resize");

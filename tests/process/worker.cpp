@@ -30,6 +30,9 @@
 //                                               until killed, printing "." after each commit
 //   worker store-check PATH                     prints "ok G" when each leaf holds one whole
 //                                               generation G, else what is wrong
+//   worker appender PATH                        an Appender on PATH ((0, 40) int32): pushes
+//                                               k % 7 + 1 rows (element (r, j) = r * 40 + j),
+//                                               flushes, prints "."; until killed
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -39,6 +42,7 @@
 #include <thread>
 #include <vector>
 
+#include <b2nd/appender.hpp>
 #include <b2nd/b2nd.hpp>
 #include <b2nd/store.hpp>
 
@@ -315,6 +319,29 @@ int store_check(const std::string& path) {
 
 }  // namespace
 
+/// Pushes k % 7 + 1 rows (element (r, j) = r * 40 + j) and flushes, printing "." after each
+/// flush, until killed.
+int appender(const std::string& path) {
+    b2nd::OpenOptions o;
+    o.writable = true;
+    o.nthreads = 2;
+    auto a = b2nd::NDArray<std::int32_t>::open(path, o);
+    b2nd::Appender<std::int32_t> app(a, 0);
+    std::int64_t row = 0;
+    for (std::int64_t k = 0;; ++k) {
+        const std::int64_t n = k % 7 + 1;
+        std::vector<std::int32_t> rows(static_cast<std::size_t>(n * kCols));
+        for (std::size_t e = 0; e < rows.size(); ++e) {
+            rows[e] = static_cast<std::int32_t>(row * kCols + static_cast<std::int64_t>(e));
+        }
+        app.push(rows);
+        row += n;
+        app.flush();
+        std::printf(".");
+        std::fflush(stdout);
+    }
+}
+
 int main(int argc, char** argv) {
     const std::vector<std::string> a(argv + 1, argv + argc);
     const auto flag = [&](const char* word) {  // a word after the first three arguments
@@ -347,6 +374,9 @@ int main(int argc, char** argv) {
         }
         if (a.size() == 3 && a[0] == "store-writer") {
             return store_writer(a[1], std::stoull(a[2]));
+        }
+        if (a.size() == 2 && a[0] == "appender") {
+            return appender(a[1]);
         }
         if (a.size() == 2 && a[0] == "store-check") {
             return store_check(a[1]);

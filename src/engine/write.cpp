@@ -16,21 +16,18 @@
 #include "../storage/ordered_staging.hpp"
 #include "array_core.hpp"
 #include "commit_hooks.hpp"
+#include "covered.hpp"
 
 namespace b2nd::detail {
 
-namespace {
-
-/// Stages chunk task ct, which the box covers, gathering each block from the caller's elements
-/// as the encoder asks for it. The padding of edge chunks repeats the chunk's first element, so
-/// that a chunk whose valid elements are all equal is recognized as uniform.
 storage::StagedChunk stage_covered(const ChunkSource& source,
                                    const BoxPlan& plan,
                                    const ChunkTask& ct,
                                    const std::uint8_t* src0,
                                    const std::int64_t* walk,
                                    int threads,
-                                   const ChunkSource::ChunkSink& sink) {
+                                   const ChunkSource::ChunkSink& sink,
+                                   std::int64_t ci) {
     const Grid& g = source.grid();
     const std::int64_t isz = g.itemsize();
     // The box's part of each block of the chunk (blocks wholly in the padding have none).
@@ -60,10 +57,8 @@ storage::StagedChunk stage_covered(const ChunkSource& source,
             gather_strided(bp->box, src0 + bp->in_walk, dest + bp->in_block * isz, isz);
         }
     };
-    return source.make_chunk_by_blocks(fill, first, threads, ct.ci, sink);
+    return source.make_chunk_by_blocks(fill, first, threads, ci, sink);
 }
-
-}  // namespace
 
 void ArrayCore::write(const SelectionPlan& plan,
                       const std::uint8_t* src,
@@ -138,7 +133,7 @@ void ArrayCore::write_box(const Box& box,
         if (part.whole() && plan.covers(ct)) {
             // Each block is gathered right before it is encoded, into a buffer that stays in the
             // cache: the chunk is never gathered whole (which costs a pass through memory).
-            stage_covered(source, plan, ct, src0, walk, inner, sink);
+            stage_covered(source, plan, ct, src0, walk, inner, sink, ct.ci);
             return;
         }
         thread_local Scratch buf;

@@ -206,7 +206,8 @@ void AnyAppender::push(ByteSpan data) {
         throw UsageError(s.where() + ": push after close()");
     }
     if (s.slab == 0 || data.size() % static_cast<std::size_t>(s.slab) != 0) {
-        throw UsageError(s.where() + ": push of " + detail::num(static_cast<std::int64_t>(data.size())) +
+        throw UsageError(s.where() + ": push of " +
+                         detail::num(static_cast<std::int64_t>(data.size())) +
                          " bytes: not a whole number of slabs of " + detail::num(s.slab) +
                          " bytes (the array's shape without axis " + detail::num(s.axis) + ")");
     }

@@ -38,7 +38,9 @@ public:
     AnyAppender(AnyArray array, int axis, AppendOptions o = {});
     /// close(), errors swallowed: call close() to see them.
     ~AnyAppender();
+    /// Moves the appender (its worker goes with it).
     AnyAppender(AnyAppender&&) noexcept;
+    /// Moves the appender; the one replaced is closed first, errors swallowed.
     AnyAppender& operator=(AnyAppender&&) noexcept;
     AnyAppender(const AnyAppender&) = delete;
     AnyAppender& operator=(const AnyAppender&) = delete;
@@ -62,6 +64,8 @@ public:
 
 private:
     struct State;
+    /// close(), errors swallowed, and the worker stopped: what the destructor does.
+    void finish() noexcept;
     std::unique_ptr<State> s_;
 };
 

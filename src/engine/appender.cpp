@@ -179,6 +179,10 @@ AnyAppender::AnyAppender(AnyArray array, int axis, AppendOptions o)
 }
 
 AnyAppender::~AnyAppender() {
+    finish();
+}
+
+void AnyAppender::finish() noexcept {
     if (!s_) {
         return;
     }
@@ -198,7 +202,13 @@ AnyAppender::~AnyAppender() {
 }
 
 AnyAppender::AnyAppender(AnyAppender&&) noexcept = default;
-AnyAppender& AnyAppender::operator=(AnyAppender&&) noexcept = default;
+AnyAppender& AnyAppender::operator=(AnyAppender&& o) noexcept {
+    if (this != &o) {
+        finish();
+        s_ = std::move(o.s_);
+    }
+    return *this;
+}
 
 void AnyAppender::push(ByteSpan data) {
     State& s = *s_;

@@ -135,6 +135,22 @@ TEST_CASE("appender: an array ending in a partial row is continued", "[engine][a
     CHECK(back.read() == model);
 }
 
+TEST_CASE("appender: moved, and replaced by another, each closes once", "[engine][append]") {
+    b2nd::test::TempDir tmp;
+    auto a = b2nd::NDArray<std::int32_t>::create(tmp / "m.b2nd", {0, 2}, b2nd::CreateOptions{});
+    b2nd::AnyAppender first(a.any(), 0);
+    const std::vector<std::int32_t> row{1, 2};
+    first.push({reinterpret_cast<const std::uint8_t*>(row.data()), 8});
+    b2nd::AnyAppender moved(std::move(first));
+    moved.push({reinterpret_cast<const std::uint8_t*>(row.data()), 8});
+    auto b = b2nd::NDArray<std::int32_t>::create(tmp / "n.b2nd", {0, 2}, b2nd::CreateOptions{});
+    moved = b2nd::AnyAppender(b.any(), 0);  // the one replaced commits its two rows first
+    CHECK(b2nd::NDArray<std::int32_t>::open(tmp / "m.b2nd").shape() == Shape{2, 2});
+    moved.push({reinterpret_cast<const std::uint8_t*>(row.data()), 8});
+    moved.close();
+    CHECK(b2nd::NDArray<std::int32_t>::open(tmp / "n.b2nd").read() == row);
+}
+
 TEST_CASE("appender: refusals name the array", "[engine][append]") {
     b2nd::test::TempDir tmp;
     auto a = b2nd::NDArray<std::uint16_t>::create(tmp / "r.b2nd", {0, 3}, b2nd::CreateOptions{});

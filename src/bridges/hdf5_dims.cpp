@@ -42,8 +42,85 @@ std::string path_of(hid_t obj) {
     return s;
 }
 
+std::vector<hsize_t> extent(hid_t dset, std::vector<hsize_t>* maxdims) {
+    Handle space(H5Dget_space(dset), H5Sclose);
+    const int rank = space.get() < 0 ? -1 : H5Sget_simple_extent_ndims(space.get());
+    if (rank <= 0) {
+        return {};
+    }
+    std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
+    std::vector<hsize_t> max(static_cast<std::size_t>(rank));
+    H5Sget_simple_extent_dims(space.get(), dims.data(), max.data());
+    if (maxdims != nullptr) {
+        *maxdims = max;
+    }
+    return dims;
+}
+
+/// Whether the attribute `name` of `obj`, where it has one, is of type class `cls` with
+/// `points` elements (-1: any number); `check_type` looks further at its type.
+bool record_is(hid_t obj,
+               const char* name,
+               H5T_class_t cls,
+               hssize_t points,
+               bool (*check_type)(hid_t) = nullptr) {
+    if (H5Aexists(obj, name) <= 0) {
+        last_error();
+        return true;
+    }
+    Handle attr(H5Aopen(obj, name, H5P_DEFAULT), H5Aclose);
+    Handle type(attr.get() < 0 ? -1 : H5Aget_type(attr.get()), H5Tclose);
+    Handle space(attr.get() < 0 ? -1 : H5Aget_space(attr.get()), H5Sclose);
+    const bool ok = type.get() >= 0 && space.get() >= 0 && H5Tget_class(type.get()) == cls &&
+                    H5Sget_simple_extent_ndims(space.get()) <= 1 &&
+                    (points < 0 || H5Sget_simple_extent_npoints(space.get()) == points) &&
+                    (check_type == nullptr || check_type(type.get()));
+    last_error();
+    return ok;
+}
+
+bool object_references(hid_t vlen) {
+    Handle base(H5Tget_super(vlen), H5Tclose);
+    return base.get() >= 0 && H5Tequal(base.get(), H5T_STD_REF_OBJ) > 0;
+}
+
+bool reference_dimension_pairs(hid_t compound) {
+    if (H5Tget_nmembers(compound) != 2) {
+        return false;
+    }
+    Handle ref(H5Tget_member_type(compound, 0), H5Tclose);
+    Handle dim(H5Tget_member_type(compound, 1), H5Tclose);
+    return ref.get() >= 0 && dim.get() >= 0 && H5Tequal(ref.get(), H5T_STD_REF_OBJ) > 0 &&
+           H5Tget_class(dim.get()) == H5T_INTEGER;
+}
+
+/// "" when the dimension-scale records `obj` has are of the types libhdf5's H5DS functions
+/// assume (they read them without checking: a DIMENSION_LIST of integers crashes
+/// H5DSiterate_scales), else which is not.
+std::string unsound_records(hid_t obj) {
+    const auto rank = static_cast<hssize_t>(extent(obj, nullptr).size());
+    if (!record_is(obj, "DIMENSION_LIST", H5T_VLEN, rank, object_references)) {
+        return "DIMENSION_LIST is not a list of references per dimension";
+    }
+    if (!record_is(obj, "REFERENCE_LIST", H5T_COMPOUND, -1, reference_dimension_pairs)) {
+        return "REFERENCE_LIST is not a list of (reference, dimension)";
+    }
+    if (!record_is(obj, "DIMENSION_LABELS", H5T_STRING, rank)) {
+        return "DIMENSION_LABELS is not a string per dimension";
+    }
+    for (const char* name : {"CLASS", "NAME"}) {
+        if (!record_is(obj, name, H5T_STRING, 1)) {
+            return std::string(name) + " is not a string";
+        }
+    }
+    return {};
+}
+
 /// A scale's NAME attribute ("" when it has none).
 std::string scale_name(hid_t scale) {
+    if (!unsound_records(scale).empty()) {
+        return {};
+    }
     const ssize_t n = H5DSget_scale_name(scale, nullptr, 0);
     if (n <= 0) {
         last_error();
@@ -63,7 +140,7 @@ herr_t collect_scale(hid_t, unsigned, hid_t scale, void* out) {
 /// The paths of the scales attached to dimension `d` of `dset`.
 std::vector<std::string> scales_of(hid_t dset, unsigned d) {
     std::vector<std::string> out;
-    if (H5DSget_num_scales(dset, d) > 0) {
+    if (unsound_records(dset).empty() && H5DSget_num_scales(dset, d) > 0) {
         H5DSiterate_scales(dset, d, nullptr, collect_scale, &out);
     }
     last_error();
@@ -83,7 +160,7 @@ std::string dimension_name(hid_t file, hid_t dset, unsigned d) {
         const std::string name = scale_name(scale.get());
         return name.empty() || name.rfind(kNetcdfDimensionOnly, 0) == 0 ? basename_of(s) : name;
     }
-    const ssize_t n = H5DSget_label(dset, d, nullptr, 0);
+    const ssize_t n = unsound_records(dset).empty() ? H5DSget_label(dset, d, nullptr, 0) : 0;
     if (n > 0) {
         std::string s(static_cast<std::size_t>(n) + 1, '\0');
         H5DSget_label(dset, d, s.data(), s.size());
@@ -92,21 +169,6 @@ std::string dimension_name(hid_t file, hid_t dset, unsigned d) {
     }
     last_error();
     return {};
-}
-
-std::vector<hsize_t> extent(hid_t dset, std::vector<hsize_t>* maxdims) {
-    Handle space(H5Dget_space(dset), H5Sclose);
-    const int rank = space.get() < 0 ? -1 : H5Sget_simple_extent_ndims(space.get());
-    if (rank <= 0) {
-        return {};
-    }
-    std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
-    std::vector<hsize_t> max(static_cast<std::size_t>(rank));
-    H5Sget_simple_extent_dims(space.get(), dims.data(), max.data());
-    if (maxdims != nullptr) {
-        *maxdims = max;
-    }
-    return dims;
 }
 
 std::vector<RawAttribute> netcdf_ids(hid_t dset) {
@@ -208,9 +270,22 @@ void carried_attributes(
 DimensionTies::DimensionTies(hid_t file, const std::string& path, const std::string& where) {
     Handle dset(check(H5Dopen2(file, path.c_str(), H5P_DEFAULT), where, "cannot open it"),
                 H5Dclose);
+    // libhdf5's H5DS functions trust these records: damaged ones are refused, not followed.
+    const auto sound = [&](hid_t obj, const std::string& name) {
+        if (const std::string why = unsound_records(obj); !why.empty()) {
+            throw UsageError(where + ": the dimension-scale records of " + name + " are damaged (" +
+                             why + "); a dataset whose dimensions these are is not replaced");
+        }
+    };
+    sound(dset.get(), path);
     dims_ = extent(dset.get(), &maxdims_);
     for (unsigned d = 0; d < dims_.size(); ++d) {
         attached_.push_back(scales_of(dset.get(), d));
+        for (const std::string& s : attached_.back()) {
+            Handle scale(check(H5Dopen2(file, s.c_str(), H5P_DEFAULT), where, "cannot open " + s),
+                         H5Dclose);
+            sound(scale.get(), s);
+        }
     }
     if (H5DSis_scale(dset.get()) > 0) {
         scale_ = true;
@@ -224,6 +299,7 @@ DimensionTies::DimensionTies(hid_t file, const std::string& path, const std::str
             if (o.get() < 0) {
                 continue;
             }
+            sound(o.get(), other);
             const std::size_t rank = extent(o.get(), nullptr).size();
             for (unsigned d = 0; d < rank; ++d) {
                 if (H5DSis_attached(o.get(), dset.get(), d) > 0) {
@@ -371,7 +447,8 @@ bool attach_named(hid_t file,
                 Handle s(H5Dopen2(file, candidate.c_str(), H5P_DEFAULT), H5Dclose);
                 std::vector<hsize_t> max;
                 const std::vector<hsize_t> len = extent(s.get(), &max);
-                if (H5DSis_scale(s.get()) > 0 && len.size() == 1 &&
+                if (unsound_records(s.get()).empty() && H5DSis_scale(s.get()) > 0 &&
+                    len.size() == 1 &&
                     (len[0] == static_cast<hsize_t>(shape[d]) || max[0] == H5S_UNLIMITED)) {
                     found[d] = candidate;
                     break;

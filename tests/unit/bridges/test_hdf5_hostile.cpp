@@ -481,6 +481,53 @@ TEST_CASE("hdf5 hostile: an attribute of a null dataspace is left out, the datas
     CHECK(left->find("ok") == nullptr);
 }
 
+TEST_CASE("hdf5 hostile: dimension-scale records that are not what they say are ignored",
+          "[bridges][hdf5][hostile]") {
+    b2nd::test::TempDir tmp;
+    const auto values = ramp(4);
+    const std::string file = tmp / "dims.h5";
+    plain_dataset(file, "/d", values);
+    plain_dataset(file, "/s", values, false);
+    {
+        // /d's DIMENSION_LIST is integers, not references; /s says it is a scale and its
+        // REFERENCE_LIST is integers too.
+        Id f{H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose};
+        const hsize_t two = 2;
+        Id list{H5Screate_simple(1, &two, nullptr), H5Sclose};
+        const std::int32_t junk[2] = {7, -1};
+        for (const char* at : {"/d", "/s"}) {
+            Id d{H5Dopen2(f, at, H5P_DEFAULT), H5Dclose};
+            const char* name = at[1] == 'd' ? "DIMENSION_LIST" : "REFERENCE_LIST";
+            Id a{H5Acreate2(d, name, H5T_STD_I32LE, list, H5P_DEFAULT, H5P_DEFAULT), H5Aclose};
+            need(H5Awrite(a, H5T_NATIVE_INT32, junk), "junk list");
+        }
+        Id s{H5Dopen2(f, "/s", H5P_DEFAULT), H5Dclose};
+        Id str{H5Tcopy(H5T_C_S1), H5Tclose};
+        need(H5Tset_size(str, 16), "string type");
+        Id scalar{H5Screate(H5S_SCALAR), H5Sclose};
+        Id cls{H5Acreate2(s, "CLASS", str, scalar, H5P_DEFAULT, H5P_DEFAULT), H5Aclose};
+        const char text[16] = "DIMENSION_SCALE";
+        need(H5Awrite(cls, str, text), "class");
+    }
+    const AnyArray a = AnyArray::open(file + ":/d");
+    CHECK(a.read() == values);
+    CHECK_FALSE(a.attrs().contains("_ARRAY_DIMENSIONS"));
+    // Replacing either: done, or refused with the file as it was; never a crash.
+    for (const char* at : {"/d", "/s"}) {
+        INFO(at);
+        const auto before = b2nd::test::read_file(file);
+        b2nd::Hdf5ExportOptions o;
+        o.overwrite = true;
+        try {
+            b2nd::export_hdf5(a, file + ":" + at, o);
+            CHECK(AnyArray::open(file + ":" + at).read() == values);
+        } catch (const b2nd::Error& e) {
+            CHECK_THAT(std::string(e.what()), Contains("dims.h5"));
+            CHECK(b2nd::test::read_file(file) == before);
+        }
+    }
+}
+
 #else
 
 TEST_CASE("hdf5 hostile: needs libhdf5", "[bridges][hdf5][hostile]") {

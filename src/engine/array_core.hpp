@@ -325,6 +325,9 @@ private:
                 std::int64_t removed,
                 std::int64_t inserted,
                 const std::uint8_t* data);
+    /// \throws UsageError when `ng` has more chunks than OpenOptions::max_chunks lets an open
+    /// read (reshape.cpp).
+    void require_chunk_count(const Grid& ng) const;
     /// Gives the array the grid `ng`, each of its chunks planned by plan_of(chunk coordinates),
     /// in one commit with the new shape (reshape.cpp).
     void rebuild(const Grid& ng,

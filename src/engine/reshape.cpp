@@ -33,11 +33,7 @@ struct ArrayCore::ChunkPlan {
     std::vector<Piece> pieces;  // else: built from these over zeros
 };
 
-void ArrayCore::rebuild(const Grid& ng,
-                        const std::function<ChunkPlan(const std::int64_t*)>& plan_of,
-                        const std::uint8_t* user,
-                        int axis,
-                        std::int64_t user_extent) {
+void ArrayCore::require_chunk_count(const Grid& ng) const {
     if (ng.nchunks() > options_.max_chunks) {
         // The file would hold more chunks than an open with these options accepts.
         throw UsageError(where() + ": the shape " + to_string(ng.shape()) + " in chunks of " +
@@ -45,6 +41,14 @@ void ArrayCore::rebuild(const Grid& ng,
                          " chunks, more than OpenOptions::max_chunks (" + num(options_.max_chunks) +
                          ") lets an open read");
     }
+}
+
+void ArrayCore::rebuild(const Grid& ng,
+                        const std::function<ChunkPlan(const std::int64_t*)>& plan_of,
+                        const std::uint8_t* user,
+                        int axis,
+                        std::int64_t user_extent) {
+    require_chunk_count(ng);
     ChunkSource& source = *source_;
     const int nd = ng.ndim();
     const std::int64_t isz = ng.itemsize();
@@ -144,12 +148,7 @@ void ArrayCore::set_row(int axis,
     Shape shape = og.shape();
     shape[ax] = row_start + extent;
     const Grid ng(shape, og.chunk_shape(), og.block_shape(), og.itemsize());
-    if (ng.nchunks() > options_.max_chunks) {
-        throw UsageError(where() + ": the shape " + to_string(shape) + " in chunks of " +
-                         to_string(ng.chunk_shape()) + " makes " + num(ng.nchunks()) +
-                         " chunks, more than OpenOptions::max_chunks (" + num(options_.max_chunks) +
-                         ") lets an open read");
-    }
+    require_chunk_count(ng);
     // The row's chunks, each covered by the rows given (the array ends with them): staged block
     // by block from them, as a write of a box stages covered chunks (nothing gathered whole,
     // nothing decoded), on the array's threads (all of them within a chunk when the row has one).

@@ -102,4 +102,27 @@ inline int run_python(const std::string& script,
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/// run_python with numpy imported as np first (the script exits 77 without it): how tests make
+/// their expected arrays. \returns its exit status
+inline int run_numpy(const std::string& body, const std::string& dir) {
+    return run_python(
+        "import sys\n"
+        "try:\n"
+        "    import numpy as np\n"
+        "except ImportError:\n"
+        "    sys.exit(77)\n" +
+            body,
+        dir);
+}
+
 }  // namespace b2nd::test
+
+/// Runs `body` with run_numpy in `dir`; the test is skipped, saying so, when numpy is missing.
+#define B2ND_NUMPY_OR_SKIP(body, dir)                               \
+    do {                                                            \
+        const int numpy_status_ = b2nd::test::run_numpy(body, dir); \
+        if (numpy_status_ == 77) {                                  \
+            B2ND_SKIP("numpy is not installed (python3-numpy)");    \
+        }                                                           \
+        REQUIRE(numpy_status_ == 0);                                \
+    } while (0)

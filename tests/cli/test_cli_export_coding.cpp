@@ -23,24 +23,18 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-/// t.b2nd in `dir`, imported from expect.npy: a (6, 10, 8) float32 ramp NumPy wrote.
-void make_source(const b2nd::test::TempDir& tmp) {
-    const int st = b2nd::test::run_python(
-        "import sys\n"
-        "try:\n"
-        "    import numpy as np\n"
-        "except ImportError:\n"
-        "    sys.exit(77)\n"
-        "np.save(sys.argv[1] + '/expect.npy', np.arange(480, dtype='<f4').reshape(6, 10, 8))\n",
-        tmp.path());
-    if (st == 77) {
-        B2ND_SKIP("numpy is not installed (python3-numpy)");
-    }
-    REQUIRE(st == 0);
-    REQUIRE(run("import " + q(tmp / "expect.npy") + " " + q(tmp / "t.b2nd") +
-                " --chunks 3,5,8 --blocks 1,5,8")
-                .status == 0);
-}
+/// t.b2nd in `tmp`, imported from expect.npy: a (6, 10, 8) float32 ramp NumPy wrote; the test
+/// is skipped when numpy is missing.
+#define MAKE_SOURCE_OR_SKIP(tmp)                                                               \
+    do {                                                                                       \
+        B2ND_NUMPY_OR_SKIP(                                                                    \
+            "np.save(sys.argv[1] + '/expect.npy', np.arange(480, dtype='<f4').reshape(6, 10, " \
+            "8))\n",                                                                           \
+            (tmp).path());                                                                     \
+        REQUIRE(run("import " + q((tmp) / "expect.npy") + " " + q((tmp) / "t.b2nd") +          \
+                    " --chunks 3,5,8 --blocks 1,5,8")                                          \
+                    .status == 0);                                                             \
+    } while (0)
 
 /// Exports t.b2nd to `out` with `options`, expecting success.
 void exported(const b2nd::test::TempDir& tmp, const std::string& out, const std::string& options) {
@@ -64,7 +58,7 @@ TEST_CASE("cli export coding: HDF5 with other chunks, Blosc or no compression",
         B2ND_SKIP("this build has no libhdf5");
     }
     b2nd::test::TempDir tmp;
-    make_source(tmp);
+    MAKE_SOURCE_OR_SKIP(tmp);
     const std::string expect = tmp / "expect.npy";
     exported(tmp, tmp / "blosc.h5:/t",
              "--chunks 2,5,4 --compressor blosc --codec lz4 --filters bitshuffle --clevel 7");
@@ -96,7 +90,7 @@ TEST_CASE("cli export coding: HDF5 with other chunks, Blosc or no compression",
 TEST_CASE("cli export coding: Zarr v2 with each numcodecs compressor and other chunks",
           "[cli][bridges][coding][zarr]") {
     b2nd::test::TempDir tmp;
-    make_source(tmp);
+    MAKE_SOURCE_OR_SKIP(tmp);
     const std::string expect = tmp / "expect.npy";
     for (const char* c : {"zstd", "zlib", "gzip", "lz4", "none", "blosc"}) {
         INFO(c);
@@ -119,7 +113,7 @@ TEST_CASE("cli export coding: Zarr v2 with each numcodecs compressor and other c
 TEST_CASE("cli export coding: Zarr v3 shards and inner chunks as asked, gzip or none",
           "[cli][bridges][coding][zarr]") {
     b2nd::test::TempDir tmp;
-    make_source(tmp);
+    MAKE_SOURCE_OR_SKIP(tmp);
     const std::string expect = tmp / "expect.npy";
     exported(tmp, tmp / "gz.zarr", "--chunks 6,5,8 --blocks 2,5,4 --compressor gzip");
     exported(tmp, tmp / "raw.zarr", "--compressor none");
@@ -137,7 +131,7 @@ TEST_CASE("cli export coding: Zarr v3 shards and inner chunks as asked, gzip or 
 TEST_CASE("cli export coding: what a format does not take is refused by name, exit 2",
           "[cli][bridges][coding]") {
     b2nd::test::TempDir tmp;
-    make_source(tmp);
+    MAKE_SOURCE_OR_SKIP(tmp);
     const std::string t = q(tmp / "t.b2nd") + " ";
     struct Case {
         std::string args, says;

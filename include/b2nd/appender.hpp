@@ -8,6 +8,7 @@
 //   app.close();          // flush and finish (the destructor closes, without throwing)
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -21,17 +22,26 @@ namespace b2nd {
 struct AppendOptions {
     /// Full chunk rows (the chunk's extent along the axis, across the whole array) that may
     /// wait to be encoded while the caller pushes on; push() waits when this many do. At
-    /// least 1. An appender holds queue + 2 rows of memory, whatever the number of frames.
+    /// least 1. An appender holds queue + 2 rows of memory, and up to 3 rows encoded, whatever
+    /// the number of frames.
     int queue = 2;
+    /// Full rows are written to the file as soon as they are encoded, and committed (the
+    /// array's length grows: readers see them, and they are durable when the array is) by
+    /// flush(), close(), and on their own once this long has passed since the last commit.
+    /// Zero: each full row is committed once written (a commit per row; with durable arrays
+    /// each then waits for the disk).
+    std::chrono::milliseconds commit_interval{1000};
 };
 
 /// Appends to an array along `axis`, in its stored byte order. The row being filled (a chunk's
-/// extent along the axis) is held in memory and never decoded; each full row is encoded once,
-/// on the array's threads, by a worker while the caller pushes the next, and committed with the
-/// array's new length (one commit per row: durable when the array is, seen by readers that
-/// follow it). flush() commits the partial row too (its chunks written, then rewritten once the
-/// row is full). An array that already holds a partial row has it read once, at construction.
-/// Meanwhile nothing else may write the array. Not thread-safe: one caller pushes.
+/// extent along the axis) is held in memory as its chunks' blocks and never decoded; each full
+/// row is encoded once, on the array's threads, while the caller pushes the next, and written to
+/// the file while the row after it is encoded. Rows written are committed with the array's new
+/// length (durable when the array is, seen by readers that follow it) by flush(), close() and
+/// every AppendOptions::commit_interval. flush() commits the partial row too (its chunks
+/// written, then rewritten once the row is full). An array that already holds a partial row has
+/// it read once, at construction. Meanwhile nothing else may write the array. Not thread-safe:
+/// one caller pushes.
 class AnyAppender {
 public:
     /// \throws UsageError for an array open read-only, an axis out of range, `o.queue` < 1

@@ -1,18 +1,24 @@
-// Appenders (appender.hpp): the row being filled in memory, full rows handed to a worker that
-// encodes (on the array's threads) and commits each with the array's new length, a bounded queue
-// between them, buffers recycled so that memory is touched once.
+// Appenders (appender.hpp): the row being filled held in memory as its chunks' images (pushed
+// slabs copied straight into their blocks), full rows handed to an encoder thread (which encodes
+// on the array's threads) and from it to a committer (one commit per row, with the array's new
+// length), so that a row is encoded while the one before it is written and made durable; bounded
+// queues between them, buffers recycled so that memory is touched once.
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include <b2nd/appender.hpp>
 #include <b2nd/error.hpp>
 
 #include "../detail/text.hpp"
+#include "../select/strided_copy.hpp"
 #include "array_core.hpp"
+#include "chunk_rows.hpp"
 #include "engine_access.hpp"
 
 namespace b2nd {
@@ -36,47 +42,68 @@ void require_native_order(const AnyArray& a, const char* what) {
 
 namespace {
 
-/// A full row waiting to be committed.
-struct Job {
+/// A full row waiting to be encoded: its chunk images.
+struct RawRow {
     std::int64_t row_start = 0;
-    std::vector<std::uint8_t> rows;
+    detail::BigBuffer images;
+};
+
+/// A full row encoded, waiting to be committed.
+struct CodedRow {
+    std::int64_t row_start = 0;
+    detail::EncodedRow row;
 };
 
 }  // namespace
 
 struct AnyAppender::State {
+    using Clock = std::chrono::steady_clock;
     AnyArray array;
     detail::ArrayCore* core = nullptr;
     int axis = 0;
     AppendOptions o;
     std::int64_t cs = 0;         // the chunk's extent along the axis
-    std::int64_t outer = 1;      // the extents before the axis, multiplied
-    std::int64_t inner = 0;      // bytes of the extents after it, times the item size
     std::int64_t slab = 0;       // bytes of one slab
+    Grid full;                   // a full row's grid (row_grid)
+    bool padded = false;         // the full row's chunks have padding (the array's edges)
+    std::size_t row_bytes = 0;   // the chunk images of a row
+    bool stream = false;         // rows far larger than the caches: written past them
     std::int64_t row_start = 0;  // where the row being filled starts
     std::int64_t in_row = 0;     // slabs in it
     std::int64_t committed = 0;  // the length last committed here
-    std::vector<std::uint8_t> row;
+    detail::BigBuffer row;       // the row being filled
+    std::optional<detail::RowScatter> scatter;  // how pushed slabs go into it
     bool closed = false;
 
-    std::thread worker;
+    // Full rows go to the encoder (at most o.queue wait), encoded rows to the writer (at most
+    // one waits), which stages them and commits what it staged when o.commit_interval has
+    // passed: a row is encoded while the one before it is written.
+    std::thread encoder, writer;
     std::mutex m;
     std::condition_variable cv;
-    std::deque<Job> queue;
-    std::vector<std::vector<std::uint8_t>> spare;
-    bool busy = false;
+    std::deque<RawRow> raw;
+    std::deque<CodedRow> coded;
+    std::vector<detail::BigBuffer> spare_raw;
+    std::vector<detail::EncodedRow> spare_coded;
+    bool encoding = false, writing = false;
+    bool flushing = false;  // flush() stages and commits itself: the writer waits
     bool stopping = false;
+    std::int64_t per_row = 1;                   // chunks in a row
+    std::int64_t pending_first = 0;             // where the rows staged since the last commit start
+    std::vector<storage::StagedChunk> pending;  // their chunks, row after row
+    Clock::time_point last_commit = Clock::now();
     std::exception_ptr error;
 
     std::string where() const { return detail::quoted_path(array.name()); }
 
-    std::vector<std::uint8_t> fresh_row() {
-        if (!spare.empty()) {
-            std::vector<std::uint8_t> b = std::move(spare.back());
-            spare.pop_back();
+    detail::BigBuffer fresh_row() {
+        std::lock_guard<std::mutex> lock(m);
+        if (!spare_raw.empty()) {
+            detail::BigBuffer b = std::move(spare_raw.back());
+            spare_raw.pop_back();
             return b;
         }
-        return std::vector<std::uint8_t>(static_cast<std::size_t>(cs * slab));
+        return detail::BigBuffer(row_bytes);
     }
 
     /// What encoding or committing a row threw: thrown again by every later call (the rows
@@ -87,36 +114,140 @@ struct AnyAppender::State {
         }
     }
 
-    void run() {
+    void fail(std::unique_lock<std::mutex>& lock) {
+        lock.lock();
+        if (!error) {
+            error = std::current_exception();
+        }
+        lock.unlock();
+    }
+
+    void encode_rows() {
         std::unique_lock<std::mutex> lock(m);
         for (;;) {
-            cv.wait(lock, [&] { return stopping || !queue.empty(); });
-            if (queue.empty()) {
+            cv.wait(lock, [&] { return stopping || !raw.empty(); });
+            if (raw.empty()) {
                 return;
             }
-            Job job = std::move(queue.front());
-            queue.pop_front();
-            busy = true;
+            RawRow job = std::move(raw.front());
+            raw.pop_front();
+            encoding = true;
+            CodedRow out{job.row_start, {}};
+            if (!spare_coded.empty()) {
+                out.row = std::move(spare_coded.back());
+                spare_coded.pop_back();
+            }
+            const bool skip = error != nullptr;
             lock.unlock();
+            bool made = false;
             try {
-                if (!error) {
-                    core->set_row(axis, job.row_start, cs, cs, job.rows.data());
+                if (!skip) {
+                    if (padded) {
+                        detail::pad_row(full, job.images.data());
+                    }
+                    core->encode_row(full, job.images.data(), out.row);
+                    made = true;
                 }
             } catch (...) {
-                lock.lock();
-                error = std::current_exception();
-                lock.unlock();
+                fail(lock);
             }
             lock.lock();
-            busy = false;
-            spare.push_back(std::move(job.rows));
+            spare_raw.push_back(std::move(job.images));
+            cv.notify_all();
+            if (made) {
+                cv.wait(lock, [&] { return coded.empty() || error != nullptr; });
+                coded.push_back(std::move(out));
+            } else {
+                spare_coded.push_back(std::move(out.row));
+            }
+            encoding = false;
             cv.notify_all();
         }
     }
 
-    /// Waits until every queued row is committed.
+    /// Whether the rows staged since the last commit are due to be committed (never after an
+    /// error: they cannot be).
+    bool commit_due() const { return error == nullptr && interval_passed(); }
+    /// Whether rows are staged and the interval since the last commit has passed (the writer's
+    /// thread only: reads nothing else does).
+    bool interval_passed() const {
+        return !pending.empty() &&
+               (o.commit_interval.count() <= 0 || Clock::now() >= last_commit + o.commit_interval);
+    }
+
+    /// Commits the rows staged since the last commit, with the array's length `length`.
+    void commit_pending(std::int64_t length) {
+        core->commit_rows(axis, pending_first, length, pending);
+        pending.clear();
+        pending_first = length / cs * cs;
+        last_commit = Clock::now();
+    }
+
+    void write_rows() {
+        std::unique_lock<std::mutex> lock(m);
+        for (;;) {
+            const auto ready = [&] {
+                return !flushing &&
+                       (!coded.empty() || commit_due() || (stopping && raw.empty() && !encoding));
+            };
+            if (!pending.empty() && o.commit_interval.count() > 0) {
+                cv.wait_until(lock, last_commit + o.commit_interval, ready);
+            } else {
+                cv.wait(lock, ready);
+            }
+            if (!ready()) {
+                continue;  // woken at the deadline while a flush runs
+            }
+            writing = true;
+            const bool skip = error != nullptr;
+            std::optional<CodedRow> job;
+            if (!coded.empty()) {
+                job = std::move(coded.front());
+                coded.pop_front();
+                cv.notify_all();
+            } else if (!commit_due()) {
+                writing = false;
+                return;  // stopping, and nothing left
+            }
+            lock.unlock();
+            try {
+                if (job && !skip) {
+                    core->stage_row(job->row, pending);
+                }
+                if (!skip && interval_passed()) {
+                    commit_pending(pending_first +
+                                   static_cast<std::int64_t>(pending.size()) / per_row * cs);
+                }
+            } catch (...) {
+                fail(lock);
+            }
+            lock.lock();
+            if (job) {
+                spare_coded.push_back(std::move(job->row));
+            }
+            writing = false;
+            cv.notify_all();
+        }
+    }
+
+    /// Waits until every full row is committed (or abandoned after an error).
     void drain(std::unique_lock<std::mutex>& lock) {
-        cv.wait(lock, [&] { return queue.empty() && !busy; });
+        cv.wait(lock, [&] { return raw.empty() && coded.empty() && !encoding && !writing; });
+    }
+
+    /// Stops and joins the threads (after close() or a failed construction).
+    void stop() noexcept {
+        {
+            std::lock_guard<std::mutex> lock(m);
+            stopping = true;
+        }
+        cv.notify_all();
+        if (encoder.joinable()) {
+            encoder.join();
+        }
+        if (writer.joinable()) {
+            writer.join();
+        }
     }
 };
 
@@ -143,39 +274,49 @@ AnyAppender::AnyAppender(AnyArray array, int axis, AppendOptions o)
         throw UsageError(where + ": append: the array is open read-only (OpenOptions::writable)");
     }
     s.core = &EngineAccess::writable_core(s.array);
-    const Shape& shape = s.array.shape();
+    const Grid& g = s.core->grid();
     const auto ax = static_cast<std::size_t>(axis);
-    s.cs = s.array.chunk_shape()[ax];
-    s.inner = s.array.itemsize();
+    s.cs = g.chunk_shape()[ax];
+    s.full = detail::row_grid(g, axis, s.cs);
+    for (std::int64_t ci = 0; ci < s.full.nchunks(); ++ci) {
+        s.padded = s.padded || s.full.chunk_padded(ci);
+    }
+    s.scatter.emplace(s.full, axis);
+    s.per_row = s.full.nchunks();
+    s.row_bytes = static_cast<std::size_t>(s.per_row * s.full.chunk_nbytes());
+    s.stream = s.row_bytes >= detail::kStreamingBytes / 4;
+    s.slab = s.array.itemsize();
     for (int d = 0; d < nd; ++d) {
-        const std::int64_t e = shape[static_cast<std::size_t>(d)];
-        if (d < axis) {
-            s.outer *= e;
-        } else if (d > axis) {
-            s.inner *= e;
+        if (d != axis) {
+            s.slab *= g.shape()[static_cast<std::size_t>(d)];
         }
     }
-    s.slab = s.outer * s.inner;
-    const std::int64_t length = shape[ax];
+    const std::int64_t length = g.shape()[ax];
     s.row_start = length / s.cs * s.cs;
-    s.in_row = length - s.row_start;
     s.committed = length;
+    s.pending_first = s.row_start;
     s.row = s.fresh_row();
-    if (s.in_row > 0) {
+    // Rows are staged long before they are committed: their bytes go to the disk meanwhile.
+    storage::FrameInternal::flush_behind(s.core->frame_for_writing());
+    const std::int64_t had_rows = length - s.row_start;
+    if (had_rows > 0) {
         // The array's partial last row, read once: it is rewritten, whole, with what follows.
-        Shape start(static_cast<std::size_t>(nd), 0), count = shape;
+        Shape start(static_cast<std::size_t>(nd), 0), count = g.shape();
         start[ax] = s.row_start;
-        count[ax] = s.in_row;
+        count[ax] = had_rows;
         const Box box = Box::region(start, count);
         std::vector<std::uint8_t> had(static_cast<std::size_t>(box.size() * s.array.itemsize()));
         s.array.read(box, had.data(), had.size());
-        const std::int64_t run = s.in_row * s.inner;
-        for (std::int64_t k = 0; k < s.outer; ++k) {
-            std::memcpy(s.row.data() + k * s.cs * s.inner, had.data() + k * run,
-                        static_cast<std::size_t>(run));
-        }
+        (*s.scatter)(had.data(), had_rows, 0, had_rows, 0, s.row.data(), s.stream);
+        s.in_row = had_rows;
     }
-    s.worker = std::thread([&s] { s.run(); });
+    s.encoder = std::thread([&s] { s.encode_rows(); });
+    try {
+        s.writer = std::thread([&s] { s.write_rows(); });
+    } catch (...) {
+        s.stop();
+        throw;
+    }
 }
 
 AnyAppender::~AnyAppender() {
@@ -191,14 +332,7 @@ void AnyAppender::finish() noexcept {
     } catch (...) {
         // close() is where errors are seen; a destructor does not throw
     }
-    if (s_->worker.joinable()) {
-        {
-            std::lock_guard<std::mutex> lock(s_->m);
-            s_->stopping = true;
-        }
-        s_->cv.notify_all();
-        s_->worker.join();
-    }
+    s_->stop();
 }
 
 AnyAppender::AnyAppender(AnyAppender&&) noexcept = default;
@@ -228,26 +362,23 @@ void AnyAppender::push(ByteSpan data) {
     const auto n = static_cast<std::int64_t>(data.size() / static_cast<std::size_t>(s.slab));
     std::int64_t done = 0;
     while (done < n) {
-        // As many slabs as fit in the row: for each run of the extents before the axis, a copy
-        // of `take` slabs' worth (one copy in all for axis 0).
         const std::int64_t take = std::min(n - done, s.cs - s.in_row);
-        for (std::int64_t k = 0; k < s.outer; ++k) {
-            std::memcpy(s.row.data() + (k * s.cs + s.in_row) * s.inner,
-                        data.data() + (k * n + done) * s.inner,
-                        static_cast<std::size_t>(take * s.inner));
+        (*s.scatter)(data.data(), n, done, take, s.in_row, s.row.data(), s.stream);
+        if (s.stream) {
+            detail::stream_fence();  // before the encoder's thread reads the row
         }
         s.in_row += take;
         done += take;
         if (s.in_row == s.cs) {
             std::unique_lock<std::mutex> lock(s.m);
             s.cv.wait(lock, [&] {
-                return static_cast<int>(s.queue.size()) < s.o.queue || s.error != nullptr;
+                return static_cast<int>(s.raw.size()) < s.o.queue || s.error != nullptr;
             });
             s.rethrow_error();
-            s.queue.push_back(Job{s.row_start, std::move(s.row)});
-            s.row = s.fresh_row();
+            s.raw.push_back(RawRow{s.row_start, std::move(s.row)});
             lock.unlock();
             s.cv.notify_all();
+            s.row = s.fresh_row();
             s.row_start += s.cs;
             s.in_row = 0;
         }
@@ -260,12 +391,34 @@ void AnyAppender::flush() {
         std::unique_lock<std::mutex> lock(s.m);
         s.drain(lock);
         s.rethrow_error();
+        s.flushing = true;
     }
     const std::int64_t length = s.row_start + s.in_row;
-    if (s.in_row > 0 && length != s.committed) {
-        s.core->set_row(s.axis, s.row_start, s.in_row, s.cs, s.row.data());
+    try {
+        if (s.in_row > 0 && length != s.committed) {
+            // The partial row, encoded and staged here (the threads wait): its padding along
+            // the axis is overwritten by the slabs pushed next, and the row staged again.
+            const Grid part = detail::row_grid(s.core->grid(), s.axis, s.in_row);
+            detail::pad_row(part, s.row.data());
+            detail::EncodedRow coded;
+            s.core->encode_row(part, s.row.data(), coded);
+            s.core->stage_row(coded, s.pending);
+        }
+        if (!s.pending.empty()) {
+            s.commit_pending(length);
+        }
+    } catch (...) {
+        std::unique_lock<std::mutex> lock(s.m, std::defer_lock);
+        s.fail(lock);
+        lock.lock();
+        s.flushing = false;
+        s.cv.notify_all();
+        throw;
     }
+    std::lock_guard<std::mutex> lock(s.m);
+    s.flushing = false;
     s.committed = length;
+    s.cv.notify_all();
 }
 
 void AnyAppender::close() {
@@ -275,12 +428,7 @@ void AnyAppender::close() {
     }
     flush();
     s.closed = true;
-    {
-        std::lock_guard<std::mutex> lock(s.m);
-        s.stopping = true;
-    }
-    s.cv.notify_all();
-    s.worker.join();
+    s.stop();
 }
 
 std::int64_t AnyAppender::length() const noexcept {

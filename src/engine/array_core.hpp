@@ -45,6 +45,7 @@ class OrderedStaging;
 namespace b2nd::detail {
 
 class BoxPlan;
+struct EncodedRow;
 class ChunkLoads;
 
 /// A shared mutex that does not starve writers: a waiting writer holds the gate, so new readers
@@ -243,16 +244,24 @@ public:
     /// along axis).
     void insert(int axis, std::int64_t pos, std::int64_t n, const std::uint8_t* data);
     void remove(int axis, std::int64_t pos, std::int64_t n);
-    /// Gives axis `axis` the length row_start + extent, and the chunk row starting at row_start
-    /// (a multiple of the chunk's extent, the array's last row or the one after it) the content
-    /// of `rows` (C order: the array's extents, `capacity` along the axis, of which the first
-    /// `extent` are used): that row's chunks encoded from `rows` alone, nothing decoded, every
-    /// other chunk kept; one commit. What an Appender commits (appender.cpp).
-    void set_row(int axis,
-                 std::int64_t row_start,
-                 std::int64_t extent,
-                 std::int64_t capacity,
-                 const std::uint8_t* rows);
+
+    // ---- chunk_rows.cpp (an appender's rows, chunk_rows.hpp) ----
+    /// Encodes the row `images` holds (chunk images of `row`, row_grid(), padded by pad_row)
+    /// into `out`, whose buffers are reused: each chunk encoded once, nothing decoded, nothing
+    /// staged; on the array's threads (within the chunk when the row has one). Reads nothing a
+    /// commit changes: may run while another thread stages and commits the rows before it.
+    void encode_row(const Grid& row, const std::uint8_t* images, EncodedRow& out) const;
+    /// Stages the chunks of `row` (encode_row) in the frame, appending what Frame::stage says
+    /// to `staged`, for the next commit_rows to name.
+    void stage_row(const EncodedRow& row, std::vector<storage::StagedChunk>& staged);
+    /// Gives axis `axis` the length `length` (> first), and the chunk rows from `first` (a
+    /// multiple of the chunk's extent: the array's last row or the one after it) to the end the
+    /// chunks `staged` holds (row after row, as stage_row staged them); every other chunk kept;
+    /// one commit.
+    void commit_rows(int axis,
+                     std::int64_t first,
+                     std::int64_t length,
+                     const std::vector<storage::StagedChunk>& staged);
 
     // ---- array_core.cpp ----
     void update_metalayer(const std::string& name, ByteSpan content);

@@ -184,6 +184,16 @@ public:
                                     int threads,
                                     std::int64_t ci,
                                     const ChunkSink& sink) const;
+    /// make_chunk for a chunk of `g`, a grid of this array's chunk and block shapes other than
+    /// the source's (the row an appender adds next): it reads nothing set_grid changes, so it
+    /// may run while another thread commits and adopts a new grid. Encoded into `into` when it
+    /// holds codec::max_encoded_size of a chunk (the sink then gets bytes of it, but for
+    /// special chunks), else into scratch of the calling thread.
+    storage::StagedChunk make_chunk_of(const Grid& g,
+                                       const std::uint8_t* buf,
+                                       int threads,
+                                       const ChunkSink& sink,
+                                       MutableByteSpan into = {}) const;
     /// make_chunk for a chunk whose blocks `fill` writes one at a time (each into a buffer that
     /// stays in the cache); `first` is the chunk's first element. Same bytes as make_chunk.
     storage::StagedChunk make_chunk_by_blocks(const codec::BlockFill& fill,
@@ -204,17 +214,28 @@ public:
 private:
     /// Stages the special chunk repeating element `e` (nothing for values longer than 255
     /// bytes, which c-blosc2 cannot repeat).
-    std::optional<storage::StagedChunk> stage_uniform(const std::uint8_t* e,
+    std::optional<storage::StagedChunk> stage_uniform(const Grid& g,
+                                                      const std::uint8_t* e,
                                                       const ChunkSink& sink) const;
-    /// Encodes a chunk (`buf`, or block by block from `fill`) and stages it, or its uniform
-    /// special chunk when `uniform` ends up true.
-    storage::StagedChunk stage_encoded(const std::uint8_t* buf,
+    /// make_chunk of a chunk of `g` (chunk ci of it when ci >= 0, then g is grid_), encoded
+    /// into `into` as make_chunk_of says.
+    storage::StagedChunk make_chunk_in(const Grid& g,
+                                       const std::uint8_t* buf,
+                                       int threads,
+                                       std::int64_t ci,
+                                       const ChunkSink& sink,
+                                       MutableByteSpan into = {}) const;
+    /// Encodes a chunk of `g` (`buf`, or block by block from `fill`) and stages it, or its
+    /// uniform special chunk when `uniform` ends up true; into `into` as make_chunk_of says.
+    storage::StagedChunk stage_encoded(const Grid& g,
+                                       const std::uint8_t* buf,
                                        const codec::BlockFill* fill,
                                        const std::atomic<bool>* uniform,
                                        const std::uint8_t* first,
                                        int threads,
                                        std::int64_t ci,
-                                       const ChunkSink& sink) const;
+                                       const ChunkSink& sink,
+                                       MutableByteSpan into = {}) const;
     /// Block i of chunk ci (n bytes at dest): its padding set to the nearest valid element.
     void replicate_edges(std::int64_t ci, std::int32_t i, std::uint8_t* dest) const;
     /// The bytes chunk ci holds uncompressed.

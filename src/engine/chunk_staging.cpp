@@ -87,37 +87,40 @@ BlockCache::Buffer ChunkSource::cached_block(const Grid::Location& loc) const {
     return cache_.budget() > 0 ? cache_.find(grid_.block_key(loc.chunk, loc.block)) : nullptr;
 }
 
-std::optional<storage::StagedChunk> ChunkSource::stage_uniform(const std::uint8_t* e,
+std::optional<storage::StagedChunk> ChunkSource::stage_uniform(const Grid& g,
+                                                               const std::uint8_t* e,
                                                                const ChunkSink& sink) const {
-    const std::int64_t isz = grid_.itemsize();
+    const std::int64_t isz = g.itemsize();
     bool zero = true;
     for (std::int64_t i = 0; i < isz && zero; ++i) {
         zero = e[i] == 0;
     }
     if (zero) {
-        const std::vector<std::uint8_t> z = zeros_chunk(grid_);
+        const std::vector<std::uint8_t> z = zeros_chunk(g);
         return sink({z.data(), z.size()}, {});
     }
     if (isz <= 255) {  // c-blosc2's limit on a repeated value
         const std::vector<std::uint8_t> r = codec::make_repeated_chunk(
-            static_cast<std::int32_t>(grid_.chunk_nbytes()), {e, static_cast<std::size_t>(isz)},
-            static_cast<std::int32_t>(grid_.block_nbytes()));
+            static_cast<std::int32_t>(g.chunk_nbytes()), {e, static_cast<std::size_t>(isz)},
+            static_cast<std::int32_t>(g.block_nbytes()));
         return sink({r.data(), r.size()}, {});
     }
     return std::nullopt;
 }
 
-storage::StagedChunk ChunkSource::stage_encoded(const std::uint8_t* buf,
+storage::StagedChunk ChunkSource::stage_encoded(const Grid& g,
+                                                const std::uint8_t* buf,
                                                 const codec::BlockFill* fill,
                                                 const std::atomic<bool>* uniform,
                                                 const std::uint8_t* first,
                                                 int threads,
                                                 std::int64_t ci,
-                                                const ChunkSink& sink) const {
-    const std::int64_t n = grid_.chunk_nbytes();
+                                                const ChunkSink& sink,
+                                                MutableByteSpan into) const {
+    const std::int64_t n = g.chunk_nbytes();
     codec::BlockFill edged;
-    if (replicate_edges_ && ci >= 0 && grid_.chunk_padded(ci)) {
-        const std::size_t bs = static_cast<std::size_t>(grid_.block_nbytes());
+    if (replicate_edges_ && ci >= 0 && g.chunk_padded(ci)) {  // (ci >= 0: g is the source's)
+        const std::size_t bs = static_cast<std::size_t>(g.block_nbytes());
         edged = [this, buf, fill, ci, bs](std::int32_t i, std::uint8_t* dest, std::size_t len) {
             if (fill != nullptr) {
                 (*fill)(i, dest, len);
@@ -133,26 +136,30 @@ storage::StagedChunk ChunkSource::stage_encoded(const std::uint8_t* buf,
     // The digests of the blocks' pieces a version-3 table keeps, taken from the blocks as the
     // encoder reads them (in the cache), instead of decoding the chunk to seal it.
     storage::detail::PieceDigests pieces(p, n, frame_);
-    // Encoded into reused scratch: fresh chunk-sized buffers would cost page faults per chunk.
+    // Encoded into `into`, or reused scratch: fresh chunk-sized buffers would cost page faults
+    // per chunk.
     const auto cap = codec::max_encoded_size(static_cast<std::size_t>(n));
-    const MutableByteSpan dest{scratch_bytes(tl_encode, cap), cap};
+    const bool own = into.size() >= cap;
+    const MutableByteSpan dest = own ? into : MutableByteSpan{scratch_bytes(tl_encode, cap), cap};
     std::size_t used = 0;
     try {
         used = fill != nullptr ? codec::encode_chunk(n, *fill, p, dest, pieces.watch())
                                : codec::encode_chunk({buf, static_cast<std::size_t>(n)}, p, dest,
                                                      pieces.watch());
     } catch (const codec::ItemError& e) {
-        throw_item_error(e, grid_, ci, frame_.name());
+        throw_item_error(e, g, ci, frame_.name());
     }
     if (uniform != nullptr && uniform->load()) {
-        if (auto s = stage_uniform(first, sink)) {
+        if (auto s = stage_uniform(g, first, sink)) {
             return *s;
         }
     }
     storage::detail::SealHint hint;
     hint.pieces = &pieces;
-    const storage::StagedChunk staged = sink({tl_encode.data(), used}, hint);
-    release_if_large(tl_encode);
+    const storage::StagedChunk staged = sink({dest.data(), used}, hint);
+    if (!own) {
+        release_if_large(tl_encode);
+    }
     return staged;
 }
 
@@ -171,14 +178,31 @@ storage::StagedChunk ChunkSource::make_chunk(const std::uint8_t* buf,
                                              int threads,
                                              std::int64_t ci,
                                              const ChunkSink& sink) const {
-    const std::int64_t n = grid_.chunk_nbytes();
-    const auto isz = static_cast<std::size_t>(grid_.itemsize());
-    if (n >= grid_.itemsize() && repeats(buf, static_cast<std::size_t>(n), buf, isz)) {
-        if (auto s = stage_uniform(buf, sink)) {
+    return make_chunk_in(grid_, buf, threads, ci, sink);
+}
+
+storage::StagedChunk ChunkSource::make_chunk_of(const Grid& g,
+                                                const std::uint8_t* buf,
+                                                int threads,
+                                                const ChunkSink& sink,
+                                                MutableByteSpan into) const {
+    return make_chunk_in(g, buf, threads, -1, sink, into);
+}
+
+storage::StagedChunk ChunkSource::make_chunk_in(const Grid& g,
+                                                const std::uint8_t* buf,
+                                                int threads,
+                                                std::int64_t ci,
+                                                const ChunkSink& sink,
+                                                MutableByteSpan into) const {
+    const std::int64_t n = g.chunk_nbytes();
+    const auto isz = static_cast<std::size_t>(g.itemsize());
+    if (n >= g.itemsize() && repeats(buf, static_cast<std::size_t>(n), buf, isz)) {
+        if (auto s = stage_uniform(g, buf, sink)) {
             return *s;
         }
     }
-    return stage_encoded(buf, nullptr, nullptr, nullptr, threads, ci, sink);
+    return stage_encoded(g, buf, nullptr, nullptr, nullptr, threads, ci, sink, into);
 }
 
 storage::StagedChunk ChunkSource::make_chunk_by_blocks(const codec::BlockFill& fill,
@@ -196,7 +220,7 @@ storage::StagedChunk ChunkSource::make_chunk_by_blocks(const codec::BlockFill& f
             uniform.store(false, std::memory_order_relaxed);
         }
     };
-    return stage_encoded(nullptr, &checked, &uniform, first, threads, ci, sink);
+    return stage_encoded(grid_, nullptr, &checked, &uniform, first, threads, ci, sink);
 }
 
 std::vector<std::uint8_t> ChunkSource::zeros_chunk(const Grid& g) const {

@@ -11,7 +11,6 @@
 #include "../select/box_plan.hpp"
 #include "../storage/ordered_staging.hpp"
 #include "array_core.hpp"
-#include "covered.hpp"
 
 namespace b2nd::detail {
 
@@ -123,78 +122,6 @@ void ArrayCore::rebuild(const Grid& ng,
     }
     format::B2ndMeta meta = meta_;
     meta.shape = ng.shape();
-    e.set_metalayer(meta_.has_dtype ? "b2nd" : "caterva", format::write_b2nd_meta(meta));
-    std::unique_lock<FairSharedMutex> lock(mutex_);
-    apply_data_edit(e);
-    source.set_grid(ng);
-    meta_ = std::move(meta);
-}
-
-void ArrayCore::set_row(int axis,
-                        std::int64_t row_start,
-                        std::int64_t extent,
-                        std::int64_t capacity,
-                        const std::uint8_t* rows) {
-    std::lock_guard<std::mutex> writer(writer_mutex_);
-    require_writable("append");
-    const Grid& og = grid();
-    const int nd = og.ndim();
-    const auto ax = static_cast<std::size_t>(axis);
-    const std::int64_t cs = og.chunk_shape()[ax];
-    if (axis < 0 || axis >= nd || row_start % cs != 0 || extent <= 0 || extent > cs ||
-        capacity < extent || row_start > og.shape()[ax] || row_start < og.shape()[ax] / cs * cs) {
-        throw std::logic_error("set_row: not the array's last chunk row");
-    }
-    Shape shape = og.shape();
-    shape[ax] = row_start + extent;
-    const Grid ng(shape, og.chunk_shape(), og.block_shape(), og.itemsize());
-    require_chunk_count(ng);
-    // The row's chunks, each covered by the rows given (the array ends with them): staged block
-    // by block from them, as a write of a box stages covered chunks (nothing gathered whole,
-    // nothing decoded), on the array's threads (all of them within a chunk when the row has one).
-    Shape start(static_cast<std::size_t>(nd), 0), count = shape;
-    start[ax] = row_start;
-    count[ax] = extent;
-    const BoxPlan plan(ng, Box::region(start, count));
-    Shape rows_shape = shape;
-    rows_shape[ax] = capacity;
-    std::int64_t strides[kMaxNdim];
-    c_strides(rows_shape.data(), rows_shape.size(), og.itemsize(), strides);
-    std::int64_t walk[kMaxNdim];
-    const std::uint8_t* const src0 = rows + plan.walk_strides(strides, walk);
-    const std::vector<ChunkTask>& tasks = plan.chunks();
-    const int inner = tasks.size() == 1 ? nthreads_ : 1;
-    ChunkSource& source = *source_;
-    storage::detail::OrderedStaging order(source.frame(), tasks.size());
-    order.run(nthreads_, [&](std::size_t k) {
-        const ChunkTask& ct = tasks[k];
-        if (!plan.covers(ct)) {
-            throw std::logic_error("set_row: a chunk of the row is not covered");
-        }
-        // The chunk's index is the new grid's, which the source has not yet: -1, as rebuilds
-        // pass (lossy plugins then do not replicate edges into this row's padding).
-        stage_covered(
-            source, plan, ct, src0, walk, inner,
-            [&](ByteSpan c, const storage::detail::SealHint& h) { return order.stage(k, c, h); },
-            -1);
-    });
-    const std::vector<storage::StagedChunk> staged = order.take();
-    std::vector<std::size_t> task_of(static_cast<std::size_t>(ng.nchunks()), SIZE_MAX);
-    for (std::size_t k = 0; k < tasks.size(); ++k) {
-        task_of[static_cast<std::size_t>(tasks[k].ci)] = k;
-    }
-    storage::FrameEdit e;
-    std::int64_t c[kMaxNdim];
-    for (std::int64_t i = 0; i < ng.nchunks(); ++i) {
-        ng.chunk_coords(i, c);
-        if (c[axis] < row_start / cs) {
-            e.keep(og.chunk_index(c));
-        } else {
-            e.add_staged(staged[task_of[static_cast<std::size_t>(i)]]);
-        }
-    }
-    format::B2ndMeta meta = meta_;
-    meta.shape = shape;
     e.set_metalayer(meta_.has_dtype ? "b2nd" : "caterva", format::write_b2nd_meta(meta));
     std::unique_lock<FairSharedMutex> lock(mutex_);
     apply_data_edit(e);

@@ -16,10 +16,16 @@
 #include "../storage/ordered_staging.hpp"
 #include "array_core.hpp"
 #include "commit_hooks.hpp"
-#include "covered.hpp"
 
 namespace b2nd::detail {
 
+namespace {
+
+/// Stages chunk task ct, which the box of `plan` covers, gathering each block from the caller's
+/// elements (`src0`, walked with `walk`) as the encoder asks for it, on up to `threads` threads:
+/// the chunk is never gathered whole. The padding of edge chunks repeats the chunk's first
+/// element, so that a chunk whose valid elements are all equal is recognized as uniform. `ci`:
+/// the chunk's index in the source's grid.
 storage::StagedChunk stage_covered(const ChunkSource& source,
                                    const BoxPlan& plan,
                                    const ChunkTask& ct,
@@ -59,6 +65,8 @@ storage::StagedChunk stage_covered(const ChunkSource& source,
     };
     return source.make_chunk_by_blocks(fill, first, threads, ci, sink);
 }
+
+}  // namespace
 
 void ArrayCore::write(const SelectionPlan& plan,
                       const std::uint8_t* src,

@@ -243,6 +243,16 @@ void gather_strided(const StridedBox& box,
          });
 }
 
+void copy_run(std::uint8_t* dst, const std::uint8_t* src, std::size_t n, bool stream) noexcept {
+    if (stream) {
+        stream_bytes(dst, src, n);
+    } else {
+        if (n != 0) {
+            std::memcpy(dst, src, n);
+        }
+    }
+}
+
 void stream_fence() noexcept {
 #if defined(__SSE2__)
     _mm_sfence();

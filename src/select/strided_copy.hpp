@@ -42,6 +42,9 @@ void fill_strided(const StridedBox& box,
                   std::int64_t itemsize,
                   bool stream = false) noexcept;
 
+/// Copies n bytes from src to dst; with `stream`, as copy_strided with it.
+void copy_run(std::uint8_t* dst, const std::uint8_t* src, std::size_t n, bool stream) noexcept;
+
 /// Orders this thread's non-temporal stores before what follows (an sfence on x86).
 void stream_fence() noexcept;
 

@@ -47,6 +47,10 @@ struct FrameInternal {
     static std::shared_ptr<const Ahead> seal_ahead(const Frame& f,
                                                    ByteSpan chunk,
                                                    const detail::SealHint& hint);
+    /// From now on, what is staged in a durable frame is flushed to the disk in the background
+    /// (as with OpenOptions::flush_behind), so that a commit finds little left to flush: for a
+    /// writer that stages long before it commits (an appender). Nothing for other frames.
+    static void flush_behind(Frame& f);
     /// Frame::stage, with the seal made ahead if the table is still the one it was made for.
     static StagedChunk stage(Frame& f, ByteSpan chunk, const Ahead* ahead);
 };

@@ -317,6 +317,13 @@ std::shared_ptr<const FrameInternal::Ahead> FrameInternal::seal_ahead(
     return std::make_shared<const Ahead>(Ahead{f.impl_->seal_ahead(chunk, hint)});
 }
 
+void FrameInternal::flush_behind(Frame& f) {
+    std::unique_lock<std::shared_mutex> lock(f.impl_->mutex);
+    if (f.impl_->options.durable && f.impl_->options.writable && !f.impl_->flush_behind) {
+        f.impl_->flush_behind = std::make_unique<detail::FlushBehind>();
+    }
+}
+
 StagedChunk FrameInternal::stage(Frame& f, ByteSpan chunk, const Ahead* ahead) {
     std::unique_lock<std::shared_mutex> lock(f.impl_->mutex);
     return f.impl_->stage(chunk, ahead != nullptr ? &ahead->sealed : nullptr);

@@ -69,6 +69,8 @@ public:
     std::int64_t length() const noexcept;
     /// The bytes of one slab (the array's shape without the axis, times the item size).
     std::int64_t slab_bytes() const noexcept;
+    /// The axis that grows.
+    int axis() const noexcept;
     /// The array appended to.
     const AnyArray& array() const noexcept;
 
@@ -84,7 +86,8 @@ namespace detail {
 void require_native_order(const AnyArray& a, const char* what);
 }  // namespace detail
 
-/// AnyAppender for an NDArray<T> in native byte order: push(data, n) takes n slabs of T.
+/// AnyAppender for an NDArray<T> in native byte order: push(data, n) takes n slabs of T (and
+/// b2nd::push, in <b2nd/xtensor.hpp>, an xtensor expression).
 template <typename T>
 class Appender {
 public:
@@ -108,6 +111,8 @@ public:
     void close() { impl_.close(); }
     /// As AnyAppender::length.
     std::int64_t length() const noexcept { return impl_.length(); }
+    /// As AnyAppender::axis.
+    int axis() const noexcept { return impl_.axis(); }
     /// The untyped appender.
     AnyAppender& any() noexcept { return impl_; }
 

@@ -439,6 +439,10 @@ std::int64_t AnyAppender::slab_bytes() const noexcept {
     return s_->slab;
 }
 
+int AnyAppender::axis() const noexcept {
+    return s_->axis;
+}
+
 const AnyArray& AnyAppender::array() const noexcept {
     return s_->array;
 }

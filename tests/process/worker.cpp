@@ -30,9 +30,9 @@
 //                                               until killed, printing "." after each commit
 //   worker store-check PATH                     prints "ok G" when each leaf holds one whole
 //                                               generation G, else what is wrong
-//   worker appender PATH                        an Appender on PATH ((0, 40) int32): pushes
+//   worker appender PATH [PAUSE_MS]             an Appender on PATH ((0, 40) int32): pushes
 //                                               k % 7 + 1 rows (element (r, j) = r * 40 + j),
-//                                               flushes, prints "."; until killed
+//                                               flushes, prints ".", pauses; until killed
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -321,7 +321,7 @@ int store_check(const std::string& path) {
 
 /// Pushes k % 7 + 1 rows (element (r, j) = r * 40 + j) and flushes, printing "." after each
 /// flush, until killed.
-int appender(const std::string& path) {
+int appender(const std::string& path, int pause_ms) {
     b2nd::OpenOptions o;
     o.writable = true;
     o.nthreads = 2;
@@ -339,6 +339,9 @@ int appender(const std::string& path) {
         app.flush();
         std::printf(".");
         std::fflush(stdout);
+        if (pause_ms > 0) {  // a reader's turn
+            std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+        }
     }
 }
 
@@ -375,8 +378,8 @@ int main(int argc, char** argv) {
         if (a.size() == 3 && a[0] == "store-writer") {
             return store_writer(a[1], std::stoull(a[2]));
         }
-        if (a.size() == 2 && a[0] == "appender") {
-            return appender(a[1]);
+        if ((a.size() == 2 || a.size() == 3) && a[0] == "appender") {
+            return appender(a[1], a.size() == 3 ? std::stoi(a[2]) : 0);
         }
         if (a.size() == 2 && a[0] == "store-check") {
             return store_check(a[1]);

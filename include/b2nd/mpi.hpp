@@ -44,6 +44,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <b2nd/mpi/appender.hpp>
 #include <b2nd/mpi/collective.hpp>
 #include <b2nd/xtensor.hpp>
 

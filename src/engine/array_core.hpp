@@ -246,6 +246,17 @@ public:
     void remove(int axis, std::int64_t pos, std::int64_t n);
 
     // ---- chunk_rows.cpp (an appender's rows, chunk_rows.hpp) ----
+    /// Receives chunk k of a row encoded by encode_images (its bytes valid during the call).
+    using ImageSink = std::function<void(std::size_t, ByteSpan, const storage::detail::SealHint&)>;
+    /// Encodes the chunk images of `row` (a grid of the array's chunk and block shapes; images
+    /// padded by pad_row) as make_chunk does, on up to `threads` threads (within the chunk when
+    /// the row has one), into into(k) when given (see ChunkSource::make_chunk_of). Reads
+    /// nothing a commit changes.
+    void encode_images(const Grid& row,
+                       const std::uint8_t* images,
+                       int threads,
+                       const ImageSink& sink,
+                       const std::function<MutableByteSpan(std::size_t)>& into = {}) const;
     /// Encodes the row `images` holds (chunk images of `row`, row_grid(), padded by pad_row)
     /// into `out`, whose buffers are reused: each chunk encoded once, nothing decoded, nothing
     /// staged; on the array's threads (within the chunk when the row has one). Reads nothing a

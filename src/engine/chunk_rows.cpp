@@ -193,35 +193,51 @@ void pad_row(const Grid& row, std::uint8_t* images) {
     }
 }
 
-void ArrayCore::encode_row(const Grid& row, const std::uint8_t* images, EncodedRow& out) const {
+void ArrayCore::encode_images(const Grid& row,
+                              const std::uint8_t* images,
+                              int threads,
+                              const ImageSink& sink,
+                              const std::function<MutableByteSpan(std::size_t)>& into) const {
     const ChunkSource& source = *source_;
     const auto n = static_cast<std::size_t>(row.nchunks());
     const auto cbytes = static_cast<std::size_t>(row.chunk_nbytes());
-    out.chunks.resize(n);
-    const storage::Frame& frame = source.frame();
-    const std::size_t cap = codec::max_encoded_size(cbytes);
-    const auto encode = [&](std::size_t k, int threads) {
-        EncodedChunk& ec = out.chunks[k];
-        if (ec.bytes.size() < cap) {
-            ec.bytes = BigBuffer(cap);
-        }
-        source.make_chunk_of(row, images + k * cbytes, threads,
-                             [&](ByteSpan c, const storage::detail::SealHint& hint) {
-                                 ec.ahead = storage::FrameInternal::seal_ahead(frame, c, hint);
-                                 if (c.data() != ec.bytes.data()) {
-                                     copy_bytes(ec.bytes.data(), c.data(),
-                                                c.size());  // a special chunk
-                                 }
-                                 ec.size = c.size();
-                                 return storage::StagedChunk{};
-                             },
-                             {ec.bytes.data(), ec.bytes.size()});
+    const auto encode = [&](std::size_t k, int t) {
+        source.make_chunk_of(
+            row, images + k * cbytes, t,
+            [&](ByteSpan c, const storage::detail::SealHint& hint) {
+                sink(k, c, hint);
+                return storage::StagedChunk{};
+            },
+            into ? into(k) : MutableByteSpan{});
     };
     if (n == 1) {
-        encode(0, nthreads_);
+        encode(0, threads);
     } else {
-        parallel_for(n, nthreads_, [&](std::size_t k) { encode(k, 1); });
+        parallel_for(n, threads, [&](std::size_t k) { encode(k, 1); });
     }
+}
+
+void ArrayCore::encode_row(const Grid& row, const std::uint8_t* images, EncodedRow& out) const {
+    out.chunks.resize(static_cast<std::size_t>(row.nchunks()));
+    const storage::Frame& frame = source_->frame();
+    const std::size_t cap = codec::max_encoded_size(static_cast<std::size_t>(row.chunk_nbytes()));
+    encode_images(
+        row, images, nthreads_,
+        [&](std::size_t k, ByteSpan c, const storage::detail::SealHint& hint) {
+            EncodedChunk& ec = out.chunks[k];
+            ec.ahead = storage::FrameInternal::seal_ahead(frame, c, hint);
+            if (c.data() != ec.bytes.data()) {
+                copy_bytes(ec.bytes.data(), c.data(), c.size());  // a special chunk
+            }
+            ec.size = c.size();
+        },
+        [&](std::size_t k) {
+            EncodedChunk& ec = out.chunks[k];
+            if (ec.bytes.size() < cap) {
+                ec.bytes = BigBuffer(cap);
+            }
+            return MutableByteSpan{ec.bytes.data(), ec.bytes.size()};
+        });
 }
 
 void ArrayCore::stage_row(const EncodedRow& row, std::vector<storage::StagedChunk>& staged) {

@@ -14,6 +14,7 @@
 
 #include <b2nd/any_array.hpp>
 #include <b2nd/byte_span.hpp>
+#include <b2nd/grid.hpp>
 
 namespace b2nd::detail::collective {
 
@@ -62,5 +63,41 @@ struct Reserved {
 /// The writer: adopts chunks written at reserved positions and commits them in one commit.
 /// \throws UsageError for a position outside the reserved room
 void commit_reserved(AnyArray& a, const std::vector<Reserved>& chunks);
+
+// ---- appends (mpi::Appender): each rank holds its part of the rows being filled ----------
+
+/// Copies slabs [from, from + take) of `data` (the extents of `row`, n along `axis`, C order)
+/// to slabs [at, at + take) of the chunk images `images` of `row` (a row's grid: one chunk along
+/// the axis; the padded block layout a chunk decodes to, chunk after chunk).
+void scatter_slabs(const Grid& row,
+                   int axis,
+                   const std::uint8_t* data,
+                   std::int64_t n,
+                   std::int64_t from,
+                   std::int64_t take,
+                   std::int64_t at,
+                   std::uint8_t* images);
+
+/// Pads the chunk images of `row` (a grid of a's chunk and block shapes whose chunks are chunks
+/// of the array, edges included) as writes pad chunks, and encodes them with a's parameters on
+/// up to `threads` threads: place(k, made) receives the row's chunk k (bytes valid during the
+/// call). Any handle; nothing is written.
+void encode_images(const AnyArray& a,
+                   const Grid& row,
+                   std::uint8_t* images,
+                   int threads,
+                   const std::function<void(std::size_t, const MadeChunk&)>& place);
+
+/// The writer: adopts chunks written at reserved positions as the chunk rows along `axis` from
+/// `first` (a multiple of the chunk's extent: the array's last row or the one after it) to the
+/// new length `length`, and commits them with that length in one commit; every other chunk is
+/// kept. Here Reserved::chunk is row * (chunks in a row) + the chunk's index in its row's grid
+/// (the array's extents, one chunk along the axis); every chunk of those rows must be there once.
+/// 	hrows UsageError for a position outside the reserved room, or rows not whole
+void commit_reserved_rows(AnyArray& a,
+                          int axis,
+                          std::int64_t first,
+                          std::int64_t length,
+                          const std::vector<Reserved>& chunks);
 
 }  // namespace b2nd::detail::collective

@@ -1,8 +1,12 @@
 // Internal: what the two files of b2nd::mpi share (mpi.cpp, mpi_write.cpp).
 #pragma once
 
+#include <cstdint>
 #include <exception>
 #include <string>
+#include <utility>
+
+#include <b2nd/any_array.hpp>
 
 #include <mpi.h>
 
@@ -34,5 +38,13 @@ std::exception_ptr attempt(Fn&& fn) {
     }
     return nullptr;
 }
+
+/// An exclusive prefix sum of `mine` over comm (0 on rank 0), and the total (mpi_write.cpp).
+std::pair<std::uint64_t, std::uint64_t> exscan_total(MPI_Comm comm, std::uint64_t mine);
+
+/// Collective: room for `mine` (bytes of a contiguous frame, chunk file numbers of a sparse
+/// one) on every rank, reserved by rank 0 for all ranks at once; where this rank's part starts
+/// (mpi_write.cpp).
+std::uint64_t reserve_room(MPI_Comm comm, AnyArray& a, std::uint64_t mine);
 
 }  // namespace b2nd::mpi::internal

@@ -29,18 +29,6 @@ struct Placed {
     std::uint64_t digest = 0;  // checksum of the stored bytes
 };
 
-/// An exclusive prefix sum and a total over comm.
-std::pair<std::uint64_t, std::uint64_t> exscan_total(MPI_Comm comm, std::uint64_t mine) {
-    unsigned long long before = 0, total = 0;
-    const unsigned long long m = mine;
-    MPI_Exscan(&m, &before, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
-    if (rank_of(comm) == 0) {
-        before = 0;  // MPI leaves rank 0's result undefined
-    }
-    MPI_Allreduce(&m, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
-    return {before, total};
-}
-
 /// Copies the part of `src` (C order of `src_box`) that lies in `dst_box` into dst (C order of
 /// dst_box), row by row.
 void copy_overlap(const Box& src_box,
@@ -129,7 +117,19 @@ std::vector<std::int64_t> chunks_of(const Grid& g, const Box& box) {
 
 // ---- writes ---------------------------------------------------------------------------------
 
-namespace {
+namespace internal {
+
+/// An exclusive prefix sum and a total over comm.
+std::pair<std::uint64_t, std::uint64_t> exscan_total(MPI_Comm comm, std::uint64_t mine) {
+    unsigned long long before = 0, total = 0;
+    const unsigned long long m = mine;
+    MPI_Exscan(&m, &before, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
+    if (rank_of(comm) == 0) {
+        before = 0;  // MPI leaves rank 0's result undefined
+    }
+    MPI_Allreduce(&m, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
+    return {before, total};
+}
 
 /// Collective: room for `mine` (bytes of a contiguous frame, chunk file numbers of a sparse one)
 /// on every rank, reserved by rank 0 for all ranks at once; where this rank's part starts.
@@ -144,6 +144,10 @@ std::uint64_t reserve_room(MPI_Comm comm, AnyArray& a, std::uint64_t mine) {
     MPI_Bcast(&at, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
     return at + sizes.first;
 }
+
+}  // namespace internal
+
+namespace {
 
 /// write_chunks, with `shared_hint` added to the message refusing a chunk on two ranks.
 void write_chunks_with(MPI_Comm comm,

@@ -35,6 +35,8 @@ int main(int argc, char** argv) {
             scenario_errors(dir);
         } else if (scenario == "evaluate") {
             scenario_evaluate(dir);
+        } else if (scenario == "append") {
+            scenario_append(dir);
         } else if (scenario == "kill") {
             scenario_kill(dir, sparse);
         } else if (scenario == "verify-kill") {

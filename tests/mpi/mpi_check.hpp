@@ -173,6 +173,7 @@ void scenario_write(const std::string& dir);
 void scenario_write_parts(const std::string& dir);
 void scenario_errors(const std::string& dir);
 void scenario_evaluate(const std::string& dir);
+void scenario_append(const std::string& dir);
 void scenario_kill(const std::string& dir, bool sparse);
 void scenario_verify_kill(const std::string& dir, bool sparse);
 

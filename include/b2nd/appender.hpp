@@ -22,8 +22,8 @@ namespace b2nd {
 struct AppendOptions {
     /// Full chunk rows (the chunk's extent along the axis, across the whole array) that may
     /// wait to be encoded while the caller pushes on; push() waits when this many do. At
-    /// least 1. An appender holds queue + 2 rows of memory, and up to 3 rows encoded, whatever
-    /// the number of frames.
+    /// least 1. An appender holds queue + 1 + threads rows of memory, and up to 2 × threads +
+    /// 1 rows encoded (threads: the array's), whatever the number of frames.
     int queue = 2;
     /// Full rows are written to the file as soon as they are encoded, and committed (the
     /// array's length grows: readers see them, and they are durable when the array is) by
@@ -35,13 +35,13 @@ struct AppendOptions {
 
 /// Appends to an array along `axis`, in its stored byte order. The row being filled (a chunk's
 /// extent along the axis) is held in memory as its chunks' blocks and never decoded; each full
-/// row is encoded once, on the array's threads, while the caller pushes the next, and written to
-/// the file while the row after it is encoded. Rows written are committed with the array's new
-/// length (durable when the array is, seen by readers that follow it) by flush(), close() and
-/// every AppendOptions::commit_interval. flush() commits the partial row too (its chunks
-/// written, then rewritten once the row is full). An array that already holds a partial row has
-/// it read once, at construction. Meanwhile nothing else may write the array. Not thread-safe:
-/// one caller pushes.
+/// row is encoded once, by one of the array's threads (rows in parallel), while the caller
+/// pushes the next, and written to the file, in order, while the rows after it are encoded. Rows
+/// written are committed with the array's new length (durable when the array is, seen by readers
+/// that follow it) by flush(), close() and every AppendOptions::commit_interval. flush() commits
+/// the partial row too (its chunks written, then rewritten once the row is full). An array that
+/// already holds a partial row has it read once, at construction. Meanwhile nothing else may write
+/// the array. Not thread-safe: one caller pushes.
 class AnyAppender {
 public:
     /// \throws UsageError for an array open read-only, an axis out of range, `o.queue` < 1

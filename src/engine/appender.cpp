@@ -1,13 +1,14 @@
 // Appenders (appender.hpp): the row being filled held in memory as its chunks' images (pushed
-// slabs copied straight into their blocks), full rows handed to an encoder thread (which encodes
-// on the array's threads) and from it to a committer (one commit per row, with the array's new
-// length), so that a row is encoded while the one before it is written and made durable; bounded
+// slabs copied straight into their blocks), full rows handed to encoder threads (as many as the
+// array has threads, a row each) and from them, in order, to a writer that stages each row in
+// the frame and commits what it staged at flush, close and every commit interval; bounded
 // queues between them, buffers recycled so that memory is touched once.
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -75,17 +76,21 @@ struct AnyAppender::State {
     std::optional<detail::RowScatter> scatter;  // how pushed slabs go into it
     bool closed = false;
 
-    // Full rows go to the encoder (at most o.queue wait), encoded rows to the writer (at most
-    // one waits), which stages them and commits what it staged when o.commit_interval has
-    // passed: a row is encoded while the one before it is written.
-    std::thread encoder, writer;
+    // Full rows go to the encoders (at most o.queue wait), encoded rows to the writer (at most
+    // one per encoder waits, but the next one it needs), which stages them in order and commits
+    // what it staged when o.commit_interval has passed: rows are encoded while the ones before
+    // them are written.
+    std::vector<std::thread> encoders;  // the array's threads, a row each
+    std::thread writer;
     std::mutex m;
     std::condition_variable cv;
     std::deque<RawRow> raw;
-    std::deque<CodedRow> coded;
+    std::map<std::int64_t, CodedRow> coded;  // by row_start; the writer takes them in order
+    std::int64_t next_stage = 0;             // the row the writer stages next
     std::vector<detail::BigBuffer> spare_raw;
     std::vector<detail::EncodedRow> spare_coded;
-    bool encoding = false, writing = false;
+    int encoding = 0;  // encoders at work
+    bool writing = false;
     bool flushing = false;  // flush() stages and commits itself: the writer waits
     bool stopping = false;
     std::int64_t per_row = 1;                   // chunks in a row
@@ -131,7 +136,7 @@ struct AnyAppender::State {
             }
             RawRow job = std::move(raw.front());
             raw.pop_front();
-            encoding = true;
+            ++encoding;
             CodedRow out{job.row_start, {}};
             if (!spare_coded.empty()) {
                 out.row = std::move(spare_coded.back());
@@ -145,7 +150,7 @@ struct AnyAppender::State {
                     if (padded) {
                         detail::pad_row(full, job.images.data());
                     }
-                    core->encode_row(full, job.images.data(), out.row);
+                    core->encode_row(full, job.images.data(), out.row, 1);
                     made = true;
                 }
             } catch (...) {
@@ -155,12 +160,17 @@ struct AnyAppender::State {
             spare_raw.push_back(std::move(job.images));
             cv.notify_all();
             if (made) {
-                cv.wait(lock, [&] { return coded.empty() || error != nullptr; });
-                coded.push_back(std::move(out));
+                // At most one row per encoder waits; the row the writer needs next always enters.
+                cv.wait(lock, [&] {
+                    return coded.size() < encoders.size() || out.row_start == next_stage ||
+                           error != nullptr;
+                });
+                const std::int64_t at = out.row_start;
+                coded.emplace(at, std::move(out));
             } else {
                 spare_coded.push_back(std::move(out.row));
             }
-            encoding = false;
+            --encoding;
             cv.notify_all();
         }
     }
@@ -168,6 +178,8 @@ struct AnyAppender::State {
     /// Whether the rows staged since the last commit are due to be committed (never after an
     /// error: they cannot be).
     bool commit_due() const { return error == nullptr && interval_passed(); }
+    /// Whether the row the writer stages next is encoded.
+    bool next_ready() const { return !coded.empty() && coded.begin()->first == next_stage; }
     /// Whether rows are staged and the interval since the last commit has passed (the writer's
     /// thread only: reads nothing else does).
     bool interval_passed() const {
@@ -187,8 +199,8 @@ struct AnyAppender::State {
         std::unique_lock<std::mutex> lock(m);
         for (;;) {
             const auto ready = [&] {
-                return !flushing &&
-                       (!coded.empty() || commit_due() || (stopping && raw.empty() && !encoding));
+                return !flushing && (next_ready() || commit_due() ||
+                                     (stopping && raw.empty() && encoding == 0 && coded.empty()));
             };
             if (!pending.empty() && o.commit_interval.count() > 0) {
                 cv.wait_until(lock, last_commit + o.commit_interval, ready);
@@ -201,9 +213,9 @@ struct AnyAppender::State {
             writing = true;
             const bool skip = error != nullptr;
             std::optional<CodedRow> job;
-            if (!coded.empty()) {
-                job = std::move(coded.front());
-                coded.pop_front();
+            if (next_ready()) {
+                job = std::move(coded.begin()->second);
+                coded.erase(coded.begin());
                 cv.notify_all();
             } else if (!commit_due()) {
                 writing = false;
@@ -224,6 +236,7 @@ struct AnyAppender::State {
             lock.lock();
             if (job) {
                 spare_coded.push_back(std::move(job->row));
+                next_stage += cs;
             }
             writing = false;
             cv.notify_all();
@@ -232,7 +245,7 @@ struct AnyAppender::State {
 
     /// Waits until every full row is committed (or abandoned after an error).
     void drain(std::unique_lock<std::mutex>& lock) {
-        cv.wait(lock, [&] { return raw.empty() && coded.empty() && !encoding && !writing; });
+        cv.wait(lock, [&] { return raw.empty() && coded.empty() && encoding == 0 && !writing; });
     }
 
     /// Stops and joins the threads (after close() or a failed construction).
@@ -242,8 +255,10 @@ struct AnyAppender::State {
             stopping = true;
         }
         cv.notify_all();
-        if (encoder.joinable()) {
-            encoder.join();
+        for (std::thread& t : encoders) {
+            if (t.joinable()) {
+                t.join();
+            }
         }
         if (writer.joinable()) {
             writer.join();
@@ -310,8 +325,11 @@ AnyAppender::AnyAppender(AnyArray array, int axis, AppendOptions o)
         (*s.scatter)(had.data(), had_rows, 0, had_rows, 0, s.row.data(), s.stream);
         s.in_row = had_rows;
     }
-    s.encoder = std::thread([&s] { s.encode_rows(); });
+    s.next_stage = s.row_start;
     try {
+        for (int k = 0; k < std::max(1, s.array.nthreads()); ++k) {
+            s.encoders.emplace_back([&s] { s.encode_rows(); });
+        }
         s.writer = std::thread([&s] { s.write_rows(); });
     } catch (...) {
         s.stop();

@@ -259,9 +259,13 @@ public:
                        const std::function<MutableByteSpan(std::size_t)>& into = {}) const;
     /// Encodes the row `images` holds (chunk images of `row`, row_grid(), padded by pad_row)
     /// into `out`, whose buffers are reused: each chunk encoded once, nothing decoded, nothing
-    /// staged; on the array's threads (within the chunk when the row has one). Reads nothing a
-    /// commit changes: may run while another thread stages and commits the rows before it.
-    void encode_row(const Grid& row, const std::uint8_t* images, EncodedRow& out) const;
+    /// staged; on `threads` threads (0: the array's; within the chunk when the row has one).
+    /// Reads nothing a commit changes: may run while another thread stages and commits the
+    /// rows before it.
+    void encode_row(const Grid& row,
+                    const std::uint8_t* images,
+                    EncodedRow& out,
+                    int threads = 0) const;
     /// Stages the chunks of `row` (encode_row) in the frame, appending what Frame::stage says
     /// to `staged`, for the next commit_rows to name.
     void stage_row(const EncodedRow& row, std::vector<storage::StagedChunk>& staged);

@@ -217,12 +217,15 @@ void ArrayCore::encode_images(const Grid& row,
     }
 }
 
-void ArrayCore::encode_row(const Grid& row, const std::uint8_t* images, EncodedRow& out) const {
+void ArrayCore::encode_row(const Grid& row,
+                           const std::uint8_t* images,
+                           EncodedRow& out,
+                           int threads) const {
     out.chunks.resize(static_cast<std::size_t>(row.nchunks()));
     const storage::Frame& frame = source_->frame();
     const std::size_t cap = codec::max_encoded_size(static_cast<std::size_t>(row.chunk_nbytes()));
     encode_images(
-        row, images, nthreads_,
+        row, images, threads > 0 ? threads : nthreads_,
         [&](std::size_t k, ByteSpan c, const storage::detail::SealHint& hint) {
             EncodedChunk& ec = out.chunks[k];
             ec.ahead = storage::FrameInternal::seal_ahead(frame, c, hint);

@@ -136,6 +136,11 @@ struct AnyAppender::State {
             }
             RawRow job = std::move(raw.front());
             raw.pop_front();
+            // A row alone (none waiting, no other encoder at work: the first row, or a caller
+            // slower than the encoders) is encoded on all the array's threads, for its latency;
+            // rows that queue up are encoded side by side, one thread each.
+            const int threads =
+                raw.empty() && encoding == 0 ? static_cast<int>(encoders.size()) : 1;
             ++encoding;
             CodedRow out{job.row_start, {}};
             if (!spare_coded.empty()) {
@@ -150,7 +155,7 @@ struct AnyAppender::State {
                     if (padded) {
                         detail::pad_row(full, job.images.data());
                     }
-                    core->encode_row(full, job.images.data(), out.row, 1);
+                    core->encode_row(full, job.images.data(), out.row, threads);
                     made = true;
                 }
             } catch (...) {

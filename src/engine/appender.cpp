@@ -21,6 +21,7 @@
 #include "array_core.hpp"
 #include "chunk_rows.hpp"
 #include "engine_access.hpp"
+#include <unistd.h>
 
 namespace b2nd {
 
@@ -304,6 +305,21 @@ AnyAppender::AnyAppender(AnyArray array, int axis, AppendOptions o)
     s.scatter.emplace(s.full, axis);
     s.per_row = s.full.nchunks();
     s.row_bytes = static_cast<std::size_t>(s.per_row * s.full.chunk_nbytes());
+    if (s.row_bytes == 0) {
+        throw UsageError(where + ": append: the array's slabs along axis " + detail::num(axis) +
+                         " hold no elements (shape " + to_string(g.shape()) + ")");
+    }
+    // Rows that memory cannot hold are refused here, not by the kernel's OOM killer later.
+    const auto pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+    const double held = static_cast<double>(o.queue + 2) * static_cast<double>(s.row_bytes);
+    if (pages > 0 && page > 0 && held > static_cast<double>(pages) * static_cast<double>(page)) {
+        throw UsageError(where + ": append: a row of chunks along axis " + detail::num(axis) +
+                         " holds " + detail::num(static_cast<std::int64_t>(s.row_bytes)) +
+                         " bytes, and an appender holds at least " +
+                         detail::num(static_cast<std::int64_t>(o.queue + 2)) +
+                         " rows: more than this machine's memory (smaller chunks across the "
+                         "axis, or a smaller AppendOptions::queue)");
+    }
     s.stream = s.row_bytes >= detail::kStreamingBytes / 4;
     s.slab = s.array.itemsize();
     for (int d = 0; d < nd; ++d) {

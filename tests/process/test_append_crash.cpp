@@ -9,6 +9,7 @@
 
 #include <b2nd/b2nd.hpp>
 
+#include "appender_rows.hpp"
 #include "support/files.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
@@ -16,15 +17,6 @@
 namespace {
 
 const std::string kWorker = B2ND_WORKER_PATH;
-
-/// The rows committed after m flushes: the worker pushes k % 7 + 1 rows before flush k.
-std::int64_t rows_after(std::int64_t m) {
-    std::int64_t rows = 0;
-    for (std::int64_t k = 0; k < m; ++k) {
-        rows += k % 7 + 1;
-    }
-    return rows;
-}
 
 }  // namespace
 
@@ -48,7 +40,7 @@ TEST_CASE("append crash: rows flushed before a SIGKILL are all there, whole", "[
             }
             const auto a = b2nd::NDArray<std::int32_t>::open(path);
             const std::int64_t rows = a.shape()[0];
-            CHECK(rows >= rows_after(target));
+            CHECK(rows >= b2nd::test::appended_rows_after(target));
             const std::vector<std::int32_t> all = a.read();
             REQUIRE(all.size() == static_cast<std::size_t>(rows * 40));
             for (std::size_t e = 0; e < all.size(); ++e) {

@@ -12,21 +12,13 @@
 
 #include <b2nd/b2nd.hpp>
 
+#include "appender_rows.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
 
 namespace {
 
 const std::string kWorker = B2ND_WORKER_PATH;
-
-/// The rows committed after m flushes: the worker pushes k % 7 + 1 rows before flush k.
-std::int64_t rows_after(std::int64_t m) {
-    std::int64_t rows = 0;
-    for (std::int64_t k = 0; k < m; ++k) {
-        rows += k % 7 + 1;
-    }
-    return rows;
-}
 
 }  // namespace
 
@@ -56,7 +48,7 @@ TEST_CASE("append follow: a reader following the array sees each flush, whole ro
             const std::int64_t rows = state.shape()[0];
             const std::vector<std::int32_t> all = state.read();
             INFO("after " << flushes << " flushes: " << rows << " rows");
-            CHECK(rows >= rows_after(flushes));
+            CHECK(rows >= b2nd::test::appended_rows_after(flushes));
             CHECK(rows >= last);
             REQUIRE(all.size() == static_cast<std::size_t>(rows * 40));
             for (std::size_t e = 0; e < all.size(); ++e) {

@@ -165,6 +165,18 @@ TEST_CASE("appender: refusals name the array", "[engine][append]") {
     app.close();
     const std::vector<std::uint8_t> one(6);
     CHECK_THROWS_WITH(app.push({one.data(), one.size()}), Contains("after close()"));
+    // Slabs of no elements; rows no memory holds (1e5 chunks of 1 MiB across the axis).
+    auto none =
+        b2nd::NDArray<std::uint16_t>::create(tmp / "z.b2nd", {0, 0, 4}, b2nd::CreateOptions{});
+    CHECK_THROWS_WITH((b2nd::Appender<std::uint16_t>(none, 0)),
+                      Contains("z.b2nd") && Contains("hold no elements"));
+    b2nd::CreateOptions big;
+    big.chunk_shape = {1, 1024, 512};
+    big.block_shape = {1, 256, 512};
+    big.max_chunks = std::int64_t{1} << 40;
+    auto huge = b2nd::NDArray<std::uint16_t>::create(tmp / "h.b2nd", {0, 1024 * 100000, 512}, big);
+    CHECK_THROWS_WITH((b2nd::Appender<std::uint16_t>(huge, 0)),
+                      Contains("h.b2nd") && Contains("more than this machine's memory"));
     auto be = b2nd::AnyArray::create(tmp / "be.b2nd", b2nd::DType::parse(">u2"), {0, 3});
     CHECK_THROWS_WITH((b2nd::Appender<std::uint16_t>(b2nd::NDArray<std::uint16_t>(be), 0)),
                       Contains("native"));

@@ -171,9 +171,11 @@ struct AnyAppender::State {
                     return coded.size() < encoders.size() || out.row_start == next_stage ||
                            error != nullptr;
                 });
+            }
+            if (made && error == nullptr) {
                 const std::int64_t at = out.row_start;
                 coded.emplace(at, std::move(out));
-            } else {
+            } else {  // (after an error, rows are dropped: the row that failed never comes)
                 spare_coded.push_back(std::move(out.row));
             }
             --encoding;
@@ -184,6 +186,11 @@ struct AnyAppender::State {
     /// Whether the rows staged since the last commit are due to be committed (never after an
     /// error: they cannot be).
     bool commit_due() const { return error == nullptr && interval_passed(); }
+    /// Whether no row is waiting or being encoded, and every row encoded was staged (or an
+    /// error stopped everything: rows after the one that failed are never staged).
+    bool idle() const {
+        return raw.empty() && encoding == 0 && (coded.empty() || error != nullptr);
+    }
     /// Whether the row the writer stages next is encoded.
     bool next_ready() const { return !coded.empty() && coded.begin()->first == next_stage; }
     /// Whether rows are staged and the interval since the last commit has passed (the writer's
@@ -205,8 +212,7 @@ struct AnyAppender::State {
         std::unique_lock<std::mutex> lock(m);
         for (;;) {
             const auto ready = [&] {
-                return !flushing && (next_ready() || commit_due() ||
-                                     (stopping && raw.empty() && encoding == 0 && coded.empty()));
+                return !flushing && (next_ready() || commit_due() || (stopping && idle()));
             };
             if (!pending.empty() && o.commit_interval.count() > 0) {
                 cv.wait_until(lock, last_commit + o.commit_interval, ready);
@@ -251,7 +257,7 @@ struct AnyAppender::State {
 
     /// Waits until every full row is committed (or abandoned after an error).
     void drain(std::unique_lock<std::mutex>& lock) {
-        cv.wait(lock, [&] { return raw.empty() && coded.empty() && encoding == 0 && !writing; });
+        cv.wait(lock, [&] { return idle() && !writing; });
     }
 
     /// Stops and joins the threads (after close() or a failed construction).

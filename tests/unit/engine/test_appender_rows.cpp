@@ -4,6 +4,7 @@
 // checksums; rows of one value become special chunks; rows are committed by flush(), close()
 // and, with commit_interval 0, once written; an error of the writer's thread is thrown by the
 // calls that follow; memory stays within the queue whatever the number of rows.
+#include <algorithm>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -12,6 +13,7 @@
 
 #include <b2nd/appender.hpp>
 #include <b2nd/b2nd.hpp>
+#include <b2nd/codec/registry.hpp>
 #include <b2nd/error.hpp>
 #include <b2nd/memory.hpp>
 #include <b2nd/storage/frame.hpp>
@@ -197,6 +199,63 @@ TEST_CASE("appender: what the writer's thread throws is thrown by the calls afte
     CHECK_THROWS_WITH(app.push(row.data(), 1), Contains("max_chunks"));
     CHECK_THROWS_AS(app.close(), b2nd::UsageError);
     CHECK(b2nd::AnyArray::open(path).shape() == Shape{3, 4});
+}
+
+TEST_CASE("appender: a row that cannot be encoded is thrown by flush, with rows in flight",
+          "[engine][append]") {
+    // A filter that refuses blocks holding the byte 0x77 (a user's plugin, id 230).
+    static const bool registered = [] {
+        b2nd::codec::FilterPlugin f;
+        f.id = 230;
+        f.name = "test_refuse_77";
+        f.forward = [](const b2nd::codec::BlockContext&, b2nd::ByteSpan src,
+                       b2nd::MutableByteSpan dst) {
+            for (std::size_t i = 0; i < src.size(); ++i) {
+                if (src[i] == 0x77) {
+                    throw b2nd::UsageError("test_refuse_77: a 0x77 byte");
+                }
+                dst[i] = src[i];
+            }
+        };
+        f.backward = [](const b2nd::codec::BlockContext&, b2nd::ByteSpan src,
+                        b2nd::MutableByteSpan dst) {
+            std::copy(src.begin(), src.end(), dst.begin());
+        };
+        b2nd::codec::register_filter(std::move(f));
+        return true;
+    }();
+    REQUIRE(registered);
+    b2nd::test::TempDir tmp;
+    // Slabs of 1 KiB (chunks of 2, blocks of 1 slab: large enough to be encoded, not copied).
+    b2nd::CreateOptions o = options({2, 1024}, {1, 1024});
+    o.compression.filters = {{static_cast<b2nd::Filter>(230), 0}};
+    auto a = b2nd::NDArray<std::uint8_t>::create(tmp / "p.b2nd", {0, 1024}, o);
+    b2nd::Appender<std::uint8_t> app(a, 0);  // 2 threads: two rows encoded at once
+    std::vector<std::uint8_t> fine(1024), poison(1024);
+    for (std::size_t i = 0; i < fine.size(); ++i) {
+        fine[i] = static_cast<std::uint8_t>(i % 61);
+        poison[i] = static_cast<std::uint8_t>(i % 2 == 0 ? 0x77 : i % 61);
+    }
+    for (int k = 0; k < 4; ++k) {
+        app.push(fine.data(), 1);
+    }
+    app.flush();
+    // Row 2 (slabs 4, 5) cannot be encoded; rows 3-5 can, and are encoded meanwhile. The error
+    // comes out of a push or of the flush (when the encoder got to it), and of every call after.
+    std::string first;
+    try {
+        for (int k = 4; k < 12; ++k) {
+            app.push((k == 5 ? poison : fine).data(), 1);
+        }
+        app.flush();
+    } catch (const b2nd::UsageError& e) {
+        first = e.what();
+    }
+    CHECK_THAT(first, Contains("test_refuse_77"));
+    CHECK_THROWS_WITH(app.flush(), Contains("test_refuse_77"));
+    CHECK_THROWS_WITH(app.push(fine.data(), 1), Contains("test_refuse_77"));
+    CHECK_THROWS_WITH(app.close(), Contains("test_refuse_77"));
+    CHECK(b2nd::AnyArray::open(tmp / "p.b2nd").shape() == Shape{4, 1024});
 }
 
 TEST_CASE("appender: memory stays within the queue, whatever the number of rows",

@@ -214,7 +214,8 @@ struct AnyAppender::State {
             const auto ready = [&] {
                 return !flushing && (next_ready() || commit_due() || (stopping && idle()));
             };
-            if (!pending.empty() && o.commit_interval.count() > 0) {
+            // (While a flush runs, it alone touches `pending` and `last_commit`: not read here.)
+            if (!flushing && !pending.empty() && o.commit_interval.count() > 0) {
                 cv.wait_until(lock, last_commit + o.commit_interval, ready);
             } else {
                 cv.wait(lock, ready);

@@ -15,10 +15,30 @@ namespace {
 constexpr std::size_t kHuge = std::size_t{2} << 20;
 constexpr std::size_t kPage = 4096;
 
+// Under AddressSanitizer, buffers come from the heap at their exact size: a mapping rounded up
+// to pages would hide an overflow from it.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kHeap = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kHeap = true;
+#else
+constexpr bool kHeap = false;
+#endif
+#else
+constexpr bool kHeap = false;
+#endif
+
 }  // namespace
 
 BigBuffer::BigBuffer(std::size_t n) : size_(n) {
     if (n == 0) {
+        return;
+    }
+    if (kHeap) {
+        data_ = new std::uint8_t[n]();
+        mapped_ = n;
+        track_alloc(mapped_);
         return;
     }
     // Huge pages for buffers of one at least; smaller ones in pages.
@@ -38,7 +58,10 @@ BigBuffer::BigBuffer(std::size_t n) : size_(n) {
 }
 
 BigBuffer::~BigBuffer() {
-    if (data_ != nullptr) {
+    if (data_ != nullptr && kHeap) {
+        delete[] data_;
+        track_free(mapped_);
+    } else if (data_ != nullptr) {
         ::munmap(data_, mapped_);
         track_free(mapped_);
     }

@@ -2,6 +2,7 @@
 // MiB from malloc costs a page fault per 4 KiB on its first touch (a few GB/s at best, far below
 // a copy into memory already touched); these are mapped with transparent huge pages asked for
 // (a fault per 2 MiB where the kernel allows it), come zeroed, and count in memory_stats().
+// Under AddressSanitizer they come from the heap at their exact size, so that it sees overflows.
 #pragma once
 
 #include <cstddef>

@@ -75,6 +75,16 @@ void scenario_append(const std::string& dir) {
             const std::vector<std::int32_t> data = steps(13, n, r0, nr);
             CHECK_THROWS_WITH(UsageError, more.push(data.data(), n), "different numbers");
         }
+        // Refusals on every rank: one axis twice; a push of bytes that are not whole parts.
+        CHECK_THROWS_WITH(UsageError, (mpi::Appender<std::int32_t>(MPI_COMM_WORLD, a, 1, 1)),
+                          "two different axes");
+        {
+            mpi::AnyAppender odd(MPI_COMM_WORLD, a.any(), 0, 1);
+            const std::vector<std::uint8_t> bytes(g_rank == 0 ? 7 : 0);
+            // (rank 0's UsageError; the others an Error naming rank 0 and its message)
+            CHECK_THROWS_WITH(std::exception, odd.push({bytes.data(), bytes.size()}),
+                              "not a whole number");
+        }
         MPI_Barrier(MPI_COMM_WORLD);
         if (g_rank == 0) {
             // One process appending the same steps writes the same chunks.
@@ -89,6 +99,16 @@ void scenario_append(const std::string& dir) {
             CHECK(same_chunks(AnyArray::open(path), ref.any()));
             CHECK(read_all_of(AnyArray::open(path)) == all);
         }
+        MPI_Barrier(MPI_COMM_WORLD);
+        // The array ends inside a row (13 steps, rows of 4): another appender reads its part of
+        // that row once and goes on.
+        {
+            mpi::Appender<std::int32_t> on(MPI_COMM_WORLD, a, 0, 1);
+            const std::vector<std::int32_t> data = steps(13, 5, r0, nr);
+            on.push(data.data(), 5);
+            on.close();
+        }
+        CHECK(read_all_of(a.any()) == steps(0, 18, 0, kRows));
         MPI_Barrier(MPI_COMM_WORLD);
     }
 }

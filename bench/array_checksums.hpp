@@ -22,16 +22,8 @@ inline void bench_checksums(const Spec& s,
                             int runs) {
     const b2nd::DType dt = b2nd::DType::parse(s.dtype);
     const std::string path = dir + "/" + s.name + ".sums.b2nd";
-    {
-        b2nd::CreateOptions o;
-        o.chunk_shape = s.chunks;
-        o.block_shape = s.blocks;
-        o.compression = b2nd::CompressionParams{s.codec, s.clevel, {{s.filter, 0}}};
-        o.compression.codec_meta = static_cast<std::uint8_t>(s.codec_meta);
-        o.overwrite = true;
-        o.nthreads = 2;
-        (void)b2nd::AnyArray::create_from(path, dt, s.shape, {data.data(), data.size()}, o);
-    }
+    (void)b2nd::AnyArray::create_from(path, dt, s.shape, {data.data(), data.size()},
+                                      spec_options(s));
     if (b2nd::AnyArray::open(path).frame().checksums().state !=
         b2nd::storage::ChecksumReport::State::covered) {
         std::fprintf(stderr, "%s: written without checksums\n", path.c_str());

@@ -70,12 +70,7 @@ inline void bench_slice_processes(const Spec& s,
     std::string paths[2];
     for (const bool sums : {false, true}) {
         const std::string path = dir + "/" + s.name + (sums ? ".sums.b2nd" : ".plain.b2nd");
-        b2nd::CreateOptions o;
-        o.chunk_shape = s.chunks;
-        o.block_shape = s.blocks;
-        o.compression = b2nd::CompressionParams{s.codec, s.clevel, {{s.filter, 0}}};
-        o.overwrite = true;
-        o.nthreads = 2;
+        b2nd::CreateOptions o = spec_options(s);
         o.checksums = sums;
         (void)b2nd::AnyArray::create_from(path, dt, s.shape, {data.data(), data.size()}, o);
         paths[sums ? 1 : 0] = path;

@@ -112,6 +112,18 @@ struct Requests {
     std::vector<std::uint8_t> mask;
 };
 
+/// The options that write `s` (its chunks, blocks and codec) on 2 threads, over any file.
+inline b2nd::CreateOptions spec_options(const Spec& s) {
+    b2nd::CreateOptions o;
+    o.chunk_shape = s.chunks;
+    o.block_shape = s.blocks;
+    o.compression = b2nd::CompressionParams{s.codec, s.clevel, {{s.filter, 0}}};
+    o.compression.codec_meta = static_cast<std::uint8_t>(s.codec_meta);
+    o.overwrite = true;
+    o.nthreads = 2;
+    return o;
+}
+
 inline Requests make_requests(const Shape& shape, int npoints) {
     Requests r;
     const std::size_t nd = shape.size();

@@ -11,11 +11,13 @@
 //
 // --checksums [RUNS] measures what verifying checksums costs instead (array_checksums.hpp);
 // --slice-processes [PAIRS] what it costs a process that reads one slice and exits
-// (array_slice_processes.hpp).
+// (array_slice_processes.hpp); --cache [RUNS] what the block cache costs reads that use a block
+// once and saves sweeps (array_cache.hpp).
 //
 //   build-bench/bench/bench_array [--quick] [--dir DIR] [--array NAME | --zfp]
-//                                 [--no-copy | --copy-only | --checksums [RUNS]]
+//                                 [--no-copy | --copy-only | --checksums [RUNS] | --cache [RUNS]]
 #include "array_blosc2.hpp"
+#include "array_cache.hpp"
 #include "array_checksums.hpp"
 #include "array_limits.hpp"
 #include "array_slice_processes.hpp"
@@ -399,6 +401,7 @@ int main(int argc, char** argv) {
     bool quick = false;
     int checksum_runs = 0;  // --checksums
     int slice_pairs = 0;    // --slice-processes
+    int cache_runs = 0;     // --cache
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--quick") {
@@ -413,6 +416,8 @@ int main(int argc, char** argv) {
             g_zfp = true;
         } else if (a == "--checksums") {
             checksum_runs = i + 1 < argc && argv[i + 1][0] != '-' ? std::atoi(argv[++i]) : 5;
+        } else if (a == "--cache") {
+            cache_runs = i + 1 < argc && argv[i + 1][0] != '-' ? std::atoi(argv[++i]) : 3;
         } else if (a == "--slice-processes") {
             slice_pairs = i + 1 < argc && argv[i + 1][0] != '-' ? std::atoi(argv[++i]) : 9;
         } else if (a == "--array" && i + 1 < argc) {
@@ -420,7 +425,7 @@ int main(int argc, char** argv) {
         } else {
             std::fprintf(stderr,
                          "usage: bench_array [--quick] [--dir DIR] [--array NAME | --zfp] "
-                         "[--no-copy | --copy-only | --checksums [RUNS] | "
+                         "[--no-copy | --copy-only | --checksums [RUNS] | --cache [RUNS] | "
                          "--slice-processes [PAIRS]]\n");
             return 2;
         }
@@ -508,11 +513,13 @@ int main(int argc, char** argv) {
             }
         } else if (checksum_runs > 0) {
             bench_checksums(s, data, dir, checksum_runs);
+        } else if (cache_runs > 0) {
+            bench_cache(s, data, dir, cache_runs);
         } else {
             bench_array(s, data, dir, npoints);
         }
     }
-    if ((only.empty() && !g_zfp) || only == "i64grid") {
+    if (cache_runs == 0 && ((only.empty() && !g_zfp) || only == "i64grid")) {  // --cache: cubes
         const std::int64_t rows = quick ? 5000 : 20000;
         data = i64grid(rows, 5000);
         const Spec grid{"i64grid",

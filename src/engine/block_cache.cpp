@@ -1,5 +1,6 @@
 #include "block_cache.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -53,6 +54,29 @@ bool BlockCache::copy_from(std::uint64_t key, std::size_t offset, std::size_t n,
     touch(s, it->second);
     std::memcpy(dest, it->second.block->data() + offset, n);
     return true;
+}
+
+bool BlockCache::admit(std::uint64_t key, std::size_t block_bytes) {
+    // Remembered per shard: twice the blocks its share of the budget holds, 16 at least.
+    const std::size_t share = budget() / kShards / std::max<std::size_t>(block_bytes, 1);
+    const std::size_t remembered = std::clamp<std::size_t>(2 * share, 16, std::size_t{1} << 16);
+    Shard& s = shard(key);
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (const auto it = s.seen.find(key); it != s.seen.end()) {
+        s.seen.erase(it);
+        return true;
+    }
+    const std::uint64_t n = ++s.touches;
+    s.seen[key] = n;
+    s.order.emplace_back(key, n);
+    while (s.order.size() > remembered) {
+        const auto [old, at] = s.order.front();
+        s.order.pop_front();
+        if (const auto it = s.seen.find(old); it != s.seen.end() && it->second == at) {
+            s.seen.erase(it);
+        }
+    }
+    return false;
 }
 
 void BlockCache::insert(std::uint64_t key, Buffer block) {
@@ -159,6 +183,8 @@ void BlockCache::clear() {
         s.map.clear();
         s.lru.clear();
         s.bytes = 0;
+        s.seen.clear();
+        s.order.clear();
     }
     bump();
     CacheLedger::get().charge(-static_cast<std::int64_t>(freed));

@@ -5,12 +5,21 @@
 // by shared_ptr: a reader copying out of one is never disturbed by its eviction. Each cache is a
 // member of the process's ledger (detail/cache_ledger.hpp): entries carry the ledger's stamp of
 // their last use, and the least recently used go when all caches together are over the budget.
+//
+// Admission on the second touch (admit(), ChunkSource::admits): a block that a read needs less
+// than half of, and whose codec can stop early (LZ4, BloscLZ), is decoded the first time only as
+// far as that read needs and not kept; the cache remembers its key (among the last keys touched,
+// about twice as many as it can hold), and a second read of it while remembered decodes it whole
+// and keeps it. One-shot reads (a plane through many blocks, on a fresh handle) then cost what
+// they cost without a cache; reads that come back (sweeps, element loops) pay one short partial
+// decode more. Other blocks are kept from their first read (a partial decode would save little).
 #pragma once
 
 #include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -34,11 +43,16 @@ public:
     Buffer find(std::uint64_t key) const;
     /// Copies n bytes at `offset` of the block into dest; false when the block is not cached.
     bool copy_from(std::uint64_t key, std::size_t offset, std::size_t n, void* dest) const;
+    /// Whether a block not cached, read now, is to be decoded whole and inserted: true when its
+    /// key was touched before (and is still remembered), else remembers it and returns false.
+    /// `block_bytes`: the size of a block (how many keys are remembered follows from it).
+    bool admit(std::uint64_t key, std::size_t block_bytes);
     /// Adds a block (replacing any entry with the same key); blocks larger than a shard's share
     /// of the budget are not kept.
     void insert(std::uint64_t key, Buffer block);
     /// Drops keys [first, first + count).
     void erase_range(std::uint64_t first, std::uint64_t count);
+    /// Drops every block and every key remembered for admission.
     void clear();
 
     void set_budget(std::size_t bytes);
@@ -68,6 +82,11 @@ private:
         mutable std::list<std::uint64_t> lru;  // most recent first
         mutable std::unordered_map<std::uint64_t, Entry> map;
         std::size_t bytes = 0;
+        // Keys touched once (admit), each with the number of its touch, oldest first in `order`:
+        // a key leaves `seen` when its entry of `order` leaves, unless touched again since.
+        std::unordered_map<std::uint64_t, std::uint64_t> seen;
+        std::deque<std::pair<std::uint64_t, std::uint64_t>> order;
+        std::uint64_t touches = 0;
         /// The stamp of its least recently used entry (UINT64_MAX: none); under the mutex.
         std::uint64_t oldest() const;
     };

@@ -336,7 +336,22 @@ BlockView ChunkSource::view_block(const LoadedChunk& c,
         case LoadedChunk::Kind::computed:
             break;
     }
-    return decoded_view(c, block, policy, cached(c, block, policy), need);
+    BlockCache::Buffer hold = cached(c, block, policy);
+    const bool insert = !hold && admits(c, block, policy, need);
+    return decoded_view(c, block, insert, std::move(hold), need);
+}
+
+bool ChunkSource::admits(const LoadedChunk& c,
+                         std::int64_t block,
+                         const CachePolicy& policy,
+                         std::size_t need) const {
+    if (!policy.inserts) {
+        return false;
+    }
+    const auto bytes = static_cast<std::size_t>(grid_.block_nbytes());
+    const bool partial = c.kind_ == LoadedChunk::Kind::encoded && !plain_ &&
+                         c.decoder_->decodes_prefix() && need <= bytes / 2;
+    return !partial || cache_.admit(grid_.block_key(c.index_, block), bytes);
 }
 
 BlockCache::Buffer ChunkSource::cached(const LoadedChunk& c,
@@ -350,7 +365,7 @@ BlockCache::Buffer ChunkSource::cached(const LoadedChunk& c,
 
 BlockView ChunkSource::decoded_view(const LoadedChunk& c,
                                     std::int64_t block,
-                                    const CachePolicy& policy,
+                                    bool insert,
                                     BlockCache::Buffer hold,
                                     std::size_t need) const {
     BlockView v;
@@ -362,7 +377,7 @@ BlockView ChunkSource::decoded_view(const LoadedChunk& c,
     }
     const auto size = static_cast<std::size_t>(plain_ && c.decoder_ ? c.decoder_->nbytes()
                                                                     : grid_.block_nbytes());
-    if (policy.inserts) {
+    if (insert) {
         auto buf = std::make_shared<std::vector<std::uint8_t>>(size);
         decode_block_into(c, block, buf->data());
         cache_.insert(grid_.block_key(c.index_, block), buf);
@@ -405,15 +420,6 @@ void ChunkSource::copy_block(const LoadedChunk& c,
         case LoadedChunk::Kind::computed:
             break;
     }
-    BlockCache::Buffer hold = cached(c, block, policy);
-    if (part.whole() && !hold && lands_whole && !policy.inserts && !plain_) {
-        decode_block_into(c, block, dst);  // straight into the destination
-        return;
-    }
-    if (part.whole() && !hold && !policy.inserts && !plain_ && first == 0 &&
-        decode_rows(c, block, box, dst)) {
-        return;
-    }
     // Only the bytes up to the box's last element are needed (streams that can stop early stop
     // there: a plane near the block's start costs a fraction of the block).
     std::int64_t last = first * isz;
@@ -423,7 +429,17 @@ void ChunkSource::copy_block(const LoadedChunk& c,
         last += (box.extent[d] - 1) * box.src_stride[d];
     }
     const std::size_t need = forward ? static_cast<std::size_t>(last + isz) : SIZE_MAX;
-    const BlockView v = decoded_view(c, block, policy, std::move(hold), need);
+    BlockCache::Buffer hold = cached(c, block, policy);
+    const bool insert = !hold && admits(c, block, policy, need);
+    if (part.whole() && !hold && lands_whole && !insert && !plain_) {
+        decode_block_into(c, block, dst);  // straight into the destination
+        return;
+    }
+    if (part.whole() && !hold && !insert && !plain_ && first == 0 &&
+        decode_rows(c, block, box, dst)) {
+        return;
+    }
+    const BlockView v = decoded_view(c, block, insert, std::move(hold), need);
     copy_strided(box, v.at(first) + part.offset, dst, eb, stream);
 }
 

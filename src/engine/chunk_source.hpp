@@ -255,13 +255,21 @@ private:
     BlockCache::Buffer cached(const LoadedChunk& c,
                               std::int64_t block,
                               const CachePolicy& policy) const;
+    /// Whether block `block` of `c`, not cached, is decoded whole into the cache by a read that
+    /// needs its first `need` bytes: when the policy inserts, and either a partial decode would
+    /// save little (its codec cannot stop early, or the read needs more than half of it) or the
+    /// cache admits it (BlockCache::admit: its second touch).
+    bool admits(const LoadedChunk& c,
+                std::int64_t block,
+                const CachePolicy& policy,
+                std::size_t need) const;
     /// The decoded elements of a block of an encoded or computed chunk: `hold` when set (from
-    /// cached()), else decoded into a new cache entry (policy.inserts, whole) or a scratch buffer
+    /// cached()), else decoded into a new cache entry (`insert`, whole) or a scratch buffer
     /// leased from this thread's pool (at least the first `need` bytes), which the view holds: a
     /// block origin that reads other arrays while it makes the block cannot move it.
     BlockView decoded_view(const LoadedChunk& c,
                            std::int64_t block,
-                           const CachePolicy& policy,
+                           bool insert,
                            BlockCache::Buffer hold,
                            std::size_t need = SIZE_MAX) const;
     /// Runs the block check of blocks [first, last] of `c` (StoredChunk::check; nothing without

@@ -6,13 +6,13 @@
 // member of the process's ledger (detail/cache_ledger.hpp): entries carry the ledger's stamp of
 // their last use, and the least recently used go when all caches together are over the budget.
 //
-// Admission on the second touch (admit(), ChunkSource::admits): a block that a read needs less
-// than half of, and whose codec can stop early (LZ4, BloscLZ), is decoded the first time only as
-// far as that read needs and not kept; the cache remembers its key (among the last keys touched,
-// about twice as many as it can hold), and a second read of it while remembered decodes it whole
-// and keeps it. One-shot reads (a plane through many blocks, on a fresh handle) then cost what
-// they cost without a cache; reads that come back (sweeps, element loops) pay one short partial
-// decode more. Other blocks are kept from their first read (a partial decode would save little).
+// Admission on the second touch (admit(), ChunkSource::admits): a block that a read of a box
+// needs less than half of, and whose codec can stop early (LZ4, BloscLZ), is decoded the first
+// time only as far as that read needs and not kept; the cache remembers its key (among the last
+// keys touched, about twice as many as it can hold), and a second read of it while remembered
+// decodes it whole and keeps it. One-shot reads (a plane through many blocks, on a fresh handle)
+// then cost what they cost without a cache; sweeps pay one short partial decode more. Other
+// blocks, and those of single elements (loops come back to them), are kept from their first read.
 #pragma once
 
 #include <array>

@@ -56,6 +56,7 @@ CachePolicy ChunkSource::cache_policy(std::int64_t nblocks, CacheUse use) const 
         (use == CacheUse::always ||
          static_cast<std::uint64_t>(nblocks) * static_cast<std::uint64_t>(grid_.block_nbytes()) <=
              cache_.budget() / 4);
+    p.second_touch = use == CacheUse::automatic;
     return p;
 }
 
@@ -349,7 +350,7 @@ bool ChunkSource::admits(const LoadedChunk& c,
         return false;
     }
     const auto bytes = static_cast<std::size_t>(grid_.block_nbytes());
-    const bool partial = c.kind_ == LoadedChunk::Kind::encoded && !plain_ &&
+    const bool partial = policy.second_touch && c.kind_ == LoadedChunk::Kind::encoded && !plain_ &&
                          c.decoder_->decodes_prefix() && need <= bytes / 2;
     return !partial || cache_.admit(grid_.block_key(c.index_, block), bytes);
 }

@@ -53,6 +53,9 @@ enum class CacheUse { automatic, always, never };
 struct CachePolicy {
     bool lookups = false;  ///< look blocks up
     bool inserts = false;  ///< insert the blocks it decodes
+    /// Blocks it needs a little of enter on their second touch (ChunkSource::admits); single
+    /// elements (CacheUse::always: loops come back to the block) keep them from the first.
+    bool second_touch = false;
 };
 
 /// A chunk resolved for one request (ChunkSource::load): its kind and what serving its blocks
@@ -256,9 +259,10 @@ private:
                               std::int64_t block,
                               const CachePolicy& policy) const;
     /// Whether block `block` of `c`, not cached, is decoded whole into the cache by a read that
-    /// needs its first `need` bytes: when the policy inserts, and either a partial decode would
-    /// save little (its codec cannot stop early, or the read needs more than half of it) or the
-    /// cache admits it (BlockCache::admit: its second touch).
+    /// needs its first `need` bytes: when the policy inserts, and either the policy keeps blocks
+    /// from their first touch, a partial decode would save little (its codec cannot stop early,
+    /// or the read needs more than half of it) or the cache admits it (BlockCache::admit: its
+    /// second touch).
     bool admits(const LoadedChunk& c,
                 std::int64_t block,
                 const CachePolicy& policy,

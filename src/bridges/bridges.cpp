@@ -135,6 +135,38 @@ void copy_box(const std::uint8_t* src,
     }
 }
 
+void zero_outside(const Box& region,
+                  const Shape& block_shape,
+                  std::size_t itemsize,
+                  std::uint8_t* into) {
+    const std::size_t nd = block_shape.size();
+    bool whole = true;
+    std::int64_t n = 1;
+    for (std::size_t d = 0; d < nd; ++d) {
+        whole = whole && region.count[d] == block_shape[d];
+        n *= block_shape[d];
+    }
+    if (whole) {
+        return;
+    }
+    std::int64_t idx[kMaxNdim] = {};
+    for (std::int64_t k = 0; k < n; ++k) {
+        bool inside = true;
+        for (std::size_t d = 0; d < nd; ++d) {
+            inside = inside && idx[d] < region.count[d];
+        }
+        if (!inside) {
+            std::memset(into + static_cast<std::size_t>(k) * itemsize, 0, itemsize);
+        }
+        for (std::size_t d = nd; d-- > 0;) {
+            if (++idx[d] < block_shape[d]) {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+}
+
 Shape bounded_block(const Shape& chunk, std::int64_t itemsize) {
     Shape block = chunk;
     const std::size_t nd = block.size();

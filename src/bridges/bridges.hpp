@@ -56,6 +56,13 @@ void copy_box(const std::uint8_t* src,
 /// allocates no more than this whatever chunks a file declares.
 inline constexpr std::int64_t kMaxBridgedBlockBytes = std::int64_t{8} << 20;
 
+/// Zeros the items of a C-order block of `block_shape` outside the box `region` (at its origin:
+/// the block's part inside the array), items of `itemsize` bytes.
+void zero_outside(const Box& region,
+                  const Shape& block_shape,
+                  std::size_t itemsize,
+                  std::uint8_t* into);
+
 /// The blocks a chunk of shape `chunk` (items of `itemsize` bytes) is read in: the chunk itself
 /// when it holds at most kMaxBridgedBlockBytes, else equal parts of it of at most that many
 /// bytes, cut along the first axes (rows of the last axes stay whole as far as they fit).

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -102,6 +103,31 @@ std::size_t lzf_filter(unsigned flags,
                        std::size_t nbytes,
                        std::size_t* buf_size,
                        void** buf);
+
+/// Chunks read as stored and decoded here, on the array's threads (hdf5_direct.cpp), instead of
+/// through libhdf5's filter pipeline (one thread under its lock): for datasets whose filters are
+/// deflate and shuffle only, read in the file's own type.
+struct DirectFilters {
+    /// The pipeline in the order libhdf5 applies it when writing: H5Z_FILTER_DEFLATE or
+    /// H5Z_FILTER_SHUFFLE with the shuffle's element size.
+    struct Step {
+        int id = 0;
+        unsigned element = 0;
+    };
+    std::vector<Step> steps;
+    /// The dataset's pipeline when every filter is one we decode (nothing when there is none to
+    /// decode, or one we do not: libhdf5 reads those).
+    static std::optional<DirectFilters> of(hid_t dcpl);
+    /// Decodes a chunk as stored (`n` bytes; filter i skipped where bit i of `mask` is set) into
+    /// exactly `out_n` bytes at `out`. \throws FormatError naming `where` for a chunk that does
+    /// not decode, or decodes to another size
+    void decode(unsigned mask,
+                const std::uint8_t* stored,
+                std::size_t n,
+                std::uint8_t* out,
+                std::size_t out_n,
+                const std::string& where) const;
+};
 
 /// What an HDF5 source file may reach besides itself (hdf5_reach.cpp): external links, external
 /// storage and virtual datasets are refused by name unless `external`

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include <b2nd/attrs.hpp>
 #include <b2nd/error.hpp>
@@ -87,6 +88,9 @@ struct OpenDataset {
     std::uint64_t chunk_bytes = 0;     // what a chunk decodes to (0: not chunked)
     Shape chunk;  // the HDF5 chunk's shape, when the array's chunks are the HDF5 chunks
     std::vector<std::uint8_t> fill;  // one item of the fill value, in `type`
+    /// Blocks are whole HDF5 chunks whose filters we decode: read as stored, under libhdf5's
+    /// lock, and decoded outside it, on the array's threads.
+    std::optional<h5::DirectFilters> direct;
 };
 
 std::string listing(const std::vector<std::string>& names) {
@@ -174,6 +178,9 @@ public:
         if (region.size() == 0) {
             return;
         }
+        if (d_->direct && nd > 0 && read_direct(region, into)) {
+            return;
+        }
         auto held = h5::lock();
         // Filters not built in nor ours load the system's plugins, unless turned off.
         H5PLset_loading_state(d_->reach->plugins() ? H5PL_ALL_PLUGIN : 0U);
@@ -208,6 +215,44 @@ public:
     }
 
 private:
+    /// Block `region` (a whole HDF5 chunk, padded at the dataset's edge) read as stored and
+    /// decoded here; false when libhdf5 cannot say where the chunk is (it reads it then).
+    bool read_direct(const Box& region, std::uint8_t* into) const {
+        std::vector<hsize_t> at(region.start.begin(), region.start.end());
+        thread_local std::vector<std::uint8_t> stored;
+        unsigned mask = 0;
+        {
+            auto held = h5::lock();
+            haddr_t addr = HADDR_UNDEF;
+            hsize_t size = 0;
+            if (H5Dget_chunk_info_by_coord(d_->dset.get(), at.data(), &mask, &addr, &size) < 0) {
+                h5::last_error();
+                return false;
+            }
+            if (addr == HADDR_UNDEF) {
+                held.unlock();
+                fill_region(region, into);  // never written
+                return true;
+            }
+            if (size > d_->chunk_bytes + d_->chunk_bytes / 8 + (std::uint64_t{1} << 20)) {
+                throw FormatError(where_ + ": the chunk at " + to_string(region.start) +
+                                  " is stored in " + std::to_string(size) +
+                                  " bytes, more than its data could take (" +
+                                  std::to_string(d_->chunk_bytes) + " decoded)");
+            }
+            stored.resize(static_cast<std::size_t>(size));
+            std::uint32_t filters = 0;
+            check(H5Dread_chunk(d_->dset.get(), H5P_DEFAULT, at.data(), &filters, stored.data()),
+                  where_, "cannot read the chunk at " + to_string(region.start));
+            mask = filters;
+        }
+        d_->direct->decode(mask, stored.data(), stored.size(), into,
+                           static_cast<std::size_t>(d_->chunk_bytes),
+                           where_ + ": the chunk at " + to_string(region.start));
+        zero_outside(region, g_.block_shape(), static_cast<std::size_t>(g_.itemsize()), into);
+        return true;
+    }
+
     /// Whether the HDF5 chunk holding the element `at` was never written (libhdf5's lock held).
     bool unwritten(const std::vector<hsize_t>& at) const {
         const Shape& c = d_->chunk;
@@ -336,6 +381,13 @@ AnyArray open_hdf5(const Hdf5Location& at, const OpenOptions& o) {
             co.chunk_shape = chunk;
             co.block_shape = block;
             d->chunk = chunk;  // each block lies in one HDF5 chunk: unwritten ones filled here
+            // (Raw bytes are the items only for types without variable-length parts.)
+            const hid_t t = d->type.get();
+            if (block == chunk && static_cast<std::uint64_t>(dtype.itemsize()) == H5Tget_size(t) &&
+                H5Tis_variable_str(t) == 0 && H5Tdetect_class(t, H5T_VLEN) == 0 &&
+                H5Tdetect_class(t, H5T_REFERENCE) == 0) {
+                d->direct = h5::DirectFilters::of(dcpl.get());
+            }
             if (block != chunk) {
                 // A chunk read in several blocks is decoded once: libhdf5's chunk cache holds
                 // one (its default, 1 MiB, holds none of this size).

@@ -22,6 +22,7 @@
 #include "../engine/block_origin.hpp"
 #include "../engine/engine_access.hpp"
 #include "bridges.hpp"
+#include "zarr_files.hpp"
 #include "zarr_meta.hpp"
 
 namespace b2nd::bridges {
@@ -30,9 +31,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using detail::num;
-
-/// Metadata files are small; a larger one is not metadata.
-constexpr std::uint64_t kMaxMetadataBytes = std::uint64_t{64} << 20;
 
 bool looks_like_zarr_url(const std::string& url) {
     std::string u = url;
@@ -46,89 +44,6 @@ bool looks_like_zarr_url(const std::string& url) {
     return u.size() >= 5 &&
            (u.compare(u.size() - 5, 5, ".zarr") == 0 || u.find(".zarr/") != std::string::npos);
 }
-
-std::string joined(const std::string& root, const std::string& key) {
-    if (!root.empty() && root.back() == '/') {
-        return root + key;
-    }
-    return root + "/" + key;
-}
-
-/// Where a Zarr array's files are: a local directory or a URL.
-class ZarrFiles {
-public:
-    ZarrFiles(std::string root, storage::OpenOptions options)
-        : root_(std::move(root)), url_(storage::is_url(root_)), options_(std::move(options)) {
-        if (!url_) {
-            std::error_code ec;
-            real_root_ = fs::canonical(root_, ec).string();
-        }
-    }
-
-    /// The file `key` under the array, or null when there is none. A local file is read only
-    /// when it is a regular file inside the array's directory once its links are resolved: a
-    /// link to another file (/etc/passwd as .zarray, another array's chunk) is refused by name.
-    std::shared_ptr<const storage::ByteSource> open(const std::string& key) const {
-        const std::string path = joined(root_, key);
-        try {
-            if (!url_) {
-                std::error_code ec;
-                const fs::file_status st = fs::status(path, ec);
-                if (ec || st.type() == fs::file_type::not_found) {
-                    return nullptr;
-                }
-                const std::string real = fs::canonical(path, ec).string();
-                if (ec || real_root_.empty() ||
-                    real.compare(0, real_root_.size() + 1, real_root_ + "/") != 0) {
-                    throw FormatError(detail::quoted_path(path) +
-                                      ": a link that leads out of the Zarr array's directory; "
-                                      "its files are read only inside it");
-                }
-                if (st.type() != fs::file_type::regular) {
-                    throw FormatError(detail::quoted_path(path) + ": not a regular file");
-                }
-                if (fs::file_size(path, ec) == 0 && !ec) {
-                    return storage::memory_source({}, nullptr, path);
-                }
-            }
-            return storage::open_source(path, options_);
-        } catch (const RemoteError& e) {
-            if (e.not_found()) {
-                return nullptr;
-            }
-            throw;
-        } catch (const IoError& e) {
-            if (e.code() == std::errc::no_such_file_or_directory) {
-                return nullptr;
-            }
-            throw;
-        }
-    }
-
-    /// The whole text of a metadata file, or nothing when there is none.
-    std::optional<std::string> text(const std::string& key) const {
-        const auto src = open(key);
-        if (!src) {
-            return std::nullopt;
-        }
-        const std::uint64_t n = src->size();
-        if (n > kMaxMetadataBytes) {
-            throw FormatError(detail::quoted_path(joined(root_, key)) + ": " +
-                              num(static_cast<std::int64_t>(n)) +
-                              " bytes, too large for Zarr metadata");
-        }
-        const storage::SourceBytes b = src->read(0, n);
-        return std::string(reinterpret_cast<const char*>(b.bytes.data()), b.bytes.size());
-    }
-
-    const std::string& root() const noexcept { return root_; }
-
-private:
-    std::string root_;
-    bool url_;
-    storage::OpenOptions options_;
-    std::string real_root_;  // local: the directory with its links resolved
-};
 
 /// A shard indexes at most this many bytes whole (checked against its crc32c); a larger index
 /// is read by the entries reads need (a sparse shard file may claim 2^32 inner chunks).
@@ -167,13 +82,35 @@ public:
         for (const std::int64_t e : unit_) {
             bytes *= e;
         }
+        unit_bytes_ = static_cast<std::size_t>(bytes);
         units_kept_ = bytes <= (std::int64_t{512} << 20) ? 2 : 1;
+        // Blocks that are the units' own Blosc blocks (open_zarr chose them): decoded alone.
+        blosc_blocks_ = split_ && g_.chunk_shape() == unit_ &&
+                        blosc_block_shape(m_.codecs, m_.dtype, unit_,
+                                          blosc_head(g_.block_nbytes())) == g_.block_shape();
+    }
+
+    /// The head of a stored unit whose Blosc blocks hold `block_bytes` bytes each (for
+    /// blosc_block_shape).
+    std::vector<std::uint8_t> blosc_head(std::int64_t block_bytes) const {
+        std::vector<std::uint8_t> h(16, 0);
+        const auto put = [&](std::size_t at, std::uint64_t v) {
+            for (std::size_t k = 0; k < 4; ++k) {
+                h[at + k] = static_cast<std::uint8_t>(v >> (8 * k));
+            }
+        };
+        put(4, unit_bytes_);
+        put(8, static_cast<std::uint64_t>(block_bytes));
+        return h;
     }
 
     const char* kind() const noexcept override {
         return m_.version == 2 ? "Zarr v2 array" : "Zarr v3 array";
     }
     bool computes() const noexcept override { return true; }
+    /// Blosc blocks cost a block's decode (a read that touches one once need not keep it);
+    /// whole units cost far more, and are kept from their first read.
+    bool decodes() const noexcept override { return blosc_blocks_; }
     void require(std::int64_t, std::int64_t) const override {}
 
     void make_block(std::int64_t ci, std::int64_t block, std::uint8_t* into) const override {
@@ -191,7 +128,9 @@ public:
             u.offset[d] = region.start[k] - u.coords[d] * unit_[k];
         }
         bool filled = false;
-        if (!split_) {
+        if (blosc_blocks_ && blosc_block(u.coords, block, into, filled)) {
+            // one Blosc block of the unit decoded (or the unit has none: fill)
+        } else if (!split_) {
             filled = !decode_unit(u.coords, into);  // the block is the unit: decoded in place
         } else if (const auto whole = unit_at(u.coords)) {
             bridges::copy_box(whole->data(), unit_, Shape(u.offset, u.offset + nd), into,
@@ -206,12 +145,12 @@ public:
                 std::memcpy(into + k, m_.fill.data(), item);
             }
         }
-        zero_padding(region, into);
+        zero_outside(region, g_.block_shape(), static_cast<std::size_t>(g_.itemsize()), into);
     }
 
 private:
     std::string where(const std::string& key) const {
-        return detail::quoted_path(joined(files_.root(), key));
+        return detail::quoted_path(zarr_joined(files_.root(), key));
     }
 
     /// The stored bytes of the unit at `uc` (a chunk file, or a shard's inner chunk) and where
@@ -254,6 +193,46 @@ private:
         return Stored{shard->src->read(off, n), where(key) + " (inner chunk " + num(inner) + ")"};
     }
 
+    /// Decodes Blosc block `block` of the unit at `uc` into `into`; `filled` when the unit has
+    /// none (fill). False when the stored unit has other blocks than the grid's (decode it whole).
+    bool blosc_block(const std::int64_t* uc,
+                     std::int64_t block,
+                     std::uint8_t* into,
+                     bool& filled) const {
+        const std::int64_t key = unit_key(uc);
+        std::shared_ptr<const std::optional<Stored>> s;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (const auto* kept = stored_.find(key)) {
+                s = *kept;
+            }
+        }
+        if (!s) {
+            s = std::make_shared<const std::optional<Stored>>(stored_unit(uc));
+            std::lock_guard<std::mutex> lock(mutex_);
+            stored_.put(key, s, kStoredKept);
+        }
+        if (!s->has_value()) {
+            filled = true;
+            return true;
+        }
+        const Stored& st = **s;
+        return decode_blosc_block(st.bytes.bytes, block,
+                                  static_cast<std::size_t>(g_.block_nbytes()), unit_bytes_, into,
+                                  st.where);
+    }
+
+    /// The unit at `uc` as one number (for the kept units).
+    std::int64_t unit_key(const std::int64_t* uc) const {
+        std::int64_t key = 0;
+        for (int d = 0; d < g_.ndim(); ++d) {
+            const auto k = static_cast<std::size_t>(d);
+            key = key * ((g_.shape()[k] + unit_[k] - 1) / std::max<std::int64_t>(unit_[k], 1)) +
+                  uc[d];
+        }
+        return key;
+    }
+
     /// Decodes `s` (a whole unit) into `out`.
     void decode(const Stored& s, std::uint8_t* out) const {
         const ZarrCodecs& c = m_.codecs.sharding ? m_.codecs.sharding->codecs : m_.codecs;
@@ -273,12 +252,7 @@ private:
     /// The unit at `uc` decoded whole, kept for the blocks that follow (a unit larger than a
     /// block is read in several); null when it has none (nothing allocated for it then).
     std::shared_ptr<const std::vector<std::uint8_t>> unit_at(const std::int64_t* uc) const {
-        std::int64_t key = 0;
-        for (int d = 0; d < g_.ndim(); ++d) {
-            const auto k = static_cast<std::size_t>(d);
-            key = key * ((g_.shape()[k] + unit_[k] - 1) / std::max<std::int64_t>(unit_[k], 1)) +
-                  uc[d];
-        }
+        const std::int64_t key = unit_key(uc);
         {
             std::lock_guard<std::mutex> lock(mutex_);
             if (const auto* kept = units_.find(key)) {
@@ -365,39 +339,9 @@ private:
         return shard;
     }
 
-    /// Zeros over the part of the block outside `region` (its part inside the array).
-    void zero_padding(const Box& region, std::uint8_t* into) const {
-        const int nd = g_.ndim();
-        const Shape& bs = g_.block_shape();
-        bool whole = true;
-        for (int d = 0; d < nd; ++d) {
-            whole = whole &&
-                    region.count[static_cast<std::size_t>(d)] == bs[static_cast<std::size_t>(d)];
-        }
-        if (whole) {
-            return;
-        }
-        const auto item = static_cast<std::size_t>(g_.itemsize());
-        const std::int64_t n = g_.block_items();
-        std::int64_t idx[kMaxNdim] = {};
-        for (std::int64_t k = 0; k < n; ++k) {
-            bool inside = true;
-            for (int d = 0; d < nd; ++d) {
-                inside = inside && idx[d] < region.count[static_cast<std::size_t>(d)];
-            }
-            if (!inside) {
-                std::memset(into + static_cast<std::size_t>(k) * item, 0, item);
-            }
-            for (int d = nd - 1; d >= 0; --d) {
-                if (++idx[d] < bs[static_cast<std::size_t>(d)]) {
-                    break;
-                }
-                idx[d] = 0;
-            }
-        }
-    }
-
     static constexpr std::size_t kShardsKept = 256;
+    /// Stored units kept for the Blosc blocks that follow (views of mapped files, or fetched).
+    static constexpr std::size_t kStoredKept = 32;
 
     ZarrMeta m_;
     ZarrFiles files_;
@@ -405,11 +349,14 @@ private:
     Shape unit_;          // what the codecs decode whole: a chunk, or a shard's inner chunk
     bool split_ = false;  // blocks are parts of units (units larger than kMaxBridgedBlockBytes)
     std::size_t units_kept_ = 2;
+    std::size_t unit_bytes_ = 0;
+    bool blosc_blocks_ = false;  // blocks are the units' Blosc blocks, decoded one by one
     std::int64_t per_shard_[kMaxNdim] = {};
     std::int64_t inner_per_shard_ = 1;
     mutable std::mutex mutex_;
     mutable detail::LruMap<std::string, std::shared_ptr<const Shard>> shards_;
     mutable detail::LruMap<std::int64_t, std::shared_ptr<const std::vector<std::uint8_t>>> units_;
+    mutable detail::LruMap<std::int64_t, std::shared_ptr<const std::optional<Stored>>> stored_;
 };
 
 ZarrMeta read_meta(const ZarrFiles& files, const std::string& where) {
@@ -477,7 +424,17 @@ AnyArray open_zarr(const std::string& given, const OpenOptions& options) {
     // decode whole), or parts of them of at most kMaxBridgedBlockBytes; chunks are shards when
     // they fit a frame's chunk and blocks are whole units, else one unit each.
     const Shape unit = m.codecs.sharding ? m.codecs.sharding->inner : m.chunks;
-    const Shape block = bounded_block(unit, m.dtype.itemsize());
+    Shape block = bounded_block(unit, m.dtype.itemsize());
+    // Units whose only codec is Blosc have blocks of their own, decoded one by one: those are the
+    // carrier's blocks when they are boxes of the unit (the header of the first chunk says).
+    if (const auto first = files.open(chunk_key(m, Shape(m.shape.size(), 0).data()))) {
+        const storage::SourceBytes head =
+            first->read(0, std::min<std::uint64_t>(16, first->size()));
+        const auto b = blosc_block_shape(m.codecs, m.dtype, unit, head.bytes);
+        if (b && Grid(*b, *b, *b, m.dtype.itemsize()).block_nbytes() <= kMaxBridgedBlockBytes) {
+            block = *b;
+        }
+    }
     Shape chunk = m.chunks;
     if (block != unit || !Grid::check(m.shape, chunk, block, m.dtype.itemsize()).empty()) {
         chunk = unit;

@@ -1,5 +1,6 @@
 // Zarr chunks decoded: bytes-to-bytes codecs undone last first, then the bytes codec's byte
 // order and the transposition; shard indexes read and checked (zarr_meta.hpp).
+#include <algorithm>
 #include <cstring>
 #include <iterator>
 
@@ -229,6 +230,67 @@ void decode_zarr_chunk(const ZarrCodecs& c,
     if (c.big_endian && itemsize > 1 && dtype.kind() != DType::Kind::void_) {
         DType::make(dtype.kind(), dtype.itemsize(), '>').byteswap(out, items);
     }
+}
+
+std::optional<Shape> blosc_block_shape(const ZarrCodecs& c,
+                                       const DType& dtype,
+                                       const Shape& unit,
+                                       ByteSpan head) {
+    const auto itemsize = static_cast<std::uint64_t>(dtype.itemsize());
+    if (c.sharding || !c.order.empty() || (c.big_endian && itemsize > 1) ||
+        c.bytes_codecs.size() != 1 || c.bytes_codecs[0].kind != ZarrBytesCodec::Kind::blosc ||
+        head.size() < 16 || itemsize == 0) {
+        return std::nullopt;
+    }
+    std::uint64_t items = 1;
+    for (const std::int64_t e : unit) {
+        items *= static_cast<std::uint64_t>(std::max<std::int64_t>(e, 1));
+    }
+    const std::uint64_t nbytes = load_le32(head.data() + 4), blocksize = load_le32(head.data() + 8);
+    if (nbytes != items * itemsize || blocksize == 0 || blocksize >= nbytes ||
+        nbytes % blocksize != 0 || blocksize % itemsize != 0) {
+        return std::nullopt;
+    }
+    // The block's items, as whole trailing axes and a part of one axis that divides it.
+    std::uint64_t left = blocksize / itemsize;
+    Shape block(unit.size(), 1);
+    for (std::size_t d = unit.size(); d-- > 0;) {
+        const auto e = static_cast<std::uint64_t>(unit[d]);
+        if (left % e == 0) {
+            block[d] = unit[d];
+            left /= e;
+            continue;
+        }
+        if (e % left != 0) {
+            return std::nullopt;
+        }
+        block[d] = static_cast<std::int64_t>(left);
+        left = 1;
+        break;
+    }
+    if (left != 1) {
+        return std::nullopt;
+    }
+    return block;
+}
+
+bool decode_blosc_block(ByteSpan stored,
+                        std::int64_t block,
+                        std::size_t block_bytes,
+                        std::size_t unit_bytes,
+                        std::uint8_t* into,
+                        const std::string& where) {
+    try {
+        const codec::ChunkDecoder dec(stored);
+        if (static_cast<std::size_t>(dec.nbytes()) != unit_bytes ||
+            static_cast<std::size_t>(dec.blocksize()) != block_bytes || block >= dec.nblocks()) {
+            return false;
+        }
+        dec.decode_block(static_cast<std::int32_t>(block), {into, block_bytes});
+    } catch (const FormatError& e) {
+        rethrow_with_context(e, where + ": blosc codec");
+    }
+    return true;
 }
 
 std::uint64_t shard_index_nbytes(const ZarrSharding& s, std::int64_t inner_chunks) {

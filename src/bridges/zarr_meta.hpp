@@ -5,9 +5,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include <b2nd/byte_span.hpp>
 #include <b2nd/dtype.hpp>
 #include <b2nd/shape.hpp>
 #include <b2nd/value.hpp>
@@ -112,6 +114,27 @@ void decode_zarr_chunk(const ZarrCodecs& c,
                        std::size_t n,
                        std::uint8_t* out,
                        const std::string& where);
+
+/// Where a unit's Blosc blocks can be decoded one by one (their bytes are the unit's items in C
+/// order, in the array's byte order: Blosc is the only bytes codec, no transposition, no byte
+/// swap): the shape of those blocks as boxes of the unit, (1, ..., 1, k, unit[d + 1], ...), from
+/// `head`, the first 16 bytes of a stored unit. Nothing when the codecs do not allow it, the
+/// header is not one of a unit's Blosc chunk, or its blocks are not such boxes or not smaller.
+std::optional<Shape> blosc_block_shape(const ZarrCodecs& c,
+                                       const DType& dtype,
+                                       const Shape& unit,
+                                       ByteSpan head);
+
+/// Decodes Blosc block `block` of the stored unit `stored` into `into` (`block_bytes` bytes),
+/// when the unit's header says blocks of `block_bytes` in a unit of `unit_bytes`; false when it
+/// says another geometry (a unit written with other parameters: decode it whole instead).
+/// \throws FormatError naming `where` for a corrupted unit
+bool decode_blosc_block(ByteSpan stored,
+                        std::int64_t block,
+                        std::size_t block_bytes,
+                        std::size_t unit_bytes,
+                        std::uint8_t* into,
+                        const std::string& where);
 
 /// The bytes a shard's index takes, stored: 16 per inner chunk, 4 per crc32c.
 std::uint64_t shard_index_nbytes(const ZarrSharding& s, std::int64_t inner_chunks);

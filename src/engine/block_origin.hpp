@@ -27,6 +27,11 @@ public:
     virtual const char* kind() const noexcept = 0;
     /// True: every block is made by make_block; the frame's chunks are never read.
     virtual bool computes() const noexcept { return false; }
+    /// True: a block costs about what decoding a stored block costs (a bridged file's block,
+    /// decoded), so that a read that touches it once need not keep it: it enters the block
+    /// cache on its second touch, as stored blocks do (ChunkSource::admits). False: blocks are
+    /// kept from their first make (lazy expressions, whose blocks read other arrays).
+    virtual bool decodes() const noexcept { return false; }
     /// \throws Error naming the file, the kind and the region when block `block` of chunk `ci`
     ///         may not be read; block kWholeChunk: every block of the chunk, kAnyBlock: at least
     ///         one block of it

@@ -350,8 +350,13 @@ bool ChunkSource::admits(const LoadedChunk& c,
         return false;
     }
     const auto bytes = static_cast<std::size_t>(grid_.block_nbytes());
-    const bool partial = policy.second_touch && c.kind_ == LoadedChunk::Kind::encoded && !plain_ &&
-                         c.decoder_->decodes_prefix() && need <= bytes / 2;
+    // (Computed blocks of an origin that decodes are made whole either way: a first touch
+    // makes one into this thread's scratch instead of new cache memory.)
+    const bool partial =
+        policy.second_touch &&
+        ((c.kind_ == LoadedChunk::Kind::encoded && !plain_ && c.decoder_->decodes_prefix() &&
+          need <= bytes / 2) ||
+         (c.kind_ == LoadedChunk::Kind::computed && origin_ && origin_->decodes()));
     return !partial || cache_.admit(grid_.block_key(c.index_, block), bytes);
 }
 

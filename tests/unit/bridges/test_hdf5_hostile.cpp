@@ -20,6 +20,7 @@
 #include "../../support/temp_dir.hpp"
 
 #if B2ND_TEST_HDF5
+#include "../../support/hdf5_id.hpp"
 #include "bridges/hdf5_detail.hpp"
 #include "bridges/hdf5_gate.hpp"
 #include <sys/stat.h>
@@ -32,17 +33,7 @@ namespace {
 constexpr H5Z_filter_t kLzf = 32000;
 constexpr H5Z_filter_t kBlosc = 32001;
 
-/// Closes an HDF5 identifier at scope exit.
-struct Id {
-    hid_t id;
-    herr_t (*close)(hid_t);
-    ~Id() {
-        if (id >= 0) {
-            close(id);
-        }
-    }
-    operator hid_t() const { return id; }
-};
+using b2nd::test::Id;
 
 void need(herr_t status, const char* what) {
     if (status < 0) {

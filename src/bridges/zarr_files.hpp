@@ -8,8 +8,8 @@
 #include <optional>
 #include <string>
 
-#include <b2nd/storage/open_options.hpp>
 #include <b2nd/storage/byte_source.hpp>
+#include <b2nd/storage/open_options.hpp>
 
 namespace b2nd::bridges {
 

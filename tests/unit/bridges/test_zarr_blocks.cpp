@@ -21,7 +21,6 @@ namespace {
 
 // 40 x 24 x 32 int32 in chunks of 16 x 8 x 32 (16 KiB): 3 x 3 x 1 chunks, the last row of chunks
 // cut by the array's edge (Zarr v2 stores it whole).
-constexpr std::int64_t kShape[3] = {40, 24, 32};
 constexpr std::int64_t kChunk[3] = {16, 8, 32};
 
 std::int32_t value(std::int64_t i, std::int64_t j, std::int64_t k) {

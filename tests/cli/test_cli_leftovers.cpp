@@ -114,8 +114,12 @@ TEST_CASE("cli: SIGINT and SIGTERM remove the command's temporaries", "[cli][pro
         ::kill(child.pid(), sig);
         int status = 0;
         (void)child.finish(&status);
-        INFO(c.argv[0] << " round " << round);
         const std::vector<std::string> left = leftovers(tmp.path(), kept);
+        std::string named;
+        for (const std::string& n : left) {
+            named += " " + n;
+        }
+        INFO(c.argv[0] << " round " << round << "; left:" << named);
         if (WIFSIGNALED(status)) {
             CHECK(WTERMSIG(status) == sig);
             ++interrupted;

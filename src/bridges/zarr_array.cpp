@@ -66,8 +66,13 @@ struct Unit {
 
 class ZarrOrigin final : public detail::BlockOrigin {
 public:
-    ZarrOrigin(ZarrMeta meta, ZarrFiles files, Grid carrier)
-        : m_(std::move(meta)), files_(std::move(files)), g_(std::move(carrier)) {
+    /// `blosc_blocks`: the carrier's blocks are the units' Blosc blocks (open_zarr read them
+    /// from the first chunk's header).
+    ZarrOrigin(ZarrMeta meta, ZarrFiles files, Grid carrier, bool blosc_blocks)
+        : m_(std::move(meta)),
+          files_(std::move(files)),
+          g_(std::move(carrier)),
+          blosc_blocks_(blosc_blocks) {
         const ZarrSharding* s = m_.codecs.sharding.get();
         unit_ = s != nullptr ? s->inner : m_.chunks;
         if (s != nullptr) {
@@ -84,24 +89,6 @@ public:
         }
         unit_bytes_ = static_cast<std::size_t>(bytes);
         units_kept_ = bytes <= (std::int64_t{512} << 20) ? 2 : 1;
-        // Blocks that are the units' own Blosc blocks (open_zarr chose them): decoded alone.
-        blosc_blocks_ = split_ && g_.chunk_shape() == unit_ &&
-                        blosc_block_shape(m_.codecs, m_.dtype, unit_,
-                                          blosc_head(g_.block_nbytes())) == g_.block_shape();
-    }
-
-    /// The head of a stored unit whose Blosc blocks hold `block_bytes` bytes each (for
-    /// blosc_block_shape).
-    std::vector<std::uint8_t> blosc_head(std::int64_t block_bytes) const {
-        std::vector<std::uint8_t> h(16, 0);
-        const auto put = [&](std::size_t at, std::uint64_t v) {
-            for (std::size_t k = 0; k < 4; ++k) {
-                h[at + k] = static_cast<std::uint8_t>(v >> (8 * k));
-            }
-        };
-        put(4, unit_bytes_);
-        put(8, static_cast<std::uint64_t>(block_bytes));
-        return h;
     }
 
     const char* kind() const noexcept override {
@@ -350,7 +337,7 @@ private:
     bool split_ = false;  // blocks are parts of units (units larger than kMaxBridgedBlockBytes)
     std::size_t units_kept_ = 2;
     std::size_t unit_bytes_ = 0;
-    bool blosc_blocks_ = false;  // blocks are the units' Blosc blocks, decoded one by one
+    bool blosc_blocks_;  // blocks are the units' Blosc blocks, decoded one by one
     std::int64_t per_shard_[kMaxNdim] = {};
     std::int64_t inner_per_shard_ = 1;
     mutable std::mutex mutex_;
@@ -425,6 +412,7 @@ AnyArray open_zarr(const std::string& given, const OpenOptions& options) {
     // they fit a frame's chunk and blocks are whole units, else one unit each.
     const Shape unit = m.codecs.sharding ? m.codecs.sharding->inner : m.chunks;
     Shape block = bounded_block(unit, m.dtype.itemsize());
+    bool blosc_blocks = false;
     // Units whose only codec is Blosc have blocks of their own, decoded one by one: those are the
     // carrier's blocks when they are boxes of the unit (the header of the first chunk says).
     if (const auto first = files.open(chunk_key(m, Shape(m.shape.size(), 0).data()))) {
@@ -433,6 +421,7 @@ AnyArray open_zarr(const std::string& given, const OpenOptions& options) {
         const auto b = blosc_block_shape(m.codecs, m.dtype, unit, head.bytes);
         if (b && Grid(*b, *b, *b, m.dtype.itemsize()).block_nbytes() <= kMaxBridgedBlockBytes) {
             block = *b;
+            blosc_blocks = true;
         }
     }
     Shape chunk = m.chunks;
@@ -450,7 +439,7 @@ AnyArray open_zarr(const std::string& given, const OpenOptions& options) {
     Value::Map attrs = m.attributes.entries();
     carry_structure(m, attrs);
     return detail::computed_array(m.dtype, m.shape, co, attrs, path, options, [&](const Grid& g) {
-        return std::make_shared<ZarrOrigin>(std::move(m), std::move(files), g);
+        return std::make_shared<ZarrOrigin>(std::move(m), std::move(files), g, blosc_blocks);
     });
 }
 

@@ -172,4 +172,25 @@ TEST_CASE("hdf5 direct: a damaged chunk is refused naming the dataset and the ch
                       Contains("d.h5:/d") && Contains("the chunk at (32, 24, 0): deflate"));
 }
 
+TEST_CASE("hdf5 direct: a chunk stored with every filter skipped must hold the chunk's size",
+          "[bridges][hdf5]") {
+    b2nd::test::TempDir dir;
+    const std::string file = dir / "d.h5";
+    const std::vector<std::int32_t> v = write_file(file, false, false);
+    {
+        // Chunk (0, 0, 0) replaced by 100 raw bytes whose filters are all marked as skipped.
+        auto held = b2nd::bridges::h5::lock();
+        Id f{H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose};
+        Id d{H5Dopen2(f.id, "/d", H5P_DEFAULT), H5Dclose};
+        const hsize_t origin[3] = {0, 0, 0};
+        const std::vector<std::uint8_t> raw(100, 7);
+        REQUIRE(H5Dwrite_chunk(d.id, H5P_DEFAULT, 0x3, origin, raw.size(), raw.data()) >= 0);
+    }
+    const AnyArray a = AnyArray::open(file + ":/d");
+    CHECK_THROWS_WITH(read(a, Box::region({0, 0, 0}, {1, 1, 1})),
+                      Contains("the chunk at (0, 0, 0)") && Contains("100 bytes"));
+    const Box other = Box::region({16, 0, 0}, {16, 12, 20});
+    CHECK(read(a, other) == box_of(v, other));
+}
+
 #endif

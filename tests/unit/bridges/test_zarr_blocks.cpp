@@ -141,3 +141,32 @@ TEST_CASE("zarr blocks: a chunk with other blocks is decoded whole; a damaged bl
     CHECK_THROWS_WITH(read(b, Box::region({12, 8, 0}, {4, 8, 32})),
                       Contains("0.1.0") && Contains("blosc"));
 }
+
+TEST_CASE("zarr blocks: chunks cut short are refused naming their file, the others read",
+          "[bridges][zarr]") {
+    b2nd::test::TempDir dir;
+    const std::string z = dir / "a.zarr";
+    write_array(z, [](std::int64_t, std::int64_t) { return std::size_t{4096}; });
+    // Chunk (0, 1, 0) cut inside its streams, chunk (2, 0, 0) inside its 16-byte header.
+    for (const auto& [name, keep] :
+         {std::pair<std::string, std::size_t>{"0.1.0", 100}, {"2.0.0", 8}}) {
+        std::vector<std::uint8_t> b = b2nd::test::read_file(z + "/" + name);
+        b.resize(keep);
+        b2nd::test::write_file(z + "/" + name, b);
+    }
+    const AnyArray a = AnyArray::open(z);
+    CHECK(a.block_shape() == b2nd::Shape{4, 8, 32});
+    const Box good = Box::region({0, 0, 0}, {16, 8, 32});
+    CHECK(read(a, good) == expected(good));
+    CHECK_THROWS_WITH(read(a, Box::region({12, 8, 0}, {1, 1, 1})), Contains("0.1.0"));
+    CHECK_THROWS_WITH(read(a, Box::region({32, 0, 0}, {1, 1, 1})), Contains("2.0.0"));
+    // The first chunk cut inside its header: blocks are whole chunks, the rest reads.
+    std::vector<std::uint8_t> b = b2nd::test::read_file(z + "/0.0.0");
+    b.resize(8);
+    b2nd::test::write_file(z + "/0.0.0", b);
+    const AnyArray c = AnyArray::open(z);
+    CHECK(c.block_shape() == b2nd::Shape{16, 8, 32});
+    CHECK_THROWS_WITH(read(c, Box::region({0, 0, 0}, {1, 1, 1})), Contains("0.0.0"));
+    const Box other = Box::region({16, 16, 0}, {16, 8, 32});
+    CHECK(read(c, other) == expected(other));
+}

@@ -149,16 +149,24 @@ void zero_outside(const Box& region,
     if (whole) {
         return;
     }
+    // Row by row along the last axis: a row outside the region is zeroed whole, a row inside it
+    // past the region's extent along that axis.
+    const std::int64_t last = block_shape[nd - 1];
+    const std::size_t row = static_cast<std::size_t>(last) * itemsize;
+    const std::size_t kept = static_cast<std::size_t>(region.count[nd - 1]) * itemsize;
     std::int64_t idx[kMaxNdim] = {};
-    for (std::int64_t k = 0; k < n; ++k) {
+    for (std::int64_t r = 0; r < n / std::max<std::int64_t>(last, 1); ++r) {
         bool inside = true;
-        for (std::size_t d = 0; d < nd; ++d) {
+        for (std::size_t d = 0; d + 1 < nd; ++d) {
             inside = inside && idx[d] < region.count[d];
         }
+        std::uint8_t* p = into + static_cast<std::size_t>(r) * row;
         if (!inside) {
-            std::memset(into + static_cast<std::size_t>(k) * itemsize, 0, itemsize);
+            std::memset(p, 0, row);
+        } else if (kept < row) {
+            std::memset(p + kept, 0, row - kept);
         }
-        for (std::size_t d = nd; d-- > 0;) {
+        for (std::size_t d = nd - 1; d-- > 0;) {
             if (++idx[d] < block_shape[d]) {
                 break;
             }

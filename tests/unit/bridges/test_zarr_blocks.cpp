@@ -11,6 +11,7 @@
 
 #include "../../support/files.hpp"
 #include "../../support/temp_dir.hpp"
+#include "bridges/bridges.hpp"
 #include "codec/blosc1.hpp"
 
 using b2nd::AnyArray;
@@ -169,4 +170,28 @@ TEST_CASE("zarr blocks: chunks cut short are refused naming their file, the othe
     CHECK_THROWS_WITH(read(c, Box::region({0, 0, 0}, {1, 1, 1})), Contains("0.0.0"));
     const Box other = Box::region({16, 16, 0}, {16, 8, 32});
     CHECK(read(c, other) == expected(other));
+}
+
+TEST_CASE("zarr blocks: an edge block's padding is zeroed, its part inside the array kept",
+          "[bridges][zarr]") {
+    // A 3 x 4 x 5 block of int16 of which (2, 3, 4) lies inside the array.
+    const b2nd::Shape bs{3, 4, 5};
+    std::vector<std::int16_t> block(60, 9);
+    b2nd::bridges::zero_outside(Box::region({0, 0, 0}, {2, 3, 4}), bs, 2,
+                                reinterpret_cast<std::uint8_t*>(block.data()));
+    std::int64_t wrong = 0;
+    for (std::int64_t i = 0; i < 3; ++i) {
+        for (std::int64_t j = 0; j < 4; ++j) {
+            for (std::int64_t k = 0; k < 5; ++k) {
+                const bool inside = i < 2 && j < 3 && k < 4;
+                wrong += block[static_cast<std::size_t>((i * 4 + j) * 5 + k)] != (inside ? 9 : 0);
+            }
+        }
+    }
+    CHECK(wrong == 0);
+    // A whole block is left as it is.
+    std::vector<std::int16_t> full(60, 9);
+    b2nd::bridges::zero_outside(Box::region({0, 0, 0}, {3, 4, 5}), bs, 2,
+                                reinterpret_cast<std::uint8_t*>(full.data()));
+    CHECK(full == std::vector<std::int16_t>(60, 9));
 }
